@@ -1,0 +1,35 @@
+# All set-up happens here: a fresh clone needs only `make demo` or `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint samples bench lab clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e ".[all]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/adfkit info sample_agents/long-runner.adf
+
+lint: $(STAMP)
+	$(BIN)/ruff check adfkit tests benchmarks
+	$(BIN)/ruff format --check adfkit tests benchmarks
+
+test: lint
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+
+samples: $(STAMP)
+	$(BIN)/python -m adfkit.synth sample_agents/
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/run.py
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/
+
+clean:
+	rm -rf build .pytest_cache

@@ -1,0 +1,53 @@
+"""adfkit: look inside the memory of ADF agents.
+
+Open an agent file read-only and get its loop, audit history, compactions and metrics as
+pandas DataFrames::
+
+    import adfkit
+    with adfkit.open_adf("sample_agents/long-runner.adf") as agent:
+        agent.history()        # the whole lifetime transcript
+        agent.compactions()    # what each compaction swept
+
+Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on demand).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from ._agent import AgentFile, open_adf
+from ._errors import (
+    AdfError,
+    AdfWarning,
+    BlobError,
+    BlobTooLargeError,
+    CorruptFileError,
+    FileBusyError,
+    MalformedRowError,
+    NewerSchemaWarning,
+    NotAdfError,
+    NotSQLiteError,
+    UnsupportedSchemaError,
+)
+
+try:
+    __version__ = version("adfkit")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AdfError",
+    "AdfWarning",
+    "AgentFile",
+    "BlobError",
+    "BlobTooLargeError",
+    "CorruptFileError",
+    "FileBusyError",
+    "MalformedRowError",
+    "NewerSchemaWarning",
+    "NotAdfError",
+    "NotSQLiteError",
+    "UnsupportedSchemaError",
+    "__version__",
+    "open_adf",
+]

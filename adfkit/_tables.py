@@ -1,0 +1,175 @@
+"""Derived tables over loop frames (blocks, tool calls) and the cheap ``info()`` summary."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+import orjson
+import pandas as pd
+
+from ._content import block_chars, block_text
+from ._frames import parse_content
+
+if TYPE_CHECKING:
+    from ._agent import AgentFile
+
+BLOCK_COLUMNS = {
+    "seq": "Int64",
+    "block_index": "Int64",
+    "type": "string",
+    "text": "string",
+    "tool_use_id": "string",
+    "tool_name": "string",
+    "tool_input": "string",
+    "is_error": "boolean",
+    "chars": "Int64",
+}
+
+
+def blocks_frame(loop: pd.DataFrame) -> pd.DataFrame:
+    """One row per content block of the rows of ``loop`` (in the frame's order)."""
+    cols: dict[str, list[Any]] = {c: [] for c in BLOCK_COLUMNS}
+    for seq, content in zip(loop["seq"].tolist(), loop["content"].tolist(), strict=True):
+        blocks, _ = parse_content(content if isinstance(content, str) else "[]")
+        for i, b in enumerate(blocks):
+            t = b.get("type")
+            cols["seq"].append(seq)
+            cols["block_index"].append(i)
+            cols["type"].append(None if t is None else str(t))
+            cols["text"].append(block_text(b) if t != "tool_use" else None)
+            if t == "tool_use":
+                uid = b.get("id")
+            elif t == "tool_result":
+                uid = b.get("tool_use_id")
+            else:
+                uid = None
+            cols["tool_use_id"].append(None if uid is None else str(uid))
+            cols["tool_name"].append(str(b.get("name")) if t == "tool_use" else None)
+            cols["tool_input"].append(
+                orjson.dumps(b.get("input")).decode() if t == "tool_use" else None
+            )
+            err = b.get("is_error") if t == "tool_result" else None
+            cols["is_error"].append(bool(err) if t == "tool_result" else None)
+            cols["chars"].append(block_chars(b)[0])
+    return pd.DataFrame({c: pd.array(v, dtype=BLOCK_COLUMNS[c]) for c, v in cols.items()})
+
+
+def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
+    """Each ``tool_use`` joined to the first later ``tool_result`` with its id."""
+    uses = blocks[blocks["type"] == "tool_use"]
+    res = blocks[blocks["type"] == "tool_result"]
+    res = res.drop_duplicates("tool_use_id", keep="first")
+    out = uses[["seq", "tool_use_id", "tool_name", "tool_input"]].rename(
+        columns={"seq": "call_seq"}
+    )
+    out = out.merge(
+        res[["seq", "tool_use_id", "text", "is_error"]].rename(
+            columns={"seq": "result_seq", "text": "result"}
+        ),
+        on="tool_use_id",
+        how="left",
+    )
+    out["result_chars"] = out["result"].str.len().astype("Int64")
+    out["result_preview"] = out["result"].str.slice(0, 300)
+    out["matched"] = out["result_seq"].notna().to_numpy(dtype=bool)
+    times = loop.set_index("seq")["created_at"]
+    out["created_at"] = times.reindex(out["call_seq"].to_numpy()).to_numpy()
+    out = out.drop(columns="result")
+    return out[
+        [
+            "call_seq",
+            "tool_use_id",
+            "tool_name",
+            "tool_input",
+            "result_seq",
+            "result_preview",
+            "result_chars",
+            "is_error",
+            "matched",
+            "created_at",
+        ]
+    ].reset_index(drop=True)
+
+
+def info(agent: AgentFile) -> dict[str, Any]:
+    """The body of ``AgentFile.info()``: COUNT/SUM queries only, never a blob."""
+    src = agent._src
+    meta = agent.meta()
+    cfg = agent.config()
+    out: dict[str, Any] = {
+        "path": agent.path,
+        "name": agent.name,
+        "handle": meta.get("adf_handle") or cfg.get("handle"),
+        "schema_version": agent.schema_version,
+        "adf_version": meta.get("adf_version") or cfg.get("adf_version"),
+        "file_bytes": os.path.getsize(src.path),
+        "open_mode": src.mode,
+        "clean_close": meta.get("adf_clean_close"),
+        "sidecars": [s for s in ("-wal", "-shm") if os.path.exists(str(src.path) + s)],
+    }
+    ckpt = meta.get("adf_runtime_turn_checkpoint")
+    status = None
+    if ckpt:
+        try:
+            status = orjson.loads(ckpt).get("status")
+        except (orjson.JSONDecodeError, AttributeError):
+            status = "unreadable"
+    out["turn_checkpoint"] = status
+    out["live"] = not bool(meta.get("adf_clean_close")) or bool(out["sidecars"])
+    model = cfg.get("model") if isinstance(cfg.get("model"), dict) else {}
+    out["model"] = model.get("model_id") or None
+    out["provider"] = model.get("provider") or None
+    out["compact_threshold"] = agent.compact_threshold()
+    out["audit_settings"] = agent.audit_settings()
+    if src.has("adf_loop"):
+        created = "created_at" if src.has("adf_loop", "created_at") else "NULL"
+        n, lo, hi, t0, t1 = src.query(
+            f"SELECT COUNT(*), MIN(seq), MAX(seq), MIN(NULLIF({created}, 0)), MAX({created}) "
+            "FROM adf_loop",
+            table="adf_loop",
+        )[0]
+    else:
+        n, lo, hi, t0, t1 = 0, None, None, None, None
+    out["loop_rows"] = n
+    out["loop_seq_range"] = (lo, hi)
+    out["highest_seq"] = agent.highest_seq()
+    out["first_live_at"] = _iso(t0)
+    out["last_live_at"] = _iso(t1)
+    by_source: dict[str, int] = {}
+    entries = size = packed = 0
+    if src.has("adf_audit"):
+        for source, cnt, ent, sz, pk in src.query(
+            "SELECT source, COUNT(*), SUM(entry_count), SUM(size_bytes), SUM(length(data)) "
+            "FROM adf_audit GROUP BY source",
+            table="adf_audit",
+        ):
+            by_source[str(source)] = int(cnt)
+            if source == "loop":
+                entries += int(ent or 0)
+            size += int(sz or 0)
+            packed += int(pk or 0)
+    out["audit_rows"] = by_source
+    out["audited_loop_entries"] = entries
+    out["audit_json_chars"] = size
+    out["audit_compressed_bytes"] = packed
+    for table, key in (
+        ("adf_inbox", "inbox_rows"),
+        ("adf_outbox", "outbox_rows"),
+        ("adf_files", "files"),
+        ("adf_logs", "log_rows"),
+        ("adf_tasks", "tasks"),
+        ("adf_timers", "timers"),
+    ):
+        out[key] = (
+            int(src.query(f"SELECT COUNT(*) FROM {table}", table=table)[0][0])
+            if src.has(table)
+            else 0
+        )
+    return out
+
+
+def _iso(ms: Any) -> str | None:
+    if not isinstance(ms, int) or ms <= 0:
+        return None
+    return pd.Timestamp(ms, unit="ms", tz="UTC").isoformat()

@@ -1,0 +1,130 @@
+"""Command-line interface: ``adfkit <command> PATH``. Each command is a thin layer over the API.
+
+Exit status: 0 success, 1 findings (for checks), 2 unreadable input or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import __version__
+from ._agent import open_adf
+from ._errors import AdfError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _fmt_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def format_info(info: dict[str, Any]) -> str:
+    """Render ``AgentFile.info()`` as aligned ``key: value`` lines."""
+    audit = info["audit_rows"]
+    audit_txt = ", ".join(f"{k} {v}" for k, v in sorted(audit.items())) or "none"
+    switches = info["audit_settings"]
+    on = [k for k, v in switches.items() if v]
+    lo, hi = info["loop_seq_range"]
+    lines = [
+        ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info.get("handle") else "")),
+        ("file", f"{info['path']} ({_fmt_bytes(info['file_bytes'])})"),
+        ("schema", f"{info['schema_version']} (adf {info['adf_version']})"),
+        (
+            "state",
+            ("live or crashed" if info["live"] else "closed cleanly")
+            + (f"; sidecars {', '.join(info['sidecars'])}" if info["sidecars"] else "")
+            + (f"; last turn {info['turn_checkpoint']}" if info["turn_checkpoint"] else ""),
+        ),
+        (
+            "model",
+            f"{info['model'] or '-'}" + (f" via {info['provider']}" if info["provider"] else ""),
+        ),
+        (
+            "live loop",
+            f"{info['loop_rows']:,} rows"
+            + (f", seq {lo}..{hi}" if lo is not None else "")
+            + (f", highest seq ever {info['highest_seq']}" if info["highest_seq"] else ""),
+        ),
+        (
+            "audit",
+            f"{audit_txt}; {info['audited_loop_entries']:,} archived loop entries, "
+            f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
+        ),
+        ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
+        ("threshold", f"{info['compact_threshold']:,} tokens"),
+        ("messages", f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}"),
+        ("files", f"{info['files']}"),
+        ("active", f"{info['first_live_at'] or '-'} .. {info['last_live_at'] or '-'}"),
+    ]
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print a summary of an agent file (cheap: no blob is decoded).
+
+    Example: adfkit info sample_agents/long-runner.adf
+    """
+    with open_adf(args.path) as agent:
+        info = agent.info()
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+    else:
+        print(format_info(info))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adfkit", description="Look inside the memory of ADF agents (read-only)."
+    )
+    parser.add_argument("--version", action="version", version=f"adfkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    p = sub.add_parser(
+        "info",
+        help="summary of an agent file",
+        description=cmd_info.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help="an .adf file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_info)
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+#: Other modules add their subcommands here (a callable taking the subparsers object).
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            return int(args.func(args))
+    except AdfError as exc:
+        print(f"adfkit: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - `adfkit ... | head`
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
