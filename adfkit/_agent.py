@@ -10,9 +10,13 @@ import orjson
 import pandas as pd
 
 from . import _audit, _history
+from ._context import ContextMixin
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
 from ._frames import RowBuilder, records_frame
+from ._observe import ObserveMixin
 from ._open import Source
+from ._replay import ReplayMixin
+from ._tokens import UsageMixin
 
 DEFAULT_THRESHOLD = 100_000
 
@@ -47,7 +51,7 @@ def open_adf(
     return AgentFile(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
 
 
-class AgentFile:
+class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
     """A read-only view of one agent file. Tables are methods returning DataFrames.
 
     Use :func:`open_adf` to make one; close it (or use ``with``) to release the file.

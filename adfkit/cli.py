@@ -6,6 +6,8 @@ Exit status: 0 success, 1 findings (for checks), 2 unreadable input or bad usage
 from __future__ import annotations
 
 import argparse
+import importlib
+import importlib.util
 import json
 import sys
 import warnings
@@ -99,13 +101,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", help="an .adf file")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_info)
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    for name in COMMAND_MODULES:
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name).register(sub)
     return parser
 
 
-#: Other modules add their subcommands here (a callable taking the subparsers object).
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+#: Modules that add subcommands: each has ``register(subparsers)``. Kept as a list so that
+#: each concern owns its commands in its own file.
+COMMAND_MODULES = [
+    "adfkit._cli_plot",
+    "adfkit._cli_observe",
+    "adfkit._cli_fleet",
+    "adfkit._cli_report",
+]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

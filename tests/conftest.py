@@ -1,0 +1,47 @@
+"""Shared fixtures: hand-built tiny files, the committed sample agents, the runtime fixtures."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import matplotlib
+import pytest
+
+matplotlib.use("Agg")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_agents"
+RUNTIME_FIXTURES = ROOT.parent / "shared" / "fixtures" / "adf-runtime"
+
+
+@pytest.fixture(autouse=True)
+def _run_from_root(monkeypatch):
+    """Doctests and examples use paths relative to the repository root."""
+    monkeypatch.chdir(ROOT)
+
+
+def sample(name: str) -> Path:
+    """Path of a committed sample agent (``sample_agents/<name>.adf``)."""
+    p = SAMPLES / f"{name}.adf"
+    if not p.exists():
+        pytest.fail(f"sample agent {p} is missing: run `make samples`")
+    return p
+
+
+def runtime_fixture(name: str) -> Path:
+    """Path of a real-runtime fixture; skips the test when ../shared is not there."""
+    p = RUNTIME_FIXTURES / f"{name}.adf"
+    if not p.exists():
+        pytest.skip(f"real-runtime fixture {p} not present (../shared is absent in a user's clone)")
+    return p
+
+
+def fingerprint(folder: Path) -> dict[str, str]:
+    """Name -> sha256 of every file in a folder: proves nothing was written or created."""
+    return {
+        f: hashlib.sha256((folder / f).read_bytes()).hexdigest()
+        for f in sorted(os.listdir(folder))
+        if (folder / f).is_file()
+    }
