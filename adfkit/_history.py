@@ -92,7 +92,8 @@ def events(
         top = max((max(blob_seqs[a]) for a in g if blob_seqs[a]), default=0)
         # The row right after the archived ones is missing: that is where a compaction's
         # summary stood before a later, unaudited compaction discarded it.
-        lost = top > 0 and (top + 1) not in seqs_present and (top + 1) <= max(seqs_present)
+        high = max(seqs_present, default=0)
+        lost = top > 0 and (top + 1) not in seqs_present and (top + 1) <= high
         rows.append(
             {
                 "event": "compaction" if lost else "clear",
