@@ -129,7 +129,7 @@ def jdump(x: Any) -> str:
 def _obj(x: Any) -> int:
     if x is None:
         return 4
-    if isinstance(x, bool) or isinstance(x, int | float):
+    if isinstance(x, (bool, int | float)):
         return 5
     if isinstance(x, str):
         return js_len(x) + 2
@@ -407,7 +407,9 @@ class Sim:
             },
             "instructions": f"You are {name}. {description}",
             "context": {
-                "audit": {k: bool(audit.get(k, False)) for k in ("loop", "inbox", "outbox", "files")},
+                "audit": {
+                    k: bool(audit.get(k, False)) for k in ("loop", "inbox", "outbox", "files")
+                },
                 "dynamic_instructions": {
                     "inbox_hints": True,
                     "context_warning": True,
@@ -453,15 +455,22 @@ class Sim:
     def marker(self) -> str:
         ctx = self.config.get("context", {}).get("audit") or {}
         top = self.config.get("audit") or {}
-        return "[Loop Compacted, audited]" if ctx.get("loop") or top.get("loop") else "[Loop Compacted]"
+        return (
+            "[Loop Compacted, audited]"
+            if ctx.get("loop") or top.get("loop")
+            else "[Loop Compacted]"
+        )
 
     def tool_enabled(self, name: str) -> bool:
-        return any(t["name"] == name and t["enabled"] and t["visible"] for t in self.config["tools"])
+        return any(
+            t["name"] == name and t["enabled"] and t["visible"] for t in self.config["tools"]
+        )
 
     # -- files --------------------------------------------------------------
     def _seed_files(self) -> None:
         t = self.clock - 86_400_000
-        self.put_file("README.md", f"# {self.name}\n\n{self.config['description']}\n", t, "no_delete")
+        readme = "README.md" if self.schema >= 22 else "document.md"
+        self.put_file(readme, f"# {self.name}\n\n{self.config['description']}\n", t, "no_delete")
         mind = (
             "# Mind\n\nWorking index. Kept short; details live in pages under `mind/`.\n\n"
             "## Always\n\n- Nothing pinned yet.\n\n## Pages\n\n- (none yet)\n\n"
@@ -503,7 +512,9 @@ class Sim:
 
     # -- loop primitives ----------------------------------------------------
     def display(self) -> list[dict]:
-        return sorted(self.rows, key=lambda r: (r["ord"] if r["ord"] is not None else r["seq"], r["seq"]))
+        return sorted(
+            self.rows, key=lambda r: (r["ord"] if r["ord"] is not None else r["seq"], r["seq"])
+        )
 
     def conversation(self) -> list[dict]:
         return [r for r in self.display() if context_category(r["content"]) is None]
@@ -552,14 +563,20 @@ class Sim:
         if self.timers:
             self.timers[0]["run_count"] += 1
             self.timers[0]["last_fired_at"] = self.clock
-        body = f"\nPayload: {payload}" if payload else "\nCheck your mind for context on what to do next."
+        body = (
+            f"\nPayload: {payload}"
+            if payload
+            else "\nCheck your mind for context on what to do next."
+        )
         return self.trigger("A scheduled timer has fired." + body, "timer", **kw)
 
     def _dynamic_text(self) -> str:
         parts = []
         unread = sum(1 for m in self.inbox if m["status"] == "unread")
         if unread and self.config["messaging"].get("inbox_mode"):
-            parts.append(f"[Inbox: {unread} unread] Use msg_read to open them and reply where useful.")
+            parts.append(
+                f"[Inbox: {unread} unread] Use msg_read to open them and reply where useful."
+            )
         if self.warning:
             parts.append(self.warning)
         return "\n\n".join(parts)
@@ -588,7 +605,7 @@ class Sim:
 
     def system_prompt_text(self) -> str:
         text = (
-            f"[Context: system_prompt] ## Identity\n\nYou are \"{self.name}\" ({self.did}). "
+            f'[Context: system_prompt] ## Identity\n\nYou are "{self.name}" ({self.did}). '
             f"{self.config['description']}\n\n## Operating notes\n\nWork in short turns, keep "
             "notes in files, and write durable learnings to your mind."
         )
@@ -656,11 +673,10 @@ class Sim:
         if replacement is not None:
             # the grace call becomes the memory flush; the planned step follows it
             self._model_call(None, replacement, None)
+            self._pre_call(None)
         return self._model_call(text, calls, thinking)
 
     def _model_call(self, text, calls, thinking) -> dict:
-        if self.grace and self.chat_tokens >= self.threshold and self.flushed and not calls and False:
-            pass
         self.call_no += 1
         content: list[dict] = []
         if thinking:
@@ -751,7 +767,9 @@ class Sim:
         if name == "fs_list":
             prefix = inp.get("prefix", "")
             items = [
-                {"path": k, "size": v["size"]} for k, v in sorted(self.files.items()) if k.startswith(prefix)
+                {"path": k, "size": v["size"]}
+                for k, v in sorted(self.files.items())
+                if k.startswith(prefix)
             ]
             return jdump(items), False
         if name == "sys_set_meta":
@@ -761,14 +779,25 @@ class Sim:
             v = self.meta.get(inp["key"])
             return (v[0] if v else f'Key "{inp["key"]}" not found.'), False
         if name == "db_query":
-            n = self.rng.randint(1, 3)
-            rows = [{"seq": seq - i, "role": "assistant" if i % 2 == 0 else "user"} for i in range(n)]
-            return jdump(rows), False
+            n = self.rng.randint(3, 8)
+            rows = [
+                {
+                    "seq": seq - i,
+                    "role": "assistant" if i % 2 == 0 else "user",
+                    "created_at": self.clock - 40_000 * i,
+                    "preview": self.words(self.rng.randint(4, 9)),
+                }
+                for i in range(n)
+            ]
+            return json.dumps(rows, indent=2, ensure_ascii=False), False
         if name == "sys_fetch":
             url = inp.get("url", "")
             if self.rng.random() < 0.12:
                 return f"Fetch failed: 503 Service Unavailable ({url})", True
-            return jdump({"status": 200, "url": url, "body": self.sentence(14)}), False
+            body = " ".join(
+                self.sentence(self.rng.randint(8, 16)) for _ in range(self.rng.randint(4, 9))
+            )
+            return jdump({"status": 200, "url": url, "body": body}), False
         if name == "msg_send":
             return self.send_message(inp), False
         if name == "msg_read":
@@ -776,7 +805,12 @@ class Sim:
             for m in unread:
                 m["status"] = "read"
             out = [
-                {"id": m["message_id"], "from": m["sender_alias"], "subject": m["subject"], "content": m["content"]}
+                {
+                    "id": m["message_id"],
+                    "from": m["sender_alias"],
+                    "subject": m["subject"],
+                    "content": m["content"],
+                }
                 for m in unread
             ]
             return jdump(out), False
@@ -787,7 +821,7 @@ class Sim:
             self.pending_post.append(("compact", inp))
             return (
                 f"Compaction initiated for {n} loop entries. The conversation will be "
-                "summarized and compressed.",
+                "replaced by a briefing.",
                 False,
             )
         if name == "loop_clear":
@@ -889,7 +923,8 @@ class Sim:
         summary = {
             "unread": len(unread),
             "messages": [
-                {"id": m["message_id"], "from": m["sender_alias"], "subject": m["subject"]} for m in unread
+                {"id": m["message_id"], "from": m["sender_alias"], "subject": m["subject"]}
+                for m in unread
             ],
         }
         return self.trigger(INBOX_TRIGGER + "\n" + jdump(summary), "inbox")
@@ -899,7 +934,9 @@ class Sim:
         to = inp["recipient"]
         address = inp.get("address", "")
         reply_to = f"http://127.0.0.1:7295/agents/{self.name}/inbox"
-        alf = self._alf(mid, self.did, to, reply_to, inp.get("subject"), inp["content"], self.clock, self.name)
+        alf = self._alf(
+            mid, self.did, to, reply_to, inp.get("subject"), inp["content"], self.clock, self.name
+        )
         flat = json.loads(jdump(alf))
         flat["payload"]["content"] = "[flattened]"
         flat["payload"]["attachments"] = "[flattened]"
@@ -926,12 +963,16 @@ class Sim:
         self.gt.outbox_ids.append(mid)
         if self.audit_on("outbox"):
             self.add_audit("outbox_message", alf, ref=mid)
-        return f"Message sent to {to}."
+        return f"Message delivered to {to}."
 
     # -- audit --------------------------------------------------------------
     @staticmethod
     def blob_element(row: dict, schema: int) -> dict:
-        el: dict[str, Any] = {"seq": row["seq"], "role": row["role"], "content_json": row["content"]}
+        el: dict[str, Any] = {
+            "seq": row["seq"],
+            "role": row["role"],
+            "content_json": row["content"],
+        }
         if row["model"] is not None:
             el["model"] = row["model"]
         if row["tokens"] is not None:
@@ -1164,13 +1205,17 @@ class Sim:
             for a in self.audits
         ]
         gt.signatures_ge3 = {s: n for s, n in sorted(self.sig_counts.items()) if n >= 3}
-        tin = tout = 0
+        tin = tout = tint = 0
         for r in self.history.values():
             t = r["tokens"]
             if isinstance(t, dict):
                 tin += t.get("input", 0)
                 tout += t.get("output", 0)
+            elif isinstance(t, int):
+                tint += t
         gt.tokens_total = {"input": tin, "output": tout}
+        if tint:
+            gt.tokens_total["integer_totals"] = tint
         gt.final_files = {p: sha1(f["content"]) for p, f in sorted(self.files.items())}
         self.meta.setdefault("status", ("idle", "none"))
         return gt
@@ -1559,26 +1604,24 @@ def _write_db(sim: Sim, path: pathlib.Path) -> None:
         q = ",".join("?" * len(vals))
         con.execute(f"INSERT INTO adf_loop({cols}) VALUES ({q})", vals)
     con.execute("DELETE FROM sqlite_sequence WHERE name='adf_loop'")
-    con.execute("INSERT INTO sqlite_sequence(name, seq) VALUES ('adf_loop', ?)", (sim.next_seq - 1,))
+    con.execute(
+        "INSERT INTO sqlite_sequence(name, seq) VALUES ('adf_loop', ?)", (sim.next_seq - 1,)
+    )
     # inbox / outbox
     for m in sim.inbox:
         cols = list(m)
-        con.execute(
-            f"INSERT INTO adf_inbox({','.join(_q(c) for c in cols)}) VALUES ({','.join('?' * len(cols))})",
-            [m[c] for c in cols],
-        )
+        _insert(con, "adf_inbox", m)
     for m in sim.outbox:
         cols = list(m)
-        con.execute(
-            f"INSERT INTO adf_outbox({','.join(_q(c) for c in cols)}) VALUES ({','.join('?' * len(cols))})",
-            [m[c] for c in cols],
-        )
+        _insert(con, "adf_outbox", m)
     # timers / tasks
     for t in sim.timers:
         cols = ["schedule_json", "next_wake_at", "payload", "scope", "run_count", "created_at"]
         cols.append("last_fired_at")
         vals = [t[c] for c in cols]
-        con.execute(f"INSERT INTO adf_timers({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", vals)
+        con.execute(
+            f"INSERT INTO adf_timers({','.join(cols)}) VALUES ({','.join('?' * len(cols))})", vals
+        )
     for t in sim.tasks:
         cols = ["id", "tool", "args", "status", "result", "created_at", "completed_at", "origin"]
         con.execute(
@@ -1591,11 +1634,20 @@ def _write_db(sim: Sim, path: pathlib.Path) -> None:
             con.execute(
                 "INSERT INTO adf_files(path, content, mime_type, size, protection, authorized, "
                 "created_at, updated_at) VALUES (?,?,?,?,?,0,?,?)",
-                (p, f["content"], f["mime_type"], f["size"], f["protection"], f["created_at"], f["updated_at"]),
+                (
+                    p,
+                    f["content"],
+                    f["mime_type"],
+                    f["size"],
+                    f["protection"],
+                    f["created_at"],
+                    f["updated_at"],
+                ),
             )
         else:
             con.execute(
-                "INSERT INTO adf_files(path, content, mime_type, size, protected, created_at, updated_at) "
+                "INSERT INTO adf_files(path, content, mime_type, size, protected, created_at, "
+                "updated_at) "
                 "VALUES (?,?,?,?,?,?,?)",
                 (
                     p,
@@ -1611,7 +1663,8 @@ def _write_db(sim: Sim, path: pathlib.Path) -> None:
     if schema >= 28:
         for a in sim.audits:
             con.execute(
-                "INSERT INTO adf_audit(id, source, start_seq, end_seq, ref, entry_count, size_bytes, "
+                "INSERT INTO adf_audit(id, source, start_seq, end_seq, ref, entry_count, "
+                "size_bytes, "
                 "data, created_at) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     a["id"],
@@ -1628,7 +1681,8 @@ def _write_db(sim: Sim, path: pathlib.Path) -> None:
     elif schema >= 21:
         for a in sim.audits:
             con.execute(
-                "INSERT INTO adf_audit(id, source, start_at, end_at, entry_count, size_bytes, data, "
+                "INSERT INTO adf_audit(id, source, start_at, end_at, entry_count, size_bytes, "
+                "data, "
                 "created_at) VALUES (?,?,?,?,?,?,?,?)",
                 (
                     a["id"],
@@ -1650,7 +1704,15 @@ def _write_db(sim: Sim, path: pathlib.Path) -> None:
         con.execute(
             "INSERT INTO adf_logs(level, origin, event, target, message, data, created_at) "
             "VALUES (?,?,?,?,?,?,?)",
-            (lg["level"], lg["origin"], lg["event"], lg["target"], lg["message"], lg["data"], lg["created_at"]),
+            (
+                lg["level"],
+                lg["origin"],
+                lg["event"],
+                lg["target"],
+                lg["message"],
+                lg["data"],
+                lg["created_at"],
+            ),
         )
     if schema < 21:
         con.execute(
@@ -1666,33 +1728,117 @@ def _q(c: str) -> str:
     return f'"{c}"' if c in ("from", "to") else c
 
 
+def _insert(con: sqlite3.Connection, table: str, row: dict) -> None:
+    cols = list(row)
+    names = ",".join(_q(c) for c in cols)
+    marks = ",".join("?" * len(cols))
+    con.execute(f"INSERT INTO {table}({names}) VALUES ({marks})", [row[c] for c in cols])
+
+
 # ---------------------------------------------------------------------------
 # scenario building blocks
 # ---------------------------------------------------------------------------
 
-_SURVEY_VOCAB = (
-    "heron plover estuary mudflat transect tally roost banding census tide marsh reed "
-    "curlew godwit sandbar lagoon sighting flock wader dune spit count observer drizzle "
-    "ebb flood egret sedge inlet causeway shingle"
-).split()
+_SURVEY_VOCAB = [
+    "heron",
+    "plover",
+    "estuary",
+    "mudflat",
+    "transect",
+    "tally",
+    "roost",
+    "banding",
+    "census",
+    "tide",
+    "marsh",
+    "reed",
+    "curlew",
+    "godwit",
+    "sandbar",
+    "lagoon",
+    "sighting",
+    "flock",
+    "wader",
+    "dune",
+    "spit",
+    "count",
+    "observer",
+    "drizzle",
+    "ebb",
+    "flood",
+    "egret",
+    "sedge",
+    "inlet",
+    "causeway",
+    "shingle",
+]
 
-_ORCHARD_VOCAB = (
-    "orchard graft rootstock blossom frost pruning cider pollinator hive ladder crate "
-    "russet bramley harvest ledger spray canker mulch espalier scion bud row picker "
-    "storehouse cellar press pallet"
-).split()
+_ORCHARD_VOCAB = [
+    "orchard",
+    "graft",
+    "rootstock",
+    "blossom",
+    "frost",
+    "pruning",
+    "cider",
+    "pollinator",
+    "hive",
+    "ladder",
+    "crate",
+    "russet",
+    "bramley",
+    "harvest",
+    "ledger",
+    "spray",
+    "canker",
+    "mulch",
+    "espalier",
+    "scion",
+    "bud",
+    "row",
+    "picker",
+    "storehouse",
+    "cellar",
+    "press",
+    "pallet",
+]
 
-_HARBOUR_VOCAB = (
-    "harbour berth pilot manifest crane tug ferry quay swell mooring buoy chandler "
-    "tonnage draught slipway bollard lighter barge charter gangway hawser"
-).split()
+_HARBOUR_VOCAB = [
+    "harbour",
+    "berth",
+    "pilot",
+    "manifest",
+    "crane",
+    "tug",
+    "ferry",
+    "quay",
+    "swell",
+    "mooring",
+    "buoy",
+    "chandler",
+    "tonnage",
+    "draught",
+    "slipway",
+    "bollard",
+    "lighter",
+    "barge",
+    "charter",
+    "gangway",
+    "hawser",
+]
 
 
 def _note_body(sim: Sim, title: str, n: int = 3) -> str:
-    return f"# {title}\n\n" + "\n".join(f"- {sim.sentence(sim.rng.randint(6, 12))}" for _ in range(n)) + "\n"
+    return (
+        f"# {title}\n\n"
+        + "\n".join(f"- {sim.sentence(sim.rng.randint(6, 12))}" for _ in range(n))
+        + "\n"
+    )
 
 
-def _work_turn(sim: Sim, kind: str, *, world: bool, allow_refetch: bool = True, idx: int = 0) -> None:
+def _work_turn(
+    sim: Sim, kind: str, *, world: bool, allow_refetch: bool = True, idx: int = 0
+) -> None:
     """A productive turn of the given trigger kind; ``world`` adds an external call."""
     rng = sim.rng
     _start_turn(sim, kind, idx)
@@ -1702,20 +1848,37 @@ def _work_turn(sim: Sim, kind: str, *, world: bool, allow_refetch: bool = True, 
         r = rng.random()
         if r < 0.35:
             slug = f"notes/{rng.choice(sim.vocab)}-{idx}-{s}.md"
-            calls.append(("fs_write", {"mode": "write", "path": slug, "content": _note_body(sim, slug[6:-3])}))
+            body = _note_body(sim, slug[6:-3], rng.randint(4, 9))
+            calls.append(("fs_write", {"mode": "write", "path": slug, "content": body}))
         elif r < 0.6:
-            existing = [p for p in sim.files if p.startswith("notes/") and p != "notes/todo.md"]
+            existing = [
+                p
+                for p in sim.files
+                if p.startswith("notes/")
+                and p != "notes/todo.md"
+                and sim.sig_counts.get(signature("fs_read", {"path": p}), 0) == 0
+            ]
             if existing and rng.random() < 0.85:
                 calls.append(("fs_read", {"path": rng.choice(existing)}))
             else:
                 calls.append(("fs_read", {"path": f"notes/missing-{idx}-{s}.md"}))
         elif r < 0.75:
-            calls.append(("db_query", {"sql": f"SELECT seq, role FROM adf_loop WHERE seq > {idx * 7 + s} LIMIT 3"}))
+            calls.append(
+                (
+                    "db_query",
+                    {"sql": f"SELECT seq, role FROM adf_loop WHERE seq > {idx * 7 + s} LIMIT 3"},
+                )
+            )
         elif r < 0.85:
-            calls.append(("fs_list", {"prefix": f"notes/{rng.choice(sim.vocab)[:2]}"}))
+            calls.append(("fs_list", {"prefix": f"notes/{rng.choice(sim.vocab)}-{idx}"}))
         if world and s == n_steps - 1:
             if rng.random() < 0.5:
-                calls.append(("sys_fetch", {"url": f"https://data.example.org/{rng.choice(sim.vocab)}/{idx}"}))
+                calls.append(
+                    (
+                        "sys_fetch",
+                        {"url": f"https://data.example.org/{rng.choice(sim.vocab)}/{idx}"},
+                    )
+                )
             else:
                 calls.append(
                     (
@@ -1724,10 +1887,13 @@ def _work_turn(sim: Sim, kind: str, *, world: bool, allow_refetch: bool = True, 
                     )
                 )
         thinking = sim.sentence(10) if rng.random() < 0.15 else None
-        text = f"Checking {sim.words(3)}." if rng.random() < 0.5 else None
+        text = f"Looking at {sim.words(3)}." if rng.random() < 0.5 else None
         if calls:
             sim.step(text, calls, thinking=thinking)
-    sim.step(f"Turn {idx} done. {sim.sentence(rng.randint(8, 18))}")
+    sim.step(
+        f"Finished request {idx}. "
+        + " ".join(sim.sentence(rng.randint(8, 16)) for _ in range(rng.randint(1, 4)))
+    )
 
 
 def _start_turn(sim: Sim, kind: str, idx: int) -> int:
@@ -1787,6 +1953,10 @@ def _refetch(sim: Sim, idx: int) -> tuple | None:
     return c
 
 
+def unread_ids(sim: Sim) -> list[str]:
+    return [m["message_id"] for m in sim.inbox if m["status"] == "unread"]
+
+
 def _mix(rng: random.Random) -> str:
     r = rng.random()
     if r < 0.45:
@@ -1815,7 +1985,11 @@ def scenario_long_runner(seed: int = 0) -> Sim:
     _add_timer(sim, "survey round")
     rng = sim.rng
     t0 = sim.clock
-    sim.put_file("notes/todo.md", "# Todo\n\n- reconcile the estuary tallies\n- chase the banding sheets\n", t0)
+    sim.put_file(
+        "notes/todo.md",
+        "# Todo\n\n- reconcile the estuary tallies\n- chase the banding sheets\n",
+        t0,
+    )
     planted_refetches: list[dict] = []
     todo_seqs: list[int] = []
     todo_turns = {6, 19, 33, 47}
@@ -1829,12 +2003,25 @@ def scenario_long_runner(seed: int = 0) -> Sim:
     for idx in range(1, 62):
         kind = "inbox" if idx % 9 == 0 else _mix(rng)
         if kind == "inbox":
-            m = sim.receive_message("warden", sim.owner_did, f"count {idx}", f"Tally for sector {idx}: {rng.randint(3, 90)}.")
+            m = sim.receive_message(
+                "warden",
+                sim.owner_did,
+                f"count {idx}",
+                f"Tally for sector {idx}: {rng.randint(3, 90)}.",
+            )
             sim.inbox_trigger()
-            sim.step(None, [("msg_read", {"limit": 5})])
+            sim.step(None, [("msg_read", {"ids": [m["message_id"]]})])
             sim.step(
                 None,
-                [("msg_send", {"recipient": m["from"], "content": f"Logged sector {idx}. {sim.sentence(5)}"})],
+                [
+                    (
+                        "msg_send",
+                        {
+                            "recipient": m["from"],
+                            "content": f"Logged sector {idx}. {sim.sentence(5)}",
+                        },
+                    )
+                ],
             )
             sim.step("Logged.")
             continue
@@ -1849,7 +2036,12 @@ def scenario_long_runner(seed: int = 0) -> Sim:
             sim.chat("Please compact your loop now; keep the open tally questions.")
             sim.step(
                 "Compacting as asked.",
-                [("loop_compact", {"instructions": "Keep open tally questions and sector numbers."})],
+                [
+                    (
+                        "loop_compact",
+                        {"instructions": "Keep open tally questions and sector numbers."},
+                    )
+                ],
             )
             sim.step("Compacted; continuing with the survey.")
             continue
@@ -1858,7 +2050,9 @@ def scenario_long_runner(seed: int = 0) -> Sim:
             c = _refetch(sim, idx)
             if c is not None:
                 _start_turn(sim, kind, idx)
-                sim.step("Re-checking something from before the compaction.", [(c["tool"], c["input"])])
+                sim.step(
+                    "Re-checking something from before the compaction.", [(c["tool"], c["input"])]
+                )
                 planted_refetches.append(
                     {
                         "tool": c["tool"],
@@ -1868,13 +2062,21 @@ def scenario_long_runner(seed: int = 0) -> Sim:
                         "after_summary_seq": sim.gt.compactions[-1]["summary_seq"],
                     }
                 )
-                sim.step(None, [("msg_send", {"recipient": sim.owner_did, "content": f"Rechecked item {idx}."})])
+                sim.step(
+                    None,
+                    [
+                        (
+                            "msg_send",
+                            {"recipient": sim.owner_did, "content": f"Rechecked item {idx}."},
+                        )
+                    ],
+                )
                 sim.step("Done.")
                 continue
         _work_turn(sim, kind, world=True, idx=idx)
     # phase B: no world calls at all, still spending tokens
     spend_starts: list[int] = []
-    for j in range(55):
+    for _j in range(55):
         idx += 1
         kind = _mix(rng)
         if len(sim.gt.compactions) > n_comp:
@@ -1952,9 +2154,16 @@ def scenario_clean(seed: int = 0) -> Sim:
         _work_turn(sim, kind, world=True, idx=idx)
     # make sure the last turn ends with a world call
     sim.chat("Final check for today, please.")
-    sim.step(None, [("msg_send", {"recipient": sim.owner_did, "content": "All rows picked and logged."})])
+    sim.step(
+        None, [("msg_send", {"recipient": sim.owner_did, "content": "All rows picked and logged."})]
+    )
     sim.step("Sent the day's wrap-up.")
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -1971,9 +2180,14 @@ def scenario_forgetful(seed: int = 0) -> Sim:
     _add_timer(sim, "berth sweep")
     sim.trigger(STARTUP_TEXT, "startup")
     sim.step("Up.")
-    for idx in range(1, 40):
+    for idx in range(1, 47):
         _work_turn(sim, _mix(rng), world=rng.random() < 0.7, idx=idx)
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -1990,28 +2204,56 @@ def scenario_messenger(seed: int = 0) -> Sim:
     peer = sim._did()
     peer_addr = "http://127.0.0.1:7295/agents/pilot-desk/inbox"
     sim.trigger(STARTUP_TEXT, "startup")
-    sim.step(None, [("msg_send", {"recipient": peer, "address": peer_addr, "content": "Relay online."})])
+    sim.step(
+        None, [("msg_send", {"recipient": peer, "address": peer_addr, "content": "Relay online."})]
+    )
     sim.step("Announced myself.")
     scratch = ["scratch/berths.txt", "scratch/manifest.json", "scratch/tugs.md"]
-    for i, p in enumerate(scratch):
+    for _i, p in enumerate(scratch):
         sim.chat(f"Draft {p} for me.")
-        body = jdump({"berths": [rng.randint(1, 30) for _ in range(4)]}) if p.endswith(".json") else _note_body(sim, p, 2)
+        body = (
+            jdump({"berths": [rng.randint(1, 30) for _ in range(4)]})
+            if p.endswith(".json")
+            else _note_body(sim, p, 2)
+        )
         sim.step(None, [("fs_write", {"mode": "write", "path": p, "content": body})])
         sim.step(f"Drafted {p}.")
     for round_ in range(4):
         for k in range(2):
-            sim.receive_message("pilot-desk", peer, f"slot {round_}-{k}", f"Need a berth at {rng.randint(6, 22)}:00. {sim.sentence(6)}")
+            sim.receive_message(
+                "pilot-desk",
+                peer,
+                f"slot {round_}-{k}",
+                f"Need a berth at {rng.randint(6, 22)}:00. {sim.sentence(6)}",
+            )
         sim.inbox_trigger()
-        sim.step(None, [("msg_read", {"limit": 10})])
+        sim.step(None, [("msg_read", {"ids": unread_ids(sim)})])
         sim.step(
             None,
-            [("msg_send", {"recipient": peer, "address": peer_addr, "content": f"Slots {round_} confirmed. {sim.sentence(5)}"})],
+            [
+                (
+                    "msg_send",
+                    {
+                        "recipient": peer,
+                        "address": peer_addr,
+                        "content": f"Slots {round_} confirmed. {sim.sentence(5)}",
+                    },
+                )
+            ],
         )
         sim.step("Replied.")
         if round_ == 1:
             sim.chat("Compact your loop but keep the peer address.")
-            sim.step(None, [("loop_compact", {"instructions": "Keep the pilot-desk address and the open slots."})])
-            sim.step("Compacted; continuing.")
+            sim.step(
+                None,
+                [
+                    (
+                        "loop_compact",
+                        {"instructions": "Keep the pilot-desk address and the open slots."},
+                    )
+                ],
+            )
+            sim.step("Loop compacted, picking the thread back up.")
     sim.chat("Clean up the scratch files.")
     sim.step(None, [("fs_delete", {"path": p}) for p in scratch])
     sim.step("Removed the three scratch files.")
@@ -2022,10 +2264,23 @@ def scenario_messenger(seed: int = 0) -> Sim:
     sim.step("History trimmed.")
     sim.receive_message("pilot-desk", peer, "late slot", "One more berth request for tonight.")
     sim.inbox_trigger()
-    sim.step(None, [("msg_read", {"limit": 10})])
-    sim.step(None, [("msg_send", {"recipient": peer, "address": peer_addr, "content": "Tonight's berth is booked."})])
+    sim.step(None, [("msg_read", {"ids": unread_ids(sim)})])
+    sim.step(
+        None,
+        [
+            (
+                "msg_send",
+                {"recipient": peer, "address": peer_addr, "content": "Tonight's berth is booked."},
+            )
+        ],
+    )
     sim.step("All answered.")
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -2038,11 +2293,28 @@ _MIND_PAGES = [
 
 
 def _mind_index(pages: list[tuple[str, str, str]], rev: int, always: list[str]) -> str:
-    lines = ["# Mind", "", "Working index. Kept short; details live in pages under `mind/`.", "", "## Always", ""]
+    lines = [
+        "# Mind",
+        "",
+        "Working index. Kept short; details live in pages under `mind/`.",
+        "",
+        "## Always",
+        "",
+    ]
     lines += [f"- {a}" for a in always] or ["- Nothing pinned yet."]
     lines += ["", "## Pages", ""]
-    lines += [f"- [{s.replace('-', ' ').title()}](adf-file://mind/{s}.md) — {d}" for s, _t, d in pages] or ["- (none yet)"]
-    lines += ["", "## Rules", "", "- Cite sources as [S<seq>].", "", f"<!-- index revision {rev} -->", ""]
+    lines += [
+        f"- [{s.replace('-', ' ').title()}](adf-file://mind/{s}.md) — {d}" for s, _t, d in pages
+    ] or ["- (none yet)"]
+    lines += [
+        "",
+        "## Rules",
+        "",
+        "- Cite sources as [S<seq>].",
+        "",
+        f"<!-- index revision {rev} -->",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -2089,7 +2361,11 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
         return [
             page_write(slug, typ, desc, state["rev"]),
             ("fs_write", {"mode": "write", "path": "mind.md", "content": idx_text}),
-            log_entry("ingest" if state["rev"] <= len(_MIND_PAGES) else "update", f"mind/{slug}.md", f"memory flush {state['rev']}"),
+            log_entry(
+                "ingest" if state["rev"] <= len(_MIND_PAGES) else "update",
+                f"mind/{slug}.md",
+                f"memory flush {state['rev']}",
+            ),
         ]
 
     orig_step = sim.step
@@ -2101,11 +2377,13 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
     sim.trigger(STARTUP_TEXT, "startup")
     sim.step("Reading my mind index.", [("fs_read", {"path": "mind.md"})])
     sim.step("Ready.")
-    for idx in range(1, 75):
+    for idx in range(1, 110):
         if idx == 12:
             # mid-session edit of a page and the log (between compactions)
             sim.chat("Note that the cellar press is booked on Thursdays.")
-            sim.step(None, [log_entry("update", "mid-session note", "cellar press booked Thursdays")])
+            sim.step(
+                None, [log_entry("update", "mid-session note", "cellar press booked Thursdays")]
+            )
             sim.step("Noted in the log.")
             continue
         if idx == 30:
@@ -2113,8 +2391,14 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
             sim.step(None, [("sys_update_config", {"path": "context.audit.loop", "value": False})])
             sim.step("Loop audit is off.")
             continue
-        if idx > 30 and sim.audit_on("loop") is False and any(
-            not c["audited"] for c in sim.gt.compactions if c["summary_seq"] > sim.gt.config_changes[0]["seq"]
+        if (
+            idx > 30
+            and sim.audit_on("loop") is False
+            and any(
+                not c["audited"]
+                for c in sim.gt.compactions
+                if c["summary_seq"] > sim.gt.config_changes[0]["seq"]
+            )
         ):
             sim.chat("You can turn loop archiving back on.")
             sim.step(None, [("sys_update_config", {"path": "context.audit.loop", "value": True})])
@@ -2122,12 +2406,20 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
             continue
         if idx == 50:
             sim.chat("Tidy the grafting page.")
-            sim.step(None, [page_write("grafting", "procedure", "how we graft scions onto rootstock", 99)])
+            sim.step(
+                None,
+                [page_write("grafting", "procedure", "how we graft scions onto rootstock", 99)],
+            )
             sim.step(None, [log_entry("lint", "mind/grafting.md", "tidied wording")])
             sim.step("Tidied.")
             continue
         _work_turn(sim, _mix(rng), world=rng.random() < 0.6, idx=idx)
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -2151,7 +2443,12 @@ def scenario_legacy_v27(seed: int = 0) -> Sim:
             sim.step("Compacted.")
             continue
         _work_turn(sim, _mix(rng), world=True, idx=idx)
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -2181,7 +2478,12 @@ def scenario_legacy_v12(seed: int = 0) -> Sim:
             zeroed.append(r["seq"])
     sim.gt.notes.append("tokens stored as INTEGER totals; no model column")
     sim.gt.notes.append(f"created_at = 0 on seqs {zeroed[0]}..{zeroed[-1]}")
-    sim.gt.planted = {"null_streak": [], "repeated_signature": None, "spend_without_change": [], "refetches": []}
+    sim.gt.planted = {
+        "null_streak": [],
+        "repeated_signature": None,
+        "spend_without_change": [],
+        "refetches": [],
+    }
     return sim
 
 
@@ -2225,7 +2527,8 @@ def main(argv: list[str] | None = None) -> int:
     for name, gt in write_all(folder, names=names).items():
         size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
         print(
-            f"{name}: {size} bytes, live={gt.n_live} history={gt.n_history} lost={len(gt.lost_seqs)} "
+            f"{name}: {size} bytes, live={gt.n_live} history={gt.n_history} "
+            f"lost={len(gt.lost_seqs)} "
             f"compactions={len(gt.compactions)} audit_rows={len(gt.audit_rows)}"
         )
     return 0
