@@ -454,8 +454,8 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         --------
         >>> import adfkit
         >>> ev = adfkit.open_adf("sample_agents/long-runner.adf").events()
-        >>> (ev["event"] == "compaction").sum() >= 4
-        np.True_
+        >>> bool((ev["event"] == "compaction").sum() >= 4)
+        True
         """
         self.history()
         return self._cache["events"].copy()

@@ -110,6 +110,7 @@ def events(
     ev["boundary_seq"] = ev["boundary_seq"].astype("Int64")
     ev = ev.sort_values("boundary_seq", kind="stable").reset_index(drop=True)
     ev["event"] = ev["event"].astype("string")
+    ev["summary_lost"] = ev["summary_lost"].astype(bool)
     return ev
 
 
