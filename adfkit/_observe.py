@@ -1,12 +1,1048 @@
-"""AgentFile methods: integrity report and the mind as data (issue 4)."""
+"""Self-observation metrics: turns, tool calls by class, signatures, streaks and anomalies.
+
+:func:`observe` re-implements the runtime's self-observation analyzer
+(``skills/self-observation/scripts/self-observe.js``, ADF_FORMAT.md §8.2-§8.4) over a whole
+agent file at once, and returns an :class:`Observation` of DataFrames. The tool-call taxonomy
+ships as ``adfkit/data/taxonomy.json`` (the skill's default); :func:`load_taxonomy` reads a
+user's taxonomy of the same shape.
+
+Two segmentations
+-----------------
+``segmentation="reference"`` reproduces the reference analyzer's turn boundaries exactly,
+quirks included, as if one run covered the whole history (the reference is incremental:
+it reads at most 20 audit rows and 400 live rows per run, §8.4; a batch re-implementation
+matches it when the history fits in one run). ``segmentation="smart"`` (the default) fixes
+the quirks. Every deliberate difference:
+
+==========================  ==================================  ==================================
+situation                   ``reference``                       ``smart`` (default)
+==========================  ==================================  ==================================
+row order                   ``seq``: a summary with ``ord``     display order ``COALESCE(ord,
+                            lands after its preserved tail      seq), seq`` (the runtime's rule)
+a seq held twice (repair    counted once per copy               one copy per seq, as in
+snapshots, overlapping                                          :meth:`AgentFile.history`
+blobs, blob + live)
+tail re-appended under new  counted again                       skipped (same role and content as
+seqs by a fallback                                              the rows just before the summary)
+compaction (§5.5)
+``[Context: ...]`` rows     open a ``chat`` turn: a trigger     not turn boundaries (UI/SQL rows
+(system prompt, dynamic     plus a context row becomes an       or mid-turn injections)
+instructions, warnings,     empty turn and a ``chat`` turn
+``loop_inject``)
+runtime notices (continue,  open a ``chat`` turn                part of the running turn (§3.4)
+memory-flush nudge, user
+interrupt, provider error)
+compaction summary          opens a ``compaction`` turn,        part of the running turn; the
+                            skipped with all its calls          calls after it are counted
+``[Inbox notification]``    ``chat``                            ``inbox``
+``A batch of N events``     ``inbox``                           ``batch``
+outbox, tool-call, log,     ``chat``                            ``outbox``, ``tool_call``,
+LLM-call, fallback trigger                                      ``log``, ``llm_call``, ``fallback``
+owner or chat message       ``chat``                            ``chat``
+==========================  ==================================  ==================================
+
+Both modes open an ``unknown`` turn at an assistant row when no turn is open, add the
+assistant rows' provider-reported ``tokens.input`` / ``tokens.output`` (a bare legacy number
+counts 0), classify each ``tool_use`` with the taxonomy, and apply the same three anomaly checks
+with the same thresholds (§8.3). Neither counts the compaction call's own tokens (they are on
+the summary row, a ``user`` row), and neither ends a turn at ``sys_set_state`` (the skill's
+``SKILL.md`` says turns break there; its code does not, §8.4).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import copy
+import decimal
+import json
+import math
+import os
+import re
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ._errors import AdfError, AdfWarning, BlobError
+from ._frames import parse_content
 
 if TYPE_CHECKING:
-    from ._agent import AgentFile  # noqa: F401
+    from ._agent import AgentFile
+    from ._mind import Mind
+
+TaxonomyArg = Mapping[str, Any] | str | os.PathLike[str] | None
+
+#: The analyzer's default thresholds (§8.2); a missing or 0 value falls back to these.
+DEFAULT_THRESHOLDS: dict[str, int] = {"null_streak": 5, "repeat_signature": 3, "window_turns": 50}
+#: "Spend without external change" needs at least this many turns in the window (hard-coded).
+SPEND_MIN_TURNS = 20
+#: The repeated-action check reports this many signatures (highest counts first).
+TOP_SIGNATURES = 5
+#: Call classes the analyzer counts.
+CLASSES = ("world", "internal", "bookkeeping")
+SEGMENTATIONS = ("smart", "reference")
+CHECKS = ("null_streak", "repeated_signature", "spend_without_change")
+
+#: The reference analyzer's ``triggerKind`` table (§8.2): prefix -> kind, first match wins.
+REFERENCE_TRIGGER_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("A scheduled timer has fired", "timer"),
+    ("Agent started", "startup"),
+    ("You received a message", "inbox"),
+    ("A batch of", "inbox"),
+    ("A task has completed", "task"),
+    ("A task has been created", "task"),
+    ("A file has been", "file_change"),
+    ("[Loop Compacted", "compaction"),
+)
+
+TURN_COLUMNS: dict[str, str] = {
+    "turn": "Int64",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "n_rows": "Int64",
+    "start_at": "datetime64[ms, UTC]",
+    "trigger_kind": "string",
+    "n_calls": "Int64",
+    "n_world": "Int64",
+    "n_internal": "Int64",
+    "n_bookkeeping": "Int64",
+    "is_null_turn": "bool",
+    "tokens_in": "Int64",
+    "tokens_out": "Int64",
+    "epoch": "Int64",
+}
+CALL_COLUMNS: dict[str, str] = {
+    "turn": "Int64",
+    "seq": "Int64",
+    "block_index": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "tool": "string",
+    "class": "string",
+    "signature": "string",
+    "input": "string",
+    "tool_use_id": "string",
+}
+SIGNATURE_COLUMNS: dict[str, str] = {
+    "signature": "string",
+    "tool": "string",
+    "count": "Int64",
+    "n_turns": "Int64",
+    "first_seq": "Int64",
+    "last_seq": "Int64",
+    "first_seen": "datetime64[ms, UTC]",
+    "last_seen": "datetime64[ms, UTC]",
+}
+STREAK_COLUMNS: dict[str, str] = {
+    "first_turn": "Int64",
+    "last_turn": "Int64",
+    "length": "Int64",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "start_at": "datetime64[ms, UTC]",
+    "current": "bool",
+}
+ANOMALY_COLUMNS: dict[str, str] = {
+    "check": "string",
+    "tripped": "bool",
+    "value": "Int64",
+    "threshold": "Int64",
+    "window_turns": "Int64",
+    "detail": "string",
+    "turns": "object",
+    "seqs": "object",
+    "signatures": "object",
+}
+
+
+# --- taxonomy -------------------------------------------------------------------------------
+
+
+def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
+    """The tool-call taxonomy: the shipped default, a mapping, or a JSON file.
+
+    The shape is the self-observation skill's ``metrics/taxonomy.json``: ``tools`` (exact
+    tool name -> class), ``prefixes`` (name prefix -> class, first match in file order),
+    ``fs_write_paths`` (path prefix -> class for ``fs_write``/``fs_transfer``, first match in
+    file order), ``fs_write_default`` and ``thresholds`` (``null_streak``,
+    ``repeat_signature``, ``window_turns``). As in the reference, a user taxonomy replaces the
+    default as a whole (missing sections mean "no entries"); a missing or 0 threshold takes
+    its default.
+
+    Parameters
+    ----------
+    taxonomy : None (``adfkit/data/taxonomy.json``), a mapping, or the path of a JSON file.
+        An agent's own taxonomy can be passed as
+        ``json.loads(agent.read_text("metrics/taxonomy.json"))``.
+
+    Raises
+    ------
+    AdfError
+        the file cannot be read or is not a JSON object.
+    TypeError
+        ``taxonomy`` or one of its sections has the wrong type.
+
+    Examples
+    --------
+    >>> from adfkit._observe import load_taxonomy
+    >>> t = load_taxonomy()
+    >>> t["tools"]["msg_send"], t["prefixes"], t["thresholds"]["null_streak"]
+    ('world', {'mcp_': 'world'}, 5)
+    """
+    if taxonomy is None:
+        text = resources.files("adfkit").joinpath("data/taxonomy.json").read_text("utf-8")
+        return json.loads(text)
+    if isinstance(taxonomy, str | os.PathLike):
+        where = os.fspath(taxonomy)
+        try:
+            with open(where, encoding="utf-8") as f:
+                obj = json.load(f)
+        except OSError as exc:
+            raise AdfError(f"cannot read the taxonomy file ({exc.strerror})", path=where) from None
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise AdfError(f"the taxonomy file is not valid JSON ({exc})", path=where) from None
+        if not isinstance(obj, dict):
+            raise AdfError(
+                f"the taxonomy file must hold a JSON object, got {type(obj).__name__}", path=where
+            )
+    elif isinstance(taxonomy, Mapping):
+        obj = copy.deepcopy(dict(taxonomy))
+    else:
+        raise TypeError(
+            "taxonomy must be None, a mapping or the path of a JSON file, "
+            f"got {type(taxonomy).__name__}"
+        )
+    for key in ("tools", "prefixes", "fs_write_paths", "thresholds"):
+        if obj.get(key) is not None and not isinstance(obj[key], Mapping):
+            raise TypeError(f"taxonomy[{key!r}] must be an object, got {type(obj[key]).__name__}")
+    return obj
+
+
+def thresholds_of(taxonomy: Mapping[str, Any]) -> dict[str, int]:
+    """The three thresholds, with the reference's ``value || default`` fallback."""
+    t = taxonomy.get("thresholds") or {}
+    out = {}
+    for k, default in DEFAULT_THRESHOLDS.items():
+        v = t.get(k)
+        try:
+            v = int(v) if v is not None and not isinstance(v, bool) else 0
+        except (TypeError, ValueError):
+            v = 0
+        out[k] = v or default
+    return out
+
+
+def classify_call(name: str, tool_input: Any, taxonomy: Mapping[str, Any]) -> str:
+    """Class of one tool call (``world``, ``internal``, ``bookkeeping``, or a user class).
+
+    ``fs_write``/``fs_transfer`` go by ``input.path or input.dest``: the first
+    ``fs_write_paths`` prefix it equals or starts with, else ``fs_write_default``, else
+    ``internal``. Other tools: exact name in ``tools``, else the first matching ``prefixes``
+    entry, else ``internal`` (ADF_FORMAT.md §8.2).
+
+    Examples
+    --------
+    >>> from adfkit._observe import classify_call, load_taxonomy
+    >>> t = load_taxonomy()
+    >>> classify_call("fs_write", {"path": "mind.md"}, t), classify_call("mcp_x_y", {}, t)
+    ('bookkeeping', 'world')
+    >>> classify_call("fs_write", {"path": "mind/log.md"}, t), classify_call("respond", {}, t)
+    ('internal', 'internal')
+    """
+    if name in ("fs_write", "fs_transfer"):
+        p = None
+        if isinstance(tool_input, Mapping):
+            p = tool_input.get("path") or tool_input.get("dest")
+        if isinstance(p, str):
+            for prefix, cls in (taxonomy.get("fs_write_paths") or {}).items():
+                if p == prefix or p.startswith(prefix):
+                    return str(cls)
+        return str(taxonomy.get("fs_write_default") or "internal")
+    tools = taxonomy.get("tools") or {}
+    if name in tools:
+        return str(tools[name])
+    for prefix, cls in (taxonomy.get("prefixes") or {}).items():
+        if name.startswith(prefix):
+            return str(cls)
+    return "internal"
+
+
+# --- signatures -----------------------------------------------------------------------------
+
+_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_number(x: float) -> str:
+    """JavaScript's ``Number.prototype.toString`` for a finite float."""
+    if x == 0:
+        return "0"
+    if x.is_integer() and abs(x) < 1e21:
+        return str(int(x))
+    sign = "-" if x < 0 else ""
+    # repr gives the shortest round-trip digits, as JavaScript does.
+    _, dig, exp = decimal.Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, dig)).lstrip("0")
+    e = int(exp)
+    while len(digits) > 1 and digits.endswith("0"):
+        digits, e = digits[:-1], e + 1
+    k = len(digits)
+    n = k + e  # value = 0.<digits> * 10**n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def _js_string(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` as JavaScript writes it, for values parsed from JSON.
+
+    Compact separators, non-ASCII unescaped, integer-valued floats without ``.0``, JavaScript
+    number formatting, integer-like object keys first in ascending order (then the others in
+    insertion order), lone surrogates escaped.
+
+    Examples
+    --------
+    >>> from adfkit._observe import js_stringify
+    >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
+    '{"1":[true,null,1e-7],"2":"é","b":1}'
+    """
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value) if math.isfinite(value) else "null"
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        keys = [str(k) for k in value]
+        idx = sorted((k for k in keys if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
+        rest = [k for k in keys if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
+        items = {str(k): v for k, v in value.items()}
+        return "{" + ",".join(f"{_js_string(k)}:{js_stringify(items[k])}" for k in idx + rest) + "}"
+    return _js_string(str(value))
+
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def _base36(n: int) -> str:
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = _B36[r] + out
+        if not n:
+            return out
+
+
+def string_hash(s: str) -> int:
+    """``h = h * 31 + c (mod 2**32)`` over the UTF-16 code units of ``s`` (unsigned).
+
+    Examples
+    --------
+    >>> from adfkit._observe import string_hash
+    >>> string_hash("hello")  # Java's "hello".hashCode()
+    99162322
+    """
+    b = s.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for u in memoryview(b).cast("H"):
+        h = (h * 31 + u) & 0xFFFFFFFF
+    return h
+
+
+def _falsy(x: Any) -> bool:
+    """JavaScript falsiness for JSON values ({} and [] are truthy)."""
+    if x is None or x is False:
+        return True
+    if isinstance(x, int | float) and not isinstance(x, bool):
+        return x == 0 or (isinstance(x, float) and math.isnan(x))
+    return isinstance(x, str) and x == ""
+
+
+def signature(name: str, tool_input: Any) -> str:
+    """The analyzer's call signature: ``name + ":" + base36(hash)`` (ADF_FORMAT.md §8.2).
+
+    The hash runs over the UTF-16 code units of ``name + " " + JSON.stringify(input || {})``.
+
+    Examples
+    --------
+    >>> from adfkit._observe import signature
+    >>> signature("fs_read", {"path": "notes/todo.md"})
+    'fs_read:1f1udza'
+    """
+    inp = {} if _falsy(tool_input) else tool_input
+    return f"{name}:{_base36(string_hash(name + ' ' + js_stringify(inp)))}"
+
+
+def reference_trigger_kind(text: str) -> str:
+    """The reference analyzer's ``triggerKind`` of a turn-opening row's first text block.
+
+    Examples
+    --------
+    >>> from adfkit._observe import reference_trigger_kind
+    >>> reference_trigger_kind("[Inbox notification] You have new messages")
+    'chat'
+    """
+    for prefix, kind in REFERENCE_TRIGGER_PREFIXES:
+        if text.startswith(prefix):
+            return kind
+    return "chat"
+
+
+# --- the observation ------------------------------------------------------------------------
+
+
+@dataclass(repr=False)
+class Observation:
+    """The result of :func:`observe`: self-observation metrics as DataFrames.
+
+    Attributes
+    ----------
+    turns : one row per counted turn, in segment order. Columns: ``turn`` (Int64, 0-based),
+        ``start_seq`` (Int64: the row that opened it), ``end_seq`` (Int64: its last row in
+        walk order), ``n_rows`` (Int64), ``start_at`` (datetime64[ms, UTC]; NaT when the file
+        holds 0), ``trigger_kind`` (string), ``n_calls``, ``n_world``, ``n_internal``,
+        ``n_bookkeeping`` (Int64), ``is_null_turn`` (bool: calls, all of them bookkeeping or
+        another non-world, non-internal class), ``tokens_in``, ``tokens_out`` (Int64: summed
+        over the turn's assistant rows; each call re-sends the context, so these are not
+        unique tokens), ``epoch`` (Int64: compactions and clears before the opening row; NA
+        for a DataFrame input without ``epoch``).
+    calls : one row per tool call of a counted turn. Columns: ``turn``, ``seq``,
+        ``block_index`` (Int64), ``created_at`` (datetime64[ms, UTC]), ``tool``, ``class``,
+        ``signature``, ``input`` (string: the ``JSON.stringify`` text hashed), ``tool_use_id``
+        (string).
+    signatures : one row per distinct signature, highest count first. Columns:
+        ``signature``, ``tool`` (string), ``count``, ``n_turns``, ``first_seq``, ``last_seq``
+        (Int64), ``first_seen``, ``last_seen`` (datetime64[ms, UTC]).
+    streaks : one row per run of consecutive null turns. Columns: ``first_turn``,
+        ``last_turn``, ``length``, ``start_seq``, ``end_seq`` (Int64: first and last row of the
+        run), ``start_at`` (datetime64[ms, UTC]), ``current`` (bool: the run ends at the newest
+        turn).
+    anomalies : one row per check (``null_streak``, ``repeated_signature``,
+        ``spend_without_change``), tripped or not. Columns: ``check`` (string), ``tripped``
+        (bool), ``value`` (Int64: streak length / highest signature count / output tokens of
+        the window), ``threshold`` (Int64), ``window_turns`` (Int64: turns examined),
+        ``detail`` (string), and the evidence: ``turns`` (tuple of turn numbers), ``seqs``
+        (tuple: opening seqs of those turns, or the seqs of the repeated calls),
+        ``signatures`` (tuple of the reported signatures). :meth:`evidence` returns the rows.
+    segmentation : ``"smart"`` or ``"reference"``.
+    thresholds : the thresholds in force.
+    taxonomy : the taxonomy used.
+    name : the agent's name (or ``""`` for a DataFrame input).
+    """
+
+    turns: pd.DataFrame
+    calls: pd.DataFrame
+    signatures: pd.DataFrame
+    streaks: pd.DataFrame
+    anomalies: pd.DataFrame
+    segmentation: str
+    thresholds: dict[str, int]
+    taxonomy: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    @property
+    def flagged(self) -> pd.DataFrame:
+        """The anomaly rows that tripped."""
+        return self.anomalies[self.anomalies["tripped"]].reset_index(drop=True)
+
+    def evidence(self, check: str) -> pd.DataFrame:
+        """The rows behind one check: ``turns`` rows for ``null_streak`` and
+        ``spend_without_change``, ``calls`` rows for ``repeated_signature``.
+
+        Empty when the check did not trip.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> from adfkit._observe import observe
+        >>> obs = observe(adfkit.open_adf("sample_agents/long-runner.adf"))
+        >>> obs.evidence("null_streak")["start_seq"].tolist()
+        [702, 706, 710, 714, 718, 722]
+        """
+        if check not in CHECKS:
+            raise ValueError(f"check must be one of {list(CHECKS)}, got {check!r}")
+        row = self.anomalies.loc[self.anomalies["check"] == check].iloc[0]
+        if not row["tripped"]:
+            frame = self.calls if check == "repeated_signature" else self.turns
+            return frame.iloc[:0].copy()
+        if check == "repeated_signature":
+            c = self.calls
+            return c[c["signature"].isin(list(row["signatures"]))].reset_index(drop=True)
+        t = self.turns
+        return t[t["turn"].isin(list(row["turns"]))].reset_index(drop=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary (what ``adfkit observe --json`` prints)."""
+        t, c = self.turns, self.calls
+        kinds = t["trigger_kind"].value_counts(sort=False)
+        classes = c["class"].value_counts(sort=False)
+        return {
+            "name": self.name,
+            "segmentation": self.segmentation,
+            "thresholds": dict(self.thresholds),
+            "turns": len(t),
+            "turns_by_trigger": {str(k): int(v) for k, v in sorted(kinds.items())},
+            "calls": len(c),
+            "calls_by_class": {str(k): int(v) for k, v in sorted(classes.items())},
+            "null_turns": int(t["is_null_turn"].sum()),
+            "tokens_in": int(t["tokens_in"].sum()),
+            "tokens_out": int(t["tokens_out"].sum()),
+            "top_signatures": [
+                {"signature": str(s), "tool": str(tool), "count": int(n)}
+                for s, tool, n in self.signatures[["signature", "tool", "count"]]
+                .head(TOP_SIGNATURES)
+                .itertuples(index=False)
+            ],
+            "anomalies": [
+                {
+                    "check": str(r["check"]),
+                    "tripped": bool(r["tripped"]),
+                    "value": int(r["value"]),
+                    "threshold": int(r["threshold"]),
+                    "window_turns": int(r["window_turns"]),
+                    "detail": str(r["detail"]),
+                    "turns": [int(x) for x in r["turns"]],
+                    "seqs": [int(x) for x in r["seqs"]],
+                    "signatures": [str(x) for x in r["signatures"]],
+                }
+                for _, r in self.anomalies.iterrows()
+            ],
+        }
+
+    def summary(self) -> str:
+        """A few readable lines: turn mix, call classes, tokens and each anomaly check.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> from adfkit._observe import observe
+        >>> print(observe(adfkit.open_adf("sample_agents/clean.adf")).summary())
+        ... # doctest: +ELLIPSIS
+        Observation of clean (smart segmentation): 35 turns, ...
+        """
+        d = self.to_dict()
+        kinds = ", ".join(f"{k} {v}" for k, v in d["turns_by_trigger"].items()) or "none"
+        classes = ", ".join(f"{k} {v}" for k, v in d["calls_by_class"].items()) or "none"
+        who = self.name or "a loop frame"
+        lines = [
+            f"Observation of {who} ({self.segmentation} segmentation): "
+            f"{d['turns']} turns, {d['calls']} tool calls",
+            f"  turns by trigger: {kinds}",
+            f"  calls by class:   {classes}",
+            f"  null turns: {d['null_turns']}; tokens in {d['tokens_in']:,}, "
+            f"out {d['tokens_out']:,}",
+            "  anomalies:",
+        ]
+        for a in d["anomalies"]:
+            mark = "!" if a["tripped"] else "-"
+            lines.append(f"    {mark} {a['check']}: {a['detail']}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+
+# --- segmentation ---------------------------------------------------------------------------
+
+
+def _reappended_copies(rows: pd.DataFrame) -> np.ndarray:
+    """Rows re-appended under new seqs by a fallback compaction (§5.5), in display order.
+
+    After a summary without ``ord``, the leading non-context rows whose role and content equal
+    the last non-context rows before the summary (same count, same order) are copies.
+    """
+    n = len(rows)
+    out = np.zeros(n, dtype=bool)
+    kind = rows["kind"].astype("string").fillna("").to_numpy(dtype=object)
+    summaries = np.flatnonzero(kind == "compaction_summary")
+    if not len(summaries):
+        return out
+    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
+    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
+    ords = rows["ord"].isna().to_numpy()
+    parsed: dict[int, Any] = {}
+
+    def key(i: int) -> tuple[str, Any]:
+        if i not in parsed:
+            try:
+                parsed[i] = orjson.loads(content[i])
+            except orjson.JSONDecodeError:
+                parsed[i] = content[i]
+        return role[i], parsed[i]
+
+    for s in summaries:
+        if not ords[s]:
+            continue
+        after = [i for i in range(s + 1, min(n, s + 8)) if kind[i] != "context"]
+        before = [i for i in range(s - 1, max(-1, s - 8), -1) if kind[i] != "context"][::-1]
+        for k in range(min(len(after), len(before), 4), 0, -1):
+            if all(key(a) == key(b) for a, b in zip(after[:k], before[-k:], strict=True)):
+                out[after[:k]] = True
+                break
+    return out
+
+
+def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers."""
+    n = len(rows)
+    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
+    kind = rows["kind"].astype("string").fillna("").to_numpy(dtype=object)
+    sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
+    types = rows["block_types"].astype("string").fillna("").to_numpy(dtype=object)
+    text = rows["text"].astype("string").fillna("").to_numpy(dtype=object)
+    seqs = rows["seq"].to_numpy(dtype="int64")
+    skip = _reappended_copies(rows) if mode == "smart" else np.zeros(n, dtype=bool)
+    turn_of = np.full(n, -1, dtype="int64")
+    heads: list[dict[str, Any]] = []
+    cur = -1
+    for i in range(n):
+        if skip[i]:
+            continue
+        start_kind = None
+        if role[i] == "user":
+            if mode == "reference":
+                ts = types[i].split(",")
+                if "text" in ts and "tool_result" not in ts:
+                    start_kind = reference_trigger_kind(text[i])
+            elif kind[i] in ("trigger", "message") and (kind[i] == "trigger" or sub[i]):
+                start_kind = sub[i] or "chat"
+        elif role[i] == "assistant" and cur < 0:
+            start_kind = "unknown"
+        if start_kind is not None:
+            cur = len(heads)
+            heads.append({"row": i, "seq": int(seqs[i]), "kind": start_kind})
+        if cur >= 0:
+            turn_of[i] = cur
+    return turn_of, heads
+
+
+def _rows_for(source: Any, mode: str) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+    """(rows in walk order, history for epochs or None, name) for an agent, path or frame."""
+    from ._agent import AgentFile
+    from ._frames import sort_display
+
+    if isinstance(source, pd.DataFrame):
+        if mode == "reference":
+            rows = source.sort_values("seq", kind="stable")
+        else:
+            rows = sort_display(source.drop_duplicates("seq", keep="first"))
+        return rows.reset_index(drop=True), source if "epoch" in source else None, ""
+    if not isinstance(source, AgentFile):
+        raise TypeError(
+            f"observe() takes an AgentFile, a path or a loop DataFrame, got {type(source).__name__}"
+        )
+    agent = source
+    hist = agent.history()
+    if mode == "smart":
+        return hist, hist, agent.name
+    frames = []
+    for aid in agent._loop_audit_ids():
+        try:
+            frames.append(agent._loop_blob(aid))
+        except BlobError as exc:
+            warnings.warn(
+                f"{agent.path}: {exc.detail}; its rows are missing from the observation",
+                AdfWarning,
+                stacklevel=3,
+            )
+    live = agent.loop()
+    parts = [f for f in [*frames, live] if len(f)]
+    rows = pd.concat(parts, ignore_index=True) if parts else live
+    rows = rows.sort_values("seq", kind="stable").reset_index(drop=True)
+    return rows, hist, agent.name
+
+
+def _typed(data: dict[str, list[Any]], columns: dict[str, str]) -> pd.DataFrame:
+    out: dict[str, Any] = {}
+    for name, dtype in columns.items():
+        v = data[name]
+        if dtype.startswith("datetime"):
+            out[name] = (
+                pd.Series(pd.array(v, dtype="Int64"))
+                .pipe(lambda s: pd.to_datetime(s.astype("float64"), unit="ms", utc=True))
+                .astype("datetime64[ms, UTC]")
+            )
+        elif dtype == "object":
+            s = pd.Series([None] * len(v), dtype=object)
+            for i, x in enumerate(v):
+                s.iloc[i] = x
+            out[name] = s
+        elif dtype == "bool":
+            out[name] = np.array(v, dtype=bool)
+        else:
+            out[name] = pd.array(v, dtype=dtype)
+    return pd.DataFrame(out, columns=list(columns))
+
+
+def _ms(ts: Any) -> int | None:
+    if ts is None or pd.isna(ts):
+        return None
+    return int(pd.Timestamp(ts).value // 1_000_000)
+
+
+def observe(
+    agent: AgentFile | str | os.PathLike[str] | pd.DataFrame,
+    taxonomy: TaxonomyArg = None,
+    *,
+    segmentation: str = "smart",
+) -> Observation:
+    """Self-observation metrics of one agent: turns, calls by class, signatures, anomalies.
+
+    A batch re-implementation of the runtime's self-observation analyzer (ADF_FORMAT.md
+    §8.2-§8.4) over the whole history (live loop plus every audited loop row).
+
+    Parameters
+    ----------
+    agent : an open :class:`AgentFile`, the path of an ``.adf`` file (opened and closed
+        here), or a loop/history DataFrame (the columns of :meth:`AgentFile.loop`).
+    taxonomy : None (the shipped default), a mapping, or a JSON file path; see
+        :func:`load_taxonomy`.
+    segmentation : ``"smart"`` (default: display order, one copy per seq, context rows,
+        notices and summaries are not turn boundaries, precise trigger kinds) or
+        ``"reference"`` (the reference analyzer's boundaries exactly, quirks included). The
+        module docstring of ``adfkit._observe`` tabulates every difference.
+
+    Returns
+    -------
+    Observation
+        ``turns``, ``calls``, ``signatures``, ``streaks`` and ``anomalies`` DataFrames (their
+        columns are documented on :class:`Observation`).
+
+    Raises
+    ------
+    ValueError
+        unknown ``segmentation``.
+    AdfError
+        the file cannot be read, or the taxonomy file is bad.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> from adfkit._observe import observe
+    >>> obs = observe(adfkit.open_adf("sample_agents/long-runner.adf"))
+    >>> obs.flagged["check"].tolist()
+    ['null_streak', 'repeated_signature', 'spend_without_change']
+    >>> top = obs.signatures.iloc[0]
+    >>> str(top["signature"]), int(top["count"])
+    ('fs_read:1f1udza', 5)
+    """
+    if segmentation not in SEGMENTATIONS:
+        raise ValueError(f"segmentation must be one of {list(SEGMENTATIONS)}, got {segmentation!r}")
+    tax = load_taxonomy(taxonomy)
+    if isinstance(agent, str | os.PathLike):
+        from ._agent import open_adf
+
+        with open_adf(agent) as handle:
+            return observe(handle, tax, segmentation=segmentation)
+    rows, hist, name = _rows_for(agent, segmentation)
+    return _observe_rows(rows, hist, tax, segmentation, name)
+
+
+def _observe_rows(
+    rows: pd.DataFrame,
+    hist: pd.DataFrame | None,
+    tax: dict[str, Any],
+    mode: str,
+    name: str,
+) -> Observation:
+    thr = thresholds_of(tax)
+    turn_of, heads = _segment(rows, mode)
+    counted = [h["kind"] != "compaction" for h in heads]
+    # Renumber the counted turns 0..k-1; compaction turns (reference mode) are dropped.
+    new_id = np.cumsum(counted) - 1
+    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
+    seqs = rows["seq"].to_numpy(dtype="int64")
+    created = [_ms(x) for x in rows["created_at"]]
+    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
+    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
+    tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
+    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
+    epochs: dict[int, int] = {}
+    if hist is not None and "epoch" in hist:
+        epochs = dict(
+            zip(
+                hist["seq"].to_numpy(dtype="int64").tolist(),
+                hist["epoch"].fillna(-1).to_numpy(dtype="int64").tolist(),
+                strict=True,
+            )
+        )
+
+    nt = int(sum(counted))
+    agg = {
+        k: [0] * nt
+        for k in ("n_calls", "n_world", "n_internal", "n_bookkeeping", "tokens_in", "tokens_out")
+    }
+    n_rows = [0] * nt
+    end_seq = [0] * nt
+    calls: dict[str, list[Any]] = {c: [] for c in CALL_COLUMNS}
+    for i in range(len(rows)):
+        t = turn_of[i]
+        if t < 0 or not counted[t]:
+            continue
+        k = int(new_id[t])
+        n_rows[k] += 1
+        end_seq[k] = int(seqs[i])
+        if role[i] != "assistant":
+            continue
+        agg["tokens_in"][k] += int(tin[i])
+        agg["tokens_out"][k] += int(tout[i])
+        if not tools[i]:
+            continue
+        blocks, _ = parse_content(content[i])
+        for bi, b in enumerate(blocks):
+            if b.get("type") != "tool_use":
+                continue
+            nm = b.get("name", "undefined")
+            nm = nm if isinstance(nm, str) else ("null" if nm is None else js_stringify(nm))
+            inp = b.get("input")
+            cls = classify_call(nm, inp, tax)
+            agg["n_calls"][k] += 1
+            if cls in CLASSES:
+                agg[f"n_{cls}"][k] += 1
+            calls["turn"].append(k)
+            calls["seq"].append(int(seqs[i]))
+            calls["block_index"].append(bi)
+            calls["created_at"].append(created[i])
+            calls["tool"].append(nm)
+            calls["class"].append(cls)
+            calls["signature"].append(signature(nm, inp))
+            calls["input"].append(js_stringify({} if _falsy(inp) else inp))
+            uid = b.get("id")
+            calls["tool_use_id"].append(None if uid is None else str(uid))
+
+    turns_d: dict[str, list[Any]] = {c: [] for c in TURN_COLUMNS}
+    for h, ok in zip(heads, counted, strict=True):
+        if not ok:
+            continue
+        k = len(turns_d["turn"])
+        turns_d["turn"].append(k)
+        turns_d["start_seq"].append(h["seq"])
+        turns_d["end_seq"].append(end_seq[k])
+        turns_d["n_rows"].append(n_rows[k])
+        turns_d["start_at"].append(created[h["row"]])
+        turns_d["trigger_kind"].append(h["kind"])
+        for c in agg:
+            turns_d[c].append(agg[c][k])
+        turns_d["is_null_turn"].append(
+            agg["n_calls"][k] > 0 and agg["n_world"][k] == 0 and agg["n_internal"][k] == 0
+        )
+        e = epochs.get(h["seq"], -1)
+        turns_d["epoch"].append(None if e < 0 else e)
+    turns = _typed(turns_d, TURN_COLUMNS)
+    calls_df = _typed(calls, CALL_COLUMNS)
+    sigs = _signatures(calls_df)
+    streaks = _streaks(turns)
+    anomalies = _anomalies(turns, calls_df, sigs, thr)
+    return Observation(
+        turns=turns,
+        calls=calls_df,
+        signatures=sigs,
+        streaks=streaks,
+        anomalies=anomalies,
+        segmentation=mode,
+        thresholds=thr,
+        taxonomy=tax,
+        name=name,
+    )
+
+
+def _signatures(calls: pd.DataFrame) -> pd.DataFrame:
+    if not len(calls):
+        return _typed({c: [] for c in SIGNATURE_COLUMNS}, SIGNATURE_COLUMNS)
+    g = calls.groupby("signature", sort=False)
+    df = pd.DataFrame(
+        {
+            "signature": g["signature"].first(),
+            "tool": g["tool"].first(),
+            "count": g.size(),
+            "n_turns": g["turn"].nunique(),
+            "first_seq": g["seq"].min(),
+            "last_seq": g["seq"].max(),
+            "first_seen": g["created_at"].min(),
+            "last_seen": g["created_at"].max(),
+        }
+    ).reset_index(drop=True)
+    df = df.sort_values(["count", "first_seq"], ascending=[False, True], kind="stable")
+    df = df.reset_index(drop=True)
+    for c, dt in SIGNATURE_COLUMNS.items():
+        df[c] = df[c].astype(dt)
+    return df
+
+
+def _streaks(turns: pd.DataFrame) -> pd.DataFrame:
+    d: dict[str, list[Any]] = {c: [] for c in STREAK_COLUMNS}
+    null = turns["is_null_turn"].to_numpy(dtype=bool)
+    n = len(null)
+    i = 0
+    while i < n:
+        if not null[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and null[j + 1]:
+            j += 1
+        d["first_turn"].append(i)
+        d["last_turn"].append(j)
+        d["length"].append(j - i + 1)
+        d["start_seq"].append(int(turns["start_seq"].iloc[i]))
+        d["end_seq"].append(int(turns["end_seq"].iloc[j]))
+        d["start_at"].append(_ms(turns["start_at"].iloc[i]))
+        d["current"].append(j == n - 1)
+        i = j + 1
+    return _typed(d, STREAK_COLUMNS)
+
+
+def _anomalies(
+    turns: pd.DataFrame, calls: pd.DataFrame, sigs: pd.DataFrame, thr: dict[str, int]
+) -> pd.DataFrame:
+    d: dict[str, list[Any]] = {c: [] for c in ANOMALY_COLUMNS}
+
+    def add(check, tripped, value, threshold, window, detail, t=(), s=(), g=()):
+        for c, v in zip(
+            ANOMALY_COLUMNS,
+            (check, tripped, value, threshold, window, detail, tuple(t), tuple(s), tuple(g)),
+            strict=True,
+        ):
+            d[c].append(v)
+
+    window = turns.tail(thr["window_turns"])
+    nw = len(window)
+    # 1. null-turn streak: consecutive null turns back from the newest, inside the window.
+    null = window["is_null_turn"].to_numpy(dtype=bool)
+    streak = 0
+    for v in null[::-1]:
+        if not v:
+            break
+        streak += 1
+    hit = streak >= thr["null_streak"]
+    st = window.tail(streak) if streak else window.iloc[:0]
+    add(
+        "null_streak",
+        hit,
+        streak,
+        thr["null_streak"],
+        nw,
+        f"{streak} consecutive null turn(s) at the end (trips at {thr['null_streak']})"
+        + (f", from seq {int(st['start_seq'].iloc[0])}" if hit else ""),
+        st["turn"].astype(int).tolist() if hit else (),
+        st["start_seq"].astype(int).tolist() if hit else (),
+    )
+    # 2. repeated action, over all the history.
+    rep = sigs[sigs["count"] >= thr["repeat_signature"]].head(TOP_SIGNATURES)
+    top = int(sigs["count"].iloc[0]) if len(sigs) else 0
+    if len(rep):
+        shown = ", ".join(
+            f"{s} x{int(n)}" for s, n in zip(rep["signature"], rep["count"], strict=True)
+        )
+        detail = f"{len(rep)} signature(s) repeated {thr['repeat_signature']}+ times: {shown}"
+        rc = calls[calls["signature"].isin(rep["signature"].tolist())]
+        t, s = sorted(set(rc["turn"].astype(int))), rc["seq"].astype(int).tolist()
+    else:
+        detail = f"no signature repeated {thr['repeat_signature']}+ times (highest count {top})"
+        t, s = [], []
+    add(
+        "repeated_signature",
+        bool(len(rep)),
+        top,
+        thr["repeat_signature"],
+        len(turns),
+        detail,
+        t,
+        s,
+        rep["signature"].tolist(),
+    )
+    # 3. spend without external change: >= 20 turns in the window, no world call, tokens out.
+    world = int(window["n_world"].sum())
+    out = int(window["tokens_out"].sum())
+    hit = nw >= SPEND_MIN_TURNS and world == 0 and out > 0
+    if hit:
+        detail = f"{nw} turns without a world call spent {out:,} output tokens"
+    elif nw < SPEND_MIN_TURNS:
+        detail = f"only {nw} turn(s) in the window (needs {SPEND_MIN_TURNS})"
+    else:
+        detail = f"{world} world call(s) in the last {nw} turns"
+    add(
+        "spend_without_change",
+        hit,
+        out if world == 0 else 0,
+        SPEND_MIN_TURNS,
+        nw,
+        detail,
+        window["turn"].astype(int).tolist() if hit else (),
+        window["start_seq"].astype(int).tolist() if hit else (),
+    )
+    return _typed(d, ANOMALY_COLUMNS)
+
+
+# --- AgentFile methods ----------------------------------------------------------------------
 
 
 class ObserveMixin:
-    """Mixed into :class:`adfkit.AgentFile`."""
+    """Mixed into :class:`adfkit.AgentFile`: ``observe()``, ``integrity()``, ``mind()``."""
+
+    def observe(  # type: ignore[misc]
+        self: AgentFile, taxonomy: TaxonomyArg = None, *, segmentation: str = "smart"
+    ) -> Observation:
+        """Self-observation metrics of this agent; same as ``adfkit.observe(self, ...)``.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> obs = adfkit.open_adf("sample_agents/clean.adf").observe()
+        >>> obs.flagged.empty
+        True
+        """
+        return observe(self, taxonomy, segmentation=segmentation)
+
+    def integrity(self: AgentFile) -> pd.DataFrame:  # type: ignore[misc]
+        """Consistency checks of the file's history. One row per finding, worst first.
+
+        See :func:`adfkit._integrity.integrity` for the checks and severities.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> adfkit.open_adf("sample_agents/clean.adf").integrity().empty
+        True
+        """
+        from ._integrity import integrity
+
+        return integrity(self)
+
+    def mind(self: AgentFile) -> Mind:  # type: ignore[misc]
+        """The agent's mind as data: ``mind.md`` sections, ``mind/<slug>.md`` pages, the log.
+
+        See :class:`adfkit._mind.Mind`.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> m = adfkit.open_adf("sample_agents/mind-keeper.adf").mind()
+        >>> sorted(m.pages["slug"])
+        ['frost-watch', 'grafting', 'growers', 'open-threads']
+        """
+        from ._mind import read_mind
+
+        return read_mind(self)

@@ -1,0 +1,105 @@
+"""CLI commands ``adfkit observe`` and ``adfkit check`` (self-observation and integrity).
+
+Exit status for both: 0 nothing found, 1 findings (a tripped anomaly; an integrity row of
+severity warning or error), 2 unreadable input or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from ._agent import open_adf
+from ._observe import SEGMENTATIONS, observe
+
+
+def cmd_observe(args: argparse.Namespace) -> int:
+    """Self-observation metrics: turn mix, tool calls by class, the three anomaly checks.
+
+    Exit status 0 when no check trips, 1 when one does, 2 when the file cannot be read.
+
+    Example: adfkit observe sample_agents/long-runner.adf --segmentation reference
+    """
+    with open_adf(args.path) as agent:
+        obs = observe(agent, args.taxonomy, segmentation=args.segmentation)
+        d = {"path": agent.path, **obs.to_dict()}
+    if args.json:
+        print(json.dumps(d, indent=2, ensure_ascii=False))
+    else:
+        print(obs.summary())
+    return 1 if obs.anomalies["tripped"].any() else 0
+
+
+def check_dict(path: str, report: Any) -> dict[str, Any]:
+    """The ``--json`` shape of ``adfkit check``."""
+    counts = {s: int((report["severity"] == s).sum()) for s in ("error", "warning", "info")}
+    return {
+        "path": path,
+        "clean": counts["error"] == 0 and counts["warning"] == 0,
+        "counts": counts,
+        "findings": [
+            {
+                "check": str(r.check),
+                "severity": str(r.severity),
+                "table": str(r.table),
+                "rows": [int(x) for x in r.rows],
+                "detail": str(r.detail),
+            }
+            for r in report.itertuples(index=False)
+        ],
+    }
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Integrity checks: lost or duplicated history, bad audit blobs and counters, orphan
+    tool calls, rows out of time order, loop audit switched off.
+
+    Exit status 0 when nothing of severity warning or error is found (info rows are listed
+    but do not count), 1 when something is, 2 when the file cannot be read.
+
+    Example: adfkit check sample_agents/forgetful.adf --json
+    """
+    with open_adf(args.path) as agent:
+        report = agent.integrity()
+        d = check_dict(agent.path, report)
+    if args.json:
+        print(json.dumps(d, indent=2, ensure_ascii=False))
+    elif not len(report):
+        print(f"{d['path']}: no findings")
+    else:
+        c = d["counts"]
+        print(f"{d['path']}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
+        for f in d["findings"]:
+            print(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
+    return 0 if d["clean"] else 1
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``observe`` and ``check`` to the ``adfkit`` command."""
+    p = sub.add_parser(
+        "observe",
+        help="self-observation metrics and anomalies",
+        description=cmd_observe.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help="an .adf file")
+    p.add_argument(
+        "--segmentation",
+        choices=SEGMENTATIONS,
+        default="smart",
+        help="turn segmentation: smart (default) or the reference analyzer's",
+    )
+    p.add_argument("--taxonomy", metavar="FILE", help="a taxonomy JSON file (default: shipped)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_observe)
+
+    p = sub.add_parser(
+        "check",
+        help="integrity checks of an agent file's history",
+        description=cmd_check.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help="an .adf file")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_check)
