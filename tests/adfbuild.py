@@ -130,6 +130,9 @@ def build(
     schema: int = 28,
     highest_seq: int | None = None,
     journal: str = "delete",
+    not_null: bool = True,
+    loop_columns: tuple[str, ...] | None = None,
+    sql: list[str | tuple[str, tuple[Any, ...]]] = (),  # type: ignore[assignment]
 ) -> Path:
     """Write a tiny agent file.
 
@@ -137,6 +140,11 @@ def build(
     ``{"source": ..., "value": obj}`` for message/file sources, or ``{"source": ..., "data":
     raw_bytes, "entry_count": n, "size_bytes": n}`` for damaged blobs. Optional ``created_at``,
     ``start_seq``, ``end_seq``, ``ref`` override the derived values.
+
+    Damage and old layouts: ``not_null=False`` drops every NOT NULL constraint (so a test can
+    store NULLs where the runtime never does); ``loop_columns`` limits ``adf_loop`` to the named
+    columns (pre-public files lack ``model``, ``tokens``, ``created_at``); ``sql`` statements
+    (text or ``(text, params)``) run last, before the commit.
     """
     path = Path(path)
     con = sqlite3.connect(path)
@@ -146,6 +154,15 @@ def build(
             "start_seq INTEGER, end_seq INTEGER, ref TEXT,",
             "start_at INTEGER NOT NULL, end_at INTEGER NOT NULL,",
         )
+    if not not_null:
+        ddl = ddl.replace(" NOT NULL", "")
+    if loop_columns is not None:
+        start = ddl.index("CREATE TABLE adf_loop (")
+        end = ddl.index(");", start)
+        decls = [d.strip() for d in ddl[start + 23 : end].split(",")]
+        keep = {"seq", "role", "content_json", "ord", *loop_columns}
+        decls = [d for d in decls if d.split()[0] in keep]
+        ddl = ddl[: start + 23] + ", ".join(decls) + ddl[end:]
     con.executescript(ddl)
     con.execute(f"PRAGMA journal_mode={journal}")
     m = {"adf_version": "0.2", "adf_name": path.stem}
@@ -172,6 +189,11 @@ def build(
         if schema >= 28:
             cols.append("ord")
             vals.append(r["ord"])
+        if loop_columns is not None:
+            keep = [i for i, c in enumerate(cols) if c in loop_columns or c in ("seq", "role")]
+            keep = [i for i in keep if cols[i] != "content_json"] + [2]
+            cols = [cols[i] for i in keep]
+            vals = [vals[i] for i in keep]
         con.execute(
             f"INSERT INTO adf_loop ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
             vals,
@@ -201,8 +223,15 @@ def build(
             con.execute(
                 "INSERT INTO adf_audit (source, start_at, end_at, entry_count, size_bytes, data,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (src, a.get("start_at", created), a.get("end_at", created), count, size, data,
-                 created),
+                (
+                    src,
+                    a.get("start_at", created),
+                    a.get("end_at", created),
+                    count,
+                    size,
+                    data,
+                    created,
+                ),
             )
     for p, content in (files or {}).items():
         b = content.encode() if isinstance(content, str) else content
@@ -216,8 +245,14 @@ def build(
     if highest_seq is not None:
         con.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = 'adf_loop'", (highest_seq,))
         if con.execute("SELECT changes()").fetchone()[0] == 0:
-            con.execute("INSERT INTO sqlite_sequence (name, seq) VALUES ('adf_loop', ?)",
-                        (highest_seq,))
+            con.execute(
+                "INSERT INTO sqlite_sequence (name, seq) VALUES ('adf_loop', ?)", (highest_seq,)
+            )
+    for stmt in sql:
+        if isinstance(stmt, tuple):
+            con.execute(*stmt)
+        else:
+            con.execute(stmt)
     con.commit()
     con.close()
     return path
