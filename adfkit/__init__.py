@@ -16,6 +16,16 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._agent import AgentFile, open_adf
+from ._mind import Mind
+from ._observe import Observation, load_taxonomy, observe, signature
+from ._replay import (
+    SimulationResult,
+    SlidingWindowPolicy,
+    ThresholdPolicy,
+    TrimToolResultsPolicy,
+    simulate,
+    simulate_sweep,
+)
 from ._errors import (
     AdfError,
     AdfWarning,
@@ -44,10 +54,21 @@ __all__ = [
     "CorruptFileError",
     "FileBusyError",
     "MalformedRowError",
+    "Mind",
     "NewerSchemaWarning",
     "NotAdfError",
     "NotSQLiteError",
+    "Observation",
+    "SimulationResult",
+    "SlidingWindowPolicy",
+    "ThresholdPolicy",
+    "TrimToolResultsPolicy",
     "UnsupportedSchemaError",
     "__version__",
+    "load_taxonomy",
+    "observe",
     "open_adf",
+    "signature",
+    "simulate",
+    "simulate_sweep",
 ]
