@@ -1,12 +1,379 @@
-"""AgentFile methods: token usage and cost (issue 3)."""
+"""AgentFile methods: token usage and cost (issue 3).
+
+Prices come from ``adfkit/data/prices.json`` (the runtime's table, ADF_FORMAT.md §9.4), in USD
+per million tokens, keyed by the exact model id. Cost follows the runtime:
+``(input * input_price + output * output_price) / 1e6`` rounded to 8 decimals, with **no cache
+discount** (the provider's ``input`` already includes cached reads and writes, §3.3).
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+import os
+import warnings
+from collections.abc import Mapping
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._errors import AdfWarning
 
 if TYPE_CHECKING:
     from ._agent import AgentFile  # noqa: F401
 
+#: Prices as ``{model_id: (input_usd_per_million, output_usd_per_million)}``.
+PriceTable = dict[str, tuple[float, float]]
+PricesArg = Mapping[str, Any] | str | os.PathLike[str] | None
+
+#: Columns of :meth:`UsageMixin.usage` and their dtypes.
+USAGE_COLUMNS: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "epoch": "Int64",
+    "call_kind": "category",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "tokens_input": "Int64",
+    "tokens_output": "Int64",
+    "tokens_cache_read": "Int64",
+    "tokens_cache_write": "Int64",
+    "tokens_reasoning": "Int64",
+    "tokens_total": "Int64",
+    "cum_input": "Int64",
+    "cum_output": "Int64",
+    "cum_total": "Int64",
+    "price_input": "float64",
+    "price_output": "float64",
+    "cost_usd": "float64",
+    "cum_cost_usd": "float64",
+}
+
+CALL_KINDS = ("assistant", "compaction")
+_TOKEN_COLS = [
+    "tokens_input",
+    "tokens_output",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_reasoning",
+    "tokens_total",
+]
+
+
+# --- the price table ----------------------------------------------------------------------
+
+
+def _models_of(obj: Any, where: str) -> PriceTable:
+    """``{"models": {id: {"input": x, "output": y}}}`` or the bare inner mapping -> table."""
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{where}: prices must be a JSON object, got {type(obj).__name__}")
+    models = obj.get("models", obj)
+    if not isinstance(models, Mapping):
+        raise ValueError(f"{where}: 'models' must be an object of model id -> prices")
+    out: PriceTable = {}
+    for model, p in models.items():
+        ok = isinstance(p, Mapping) and all(
+            isinstance(p.get(k), int | float) and not isinstance(p.get(k), bool) and p.get(k) >= 0
+            for k in ("input", "output")
+        )
+        if not ok:
+            raise ValueError(
+                f"{where}: prices for model {model!r} must be "
+                f'{{"input": <USD per million>, "output": <USD per million>}}, got {p!r}'
+            )
+        out[str(model)] = (float(p["input"]), float(p["output"]))
+    return out
+
+
+def default_prices() -> PriceTable:
+    """The shipped price table (``adfkit/data/prices.json``), model id -> (input, output) USD
+    per million tokens.
+
+    Examples
+    --------
+    >>> from adfkit._tokens import default_prices
+    >>> default_prices()["claude-sonnet-4-5-20250929"]
+    (3.0, 15.0)
+    """
+    text = resources.files("adfkit").joinpath("data/prices.json").read_text("utf-8")
+    return _models_of(json.loads(text), "adfkit/data/prices.json")
+
+
+def load_prices(prices: PricesArg = None) -> PriceTable:
+    """The shipped price table with ``prices`` laid over it.
+
+    Parameters
+    ----------
+    prices : None (the shipped table), a mapping, or the path of a JSON file. Either shape is
+        accepted: ``{"models": {"<model id>": {"input": 3.0, "output": 15.0}}}`` (the shape of
+        ``adfkit/data/prices.json``) or the inner ``{"<model id>": {...}}`` mapping. Entries
+        replace the shipped ones for the same model id and add new ones.
+
+    Raises
+    ------
+    ValueError
+        the file is missing or not JSON, or an entry is not two non-negative numbers.
+
+    Examples
+    --------
+    >>> from adfkit._tokens import load_prices
+    >>> load_prices({"my-model": {"input": 1, "output": 2}})["my-model"]
+    (1.0, 2.0)
+    """
+    table = default_prices()
+    if prices is None:
+        return table
+    if isinstance(prices, str | os.PathLike):
+        where = os.fspath(prices)
+        try:
+            with open(where, encoding="utf-8") as f:
+                obj = json.load(f)
+        except OSError as exc:
+            raise ValueError(f"{where}: cannot read the price file ({exc.strerror})") from None
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{where}: the price file is not valid JSON ({exc})") from None
+    else:
+        where, obj = "prices", prices
+    table.update(_models_of(obj, where))
+    return table
+
+
+# --- usage frame ------------------------------------------------------------------------
+
+
+def _reappended(h: pd.DataFrame) -> np.ndarray:
+    """Rows that are copies of an earlier call re-appended by a fallback compaction (§5.5).
+
+    The fallback path re-appends the first preserved assistant row, with its model and tokens,
+    under a new seq right after the summary; the original is usually in the audit archive.
+    A copy is an assistant row directly after a summary (display order) whose parsed content,
+    model and tokens equal those of an assistant row with a smaller seq.
+    """
+    n = len(h)
+    out = np.zeros(n, dtype=bool)
+    if not n:
+        return out
+    kind = h["kind"].astype("string").fillna("")
+    is_asst = (kind == "assistant").to_numpy()
+    prev_summary = (kind.shift(1) == "compaction_summary").to_numpy()
+    cand = np.flatnonzero(prev_summary & is_asst)
+    if not len(cand):
+        return out
+    key_cols = ["model", "chars", "tool_names", *_TOKEN_COLS]
+    keys = [tuple(r) for r in h[key_cols].astype("string").fillna("\x00").itertuples(index=False)]
+    seqs = h["seq"].to_numpy(dtype="int64")
+    content = h["content"].tolist()
+    by_key: dict[tuple, list[int]] = {}
+    for i in np.flatnonzero(is_asst):
+        by_key.setdefault(keys[i], []).append(int(i))
+    for i in cand:
+        body = _parsed(content[i])
+        for j in by_key.get(keys[i], []):
+            if seqs[j] < seqs[i] and _parsed(content[j]) == body:
+                out[i] = True
+                break
+    return out
+
+
+def _parsed(raw: Any) -> Any:
+    try:
+        return json.loads(raw) if isinstance(raw, str) else raw
+    except ValueError:
+        return raw
+
+
+def usage_frame(
+    history: pd.DataFrame, prices: PriceTable
+) -> tuple[pd.DataFrame, dict[str, int], int]:
+    """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
+
+    ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
+    its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
+    """
+    h = history
+    has_tokens = h[_TOKEN_COLS].notna().any(axis=1).to_numpy()
+    kind = h["kind"].astype("string")
+    is_call = (kind == "assistant").fillna(False).to_numpy() | (
+        has_tokens & (kind == "compaction_summary").fillna(False).to_numpy()
+    )
+    keep = has_tokens & is_call & ~_reappended(h)
+    src = h.loc[keep]
+    df = pd.DataFrame(
+        {
+            "seq": src["seq"].astype("Int64"),
+            "position": src["position"].astype("Int64"),
+            "epoch": (
+                src["epoch"].astype("Int64")
+                if "epoch" in src
+                else pd.array([pd.NA] * len(src), dtype="Int64")
+            ),
+            "call_kind": pd.Categorical(
+                np.where(src["kind"].astype("string") == "assistant", "assistant", "compaction"),
+                categories=list(CALL_KINDS),
+            ),
+            "created_at": src["created_at"],
+            "model": src["model"].astype("string"),
+        }
+    ).reset_index(drop=True)
+    for c in _TOKEN_COLS:
+        df[c] = src[c].astype("Int64").reset_index(drop=True)
+    df["cum_input"] = df["tokens_input"].fillna(0).cumsum().astype("Int64")
+    df["cum_output"] = df["tokens_output"].fillna(0).cumsum().astype("Int64")
+    df["cum_total"] = df["tokens_total"].fillna(0).cumsum().astype("Int64")
+    models = df["model"].fillna("").tolist()
+    pin = np.array([prices.get(m, (np.nan, np.nan))[0] for m in models], dtype="float64")
+    pout = np.array([prices.get(m, (np.nan, np.nan))[1] for m in models], dtype="float64")
+    tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
+    tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
+    cost = np.round((tin * pin + tout * pout) / 1e6, 8)
+    df["price_input"] = pin
+    df["price_output"] = pout
+    df["cost_usd"] = cost
+    df["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
+    unpriced: dict[str, int] = {}
+    for m in models:
+        if m not in prices:
+            name = m or "(none recorded)"
+            unpriced[name] = unpriced.get(name, 0) + 1
+    total_only = int((~np.isnan(pin) & np.isnan(cost)).sum())
+    return df, unpriced, total_only
+
+
+def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
+    """Tokens per turn. One row per turn, in display order.
+
+    A turn starts at a ``trigger`` or ``message`` row (timer, inbox, owner chat...) and runs
+    to the next one; calls before the first such row form turn 0 (``trigger_kind`` ``"(none)"``).
+    Compaction calls count in the turn where they ran.
+
+    Columns: ``turn`` (Int64, from 1; 0 for calls before the first trigger), ``start_seq``
+    (Int64), ``started_at`` (datetime64[ms, UTC]), ``trigger_kind`` (string: the trigger kind,
+    or ``chat`` for owner messages), ``n_calls``, ``tokens_input``, ``tokens_output``,
+    ``tokens_total`` (Int64; a legacy bare total counts in ``tokens_total`` only).
+    """
+    h = history
+    kind = h["kind"].astype("string").fillna("")
+    starts = kind.isin(["trigger", "message"]).to_numpy()
+    turn_of_row = np.cumsum(starts)
+    pos_turn = dict(zip(h["position"].to_numpy(dtype="int64"), turn_of_row, strict=True))
+    sub = h["subkind"].astype("string").fillna("chat")
+    start_rows = h.loc[starts]
+    turns = pd.DataFrame(
+        {
+            "turn": pd.array(np.arange(1, len(start_rows) + 1), dtype="Int64"),
+            "start_seq": start_rows["seq"].astype("Int64").to_numpy(),
+            "started_at": start_rows["created_at"].to_numpy(),
+            "trigger_kind": sub.loc[starts].to_numpy(),
+        }
+    )
+    u = usage
+    t = pd.DataFrame(
+        {
+            "turn": [int(pos_turn.get(int(p), 0)) for p in u["position"].to_numpy(dtype="int64")],
+            "tokens_input": u["tokens_input"].fillna(0).to_numpy(dtype="int64"),
+            "tokens_output": u["tokens_output"].fillna(0).to_numpy(dtype="int64"),
+            "tokens_total": u["tokens_total"].fillna(0).to_numpy(dtype="int64"),
+        }
+    )
+    agg = t.groupby("turn").agg(
+        n_calls=("tokens_total", "size"),
+        tokens_input=("tokens_input", "sum"),
+        tokens_output=("tokens_output", "sum"),
+        tokens_total=("tokens_total", "sum"),
+    )
+    if 0 in agg.index:
+        first = u.loc[t["turn"].to_numpy() == 0]
+        head = pd.DataFrame(
+            {
+                "turn": pd.array([0], dtype="Int64"),
+                "start_seq": pd.array([int(first["seq"].iloc[0])], dtype="Int64"),
+                "started_at": first["created_at"].iloc[:1].to_numpy(),
+                "trigger_kind": ["(none)"],
+            }
+        )
+        turns = pd.concat([head, turns], ignore_index=True)
+    turns = turns.join(agg, on="turn")
+    for c in ("n_calls", "tokens_input", "tokens_output", "tokens_total"):
+        turns[c] = turns[c].fillna(0).astype("Int64")
+    turns["trigger_kind"] = turns["trigger_kind"].astype("string")
+    turns["started_at"] = pd.to_datetime(turns["started_at"], utc=True).astype(
+        "datetime64[ms, UTC]"
+    )
+    return turns
+
 
 class UsageMixin:
     """Mixed into :class:`adfkit.AgentFile`."""
+
+    def usage(self: AgentFile, *, prices: PricesArg = None) -> pd.DataFrame:  # type: ignore[misc]
+        """Token usage and estimated cost. One row per model call over the whole history.
+
+        A model call is a row that carries ``tokens``: every assistant row, and each compaction
+        summary (schema 28), which carries the *compaction* call's usage (ADF_FORMAT.md §3.3).
+        Rows are in display order. A fallback compaction (§5.5) re-appends the first preserved
+        assistant row with its tokens under a new seq; such a copy of a call already in the
+        history is left out, so no call is counted twice.
+
+        Cost is ``(input * input_price + output * output_price) / 1e6`` USD, rounded to 8
+        decimals, exactly as the runtime computes it: **no cache discount** (``input`` already
+        includes cached reads and writes), reasoning tokens not billed separately. Prices are
+        per million tokens, keyed by the exact model id, from the shipped table
+        ``adfkit/data/prices.json`` (the runtime's ``llm-pricing.ts``) overlaid with
+        ``prices``. A model without a price gets NaN cost, and one :class:`adfkit.AdfWarning`
+        per call to ``usage()`` names every such model. Legacy bare-integer tokens
+        (pre-public files) fill ``tokens_total`` only; their split and cost are NA/NaN.
+
+        Parameters
+        ----------
+        prices : extra or replacement prices: a mapping ``{"<model id>": {"input": 3.0,
+            "output": 15.0}}`` (USD per million tokens), the same wrapped in ``{"models":
+            ...}``, or the path of a JSON file shaped like ``adfkit/data/prices.json``.
+
+        Returns
+        -------
+        DataFrame with columns (dtype):
+
+        - ``seq``, ``position`` (Int64: display position in :meth:`history`), ``epoch`` (Int64)
+        - ``call_kind`` (category: ``assistant`` or ``compaction``)
+        - ``created_at`` (datetime64[ms, UTC]), ``model`` (string)
+        - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
+          ``tokens_reasoning``, ``tokens_total`` (Int64; as reported, ``input`` includes the
+          cache parts)
+        - ``cum_input``, ``cum_output``, ``cum_total`` (Int64: running sums; an unknown value
+          adds nothing)
+        - ``price_input``, ``price_output`` (float64: USD per million, NaN when unpriced)
+        - ``cost_usd`` (float64, NaN when unpriced or the split is unknown), ``cum_cost_usd``
+          (float64: running sum of the known costs)
+
+        Raises
+        ------
+        ValueError
+            ``prices`` is not readable or not of the documented shape.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> u = adfkit.open_adf("sample_agents/clean.adf").usage()
+        >>> sorted(u["call_kind"].unique())
+        ['assistant', 'compaction']
+        >>> bool((u["cost_usd"] > 0).all())
+        True
+        """
+        table = load_prices(prices)
+        df, unpriced, total_only = usage_frame(self.history(), table)
+        if unpriced or total_only:
+            parts = []
+            if unpriced:
+                names = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(unpriced.items()))
+                parts.append(
+                    f"no price for model(s) {names}: their cost_usd is NaN; "
+                    "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
+                )
+            if total_only:
+                parts.append(
+                    f"{total_only} call(s) store only a legacy token total (no input/output "
+                    "split): their cost_usd is NaN"
+                )
+            warnings.warn(f"{self.path}: " + "; ".join(parts), AdfWarning, stacklevel=2)
+        return df
