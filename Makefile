@@ -14,6 +14,11 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf
+	@mkdir -p build/plots
+	@for f in sample_agents/*.adf; do \
+	  MPLBACKEND=Agg $(BIN)/adfkit plot "$$f" --kind all -o build/plots >/dev/null || exit 1; \
+	done
+	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check adfkit tests benchmarks
