@@ -1,0 +1,771 @@
+"""Notebook widgets: browse the loop, decode audit rows, replay the context window.
+
+Three ipywidgets-based browsers, each built on a handle from :func:`adfkit.open_adf`:
+
+- :class:`LoopBrowser` -- the loop (or the whole history) as the runtime's Loop tab shows it,
+  filtered by kind, role, tool and text, one page at a time;
+- :class:`AuditExplorer` -- pick an ``adf_audit`` row and see it decoded;
+- :class:`ReplayPlayer` -- a slider over model calls showing what the context window held.
+
+The HTML is made by pure functions (:func:`rows_html`, :func:`audit_html`,
+:func:`composition_html`) that take frames and return strings, so they run without a kernel
+and can be shown with ``IPython.display.HTML`` in static reports. Every piece of agent text is
+HTML-escaped: a file can contain ``<script>`` in a message and it stays inert.
+
+This module imports ipywidgets; ``import adfkit`` does not import it.
+
+Examples
+--------
+>>> import adfkit
+>>> from adfkit.widgets import LoopBrowser
+>>> browser = LoopBrowser(adfkit.open_adf("sample_agents/long-runner.adf"))
+>>> browser.kind.value = "compaction_summary"
+>>> browser.n_matches == int((browser.frame["kind"] == "compaction_summary").sum())
+True
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from ._errors import AdfError
+from ._frames import parse_content
+from ._html import escape as _escape
+
+if TYPE_CHECKING:
+    from ._agent import AgentFile
+
+__all__ = [
+    "AuditExplorer",
+    "LoopBrowser",
+    "ReplayPlayer",
+    "audit_html",
+    "composition_html",
+    "escape",
+    "rows_html",
+]
+
+ALL = "(all)"
+
+#: Colours of the row kinds (the context blocks are teal, as in the runtime's Loop tab).
+KIND_COLORS: dict[str, str] = {
+    "message": "#3182ce",
+    "assistant": "#805ad5",
+    "tool_result": "#718096",
+    "context": "#319795",
+    "system_prompt": "#2c7a7b",
+    "dynamic_instructions": "#4fd1c5",
+    "loop_inject": "#81e6d9",
+    "compaction_summary": "#d69e2e",
+    "trigger": "#38a169",
+    "notice": "#dd6b20",
+    "unknown": "#a0aec0",
+}
+
+_STYLE = """<style>
+.adf-loop{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}
+.adf-row{margin:4px 0;padding:4px 8px;border-left:3px solid #cbd5e0;border-radius:3px}
+.adf-head{color:#4a5568;font-size:11px}
+.adf-seq{font-family:monospace;font-weight:600}
+.adf-body{white-space:pre-wrap;word-break:break-word}
+.adf-row pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}
+.adf-user{background:#ebf8ff;border-left-color:#3182ce}
+.adf-assistant{background:#faf5ff;border-left-color:#805ad5}
+.adf-tool_result{background:#f7fafc;border-left-color:#718096}
+.adf-context{background:#e6fffa;border-left-color:#319795;color:#234e52}
+.adf-trigger{background:#f0fff4;border-left-color:#38a169;font-style:italic}
+.adf-notice{background:#fffaf0;border-left-color:#dd6b20}
+.adf-compaction{background:#fefcbf;border:1px solid #d69e2e;border-left:6px solid #d69e2e;
+  font-weight:600}
+.adf-error{color:#c53030}
+.adf-empty{color:#718096;font-style:italic}
+.adf-bar{display:flex;height:18px;width:100%;border:1px solid #cbd5e0;margin:4px 0}
+.adf-table td,.adf-table th{padding:1px 8px;text-align:left}
+</style>"""
+
+
+def escape(value: Any) -> str:
+    """HTML-escape any value's text (quotes included); ``None``/NA become an empty string.
+
+    Examples
+    --------
+    >>> escape("<script>alert(1)</script>")
+    '&lt;script&gt;alert(1)&lt;/script&gt;'
+    """
+    return _escape(value)
+
+
+def _na(v: Any) -> bool:
+    """True for None, pandas NA/NaT and float NaN."""
+    if v is None or v is pd.NA or v is pd.NaT:
+        return True
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _clip(text: str, max_chars: int) -> str:
+    """Escaped text, cut at ``max_chars`` with a note saying how much was left out."""
+    if len(text) <= max_chars:
+        return escape(text)
+    return escape(text[:max_chars]) + (
+        f'<span class="adf-empty"> ... ({len(text) - max_chars:,} more characters)</span>'
+    )
+
+
+def _json(value: Any) -> str:
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except TypeError:
+        return repr(value)
+
+
+def _block_html(b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int) -> str:
+    t = b.get("type")
+    if t == "text":
+        txt = b.get("text")
+        txt = txt if isinstance(txt, str) else _json(txt)
+        return f'<div class="adf-body">{_clip(txt, max_chars)}</div>'
+    if t == "thinking":
+        txt = b.get("thinking")
+        txt = txt if isinstance(txt, str) else ""
+        return (
+            f'<details class="adf-thinking"><summary>thinking ({len(txt):,} chars)</summary>'
+            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details>'
+        )
+    if t == "tool_use":
+        name = escape(b.get("name"))
+        inp = _json(b.get("input"))
+        return (
+            f'<details class="adf-tool-use"><summary>&#128295; <b>{name}</b> '
+            f'<span class="adf-head">{escape(b.get("id"))}</span></summary>'
+            f"<pre>{_clip(inp, max_chars)}</pre></details>"
+        )
+    if t == "tool_result":
+        content = b.get("content")
+        txt = content if isinstance(content, str) else _json(content)
+        uid = b.get("tool_use_id")
+        name = tool_names.get(str(uid), "") if uid is not None else ""
+        err = b.get("is_error") is True
+        label = "error" if err else "result"
+        cls = "adf-tool-result adf-error" if err else "adf-tool-result"
+        return (
+            f'<details class="{cls}"><summary>&#8627; {label}'
+            + (f" of <b>{escape(name)}</b>" if name else "")
+            + f" ({len(txt):,} chars)</summary><pre>{_clip(txt, max_chars)}</pre></details>"
+        )
+    return (
+        f'<details class="adf-other"><summary>[{escape(t)}] block</summary>'
+        f"<pre>{_clip(_json(dict(b)), max_chars)}</pre></details>"
+    )
+
+
+def _tokens_txt(row: Mapping[str, Any]) -> str:
+    parts = []
+    for key, label in (("tokens_input", "in"), ("tokens_output", "out")):
+        v = row.get(key)
+        if not _na(v):
+            parts.append(f"{label} {int(v):,}")
+    if not parts:
+        v = row.get("tokens_total")
+        if not _na(v):
+            parts.append(f"total {int(v):,}")
+    return " / ".join(parts)
+
+
+def _row_html(row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int) -> str:
+    kind = str(row.get("kind") or "unknown")
+    sub = row.get("subkind")
+    sub = None if _na(sub) else str(sub)
+    role = str(row.get("role") or "")
+    seq = row.get("seq")
+    blocks, bad = parse_content(row.get("content") if isinstance(row.get("content"), str) else "[]")
+    head = [f'<span class="adf-seq">S{escape(seq)}</span>', escape(role), escape(kind)]
+    if sub:
+        head.append(escape(sub))
+    ts = row.get("created_at")
+    if isinstance(ts, pd.Timestamp) and not pd.isna(ts):
+        head.append(escape(ts.strftime("%Y-%m-%d %H:%M:%S")))
+    if not _na(row.get("model")) and kind in ("assistant", "compaction_summary"):
+        head.append(escape(row.get("model")))
+    tok = _tokens_txt(row)
+    if tok:
+        head.append(escape(tok) + " tokens")
+    if row.get("origin") == "audit":
+        head.append(f"archived (audit #{escape(row.get('audit_id'))})")
+    if bad or row.get("malformed") is True:
+        head.append('<span class="adf-error">malformed</span>')
+    head_html = f'<div class="adf-head">{" &middot; ".join(head)}</div>'
+    attrs = f'data-seq="{escape(seq)}" data-kind="{escape(kind)}"'
+    if kind == "context":
+        txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        return (
+            f'<details class="adf-row adf-context" {attrs}><summary>{head_html}'
+            f"Context: <b>{escape(sub or '')}</b> ({len(txt):,} chars)</summary>"
+            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details>'
+        )
+    if kind == "compaction_summary":
+        txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        label = "Loop compacted" + (", audited" if sub == "audited" else "")
+        return (
+            f'<div class="adf-row adf-compaction" {attrs}>&#9472;&#9472; {label} '
+            f"&#9472;&#9472;{head_html}<details><summary>summary ({len(txt):,} chars)</summary>"
+            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details></div>'
+        )
+    cls = {
+        "assistant": "adf-assistant",
+        "tool_result": "adf-tool_result",
+        "trigger": "adf-trigger",
+        "notice": "adf-notice",
+    }.get(kind, "adf-user")
+    body = "".join(_block_html(b, tool_names, max_chars) for b in blocks)
+    if not blocks:
+        body = '<div class="adf-empty">(no content)</div>'
+    return f'<div class="adf-row {cls}" {attrs}>{head_html}{body}</div>'
+
+
+def rows_html(
+    frame: pd.DataFrame,
+    *,
+    tool_names: Mapping[str, str] | None = None,
+    max_chars: int = 4000,
+    style: bool = True,
+) -> str:
+    """Render loop rows as the runtime's Loop tab does. One ``<div>`` per row, in frame order.
+
+    User rows, assistant rows with their tool calls folded in ``<details>``, tool results
+    (``<details>``, red when an error), teal context blocks and compaction banners. Every piece
+    of agent text is HTML-escaped.
+
+    Parameters
+    ----------
+    frame : rows with the columns of :meth:`adfkit.AgentFile.loop` (at least ``seq``, ``role``,
+        ``kind``, ``content``); typically a page of ``loop()`` or ``history()``.
+    tool_names : ``tool_use_id`` -> tool name, to label results; the calls in ``frame`` are
+        used when not given.
+    max_chars : longest text shown per block; the rest is cut with a note.
+    style : include the ``<style>`` block (leave it out when concatenating pages).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> page = pd.DataFrame({"seq": [1], "role": ["user"], "kind": ["message"],
+    ...                      "content": ['[{"type":"text","text":"<b>hi</b>"}]']})
+    >>> "&lt;b&gt;hi&lt;/b&gt;" in rows_html(page)
+    True
+    """
+    names = dict(tool_names or {})
+    records = frame.to_dict("records")
+    if tool_names is None:
+        for r in records:
+            if r.get("role") == "assistant" and isinstance(r.get("content"), str):
+                for b in parse_content(r["content"])[0]:
+                    if b.get("type") == "tool_use" and b.get("id") is not None:
+                        names[str(b["id"])] = str(b.get("name"))
+    parts = [_row_html(r, names, max_chars) for r in records]
+    if not parts:
+        parts = ['<div class="adf-empty">No rows match.</div>']
+    return (_STYLE if style else "") + '<div class="adf-loop">' + "".join(parts) + "</div>"
+
+
+def composition_html(composition: Mapping[str, Any] | pd.Series, *, title: str = "") -> str:
+    """A stacked bar and a table of estimated tokens by kind (the context window's make-up).
+
+    Parameters
+    ----------
+    composition : kind -> estimated tokens (a dict or a Series).
+    title : a line shown above the bar (escaped).
+
+    Examples
+    --------
+    >>> "assistant" in composition_html({"assistant": 30, "context": 10})
+    True
+    """
+    items = [
+        (str(k), int(round(float(v))))
+        for k, v in dict(composition).items()
+        if not _na(v) and round(float(v)) > 0
+    ]
+    total = sum(v for _, v in items)
+    segs, rows = [], []
+    for k, v in items:
+        color = KIND_COLORS.get(k, "#a0aec0")
+        pct = 100.0 * v / total if total else 0.0
+        segs.append(
+            f'<div title="{escape(k)}: {v:,}" style="width:{pct:.2f}%;background:{color}"></div>'
+        )
+        rows.append(
+            f'<tr data-kind="{escape(k)}"><td><span style="color:{color}">&#9632;</span> '
+            f'{escape(k)}</td><td style="text-align:right">{v:,}</td><td>{pct:.1f}%</td></tr>'
+        )
+    head = f"<div><b>{escape(title)}</b></div>" if title else ""
+    return (
+        f'{head}<div class="adf-bar">{"".join(segs)}</div>'
+        f'<table class="adf-table"><tr><th>kind</th><th>est. tokens</th><th>share</th></tr>'
+        f'{"".join(rows)}<tr><td><b>total</b></td><td style="text-align:right"><b>{total:,}'
+        "</b></td><td></td></tr></table>"
+    )
+
+
+def audit_html(
+    meta: Mapping[str, Any], decoded: Any, *, max_rows: int = 200, max_chars: int = 4000
+) -> str:
+    """Render one decoded audit row: its metadata, then its content.
+
+    ``decoded`` is what :meth:`adfkit.AgentFile.decode_audit` returns (a frame of loop rows,
+    a dict or a list), or an exception, which is shown as the reason it could not be decoded.
+
+    Examples
+    --------
+    >>> html = audit_html({"id": 1, "source": "file"},
+    ...                   {"path": "x.md", "content_base64": "PGk+aGk8L2k+"})
+    >>> "&lt;i&gt;hi&lt;/i&gt;" in html
+    True
+    """
+    cells = "".join(
+        f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in meta.items() if not _na(v)
+    )
+    out = [_STYLE, f'<table class="adf-table adf-audit-meta">{cells}</table>']
+    if isinstance(decoded, BaseException):
+        detail = decoded.detail if isinstance(decoded, AdfError) else str(decoded)
+        out.append(f'<div class="adf-error">Could not decode: {escape(detail)}</div>')
+    elif isinstance(decoded, pd.DataFrame):
+        n = len(decoded)
+        shown = decoded.iloc[:max_rows]
+        out.append(
+            f"<div>{n:,} archived loop rows"
+            + (f", first {max_rows:,} shown" if n > max_rows else "")
+            + "</div>"
+        )
+        out.append(rows_html(shown, max_chars=max_chars, style=False))
+    elif isinstance(decoded, dict) and "content_base64" in decoded:
+        raw = decoded.get("content_base64")
+        try:
+            text = base64.b64decode(str(raw), validate=False).decode("utf-8", "replace")
+        except ValueError as exc:
+            text = f"(content_base64 is not valid base64: {exc})"
+        rest = {k: v for k, v in decoded.items() if k != "content_base64"}
+        out.append(f"<pre>{_clip(_json(rest), max_chars)}</pre>")
+        out.append(f"<div><b>content</b> ({len(text):,} chars)</div>")
+        out.append(f'<pre class="adf-file">{_clip(text, max_chars)}</pre>')
+    else:
+        out.append(f'<pre class="adf-json">{_clip(_json(decoded), max_chars * 4)}</pre>')
+    return '<div class="adf-loop">' + "".join(out) + "</div>"
+
+
+# -- widgets ---------------------------------------------------------------------------------
+
+
+class _Shown:
+    """Display as the widget box in Jupyter; as the current HTML in static renderers (GitHub,
+    nbconvert reports), which show ``text/html`` when they cannot run widgets."""
+
+    widget: Any
+    html: Any
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data = dict(data or {})
+        status = getattr(self, "status", None)
+        head = f'<div class="adf-head">{escape(status.value)}</div>' if status is not None else ""
+        data["text/html"] = head + self.html.value
+        return data
+
+
+def _w() -> Any:
+    import ipywidgets
+
+    return ipywidgets
+
+
+class LoopBrowser(_Shown):
+    """Page through the loop or the whole history, filtered by kind, role, tool and text.
+
+    Parameters
+    ----------
+    agent : an :class:`adfkit.AgentFile`, or a DataFrame with the columns of ``loop()``.
+    history : start on the whole history (``True``) or the live loop (``False``).
+    page_size : rows per page; only the page is rendered, so paging stays fast on large files.
+
+    Attributes
+    ----------
+    scope, kind, role, tool, search, page, page_size : the controls (set ``.value``).
+    html : the ``ipywidgets.HTML`` showing the current page (``.html.value``).
+    status : a label ``rows a-b of n``.
+    widget : the box holding all of them.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> b = LoopBrowser(adfkit.open_adf("sample_agents/long-runner.adf"), page_size=10)
+    >>> b.role.value = "assistant"
+    >>> set(b.page_frame["role"]) == {"assistant"}
+    True
+    """
+
+    def __init__(
+        self,
+        agent: AgentFile | pd.DataFrame,
+        *,
+        history: bool = False,
+        page_size: int = 50,
+    ) -> None:
+        w = _w()
+        self._agent = None if isinstance(agent, pd.DataFrame) else agent
+        self._given = agent if isinstance(agent, pd.DataFrame) else None
+        self._state: dict[str, dict[str, Any]] = {}
+        scopes = ["frame"] if self._given is not None else ["loop", "history"]
+        self.scope = w.ToggleButtons(
+            options=scopes, value=scopes[-1] if history else scopes[0], description="rows"
+        )
+        self.kind = w.Dropdown(options=[ALL], value=ALL, description="kind")
+        self.role = w.Dropdown(options=[ALL, "user", "assistant"], value=ALL, description="role")
+        self.tool = w.Dropdown(options=[ALL], value=ALL, description="tool")
+        self.search = w.Text(value="", description="text", placeholder="contains...")
+        self.page_size = w.BoundedIntText(value=page_size, min=1, max=10_000, description="rows")
+        self.page = w.BoundedIntText(value=1, min=1, max=1, description="page")
+        self.prev = w.Button(description="<", layout=w.Layout(width="3em"))
+        self.next = w.Button(description=">", layout=w.Layout(width="3em"))
+        self.status = w.Label()
+        self.html = w.HTML()
+        self.prev.on_click(lambda _: self._step(-1))
+        self.next.on_click(lambda _: self._step(1))
+        self._busy = False
+        self._load_scope()
+        for c in (self.kind, self.role, self.tool, self.search, self.page_size):
+            c.observe(self._on_filter, names="value")
+        self.scope.observe(lambda _: self._load_scope(), names="value")
+        self.page.observe(lambda _: self._render(), names="value")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.scope, self.kind, self.role, self.tool]),
+                w.HBox([self.search, self.page_size, self.prev, self.page, self.next]),
+                self.status,
+                self.html,
+            ]
+        )
+
+    # -- data -----------------------------------------------------------------------------
+    def _scope_state(self) -> dict[str, Any]:
+        name = self.scope.value
+        if name not in self._state:
+            if name == "frame":
+                df = self._given.reset_index(drop=True)  # type: ignore[union-attr]
+            elif name == "history":
+                df = self._agent.history()  # type: ignore[union-attr]
+            else:
+                df = self._agent.loop()  # type: ignore[union-attr]
+            df = df.reset_index(drop=True)
+            tools: set[str] = set()
+            for v in df["tool_names"].dropna().unique() if "tool_names" in df else []:
+                tools.update(t for t in str(v).split(",") if t)
+            self._state[name] = {
+                "frame": df,
+                "seq": df["seq"].to_numpy(dtype="int64"),
+                "kind": df["kind"].astype("object").to_numpy(),
+                "role": df["role"].astype("object").to_numpy(),
+                "tools": sorted(tools),
+                "masks": {},
+                "calls": None,
+            }
+        return self._state[name]
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """Every row of the current scope (loop or history), unfiltered."""
+        return self._scope_state()["frame"]
+
+    def _calls(self, st: dict[str, Any]) -> pd.DataFrame:
+        if st["calls"] is None:
+            if self._agent is not None and self.scope.value in ("loop", "history"):
+                st["calls"] = self._agent.tool_calls(history=self.scope.value == "history")
+            else:
+                from ._tables import blocks_frame, tool_calls_frame
+
+                st["calls"] = tool_calls_frame(blocks_frame(st["frame"]), st["frame"])
+        return st["calls"]
+
+    def _mask(self, field: str, value: str) -> np.ndarray:
+        st = self._scope_state()
+        key = (field, value)
+        if key not in st["masks"]:
+            if field in ("kind", "role"):
+                m = st[field] == value
+            elif field == "tool":
+                calls = self._calls(st)
+                hit = calls[calls["tool_name"] == value]
+                seqs = np.concatenate(
+                    [
+                        hit["call_seq"].dropna().to_numpy(dtype="int64"),
+                        hit["result_seq"].dropna().to_numpy(dtype="int64"),
+                    ]
+                )
+                m = np.isin(st["seq"], seqs)
+            else:  # text search
+                m = (
+                    st["frame"]["text"]
+                    .str.contains(value, case=False, regex=False, na=False)
+                    .to_numpy(dtype=bool)
+                )
+            st["masks"][key] = np.asarray(m, dtype=bool)
+        return st["masks"][key]
+
+    @property
+    def matches(self) -> np.ndarray:
+        """Row numbers (into :attr:`frame`) that pass the current filters, in display order."""
+        st = self._scope_state()
+        mask = np.ones(len(st["seq"]), dtype=bool)
+        for field, ctl in (("kind", self.kind), ("role", self.role), ("tool", self.tool)):
+            if ctl.value != ALL:
+                mask &= self._mask(field, ctl.value)
+        if self.search.value:
+            mask &= self._mask("search", self.search.value)
+        return np.flatnonzero(mask)
+
+    @property
+    def n_matches(self) -> int:
+        """How many rows pass the current filters."""
+        return len(self.matches)
+
+    @property
+    def page_frame(self) -> pd.DataFrame:
+        """The rows of the current page."""
+        idx = self.matches
+        size = max(1, int(self.page_size.value))
+        start = (int(self.page.value) - 1) * size
+        return self.frame.iloc[idx[start : start + size]]
+
+    # -- events ---------------------------------------------------------------------------
+    def _load_scope(self) -> None:
+        st = self._scope_state()
+        self._busy = True
+        try:
+            kinds = [k for k in pd.unique(st["kind"]) if isinstance(k, str)]
+            self.kind.options = [ALL, *sorted(kinds)]
+            self.kind.value = ALL
+            self.tool.options = [ALL, *st["tools"]]
+            self.tool.value = ALL
+        finally:
+            self._busy = False
+        self._on_filter()
+
+    def _on_filter(self, _: Any = None) -> None:
+        if self._busy:
+            return
+        size = max(1, int(self.page_size.value))
+        pages = max(1, -(-self.n_matches // size))
+        self._busy = True
+        try:
+            self.page.max = pages
+            self.page.value = 1
+        finally:
+            self._busy = False
+        self._render()
+
+    def _step(self, d: int) -> None:
+        self.page.value = min(max(1, int(self.page.value) + d), int(self.page.max))
+
+    def _render(self, _: Any = None) -> None:
+        if self._busy:
+            return
+        n = self.n_matches
+        size = max(1, int(self.page_size.value))
+        start = (int(self.page.value) - 1) * size
+        page = self.page_frame
+        st = self._scope_state()
+        names = None
+        if self._agent is not None or st["calls"] is not None:
+            if "names" not in st:
+                calls = self._calls(st)
+                st["names"] = dict(
+                    zip(
+                        calls["tool_use_id"].astype(str),
+                        calls["tool_name"].astype(str),
+                        strict=True,
+                    )
+                )
+            names = st["names"]
+        total = len(self.frame)
+        self.status.value = (
+            f"rows {start + 1 if n else 0}-{start + len(page)} of {n:,}"
+            + (f" (filtered from {total:,})" if n != total else "")
+            + f"; page {self.page.value} of {self.page.max}"
+        )
+        self.html.value = rows_html(page, tool_names=names)
+
+
+class AuditExplorer(_Shown):
+    """Pick an ``adf_audit`` row and see it decoded (loop rows, a message, a deleted file).
+
+    Attributes
+    ----------
+    select : a Dropdown of audit ids (``.value`` is the id).
+    html : the ``ipywidgets.HTML`` showing the decoded row (``.html.value``).
+    widget : the box holding both.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> x = AuditExplorer(adfkit.open_adf("sample_agents/long-runner.adf"))
+    >>> x.select.value = x.select.options[-1][1]
+    >>> "archived loop rows" in x.html.value
+    True
+    """
+
+    def __init__(self, agent: AgentFile, *, max_rows: int = 200) -> None:
+        w = _w()
+        self._agent = agent
+        self.max_rows = int(max_rows)
+        self.audit = agent.audit()
+        opts = [(self._label(r), int(r["id"])) for r in self.audit.to_dict("records")]
+        self.select = w.Dropdown(
+            options=opts or [("(no audit rows)", None)],
+            value=opts[0][1] if opts else None,
+            description="audit row",
+            layout=w.Layout(width="60%"),
+        )
+        self.html = w.HTML()
+        self.select.observe(lambda _: self._render(), names="value")
+        self.widget = w.VBox([self.select, self.html])
+        self._render()
+
+    @staticmethod
+    def _label(r: Mapping[str, Any]) -> str:
+        where = ""
+        if not _na(r.get("start_seq")):
+            where = f" seq {r['start_seq']}-{r['end_seq']}"
+        elif not _na(r.get("ref")):
+            where = f" {r['ref']}"
+        return f"#{r['id']} {r['source']}{where} ({r['entry_count']} entries)"
+
+    def _render(self) -> None:
+        aid = self.select.value
+        if aid is None:
+            self.html.value = _STYLE + '<div class="adf-empty">This file has no audit rows.</div>'
+            return
+        meta = self.audit[self.audit["id"] == aid].iloc[0].to_dict()
+        try:
+            decoded: Any = self._agent.decode_audit(int(aid))
+        except AdfError as exc:
+            decoded = exc
+        self.html.value = audit_html(meta, decoded, max_rows=self.max_rows)
+
+
+#: Part of the context window -> column of :meth:`AgentFile.composition`.
+COMPOSITION_PARTS = (
+    ("system_prompt", "system_prompt_tokens"),
+    ("dynamic_instructions", "dynamic_instructions_tokens"),
+    ("compaction_summary", "summary_tokens"),
+    ("message", "message_tokens"),
+    ("assistant", "assistant_tokens"),
+    ("tool_result", "tool_result_tokens"),
+    ("loop_inject", "inject_tokens"),
+)
+
+
+class ReplayPlayer(_Shown):
+    """A slider over model calls showing the context window at each call and its make-up.
+
+    Parameters
+    ----------
+    agent : an :class:`adfkit.AgentFile`.
+    rows : how many of the window's last rows to render below the composition.
+
+    Attributes
+    ----------
+    call : an IntSlider over the model calls (0-based index into :attr:`calls`).
+    play : a Play control linked to the slider in the browser.
+    html : the ``ipywidgets.HTML`` (composition bar and table, then the rows).
+    calls : the model calls (:meth:`AgentFile.replay`), with the columns of ``history()``.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> p = ReplayPlayer(adfkit.open_adf("sample_agents/long-runner.adf"))
+    >>> p.call.value = 3
+    >>> p.call_seq == int(p.calls["seq"].iloc[3])
+    True
+    """
+
+    def __init__(self, agent: AgentFile, *, rows: int = 30) -> None:
+        w = _w()
+        self._agent = agent
+        self.rows = int(rows)
+        self._history = agent.history().reset_index(drop=True)
+        seqs = agent.replay()["seq"].astype("int64").tolist()  # the model calls
+        self.calls = self._history.set_index("seq").loc[seqs].reset_index()
+        self._composition = agent.composition()
+        n = max(1, len(self.calls))
+        self.call = w.IntSlider(value=0, min=0, max=n - 1, description="model call")
+        self.play = w.Play(value=0, min=0, max=n - 1, interval=500)
+        w.jslink((self.play, "value"), (self.call, "value"))
+        self.html = w.HTML()
+        self.call.observe(lambda _: self._render(), names="value")
+        self.widget = w.VBox([w.HBox([self.play, self.call]), self.html])
+        self._render()
+
+    @property
+    def call_seq(self) -> int | None:
+        """The seq of the assistant row the slider is on."""
+        if not len(self.calls):
+            return None
+        return int(self.calls["seq"].iloc[int(self.call.value)])
+
+    @property
+    def window(self) -> pd.DataFrame:
+        """The rows the model received at the chosen call (:meth:`AgentFile.context_at`): the
+        system prompt in force, the conversation, the dynamic instructions; column ``part``."""
+        seq = self.call_seq
+        if seq is None:
+            return self._history.iloc[:0]
+        return self._agent.context_at(seq)
+
+    @property
+    def composition(self) -> pd.Series:
+        """Estimated tokens sent at the chosen call, by part (:meth:`AgentFile.composition`).
+
+        Index: ``system_prompt``, ``dynamic_instructions``, ``compaction_summary``,
+        ``message``, ``assistant``, ``tool_result``, ``loop_inject``; float64 tokens.
+        """
+        seq = self.call_seq
+        comp = self._composition
+        hit = comp[comp["seq"] == seq] if seq is not None else comp.iloc[:0]
+        if not len(hit):
+            return pd.Series(dtype="float64")
+        r = hit.iloc[0]
+        return pd.Series(
+            {part: float(r[col]) if not _na(r[col]) else 0.0 for part, col in COMPOSITION_PARTS},
+            dtype="float64",
+        )
+
+    def _render(self) -> None:
+        seq = self.call_seq
+        if seq is None:
+            self.html.value = _STYLE + '<div class="adf-empty">This file has no model calls.</div>'
+            return
+        win = self.window
+        call = self.calls.iloc[int(self.call.value)]
+        tok = _tokens_txt(call.to_dict())
+        title = (
+            f"call {int(self.call.value) + 1} of {len(self.calls)} (S{seq}): "
+            f"{len(win):,} rows in the window"
+            + (f"; provider reported {tok} tokens" if tok else "")
+        )
+        shown = win.iloc[-self.rows :] if self.rows else win.iloc[:0]
+        note = (
+            f'<div class="adf-empty">last {len(shown)} of {len(win):,} rows</div>'
+            if len(shown) < len(win)
+            else ""
+        )
+        self.html.value = (
+            _STYLE
+            + composition_html(self.composition, title=title)
+            + note
+            + rows_html(shown, style=False)
+        )

@@ -1,0 +1,597 @@
+"""Write the bundled notebooks (outputs stripped) from the cell lists below.
+
+Run from anywhere: ``python notebooks/make_notebooks.py``. Edit the cells here, not in the
+.ipynb files, so the notebooks stay reviewable as plain Python. Cells call only the public API
+(``adfkit``, ``adfkit.plots``, ``adfkit.widgets`` and AgentFile methods): no logic lives only in
+a notebook. ``tests/test_notebooks.py`` runs every notebook on several sample agents.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_AGENT = "../sample_agents/long-runner.adf"
+
+PARAMS = f'''# Parameters: the agent file to look at (a path relative to this notebook, or absolute).
+# `adfkit report PATH` replaces this value; everything below works on any agent file.
+AGENT = "{DEFAULT_AGENT}"'''
+
+SETUP = """import adfkit
+import adfkit.plots
+import adfkit.widgets
+import matplotlib.pyplot as plt
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+pd.set_option("display.max_colwidth", 80)
+agent = adfkit.open_adf(AGENT)
+agent"""
+
+
+def md(text: str, *, hidden: bool = False) -> nbformat.NotebookNode:
+    meta = {"jupyter": {"source_hidden": True}} if hidden else {}
+    return nbformat.v4.new_markdown_cell(text.strip("\n"), metadata=meta)
+
+
+def code(text: str, *, hidden: bool = False, tags: list[str] | None = None):
+    meta: dict = {}
+    if hidden:
+        meta["jupyter"] = {"source_hidden": True}
+    if tags:
+        meta["tags"] = tags
+    return nbformat.v4.new_code_cell(text.strip("\n"), metadata=meta)
+
+
+def notebook(title: str, intro: str, cells: list) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata = {
+        "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+        "language_info": {"name": "python"},
+    }
+    nb.cells = [
+        code(PARAMS, tags=["parameters"]),
+        md(f"# {title}\n\n{intro.strip()}"),
+        code(SETUP),
+        *cells,
+    ]
+    return nb
+
+
+QUICKSTART = notebook(
+    "Quickstart: open an agent file",
+    """
+An `.adf` file is one agent's whole memory in a SQLite file: its **loop** (the conversation the
+model sees), the **audit** archive of what compaction swept away, its files (the *mind*),
+messages and settings. `adfkit` opens it read-only and hands you pandas DataFrames.
+""",
+    [
+        md("## What is in the file\n`info()` is cheap: it counts rows and reads settings."),
+        code("pd.Series(agent.info(), name=agent.name).to_frame()"),
+        md(
+            """
+## The loop and the whole history
+`loop()` is what is live now; `history()` adds every row archived by compactions, in display
+order, with an `epoch` column counting the compactions before each row.
+"""
+        ),
+        code(
+            """history = agent.history()
+cols = ["seq", "role", "kind", "subkind", "tool_names", "est_tokens", "tokens_total", "epoch"]
+print(f"{len(agent.loop())} live rows, {len(history)} rows over the agent's lifetime")
+history[cols].tail(10)"""
+        ),
+        code(
+            """history.groupby(["kind", "origin"], observed=True).size().unstack(fill_value=0)"""
+        ),
+        md("## Compactions and the audit archive"),
+        code(
+            """display(agent.events())
+agent.audit()[["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"]]"""
+        ),
+        md(
+            """
+## The context sawtooth
+Each model call's prompt grows turn by turn until compaction cuts it back: the sawtooth. The
+dashed line is the compaction threshold.
+"""
+        ),
+        code(
+            """ax = adfkit.plots.context_sawtooth(agent)
+plt.show()"""
+        ),
+        md("## Tools and tokens"),
+        code(
+            """calls = agent.tool_calls(history=True)
+calls.groupby("tool_name").agg(calls=("tool_use_id", "size"), errors=("is_error", "sum"))"""
+        ),
+        code(
+            """usage = agent.usage()
+usage.groupby("call_kind", observed=True)[["tokens_input", "tokens_output", "cost_usd"]].sum()"""
+        ),
+        md(
+            """
+## The last rows, as the runtime's Loop tab shows them
+`adfkit.widgets.rows_html` renders any rows of `loop()` or `history()`; here are the last
+few.
+"""
+        ),
+        code("HTML(adfkit.widgets.rows_html(history.tail(8)))"),
+        md(
+            """
+## Browse everything
+Filter by kind, role, tool or text and page through the whole history (in a static report, the
+first page is shown).
+"""
+        ),
+        code("adfkit.widgets.LoopBrowser(agent, history=True, page_size=10)"),
+        md(
+            """
+## What to look at next
+- **02-compaction-replay**: what each compaction swept, what its summary dropped, the context
+  at any call, and what another threshold would have done.
+- **03-self-observation-audit**: turns, tool classes, anomalies with evidence, integrity.
+- **04-fleet**: many agents side by side.
+- **05-teaching-memory**: a lesson on loop, mind, compaction and audit.
+- Interactive: `adfkit.widgets.LoopBrowser(agent)`, `AuditExplorer(agent)`,
+  `ReplayPlayer(agent)`.
+- Headless: `adfkit report agent.adf -o report.html` runs this notebook on any file.
+"""
+        ),
+    ],
+)
+
+REPLAY = notebook(
+    "Compaction replay",
+    """
+When the prompt reaches the threshold, the runtime **compacts**: it archives the loop to
+`adf_audit`, asks the model for a briefing, and starts again from that summary. This notebook
+replays each compaction: what it swept, what the summary kept and dropped, the context window
+at a chosen call, and what a different threshold would have done.
+""",
+    [
+        md("## Each compaction (and clear)"),
+        code(
+            """compactions = agent.compactions()
+print(f"{len(compactions)} event(s); threshold now {agent.compact_threshold():,} tokens")
+compactions[["event_id", "event", "kind", "summary_seq", "audited", "n_swept", "swept_tokens",
+             "summary_tokens", "compression_ratio", "recall", "n_refetches", "threshold"]]"""
+        ),
+        md("## The sawtooth, and what each compaction swept against what it kept"),
+        code(
+            """fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4))
+adfkit.plots.context_sawtooth(agent, ax=left)
+adfkit.plots.compaction_ratio(agent, ax=right)
+plt.show()"""
+        ),
+        md(
+            """
+## One compaction up close
+`EVENT` picks one (an `event_id`; -1 is the last one whose swept rows and summary are both in
+the file).
+"""
+        ),
+        code(
+            """EVENT = -1
+readable = compactions[(compactions["event"] == "compaction") & compactions["audited"].fillna(False)
+                       & compactions["summary_seq"].notna()]
+event = readable.iloc[EVENT] if EVENT < 0 and len(readable) else (
+    compactions.set_index("event_id").loc[EVENT] if EVENT >= 0 else None)
+if event is None:
+    print("no compaction here has both its swept rows and its summary in the file")
+else:
+    print(f"event {event.name if EVENT >= 0 else event['event_id']}: {event['kind']}, "
+          f"swept {event['n_swept']} rows ({event['swept_tokens']} est. tokens) into a "
+          f"{event['summary_tokens']}-token summary")"""
+        ),
+        md("### What it swept"),
+        code(
+            """history = agent.history()
+if event is not None:
+    swept = history[history["seq"].isin(list(event["swept_seqs"]))]
+    display(swept.groupby("kind", observed=True)["est_tokens"].agg(rows="size", est_tokens="sum"))
+    display(HTML(adfkit.widgets.rows_html(swept.tail(6))))"""
+        ),
+        md("### The summary that replaced it"),
+        code(
+            """if event is not None:
+    display(HTML(adfkit.widgets.rows_html(history[history["seq"] == event["summary_seq"]])))"""
+        ),
+        md(
+            """
+### What the summary dropped
+Identifiers (paths, URLs, tools, message ids, numbers, cited seqs) in the swept rows, and
+whether the summary repeats them. The ones it does not were forgotten, unless the agent wrote
+them to its mind.
+"""
+        ),
+        code(
+            """if event is not None:
+    recall = agent.summary_recall(int(event["event_id"]))
+    display(recall.groupby("kind")["recalled"].agg(identifiers="size", recalled="sum"))
+    display(recall[~recall["recalled"]].head(15))"""
+        ),
+        md("### Re-fetches: calls after a compaction that repeat a call it swept"),
+        code("agent.refetches().head(10)"),
+        md(
+            """
+## The context window at a chosen call
+`context_at(seq)` rebuilds what the model received at one call: the system prompt in force,
+the conversation since the last compaction, the dynamic instructions. `CALL` indexes the model
+calls (-1 is the last).
+"""
+        ),
+        code(
+            """CALL = -1
+calls = agent.replay()
+seq = int(calls["seq"].iloc[CALL])
+window = agent.context_at(seq)
+print(f"call S{seq}: {len(window)} rows; reported input {calls['tokens_input'].iloc[CALL]}")
+parts = agent.composition().set_index("seq").loc[seq]
+display(HTML(adfkit.widgets.composition_html({
+    "system prompt": parts["system_prompt_tokens"],
+    "dynamic instructions": parts["dynamic_instructions_tokens"],
+    "summary": parts["summary_tokens"],
+    "messages": parts["message_tokens"],
+    "assistant": parts["assistant_tokens"],
+    "tool results": parts["tool_result_tokens"],
+    "loop_inject": parts["inject_tokens"],
+}, title=f"estimated tokens sent at S{seq}")))
+window[["part", "seq", "kind", "subkind", "est_tokens"]].tail(12)"""
+        ),
+        md(
+            """
+## Counterfactual: other thresholds
+`adfkit.simulate_sweep` replays the recorded conversation under other thresholds with the
+runtime's rules (no model call): how many compactions there would have been, and how many
+tokens would have been sent.
+"""
+        ),
+        code(
+            """threshold = agent.compact_threshold()
+thresholds = sorted({max(1000, int(threshold * f)) for f in (0.5, 0.75, 1, 1.5, 2, 4)})
+sweep = adfkit.simulate_sweep(agent, thresholds)
+sweep"""
+        ),
+        code(
+            """fig, ax = plt.subplots(figsize=(7, 3.5))
+ax.plot(sweep["threshold"], sweep["n_compactions"], marker="o", label="compactions")
+ax.set_xlabel("compaction threshold (tokens)")
+ax.set_ylabel("compactions")
+ax.axvline(threshold, color="grey", linestyle=":", label="configured")
+ax2 = ax.twinx()
+ax2.plot(sweep["threshold"], sweep["tokens_sent_ratio"], color="tab:red", marker="s",
+         label="tokens sent / actual")
+ax2.set_ylabel("tokens sent / actual")
+fig.legend(loc="upper right")
+plt.show()"""
+        ),
+        md(
+            """
+## Replay it yourself
+Slide over every model call: the window's composition and its last rows (in a static report,
+the first call is shown).
+"""
+        ),
+        code("adfkit.widgets.ReplayPlayer(agent, rows=8)"),
+    ],
+)
+
+AUDIT = notebook(
+    "Self-observation audit",
+    """
+What did the agent do with its turns? `agent.observe()` (also `adfkit.observe(agent)`) splits the
+whole history into turns, classifies every tool call (world, internal, bookkeeping) and runs the
+runtime's self-observation checks, keeping the rows that show each finding. Then the file itself
+is checked for integrity, and the *mind* (the agent's own notes) is read.
+""",
+    [
+        code(
+            """obs = agent.observe()
+print(obs.summary())"""
+        ),
+        md("## Turns\nOne row per turn: what started it, how many calls of each class, tokens."),
+        code(
+            """display(obs.turns.groupby("trigger_kind").agg(
+    turns=("turn", "size"), calls=("n_calls", "sum"), null_turns=("is_null_turn", "sum")))
+obs.turns.tail(8)"""
+        ),
+        md("## Tool calls by class"),
+        code(
+            """obs.calls.groupby(["class", "tool"]).size().rename("calls").reset_index().sort_values(
+    ["class", "calls"], ascending=[True, False])"""
+        ),
+        code("obs.signatures.head(5)"),
+        md(
+            """
+## Anomalies, with evidence
+Every check is listed, tripped or not; for each tripped one, `obs.evidence(check)` gives the
+turns or calls behind it.
+"""
+        ),
+        code("""obs.anomalies[["check", "tripped", "value", "threshold", "detail"]]"""),
+        code(
+            """for check in obs.flagged["check"]:
+    print(f"--- {check}")
+    display(obs.evidence(check).head(8))
+if obs.flagged.empty:
+    print("no check tripped")"""
+        ),
+        md(
+            """
+## Integrity of the file
+Does the file agree with itself? Counters against blobs, audit ranges, lost or duplicated seqs,
+calls without results. One row per finding, worst first.
+"""
+        ),
+        code(
+            """findings = agent.integrity()
+if findings.empty:
+    print("no integrity findings")
+findings[["check", "severity", "table", "detail"]]"""
+        ),
+        md("## The mind\n`mind.md` is the index; `mind/<slug>.md` pages hold the rest; `mind/log.md` is the log."),
+        code(
+            """mind = agent.mind()
+print(mind)
+for heading, section in mind.index.items():
+    if section:
+        print(f"## {heading or '(before the first heading)'}\\n{section[:400]}\\n")"""
+        ),
+        code("""mind.pages[["path", "type", "status", "linked", "problems", "updated_at"]]"""),
+        code(
+            """history = agent.mind_history()
+print(f"{len(history)} recorded change(s) to mind files")
+history.tail(8)"""
+        ),
+        md(
+            """
+## The archive, decoded
+`AuditExplorer` decodes the audit row you pick: archived loop rows, messages, deleted files.
+"""
+        ),
+        code("""agent.audit()[["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"]]"""),
+        code("adfkit.widgets.AuditExplorer(agent, max_rows=20)"),
+    ],
+)
+
+FLEET = notebook(
+    "A fleet of agents",
+    """
+Many agents side by side: every `.adf` file in the folder of `AGENT` (the sample agents by
+default), loaded with `adfkit.load_fleet`. Each table gets `agent` and `agent_path` columns;
+files that cannot be read land in the error table instead of stopping the load.
+""",
+    [
+        code(
+            """from pathlib import Path
+
+folder = Path(AGENT).resolve().parent
+paths = sorted(folder.glob("*.adf"))
+[p.name for p in paths]"""
+        ),
+        md("## One summary row per agent"),
+        code(
+            """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
+display(errors)
+info[["agent", "schema_version", "loop_rows", "audited_loop_entries", "compact_threshold"]]"""
+        ),
+        md("## Every row of every history"),
+        code(
+            """fleet, errors = adfkit.load_fleet(paths, "history", engine="serial")
+print(f"{len(fleet):,} rows from {fleet['agent'].nunique()} agents; {len(errors)} errors")
+fleet.groupby(["agent", "kind"], observed=True).size().unstack(fill_value=0)"""
+        ),
+        md("## Compactions and tokens per agent"),
+        code(
+            """per_agent = fleet.groupby("agent").agg(
+    rows=("seq", "size"),
+    archived=("origin", lambda s: int((s == "audit").sum())),
+    epochs=("epoch", "max"),
+    tokens_input=("tokens_input", "sum"),
+    tokens_output=("tokens_output", "sum"),
+)
+per_agent"""
+        ),
+        code(
+            """fig, ax = plt.subplots(figsize=(8, 3))
+per_agent["tokens_input"].sort_values().plot.barh(ax=ax)
+ax.set_xlabel("input tokens over the lifetime")
+plt.show()"""
+        ),
+        md("## Anomalies across the fleet"),
+        code(
+            """anomalies, errors = adfkit.load_fleet(paths, "anomalies", engine="serial")
+anomalies.pivot_table(index="agent", columns="check", values="tripped", aggfunc="any")"""
+        ),
+    ],
+)
+
+TEACHING = notebook(
+    "How an agent remembers: loop, mind, compaction, audit",
+    """
+A lesson for students. An LLM agent has no memory between calls: every call sends the
+**loop** (the conversation so far) again. The loop cannot grow forever, so the runtime
+**compacts** it into a summary when it gets too big. What the agent wants to keep for sure, it
+writes to its **mind** (files it re-reads). And when audit is on, everything compaction swept is
+kept in the **audit** archive, so we can check what was forgotten.
+
+Each section ends with a short exercise; the answers are folded away below it.
+""",
+    [
+        md(
+            """
+## 1. The loop
+Every row has a `role` (`user` or `assistant`) and a `kind`: messages, the model's replies,
+tool results, *triggers* that start a turn (a timer, an inbox message), *context* blocks
+(teal: the system prompt and instructions, shown to the UI), and compaction summaries.
+"""
+        ),
+        code(
+            """loop = agent.loop()
+HTML(adfkit.widgets.rows_html(loop.head(6)))"""
+        ),
+        md("Try the browser: set *kind* to `context` to see only the teal blocks."),
+        code("adfkit.widgets.LoopBrowser(agent, page_size=5)"),
+        md(
+            """
+**Exercise 1.** How many rows of each kind are in the live loop right now?
+
+<details><summary>Answer</summary>
+
+`agent.loop()["kind"].value_counts()` (the hidden cell below computes it).
+</details>
+"""
+        ),
+        code('agent.loop()["kind"].value_counts()', hidden=True),
+        md(
+            """
+## 2. Compaction
+The model's prompt grows with every call until it reaches the threshold; then the loop is
+replaced by a summary. Plotting the prompt size per call shows a sawtooth.
+"""
+        ),
+        code(
+            """print(f"threshold: {agent.compact_threshold():,} tokens")
+ax = adfkit.plots.context_sawtooth(agent)
+plt.show()"""
+        ),
+        md(
+            """
+**Exercise 2.** How many compactions (and clears) has this agent been through, and how many
+rows were archived by them?
+
+<details><summary>Answer</summary>
+
+`len(agent.events())` counts the events; rows archived are the history rows with
+`origin == "audit"`. Run the hidden cell below.
+</details>
+"""
+        ),
+        code(
+            """history = agent.history()
+print(len(agent.events()), "events;", int((history["origin"] == "audit").sum()), "archived rows")""",
+            hidden=True,
+        ),
+        md(
+            """
+## 3. The audit archive
+With audit on, compaction first writes the rows it removes to `adf_audit`, Brotli-compressed.
+`decode_audit(id)` opens one; with audit off, swept rows are gone for good
+(`history_gaps()` lists them).
+"""
+        ),
+        code(
+            """audit = agent.audit()
+display(audit[["id", "source", "start_seq", "end_seq", "entry_count", "size_bytes"]])
+print("seqs lost forever:", int(agent.history_gaps()["n_seqs"].sum()))"""
+        ),
+        md(
+            """
+**Exercise 3.** What is the compression ratio of the audit archive (uncompressed JSON size over
+stored size)?
+
+<details><summary>Answer</summary>
+
+`audit["size_bytes"].sum() / audit["compressed_bytes"].sum()` (hidden cell below); it is
+undefined when the agent has no audit rows.
+</details>
+"""
+        ),
+        code(
+            """if len(audit):
+    print(round(audit["size_bytes"].sum() / audit["compressed_bytes"].sum(), 1))
+else:
+    print("no audit rows: audit is off, or nothing was ever swept")""",
+            hidden=True,
+        ),
+        md(
+            """
+## 4. The mind
+Files the agent wrote for itself. `mind.md` is its index; it re-reads it after a compaction,
+so what is written there survives when the loop is summarised.
+"""
+        ),
+        code(
+            """files = agent.files()
+display(files[["path", "size", "updated_at"]])
+mind = [p for p in files["path"] if p == "mind.md" or p.startswith("mind/")]
+print(agent.read_text(mind[0])[:800] if mind else "this agent keeps no mind file")"""
+        ),
+        md(
+            """
+**Exercise 4.** Which files did the agent write to most often (count `fs_write` calls by
+path)?
+
+<details><summary>Answer</summary>
+
+Tool calls carry their input as JSON: parse it and count `path` (hidden cell below).
+</details>
+"""
+        ),
+        code(
+            """import json
+
+calls = agent.tool_calls(history=True)
+writes = calls[calls["tool_name"] == "fs_write"]
+pd.Series([json.loads(i).get("path") for i in writes["tool_input"]], dtype="string").value_counts().head()""",
+            hidden=True,
+        ),
+        md(
+            """
+## 5. Audit: what did the agent actually do?
+`agent.observe()` splits the history into turns and flags anomalies such as repeated identical
+calls, or turns that spend tokens without changing anything in the world.
+"""
+        ),
+        code(
+            """obs = agent.observe()
+obs.anomalies[["check", "tripped", "detail"]]"""
+        ),
+        md(
+            """
+**Exercise 5.** A compaction summary is short. Pick the last summary and compare its size with
+the rows it replaced: how many times smaller is it?
+
+<details><summary>Answer</summary>
+
+Use `history()`: the summary's `est_tokens` against the sum of `est_tokens` of the rows in the
+epoch before it (hidden cell below).
+</details>
+"""
+        ),
+        code(
+            """summaries = history[history["kind"] == "compaction_summary"]
+if len(summaries):
+    s = summaries.iloc[-1]
+    before = history[history["epoch"] == s["epoch"] - 1]["est_tokens"].sum()
+    print(f"S{s['seq']}: {s['est_tokens']} tokens replacing about {before} ({before / max(1, s['est_tokens']):.0f}x)")
+else:
+    print("no summary in this agent's history")""",
+            hidden=True,
+        ),
+    ],
+)
+
+NOTEBOOKS = {
+    "01-quickstart": QUICKSTART,
+    "02-compaction-replay": REPLAY,
+    "03-self-observation-audit": AUDIT,
+    "04-fleet": FLEET,
+    "05-teaching-memory": TEACHING,
+}
+
+
+def main() -> None:
+    for name, nb in NOTEBOOKS.items():
+        for i, cell in enumerate(nb.cells):  # stable ids: reviewable diffs
+            cell.id = f"{name[:2]}-{i:02d}"
+        nbformat.validate(nb)
+        nbformat.write(nb, HERE / f"{name}.ipynb")
+        print(HERE / f"{name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()

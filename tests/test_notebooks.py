@@ -1,0 +1,179 @@
+"""The bundled notebooks: public API only, stripped, and they run top to bottom (real kernel)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import ROOT, sample
+
+import adfkit
+from adfkit import _report
+
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+EXPECTED = [
+    "01-quickstart",
+    "02-compaction-replay",
+    "03-self-observation-audit",
+    "04-fleet",
+    "05-teaching-memory",
+]
+#: Names the lead exports from adfkit/__init__.py at integration. A notebook using one that is
+#: not exported yet is skipped (not failed) until then; any other unknown name fails.
+PENDING_EXPORTS = {"simulate", "simulate_sweep", "observe", "load_fleet", "export"}
+PUBLIC_SUBMODULES = {"plots", "widgets"}
+#: Agents every notebook runs on: compactions with audit, and compactions without any audit.
+RUN_ON = ["long-runner", "forgetful"]
+
+
+def _code(nb) -> list[str]:
+    return [c.source for c in nb.cells if c.cell_type == "code"]
+
+
+def _adfkit_names(source: str) -> tuple[set[str], list[str]]:
+    """(``adfkit.X`` names used, private uses found) in one cell."""
+    tree = ast.parse(source)
+    used: set[str] = set()
+    private: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                parts = a.name.split(".")
+                if parts[0] == "adfkit" and any(p.startswith("_") for p in parts[1:]):
+                    private.append(f"import {a.name}")
+                if parts[0] == "adfkit" and len(parts) > 1:
+                    used.add(parts[1])
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("adfkit"):
+            parts = (node.module or "").split(".")
+            names = [a.name for a in node.names]
+            if any(p.startswith("_") for p in parts[1:]) or any(n.startswith("_") for n in names):
+                private.append(f"from {node.module} import {', '.join(names)}")
+            if len(parts) == 1:
+                used.update(names)
+            else:
+                used.add(parts[1])
+        elif isinstance(node, ast.Attribute):
+            chain = []
+            cur: ast.AST = node
+            while isinstance(cur, ast.Attribute):
+                chain.append(cur.attr)
+                cur = cur.value
+            if isinstance(cur, ast.Name) and cur.id == "adfkit":
+                chain.reverse()
+                if any(p.startswith("_") and p != "__version__" for p in chain):
+                    private.append("adfkit." + ".".join(chain))
+                used.add(chain[0])
+    return used, private
+
+
+def test_the_five_notebooks_are_there():
+    assert [p.stem for p in NOTEBOOKS] == EXPECTED
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_uses_only_the_public_api(path):
+    nb = nbformat.read(path, as_version=4)
+    for src in _code(nb):
+        used, private = _adfkit_names(src)
+        assert not private, f"{path.name}: private adfkit names in a cell: {private}"
+        unknown = used - set(adfkit.__all__) - PUBLIC_SUBMODULES - PENDING_EXPORTS
+        assert not unknown, f"{path.name}: adfkit names that are not public: {sorted(unknown)}"
+
+
+def test_the_checker_catches_private_use():
+    """The parser above is what keeps notebooks honest: check it on known bad cells."""
+    assert _adfkit_names("from adfkit._replay import x")[1]
+    assert _adfkit_names("import adfkit._open")[1]
+    assert _adfkit_names("adfkit._agent.open_adf('x')")[1]
+    assert _adfkit_names("from adfkit import _report")[1]
+    assert _adfkit_names("adfkit.plots._drawing(1)")[1]
+    assert _adfkit_names("adfkit.open_adf(A).loop()") == ({"open_adf"}, [])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_shape(path):
+    """One parameter cell first, defaulting to a sample agent; committed without outputs."""
+    nb = nbformat.read(path, as_version=4)
+    nbformat.validate(nb)
+    first = nb.cells[0]
+    assert first.cell_type == "code" and first.metadata.get("tags") == ["parameters"]
+    m = re.search(r'^AGENT = "\.\./sample_agents/([\w-]+)\.adf"$', first.source, re.M)
+    assert m, first.source
+    assert (ROOT / "sample_agents" / f"{m.group(1)}.adf").exists()
+    for c in nb.cells:
+        if c.cell_type == "code":
+            assert c.outputs == [] and c.execution_count is None, f"{path.name}: not stripped"
+    assert nb.cells[1].cell_type == "markdown" and nb.cells[1].source.startswith("# ")
+
+
+def test_teaching_notebook_hides_its_answers():
+    nb = nbformat.read(ROOT / "notebooks" / "05-teaching-memory.ipynb", as_version=4)
+    exercises = [c for c in nb.cells if c.cell_type == "markdown" and "**Exercise" in c.source]
+    assert len(exercises) >= 4
+    for c in exercises:
+        assert "<details>" in c.source and "</details>" in c.source
+    hidden = [c for c in nb.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert len(hidden) >= len(exercises) - 1
+
+
+#: Where each pending name lives until it is exported (tests may use private modules).
+PENDING_HOME = {
+    "simulate": "_replay",
+    "simulate_sweep": "_replay",
+    "observe": "_observe",
+    "load_fleet": "_fleet",
+    "export": "_fleet",
+}
+
+
+def _missing_names() -> list[str]:
+    return sorted(n for n in PENDING_EXPORTS if not hasattr(adfkit, n))
+
+
+def test_pending_names_are_exported():
+    """Reminder for integration: the notebooks use these public names."""
+    missing = _missing_names()
+    if missing:
+        pytest.skip(f"not exported from adfkit yet: {missing} (aliased in notebook runs)")
+
+
+@pytest.fixture
+def aliased(monkeypatch):
+    """Until integration, a first kernel cell aliases the pending names from their modules."""
+    missing = _missing_names()
+    if not missing:
+        return
+    pre = "import adfkit, importlib\n" + "\n".join(
+        f"adfkit.{n} = importlib.import_module('adfkit.{PENDING_HOME[n]}').{n}" for n in missing
+    )
+    inject = _report.inject_parameters
+
+    def inject_with_aliases(nb, params):
+        inject(nb, params)
+        nb.cells.insert(0, nbformat.v4.new_code_cell(pre))
+        return nb
+
+    monkeypatch.setattr(_report, "inject_parameters", inject_with_aliases)
+
+
+@pytest.mark.parametrize("agent", RUN_ON)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs(path, agent, aliased):
+    """Every cell runs without error in a real kernel on the agent (nbclient)."""
+    out = _report.execute_notebook(path, sample(agent), timeout=60)
+    errors = [
+        o
+        for c in out.cells
+        if c.cell_type == "code"
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]
+    assert not errors
+    # The parameter really reached the kernel: the opened agent is the one asked for.
+    injected = [c for c in out.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert len(injected) == 1 and str(Path(sample(agent))) in injected[0].source
+    setup = next(c for c in out.cells if "adfkit.open_adf(AGENT)" in c.source)
+    assert any(f"{agent}.adf" in str(o.get("data", {})) for o in setup.outputs)
