@@ -19,6 +19,8 @@ demo: $(STAMP)
 	  MPLBACKEND=Agg $(BIN)/adfkit plot "$$f" --kind all -o build/plots >/dev/null || exit 1; \
 	done
 	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"
+	@printf "report: "
+	@$(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html
 
 lint: $(STAMP)
 	$(BIN)/ruff check adfkit tests benchmarks

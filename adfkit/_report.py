@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -130,7 +131,9 @@ def execute_notebook(
     # Plots must come out as inline PNG even when the caller set a non-GUI MPLBACKEND (Agg).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     try:
-        client.execute(env=env)
+        # The kernel's own stderr carries only start-up chatter (a TCP transport notice);
+        # cell errors and outputs come back through the messaging protocol.
+        client.execute(env=env, stderr=subprocess.DEVNULL)
     except (CellExecutionError, CellTimeoutError) as exc:
         where = next(
             (
