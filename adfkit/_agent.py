@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import warnings
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import orjson
 import pandas as pd
+import pyarrow as pa
 
 from . import _audit, _history
 from ._context import ContextMixin
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
-from ._frames import RowBuilder, records_frame
+from ._frames import RowBuilder, blob_content, records_frame
 from ._observe import ObserveMixin
 from ._open import Source
 from ._replay import ReplayMixin
@@ -216,6 +220,11 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
 
     def _live_loop(self) -> pd.DataFrame:
         b = RowBuilder()
+        self._add_live(b)
+        b.warn(f"{self.path}: adf_loop")
+        return b.frame()
+
+    def _add_live(self, b: RowBuilder) -> None:
         if self._src.has("adf_loop"):
             cols = self._cols(
                 "adf_loop", ["seq", "ord", "role", "content_json", "model", "tokens", "created_at"]
@@ -224,11 +233,14 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
             for seq, ord_, role, content, model, tokens, created in self._src.cursor(
                 sql, table="adf_loop"
             ):
-                if not isinstance(seq, int):
-                    raise MalformedRowError(f"adf_loop row with seq {seq!r}", path=self.path)
+                if type(seq) is not int:
+                    raise MalformedRowError(
+                        f"adf_loop seq={seq!r}: seq is not an integer (the table's key); "
+                        "cannot place the row",
+                        path=self.path,
+                    )
                 b.add(seq, ord_, role, content, model, tokens, created, "live", None)
-        b.warn(f"{self.path}: adf_loop")
-        return b.frame()
+        b.flush()
 
     def blocks(self, *, history: bool = False) -> pd.DataFrame:
         """Content blocks. One row per block of the live loop (or of ``history()``).
@@ -311,8 +323,16 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
             sel.append('length("data")' if self._src.has("adf_audit", "data") else "NULL")
             sel += self._cols("adf_audit", ["created_at", "start_at", "end_at"])
             rows = self._q(f"SELECT {', '.join(sel)} FROM adf_audit ORDER BY id", table="adf_audit")
+            for r in rows:
+                if type(r[0]) is not int:
+                    raise MalformedRowError(
+                        f"adf_audit id={r[0]!r}: id is not an integer (the table's key)",
+                        path=self.path,
+                    )
         df = records_frame((dict(zip(cols, r, strict=True)) for r in rows), cols)
-        df["source"] = df["source"].astype("category")
+        # Categories as plain ``str`` (like the loop frames'), so Parquet round-trips them.
+        cats = pd.Index(sorted(df["source"].dropna().unique().tolist()), dtype="str")
+        df["source"] = df["source"].astype(pd.CategoricalDtype(cats))
         self._cache["audit"] = df
         return df.copy(deep=False)
 
@@ -368,7 +388,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
                     el.get("seq"),
                     el.get("ord"),
                     el.get("role"),
-                    el.get("content_json"),
+                    blob_content(el.get("content_json")),
                     el.get("model"),
                     el.get("tokens"),
                     el.get("created_at"),
@@ -407,39 +427,97 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         if errors not in ("warn", "raise"):
             raise ValueError(f"errors must be one of ['warn', 'raise'], got {errors!r}")
         if "history" not in self._cache:
-            frames = []
-            bad: list[str] = []
-            for aid in self._loop_audit_ids():
-                try:
-                    frames.append(self._loop_blob(aid))
-                except BlobError as exc:
-                    if errors == "raise":
-                        raise
-                    bad.append(exc.detail)
-            for msg in bad:
-                warnings.warn(
-                    f"{self.path}: {msg}; its rows are missing from history()",
-                    AdfWarning,
-                    stacklevel=2,
-                )
-            h = _history.merge_history(self.loop(), frames)
-            ev = self._events_from(h, frames)
-            self._cache["events"] = ev
-            self._cache["history"] = _history.add_epochs(h, ev)
+            self._cache["history"], self._cache["events"] = self._build_history(errors)
         return self._cache["history"].copy(deep=False)
 
-    def _events_from(self, h: pd.DataFrame, frames: list[pd.DataFrame]) -> pd.DataFrame:
+    def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
+        rows, then deduplicated and ordered with numpy. The next blob is fetched and decoded on
+        a second thread while this one is flattened (Brotli releases the GIL); the cyclic
+        garbage collector is paused meanwhile (the parsed rows are acyclic and short-lived)."""
+        self.loop()  # the live rows' warnings are given (once) by loop()
+        rows = RowBuilder()
+        spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
+        bad: list[str] = []
+        ids = iter(self._loop_audit_ids())
+        pending: deque[tuple[int, Future[Any]]] = deque()
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+
+                def fetch_next() -> None:
+                    aid = next(ids, None)
+                    if aid is not None:
+                        _, data = self._blob(aid)
+                        pending.append((aid, pool.submit(self._decode_loop, aid, data)))
+
+                fetch_next()
+                while pending:
+                    aid, fut = pending.popleft()
+                    fetch_next()
+                    try:
+                        value = fut.result()
+                    except BlobError as exc:
+                        if errors == "raise":
+                            raise
+                        bad.append(exc.detail)
+                        continue
+                    start = rows.n
+                    for el in value:
+                        rows.add(
+                            el.get("seq"),
+                            el.get("ord"),
+                            el.get("role"),
+                            blob_content(el.get("content_json")),
+                            el.get("model"),
+                            el.get("tokens"),
+                            el.get("created_at"),
+                            "audit",
+                            aid,
+                        )
+                    del value
+                    rows.flush()
+                    rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
+                    if rows.n > start:
+                        spans.append((aid, start, rows.n))
+            self._add_live(rows)
+            rows.bad_content, rows.bad_tokens = [], []
+        finally:
+            if gc_was_on:
+                gc.enable()
+        for msg in bad:
+            warnings.warn(
+                f"{self.path}: {msg}; its rows are missing from history()",
+                AdfWarning,
+                stacklevel=3,
+            )
+        blob_seqs = {aid: rows.seqs(lo, hi) for aid, lo, hi in spans}
+        positions, copies = _history.history_rows(rows)
+        h = rows.frame(positions, consume=True)
+        del rows
+        pa.default_memory_pool().release_unused()
+        h["copies"] = pd.array(copies, dtype="Int64")
+        ev = self._events_from(h, blob_seqs)
+        return _history.add_epochs(h, ev), ev
+
+    def _decode_loop(self, audit_id: int, data: Any) -> Any:
+        return _audit.decode(
+            data, "loop", limit=self.max_blob_bytes, path=self.path, audit_id=audit_id
+        )
+
+    def _events_from(self, h: pd.DataFrame, blob_seqs: dict[int, list[int]]) -> pd.DataFrame:
+        """``blob_seqs``: loop audit id -> seqs of every blob that decoded to at least a row."""
         a = self.audit()
         times = {
             int(i): int(t.value // 1_000_000) if not pd.isna(t) else 0
             for i, t in zip(a["id"], a["created_at"], strict=True)
         }
-        blob_seqs = {
-            int(f["audit_id"].iloc[0]): f["seq"].astype("int64").tolist() for f in frames if len(f)
-        }
+        blob_seqs = dict(blob_seqs)
+        loop_ids = set(self._loop_audit_ids())
         # An undecodable blob still marks an event; its range comes from the metadata.
         for aid, lo, hi in zip(a["id"], a["start_seq"], a["end_seq"], strict=True):
-            if int(aid) in self._loop_audit_ids() and int(aid) not in blob_seqs:
+            if int(aid) in loop_ids and int(aid) not in blob_seqs:
                 blob_seqs[int(aid)] = [int(x) for x in (lo, hi) if not pd.isna(x)]
         return _history.events(h, blob_seqs, times)
 

@@ -1,6 +1,7 @@
 """Lifetime history: live loop + audited loop rows, deduplicated by seq; epochs; gaps.
 
-The ordering rule ``COALESCE(ord, seq), seq`` is applied in :func:`adfkit._frames.loop_frame`.
+The ordering rule ``COALESCE(ord, seq), seq`` is applied in ``_frames.RowBuilder.frame`` and
+:func:`history_rows`.
 """
 
 from __future__ import annotations
@@ -8,29 +9,33 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._frames import sort_display
+from ._frames import RowBuilder
 
 #: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
 CLEAR_PAIR_MS = 5_000
 
 
-def merge_history(live: pd.DataFrame, audited: list[pd.DataFrame]) -> pd.DataFrame:
-    """One row per seq. A seq in several blobs keeps the oldest blob's copy (lowest audit id),
-    then the live copy when no blob has it (ADF_FORMAT.md §4.4). ``copies`` counts them all."""
-    parts = [f.drop(columns="position") for f in audited if len(f)]
-    if not parts:
-        df = live.copy()
-        df["copies"] = pd.array(np.ones(len(df), dtype="int64"), dtype="Int64")
-        return df
-    allrows = pd.concat([*parts, live.drop(columns="position")], ignore_index=True)
-    # Audit copies first, by audit id; live last.
-    rank = allrows["audit_id"].fillna(np.iinfo(np.int64).max).to_numpy(dtype="int64")
-    order = np.lexsort((rank, allrows["seq"].to_numpy(dtype="int64")))
-    allrows = allrows.iloc[order]
-    copies = allrows.groupby("seq", sort=False).size()
-    df = sort_display(allrows.drop_duplicates("seq", keep="first"))
-    df["copies"] = pd.array(copies.reindex(df["seq"].to_numpy()).to_numpy(), dtype="Int64")
-    return df
+def history_rows(rows: RowBuilder) -> tuple[np.ndarray, np.ndarray]:
+    """Pick one copy per seq from every row added to ``rows`` (blobs and live loop).
+
+    A seq in several blobs keeps the oldest blob's copy (lowest audit id), then the live copy
+    when no blob has it (ADF_FORMAT.md §4.4); within one blob, the first in display order.
+
+    Returns ``(positions, copies)``: the chosen rows' positions in ``rows``, in display order
+    (``COALESCE(ord, seq), seq``), and how many stored copies each seq has.
+    """
+    key, seq = rows.display_key()
+    aid, live = rows.int_array("audit_id")
+    rank = np.where(live, np.iinfo(np.int64).max, aid)
+    order = np.lexsort((key, rank, seq))
+    s = seq[order]
+    first = np.ones(len(s), dtype=bool)
+    first[1:] = s[1:] != s[:-1]
+    starts = np.flatnonzero(first)
+    copies = np.diff(np.append(starts, len(s)))
+    chosen = order[starts]
+    display = np.lexsort((seq[chosen], key[chosen]))
+    return chosen[display], copies[display]
 
 
 def events(

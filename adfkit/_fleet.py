@@ -1,0 +1,500 @@
+"""Many agents at once: ``load_fleet`` (one table from many files) and ``export`` (to Parquet).
+
+Engines: ``serial``; ``processes`` (a local process pool, all cores, results put back in input
+order); ``dask`` (a ``dask.distributed`` client the caller passes, which is how a load scales
+past one machine, or a ``LocalCluster`` started and closed for the call). A file that fails
+lands in the error table; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import orjson
+import pandas as pd
+
+from ._agent import AgentFile, open_adf
+from ._errors import AdfError
+
+ENGINES = ("serial", "processes", "dask")
+
+#: Error table columns (one row per file that could not be loaded).
+ERROR_COLUMNS = {"path": "string", "error": "string", "message": "string"}
+
+
+def _observation(attr: str) -> Callable[[AgentFile], pd.DataFrame]:
+    def get(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+        from ._observe import observe
+
+        return getattr(observe(agent, **kwargs), attr)
+
+    get.__name__ = f"observe_{attr}"
+    return get
+
+
+#: Tables that are not an ``AgentFile`` method of the same name: name -> ``f(agent, **kw)``.
+TABLES: dict[str, Callable[..., Any]] = {
+    "turns": _observation("turns"),
+    "observe_calls": _observation("calls"),
+    "signatures": _observation("signatures"),
+    "streaks": _observation("streaks"),
+    "anomalies": _observation("anomalies"),
+}
+
+
+class FleetResult(NamedTuple):
+    """What :func:`load_fleet` and :func:`export` return: ``(df, errors)``.
+
+    ``errors`` has one row per file that failed: ``path``, ``error`` (the exception type),
+    ``message`` (string).
+    """
+
+    df: pd.DataFrame
+    errors: pd.DataFrame
+
+
+def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list[str]:
+    """Agent file paths from a glob pattern, a folder (its ``*.adf``), a path, or a list of them.
+
+    Matches are sorted; a pattern or folder that matches nothing raises :class:`AdfError`.
+    """
+    items = [paths_or_glob] if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
+    out: list[str] = []
+    for item in items:
+        p = os.fspath(item)
+        if glob.has_magic(p):
+            found = sorted(glob.glob(os.path.expanduser(p), recursive=True))
+            if not found:
+                raise AdfError(f"no file matches the pattern {p!r}")
+            out += found
+        elif os.path.isdir(p):
+            found = sorted(str(x) for x in Path(p).glob("*.adf"))
+            if not found:
+                raise AdfError(f"no .adf files in the folder {p!r}")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def _check_table(table: str) -> None:
+    if table in TABLES:
+        return
+    attr = getattr(AgentFile, table, None)
+    if table.startswith("_") or not callable(attr) or table in ("close", "read_file", "read_text"):
+        names = sorted(
+            n
+            for n in dir(AgentFile)
+            if not n.startswith("_") and callable(getattr(AgentFile, n))
+            if n not in ("close", "read_file", "read_text", "decode_audit")
+        )
+        raise ValueError(
+            f"table must be an AgentFile method or one of {sorted(TABLES)}; got {table!r} "
+            f"(methods: {names})"
+        )
+
+
+def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
+    """One table of one open agent as a DataFrame (a dict result becomes a one-row frame)."""
+    value = TABLES[table](agent, **kwargs) if table in TABLES else getattr(agent, table)(**kwargs)
+    if isinstance(value, dict):
+        return pd.DataFrame([value])
+    if not isinstance(value, pd.DataFrame):
+        raise TypeError(f"{table}() returned {type(value).__name__}, not a DataFrame")
+    return value
+
+
+def _load_one(
+    path: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
+) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
+    """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
+    try:
+        with open_adf(path, **open_kwargs) as agent:
+            df = get_table(agent, table, **kwargs).reset_index(drop=True)
+            name = agent.name
+        df = df.drop(columns=["agent", "agent_path"], errors="ignore")
+        df.insert(0, "agent_path", pd.array([path] * len(df), dtype="string"))
+        df.insert(0, "agent", pd.array([name] * len(df), dtype="string"))
+        return df, None
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded, never fatal
+        msg = exc.detail if isinstance(exc, AdfError) else str(exc)
+        return None, (path, type(exc).__name__, msg)
+
+
+def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    from tqdm.auto import tqdm
+
+    show = total >= 20 if progress is None else progress
+    return tqdm(total=total, desc=desc, unit="file", disable=not show, leave=False)
+
+
+def _run(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    *,
+    engine: str,
+    workers: int | None,
+    client: Any,
+    progress: bool | None,
+    desc: str,
+) -> list[Any]:
+    """``[func(path, *args) for path in paths]`` on an engine, in input order."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    results: list[Any] = [None] * len(paths)
+    with _progress(len(paths), progress, desc) as bar:
+        if engine == "serial" or (engine == "processes" and len(paths) <= 1):
+            for i, p in enumerate(paths):
+                results[i] = func(p, *args)
+                bar.update()
+        elif engine == "processes":
+            n = min(workers or os.cpu_count() or 1, len(paths))
+            # Small batches: fewer round trips than one task per file, still balanced.
+            size = max(1, min(8, len(paths) // (n * 8)))
+            batches = [
+                list(range(i, min(i + size, len(paths)))) for i in range(0, len(paths), size)
+            ]
+            with ProcessPoolExecutor(max_workers=n) as pool:
+                futs = {pool.submit(_batch, func, [paths[i] for i in b], args): b for b in batches}
+                for fut in as_completed(futs):
+                    for i, res in zip(futs[fut], fut.result(), strict=True):
+                        results[i] = res
+                    bar.update(len(futs[fut]))
+        else:
+            results = _run_dask(func, paths, args, client=client, workers=workers, bar=bar)
+    return results
+
+
+def _batch(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
+    return [func(p, *args) for p in paths]
+
+
+def _run_dask(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    *,
+    client: Any,
+    workers: int | None,
+    bar: Any,
+) -> list[Any]:
+    from dask.distributed import Client, LocalCluster, as_completed
+
+    own = client is None
+    cluster = None
+    if own:
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+    try:
+        futs = client.map(func, paths, *[[a] * len(paths) for a in args], pure=False)
+        index = {f.key: i for i, f in enumerate(futs)}
+        results: list[Any] = [None] * len(paths)
+        for fut in as_completed(futs):
+            results[index[fut.key]] = fut.result()
+            bar.update()
+        return results
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _errors_frame(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(ERROR_COLUMNS))
+    return df.astype(ERROR_COLUMNS)
+
+
+def load_fleet(
+    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
+    table: str = "history",
+    *,
+    engine: str = "processes",
+    client: Any = None,
+    workers: int | None = None,
+    progress: bool | None = None,
+    max_blob_bytes: int | None = None,
+    **kwargs: Any,
+) -> FleetResult:
+    """One table from many agent files. One row per row of each file's table.
+
+    Parameters
+    ----------
+    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (its ``*.adf`` files),
+        a path, or a list of any of those.
+    table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
+        ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
+        ``info`` becomes one row) or a name in :data:`TABLES` (``turns``, ``signatures``,
+        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``).
+    engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
+        ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
+        ``LocalCluster`` is started and closed for the call).
+    client : a ``dask.distributed.Client`` for ``engine="dask"``.
+    workers : number of processes (default: all cores) or LocalCluster workers.
+    progress : show a ``tqdm.auto`` progress bar (default: when there are 20 files or more).
+    max_blob_bytes : passed to :func:`adfkit.open_adf`.
+    **kwargs : passed to the table method (e.g. ``errors="raise"`` for ``history``).
+
+    Returns
+    -------
+    FleetResult
+        ``(df, errors)``. ``df`` has ``agent`` (string: the agent's name) and ``agent_path``
+        (string: the file it came from) first, then the table's columns; files in input
+        order, each file's rows in its table's order. ``errors`` has one row per file that
+        failed: ``path``, ``error`` (exception type), ``message`` (string); a failure never
+        stops the run.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> df, errors = adfkit.load_fleet("sample_agents/*.adf", "info", engine="serial")
+    >>> len(df) == 7 and errors.empty
+    True
+    """
+    _check_table(table)
+    paths = resolve_paths(paths_or_glob)
+    open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
+    results = _run(
+        _load_one,
+        paths,
+        (table, kwargs, open_kwargs),
+        engine=engine,
+        workers=workers,
+        client=client,
+        progress=progress,
+        desc=f"load_fleet {table}",
+    )
+    frames = [df for df, _ in results if df is not None]
+    errors = [err for _, err in results if err is not None]
+    if frames:
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    else:
+        df = pd.DataFrame({"agent": pd.array([], "string"), "agent_path": pd.array([], "string")})
+    return FleetResult(df, _errors_frame(errors))
+
+
+# -- export ------------------------------------------------------------------------------------
+
+#: Tables written by :func:`export`: file stem -> (table name, keyword arguments).
+EXPORT_TABLES: dict[str, tuple[str, dict[str, Any]]] = {
+    "history": ("history", {}),
+    "loop": ("loop", {}),
+    "events": ("events", {}),
+    "history_gaps": ("history_gaps", {}),
+    "audit": ("audit", {}),
+    "blocks": ("blocks", {"history": True}),
+    "tool_calls": ("tool_calls", {"history": True}),
+    "inbox": ("inbox", {}),
+    "outbox": ("outbox", {}),
+    "files": ("files", {}),
+    "logs": ("logs", {}),
+    "tasks": ("tasks", {}),
+    "timers": ("timers", {}),
+    "compactions": ("compactions", {}),
+    "usage": ("usage", {}),
+    "turns": ("turns", {}),
+}
+
+#: Columns blanked by ``redact=True`` when ``adfkit._redact`` is not available.
+_BODY_COLUMNS = frozenset(
+    {
+        "text",
+        "content",
+        "tool_input",
+        "result_preview",
+        "subject",
+        "args",
+        "result",
+        "error",
+        "message",
+        "data",
+        "payload",
+        "input",
+        "summary",
+        "summary_text",
+        "original_message",
+    }
+)
+_SECRET_KEY = re.compile(r"key|token|secret|passw|credential|auth|bearer|cookie", re.I)
+
+
+def _fallback_redact_config(cfg: Any) -> Any:
+    """Minimal stand-in: values under secret-looking keys become ``"__redacted__"``."""
+    if isinstance(cfg, dict):
+        return {
+            k: "__redacted__"
+            if _SECRET_KEY.search(str(k)) and not isinstance(v, dict | list)
+            else _fallback_redact_config(v)
+            for k, v in cfg.items()
+        }
+    if isinstance(cfg, list):
+        return [_fallback_redact_config(v) for v in cfg]
+    return cfg
+
+
+def _fallback_redact_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Minimal stand-in: message bodies replaced by ``"__redacted__"`` (NA kept)."""
+    df = df.copy()
+    for c in df.columns:
+        if c in _BODY_COLUMNS and (
+            isinstance(df[c].dtype, pd.StringDtype) or df[c].dtype == object
+        ):
+            df[c] = df[c].where(df[c].isna(), "__redacted__")
+    return df
+
+
+def _redactors() -> tuple[Callable[[Any], Any], Callable[[pd.DataFrame], pd.DataFrame]]:
+    try:
+        from ._redact import redact_config, redact_frame
+    except ImportError:
+        return _fallback_redact_config, _fallback_redact_frame
+    return redact_config, redact_frame
+
+
+def _to_parquet(df: pd.DataFrame, path: str) -> None:
+    """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
+    and object columns Arrow cannot type are stored as JSON text."""
+    import pyarrow as pa
+
+    try:
+        df.to_parquet(path, engine="pyarrow", index=False)
+    except (pa.ArrowException, TypeError, ValueError):
+        df = df.copy()
+        for c in df.columns:
+            if df[c].dtype == object:
+                df[c] = pd.array(
+                    [
+                        None if v is None else orjson.dumps(v, default=str).decode()
+                        for v in df[c].tolist()
+                    ],
+                    dtype="string",
+                )
+        df.to_parquet(path, engine="pyarrow", index=False)
+
+
+def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any]) -> Any:
+    """Write one agent's folder; returns (manifest rows, error row or None)."""
+    written: list[tuple[str, str, str, int]] = []
+    try:
+        redact_config, redact_frame = _redactors()
+        with open_adf(path, **open_kwargs) as agent:
+            os.makedirs(out_dir, exist_ok=True)
+            name = agent.name
+            docs = {
+                "meta": agent.meta(),
+                "config": redact_config(agent.config()),
+                "info": agent.info(),
+            }
+            for stem, doc in docs.items():
+                fn = os.path.join(out_dir, f"{stem}.json")
+                with open(fn, "wb") as fh:
+                    fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
+                written.append((name, stem, fn, 1))
+            problems = []
+            for stem, (table, kw) in EXPORT_TABLES.items():
+                if table not in TABLES and not hasattr(agent, table):
+                    continue  # a table this version of adfkit does not have
+                try:
+                    df = get_table(agent, table, **kw)
+                    if redact:
+                        df = redact_frame(df)
+                    fn = os.path.join(out_dir, f"{stem}.parquet")
+                    _to_parquet(df, fn)
+                    written.append((name, stem, fn, len(df)))
+                except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
+                    problems.append(f"{stem}: {type(exc).__name__}: {exc}")
+        if problems:
+            return written, (path, "ExportError", "; ".join(problems))
+        return written, None
+    except Exception as exc:  # noqa: BLE001
+        msg = exc.detail if isinstance(exc, AdfError) else str(exc)
+        return written, (path, type(exc).__name__, msg)
+
+
+def export(
+    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
+    to: str | os.PathLike[str],
+    *,
+    redact: bool = False,
+    engine: str = "serial",
+    client: Any = None,
+    workers: int | None = None,
+    progress: bool | None = None,
+    max_blob_bytes: int | None = None,
+) -> FleetResult:
+    """Write every table of each agent to Parquet, one folder per agent under ``to``.
+
+    Each folder (named after the file, ``-2``, ``-3`` ... on clashes) holds ``<table>.parquet``
+    for every table in :data:`EXPORT_TABLES` (``history``, ``loop``, ``events``, ``audit``,
+    ``blocks`` and ``tool_calls`` of the history, the side tables, ``compactions``, ``usage``,
+    ``turns``) and ``meta.json``, ``config.json`` (secrets redacted) and ``info.json``.
+    Parquet files carry pandas metadata, so ``pd.read_parquet`` gives back the same dtypes
+    (Int64, string, category, bool, boolean, datetime64[ms, UTC]); tuple cells come back as
+    arrays. ``adf_identity`` is never read. The input files are only read.
+
+    Parameters
+    ----------
+    paths_or_glob : as for :func:`load_fleet`.
+    to : output folder (created if needed). It must not contain the inputs.
+    redact : blank message bodies, tool inputs and results, and file contents.
+    engine, client, workers, progress, max_blob_bytes : as for :func:`load_fleet`
+        (default engine: ``serial``).
+
+    Returns
+    -------
+    FleetResult
+        ``df``: one row per file written: ``agent``, ``table``, ``file`` (string), ``rows``
+        (Int64). ``errors``: one row per agent that failed or had a table fail.
+
+    Examples
+    --------
+    >>> import adfkit, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> written, errors = adfkit.export("sample_agents/clean.adf", out)
+    >>> "history" in set(written["table"]) and errors.empty
+    True
+    """
+    paths = resolve_paths(paths_or_glob)
+    root = os.path.abspath(os.fspath(to))
+    for p in paths:
+        if os.path.abspath(p) == root:
+            raise AdfError(f"--to {os.fspath(to)!r} is one of the input files")
+    os.makedirs(root, exist_ok=True)
+    dirs: list[str] = []
+    seen: dict[str, int] = {}
+    for p in paths:
+        stem = Path(p).stem or "agent"
+        seen[stem] = seen.get(stem, 0) + 1
+        dirs.append(os.path.join(root, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"))
+    open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
+    results = _run(
+        _export_one_star,
+        [orjson.dumps([p, d]).decode() for p, d in zip(paths, dirs, strict=True)],
+        (redact, open_kwargs),
+        engine=engine,
+        workers=workers,
+        client=client,
+        progress=progress,
+        desc="export",
+    )
+    rows = [r for written, _ in results for r in written]
+    manifest = pd.DataFrame(rows, columns=["agent", "table", "file", "rows"]).astype(
+        {"agent": "string", "table": "string", "file": "string", "rows": "Int64"}
+    )
+    return FleetResult(manifest, _errors_frame([e for _, e in results if e is not None]))
+
+
+def _export_one_star(job: str, redact: bool, open_kwargs: dict[str, Any]) -> Any:
+    path, out_dir = orjson.loads(job)
+    return _export_one(path, out_dir, redact, open_kwargs)

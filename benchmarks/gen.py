@@ -1,0 +1,294 @@
+"""Fast generator of benchmark agent files (schema 28): one large agent and a fleet of small ones.
+
+The files are plausible rather than scripted: turns of trigger, context, assistant (thinking,
+text, tool calls with nested input), tool results and a compaction summary opening every
+archived blob. Text is cut from one seeded pseudo-word corpus, with some non-ASCII, so Brotli
+has realistic work. Blobs use Brotli quality 5 (the runtime uses 11; quality only changes
+generation time, not how the reader works).
+
+Usage: ``python benchmarks/gen.py`` (also called by ``benchmarks/run.py``; results are cached
+under ``build/bench``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import brotli
+import orjson
+
+BASE_MS = 1_780_300_800_000
+
+SCHEMA = """
+CREATE TABLE adf_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL,
+  protection TEXT NOT NULL DEFAULT 'none');
+CREATE TABLE adf_config (id INTEGER PRIMARY KEY CHECK (id = 1), config_json TEXT NOT NULL,
+  updated_at TEXT NOT NULL);
+CREATE TABLE adf_loop (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT NOT NULL,
+  content_json TEXT NOT NULL, model TEXT, tokens TEXT, created_at INTEGER NOT NULL, ord INTEGER);
+CREATE TABLE adf_files (path TEXT PRIMARY KEY, content BLOB NOT NULL, mime_type TEXT,
+  size INTEGER NOT NULL, protection TEXT NOT NULL DEFAULT 'none',
+  authorized INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE TABLE adf_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL,
+  start_seq INTEGER, end_seq INTEGER, ref TEXT, entry_count INTEGER NOT NULL,
+  size_bytes INTEGER NOT NULL, data BLOB NOT NULL, created_at INTEGER NOT NULL);
+CREATE INDEX idx_adf_audit_source_start ON adf_audit (source, start_seq);
+"""
+
+TOOLS = ("fs_read", "fs_write", "db_query", "msg_send", "web_fetch", "mcp_github_search")
+
+
+class Corpus:
+    """Cheap seeded text: slices of one long pseudo-word string."""
+
+    def __init__(self, rng: random.Random, n_words: int = 600_000) -> None:
+        syll = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "pa", "zo", "el", "an"]
+        vocab = ["".join(rng.choices(syll, k=rng.randint(1, 4))) for _ in range(3000)]
+        vocab += ["café", "naïve", "Zürich", "日本語", "✓", "🙂", "—"]
+        words = rng.choices(vocab, k=n_words)
+        for i in range(0, n_words, 17):
+            words[i] += "." if i % 3 else ",\n"
+        self.text = " ".join(words)
+        self.rng = rng
+
+    def take(self, n: int) -> str:
+        start = self.rng.randrange(0, len(self.text) - n - 1)
+        return self.text[start : start + n]
+
+
+def _turn(corpus: Corpus, rng: random.Random, scale: float) -> list[dict[str, Any]]:
+    """Rows of one turn (without seq/created_at), as a loop blob holds them."""
+    rows: list[dict[str, Any]] = []
+    rows.append(
+        {
+            "role": "user",
+            "content_json": [
+                {
+                    "type": "text",
+                    "text": "A scheduled timer has fired.\nPayload: " + corpus.take(60),
+                }
+            ],
+        }
+    )
+    rows.append(
+        {
+            "role": "user",
+            "content_json": [
+                {
+                    "type": "text",
+                    "text": "[Context: dynamic_instructions] [Inbox: 2 unread] "
+                    + corpus.take(int(300 * scale)),
+                }
+            ],
+        }
+    )
+    for _ in range(rng.randint(1, 4)):
+        n_calls = rng.randint(1, 3)
+        ids = [f"toolu_{rng.getrandbits(48):012x}" for _ in range(n_calls)]
+        blocks: list[dict[str, Any]] = [
+            {"type": "thinking", "thinking": corpus.take(int(rng.randint(200, 900) * scale))},
+            {"type": "text", "text": corpus.take(int(rng.randint(50, 500) * scale))},
+        ]
+        for uid in ids:
+            blocks.append(
+                {
+                    "type": "tool_use",
+                    "id": uid,
+                    "name": rng.choice(TOOLS),
+                    "input": {
+                        "path": f"notes/{corpus.take(12).strip()}.md",
+                        "limit": rng.randint(1, 500),
+                        "flags": [True, None, 1.5],
+                        "query": {"text": corpus.take(int(80 * scale)), "n": rng.randint(1, 9)},
+                    },
+                }
+            )
+        rows.append(
+            {
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "tokens": {
+                    "input": rng.randint(5000, 90000),
+                    "output": rng.randint(20, 2000),
+                    "cache_read": rng.randint(0, 5000),
+                },
+                "content_json": blocks,
+            }
+        )
+        rows.append(
+            {
+                "role": "user",
+                "content_json": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": uid,
+                        "content": corpus.take(int(rng.randint(500, 7000) * scale)),
+                        "is_error": rng.random() < 0.05,
+                    }
+                    for uid in ids
+                ],
+            }
+        )
+    rows.append(
+        {
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "tokens": {"input": rng.randint(5000, 90000), "output": rng.randint(20, 2000)},
+            "content_json": [{"type": "text", "text": corpus.take(int(400 * scale))}],
+        }
+    )
+    return rows
+
+
+def _stream(corpus: Corpus, rng: random.Random, scale: float):
+    while True:
+        yield from _turn(corpus, rng, scale)
+
+
+def write_agent(
+    path: Path,
+    *,
+    n_blobs: int,
+    rows_per_blob: int,
+    live_rows: int,
+    seed: int,
+    scale: float = 1.0,
+    corpus: Corpus | None = None,
+    quality: int = 5,
+) -> dict[str, int]:
+    """Write one agent file; returns counts (entries, blobs, json_bytes)."""
+    rng = random.Random(seed)
+    corpus = corpus or Corpus(rng, 60_000)
+    stream = _stream(corpus, rng, scale)
+    tmp = path.with_suffix(".tmp")
+    if tmp.exists():
+        tmp.unlink()
+    con = sqlite3.connect(tmp)
+    con.executescript(SCHEMA)
+    con.execute("PRAGMA journal_mode=OFF")
+    con.execute("PRAGMA synchronous=OFF")
+    meta = {"adf_version": "0.2", "adf_schema_version": "28", "adf_name": path.stem}
+    con.executemany("INSERT INTO adf_meta (key, value) VALUES (?, ?)", meta.items())
+    cfg = {
+        "name": path.stem,
+        "model": {"provider": "anthropic", "model_id": "claude-sonnet-4-5"},
+        "context": {"compact_threshold": 100000, "audit": {"loop": True}},
+    }
+    con.execute(
+        "INSERT INTO adf_config VALUES (1, ?, '2026-06-01T08:00:00.000Z')",
+        (orjson.dumps(cfg).decode(),),
+    )
+    seq = 0
+    json_bytes = 0
+    summary = None
+    for _ in range(n_blobs):
+        rows = []
+        if summary is not None:
+            rows.append(summary)
+        while len(rows) < rows_per_blob:
+            seq += 1
+            r = next(stream)
+            r = {"seq": seq, **r, "created_at": BASE_MS + seq * 1500}
+            rows.append(r)
+        data = orjson.dumps(rows)
+        json_bytes += len(data)
+        con.execute(
+            "INSERT INTO adf_audit (source, start_seq, end_seq, ref, entry_count, size_bytes, "
+            "data, created_at) VALUES ('loop', ?, ?, NULL, ?, ?, ?, ?)",
+            (
+                min(r["seq"] for r in rows),
+                max(r["seq"] for r in rows),
+                len(rows),
+                len(data.decode("utf-8").encode("utf-16-le")) // 2,
+                brotli.compress(data, quality=quality),
+                BASE_MS + seq * 1500 + 1,
+            ),
+        )
+        seq += 1
+        summary = {
+            "seq": seq,
+            "role": "user",
+            "model": "claude-sonnet-4-5",
+            "tokens": {"input": 90000, "output": 1200},
+            "content_json": [
+                {"type": "text", "text": f"[Loop Compacted, audited] {corpus.take(1500)}"}
+            ],
+            "created_at": BASE_MS + seq * 1500,
+        }
+    live = [summary] if summary else []
+    while len(live) < live_rows:
+        seq += 1
+        live.append({"seq": seq, **next(stream), "created_at": BASE_MS + seq * 1500})
+    for r in live:
+        con.execute(
+            "INSERT INTO adf_loop (seq, role, content_json, model, tokens, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                r["seq"],
+                r["role"],
+                orjson.dumps(r["content_json"]).decode(),
+                r.get("model"),
+                orjson.dumps(r["tokens"]).decode() if "tokens" in r else None,
+                r["created_at"],
+            ),
+        )
+    con.execute(
+        "INSERT INTO adf_files VALUES ('mind.md', ?, 'text/markdown', 12, 'none', 0, "
+        "'2026-06-01T08:00:00.000Z', '2026-06-01T08:00:00.000Z')",
+        (b"# Mind\nnotes",),
+    )
+    con.commit()
+    con.close()
+    os.replace(tmp, path)
+    return {"entries": seq, "blobs": n_blobs, "json_bytes": json_bytes}
+
+
+def ensure(root: Path, *, quick: bool = False) -> tuple[Path, Path, list[Path]]:
+    """Generate (once) the large agent, a small single agent and the fleet under ``root``."""
+    root.mkdir(parents=True, exist_ok=True)
+    tag = "quick" if quick else "full"
+    large = root / f"large-{tag}.adf"
+    small = root / "small.adf"
+    fleet_dir = root / f"fleet-{tag}"
+    n_fleet = 20 if quick else 200
+    if not large.exists():
+        t = time.perf_counter()
+        corpus = Corpus(random.Random(1))
+        n_blobs, per = (40, 200) if quick else (1000, 205)
+        c = write_agent(
+            large, n_blobs=n_blobs, rows_per_blob=per, live_rows=300, seed=1, corpus=corpus
+        )
+        print(
+            f"generated {large}: {c['entries']:,} entries, {c['blobs']} blobs, "
+            f"{c['json_bytes'] / 1e6:,.0f} MB of JSON in {time.perf_counter() - t:.0f} s",
+            file=sys.stderr,
+        )
+    if not small.exists():
+        write_agent(small, n_blobs=2, rows_per_blob=50, live_rows=50, seed=2, scale=0.5)
+    fleet_dir.mkdir(exist_ok=True)
+    fleet = [fleet_dir / f"agent-{i:03d}.adf" for i in range(n_fleet)]
+    missing = [p for p in fleet if not p.exists()]
+    if missing:
+        corpus = Corpus(random.Random(3), 100_000)
+        for p in missing:
+            i = int(p.stem.split("-")[1])
+            write_agent(
+                p,
+                n_blobs=6,
+                rows_per_blob=120,
+                live_rows=60,
+                seed=100 + i,
+                corpus=corpus,
+                scale=0.5,
+            )
+    return large, small, fleet
+
+
+if __name__ == "__main__":
+    ensure(Path(__file__).resolve().parent.parent / "build" / "bench", quick="--quick" in sys.argv)

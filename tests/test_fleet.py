@@ -1,0 +1,129 @@
+"""load_fleet: one table from many files, identical across engines, failures collected."""
+
+from __future__ import annotations
+
+import warnings
+
+import pandas as pd
+import pytest
+from adfbuild import build, result, row, text, use
+from conftest import sample
+
+import adfkit
+from adfkit._fleet import TABLES, load_fleet, resolve_paths
+
+
+@pytest.fixture
+def fleet(tmp_path):
+    """Three tiny agents with known row counts, plus one file that is not SQLite."""
+    paths = []
+    for i, n_live in enumerate((2, 3, 1)):
+        live = [row(10 + k, "user", text(f"agent {i} live {k}")) for k in range(n_live)]
+        audit = [
+            {
+                "source": "loop",
+                "rows": [
+                    row(1, "user", text("A scheduled timer has fired.")),
+                    row(
+                        2,
+                        "assistant",
+                        [use("t1", "fs_read", {"path": "a"})],
+                        tokens={"input": 100 + i, "output": 7},
+                    ),
+                    row(3, "user", [result("t1", "ok")]),
+                ],
+            }
+        ]
+        paths.append(build(tmp_path / f"agent{i}.adf", loop=live, audit=audit))
+    bad = tmp_path / "broken.adf"
+    bad.write_text("this is not a database")
+    return [str(p) for p in paths[:2]] + [str(bad)] + [str(paths[2])]
+
+
+def test_serial_gives_known_rows_and_collects_the_broken_file(fleet):
+    """Rows per agent are the file's history; the broken file is an error row, not fatal."""
+    df, errors = load_fleet(fleet, "history", engine="serial", progress=False)
+    assert df["agent"].tolist() == ["agent0"] * 5 + ["agent1"] * 6 + ["agent2"] * 4
+    assert df["agent_path"].tolist()[0] == fleet[0]
+    assert list(df.columns[:4]) == ["agent", "agent_path", "seq", "ord"]
+    assert df["tokens_input"].dropna().tolist() == [100, 101, 102]
+    assert df["agent"].dtype == "string"
+    assert errors["path"].tolist() == [fleet[2]]
+    assert errors["error"].tolist() == ["NotSQLiteError"]
+    assert "not a SQLite database" in errors["message"].iloc[0]
+    assert list(errors.dtypes) == ["string", "string", "string"]
+
+
+def test_processes_equal_serial(fleet):
+    """The process pool puts results back in input order: frames are identical."""
+    a, ea = load_fleet(fleet, "history", engine="serial", progress=False)
+    b, eb = load_fleet(fleet, "history", engine="processes", workers=2, progress=False)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    pd.testing.assert_frame_equal(ea, eb)
+
+
+def test_dask_equals_serial(fleet):
+    """On a LocalCluster started for the call, and on a client the caller passes."""
+    distributed = pytest.importorskip("dask.distributed")
+    a, ea = load_fleet(fleet, "loop", engine="serial", progress=False)
+    b, eb = load_fleet(fleet, "loop", engine="dask", workers=1, progress=False)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    pd.testing.assert_frame_equal(ea, eb)
+    with (
+        distributed.LocalCluster(
+            n_workers=1, processes=False, threads_per_worker=2, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        c, ec = load_fleet(fleet, "history", engine="dask", client=client, progress=False)
+        assert client.status == "running"  # the caller's client is left open
+    h, _ = load_fleet(fleet, "history", engine="serial", progress=False)
+    pd.testing.assert_frame_equal(h, c, check_exact=True)
+    pd.testing.assert_frame_equal(ea, ec)
+
+
+def test_sample_agents_history_matches_each_file():
+    """The fleet frame is each agent's own history() with the agent columns in front."""
+    paths = [str(sample(n)) for n in ("clean", "forgetful", "long-runner")]
+    df, errors = load_fleet(paths, "history", engine="processes", workers=2, progress=False)
+    assert errors.empty
+    parts = []
+    for p in paths:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with adfkit.open_adf(p) as agent:
+                parts.append(agent.history())
+    want = pd.concat(parts, ignore_index=True)
+    pd.testing.assert_frame_equal(df.drop(columns=["agent", "agent_path"]), want)
+    assert df.groupby("agent", sort=False).size().tolist() == [len(x) for x in parts]
+
+
+def test_registry_dict_tables_and_bad_names(fleet):
+    """Non-method tables come from the registry; dict results become one row; names checked."""
+    assert "turns" in TABLES
+    good = [fleet[0], fleet[1]]
+    turns, errors = load_fleet(good, "turns", engine="serial", progress=False)
+    assert errors.empty and set(turns["agent"]) == {"agent0", "agent1"}
+    info, _ = load_fleet(good, "info", engine="serial", progress=False)
+    assert info["loop_rows"].tolist() == [2, 3]
+    with pytest.raises(ValueError, match="table must be"):
+        load_fleet(good, "_blob")
+    with pytest.raises(ValueError, match="engine must be one of"):
+        load_fleet(good, "loop", engine="threads")
+
+
+def test_paths_from_glob_folder_and_list(fleet, tmp_path):
+    """A glob, a folder and a list resolve to the same sorted files; no match is an error."""
+    want = sorted(str(p) for p in tmp_path.glob("*.adf"))
+    assert resolve_paths(str(tmp_path / "*.adf")) == want
+    assert resolve_paths(tmp_path) == want
+    assert resolve_paths([fleet[1], fleet[0]]) == [fleet[1], fleet[0]]
+    with pytest.raises(adfkit.AdfError, match="no file matches"):
+        resolve_paths(str(tmp_path / "*.nothing"))
+
+
+def test_all_files_failing_gives_empty_frame(tmp_path):
+    """Nothing loaded: an empty frame with the agent columns, every file in errors."""
+    df, errors = load_fleet([str(tmp_path / "missing.adf")], "loop", engine="serial")
+    assert df.empty and list(df.columns) == ["agent", "agent_path"]
+    assert errors["message"].tolist() == ["no such file"]
