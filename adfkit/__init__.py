@@ -16,6 +16,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._agent import AgentFile, open_adf
+from ._fleet import FleetResult, export, load_fleet
 from ._mind import Mind
 from ._observe import Observation, load_taxonomy, observe, signature
 from ._replay import (
@@ -53,6 +54,7 @@ __all__ = [
     "BlobTooLargeError",
     "CorruptFileError",
     "FileBusyError",
+    "FleetResult",
     "MalformedRowError",
     "Mind",
     "NewerSchemaWarning",
@@ -65,6 +67,8 @@ __all__ = [
     "TrimToolResultsPolicy",
     "UnsupportedSchemaError",
     "__version__",
+    "export",
+    "load_fleet",
     "load_taxonomy",
     "observe",
     "open_adf",
