@@ -16,17 +16,6 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from ._agent import AgentFile, open_adf
-from ._fleet import FleetResult, export, load_fleet
-from ._mind import Mind
-from ._observe import Observation, load_taxonomy, observe, signature
-from ._replay import (
-    SimulationResult,
-    SlidingWindowPolicy,
-    ThresholdPolicy,
-    TrimToolResultsPolicy,
-    simulate,
-    simulate_sweep,
-)
 from ._errors import (
     AdfError,
     AdfWarning,
@@ -39,6 +28,17 @@ from ._errors import (
     NotAdfError,
     NotSQLiteError,
     UnsupportedSchemaError,
+)
+from ._fleet import FleetResult, export, load_fleet
+from ._mind import Mind
+from ._observe import Observation, load_taxonomy, observe, signature
+from ._replay import (
+    SimulationResult,
+    SlidingWindowPolicy,
+    ThresholdPolicy,
+    TrimToolResultsPolicy,
+    simulate,
+    simulate_sweep,
 )
 
 try:

@@ -111,22 +111,32 @@ def classify(role: str | None, blocks: list[dict[str, Any]]) -> tuple[str, str |
 
 
 def obj_chars(x: Any) -> int:
-    """The estimator's size of a JSON value: ``obj(x)`` in ADF_FORMAT.md §9.1."""
-    if x is None:
-        return 4
-    if isinstance(x, str):
-        return js_length(x) + 2
-    if isinstance(x, bool | int | float):
-        return 5
-    if isinstance(x, list):
-        return 2 + sum(obj_chars(i) + 1 for i in x)
-    if isinstance(x, dict):
-        return 2 + sum(js_length(str(k)) + obj_chars(v) + 2 for k, v in x.items())
-    return 10
+    """The estimator's size of a JSON value: ``obj(x)`` in ADF_FORMAT.md §9.1.
+
+    Iterative, so a hostile value nested a thousand levels deep cannot exhaust the stack.
+    """
+    total = 0
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if v is None:
+            total += 4
+        elif isinstance(v, str):
+            total += js_length(v) + 2
+        elif isinstance(v, bool | int | float):
+            total += 5
+        elif isinstance(v, list):
+            total += 2 + len(v)
+            stack.extend(v)
+        elif isinstance(v, dict):
+            total += 2 + sum(js_length(str(k)) + 2 for k in v)
+            stack.extend(v.values())
+        else:
+            total += 10
+    return total
 
 
-def js_string(x: Any) -> str:
-    """JavaScript ``String(x ?? '')`` for JSON values."""
+def _js_scalar(x: Any) -> str:
     if x is None:
         return ""
     if isinstance(x, str):
@@ -137,9 +147,34 @@ def js_string(x: Any) -> str:
         return str(x)
     if isinstance(x, float):
         return str(int(x)) if x.is_integer() else repr(x)
-    if isinstance(x, list):
-        return ",".join("" if i is None else js_string(i) for i in x)
     return "[object Object]"
+
+
+def js_string(x: Any) -> str:
+    """JavaScript ``String(x ?? '')`` for JSON values (iterative over nested arrays)."""
+    if not isinstance(x, list):
+        return _js_scalar(x)
+    out: list[str] = []
+    iters = [iter(x)]
+    first = [True]
+    while iters:
+        item = next(iters[-1], _END)
+        if item is _END:
+            iters.pop()
+            first.pop()
+            continue
+        if not first[-1]:
+            out.append(",")
+        first[-1] = False
+        if isinstance(item, list):
+            iters.append(iter(item))
+            first.append(True)
+        else:
+            out.append(_js_scalar(item))
+    return "".join(out)
+
+
+_END = object()
 
 
 def block_chars(b: dict[str, Any]) -> tuple[int, int]:

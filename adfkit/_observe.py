@@ -320,6 +320,13 @@ def js_stringify(value: Any) -> str:
     >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
     '{"1":[true,null,1e-7],"2":"é","b":1}'
     """
+    try:
+        return _js_stringify_rec(value)
+    except RecursionError:  # hostile input nested ~1000 deep: same text, explicit stack
+        return _js_stringify_deep(value)
+
+
+def _js_stringify_rec(value: Any) -> str:
     if value is None:
         return "null"
     if value is True:
@@ -333,13 +340,17 @@ def js_stringify(value: Any) -> str:
     if isinstance(value, str):
         return _js_string(value)
     if isinstance(value, list | tuple):
-        return "[" + ",".join(js_stringify(v) for v in value) + "]"
+        return "[" + ",".join(_js_stringify_rec(v) for v in value) + "]"
     if isinstance(value, Mapping):
         keys = [str(k) for k in value]
         idx = sorted((k for k in keys if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
         rest = [k for k in keys if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
         items = {str(k): v for k, v in value.items()}
-        return "{" + ",".join(f"{_js_string(k)}:{js_stringify(items[k])}" for k in idx + rest) + "}"
+        return (
+            "{"
+            + ",".join(f"{_js_string(k)}:{_js_stringify_rec(items[k])}" for k in idx + rest)
+            + "}"
+        )
     return _js_string(str(value))
 
 
@@ -393,6 +404,40 @@ def signature(name: str, tool_input: Any) -> str:
     """
     inp = {} if _falsy(tool_input) else tool_input
     return f"{name}:{_base36(string_hash(name + ' ' + js_stringify(inp)))}"
+
+
+def _js_stringify_deep(value: Any) -> str:
+    """:func:`js_stringify` with an explicit stack (for values nested too deep to recurse)."""
+    out: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        literal, x = stack.pop()
+        if literal:
+            out.append(x)
+            continue
+        tasks: list[tuple[bool, Any]] = []
+        if isinstance(x, list | tuple):
+            tasks.append((True, "["))
+            for i, v in enumerate(x):
+                if i:
+                    tasks.append((True, ","))
+                tasks.append((False, v))
+            tasks.append((True, "]"))
+        elif isinstance(x, Mapping):
+            keys = [str(k) for k in x]
+            idx = sorted((k for k in keys if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
+            rest = [k for k in keys if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
+            items = {str(k): v for k, v in x.items()}
+            tasks.append((True, "{"))
+            for i, k in enumerate(idx + rest):
+                tasks.append((True, ("," if i else "") + _js_string(k) + ":"))
+                tasks.append((False, items[k]))
+            tasks.append((True, "}"))
+        else:
+            out.append(_js_stringify_rec(x))
+            continue
+        stack.extend(reversed(tasks))
+    return "".join(out)
 
 
 def reference_trigger_kind(text: str) -> str:

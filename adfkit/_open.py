@@ -2,18 +2,26 @@
 
 Opening follows ADF_FORMAT.md §1.3 ("reading without leaving a trace"):
 
-* ``-wal`` and ``-shm`` both present (agent running, or crashed): ``mode=ro``, which uses the
-  sidecars and sees every commit, including those only in the WAL. Nothing is created.
+* ``-wal`` and ``-shm`` both present (agent running, or crashed): ``mode=ro&readonly_shm=1``,
+  which uses the sidecars and sees every commit, including those only in the WAL. Nothing is
+  created, and the ``-shm`` is mapped read-only, so not even the WAL read marks change (a plain
+  ``mode=ro`` reader writes them). If SQLite cannot read that way (a stale or damaged ``-shm``
+  with no runtime attached), the private copy below is used instead.
 * no sidecars: every commit is in the main file, so ``immutable=1`` reads everything and creates
   nothing (``mode=ro`` would create ``-wal``/``-shm`` on a WAL-mode file, and fails in a read-only
   folder). The sidecars are checked again after the metadata is read; if a runtime started in
   between, the file is reopened the ``mode=ro`` way.
-* only one sidecar, or a hot rollback journal: the file and its sidecars are copied with the
-  backup-free byte copy into a private temporary folder and the copy is opened. The input is
-  never touched.
+* only one sidecar, or a rollback journal (hot, or a writer mid-transaction): the file and its
+  ``-wal``/``-journal`` are copied byte for byte into a private temporary folder and the copy is
+  opened; SQLite then replays the WAL or rolls the journal back *in the copy*, which gives the
+  last committed state. The input is never touched.
 
 Every connection gets ``PRAGMA query_only = ON``. ``adf_identity`` is never selected: tables are
-read from an allowlist only.
+read from an allowlist only, and an allowlisted name that is a view or a virtual table (which
+could select key material behind the reader's back) is refused.
+
+Text that is not valid UTF-8 does not stop a read: the query is re-run with invalid bytes replaced
+by U+FFFD, and an :class:`AdfWarning` names the table.
 """
 
 from __future__ import annotations
@@ -22,18 +30,21 @@ import os
 import pathlib
 import shutil
 import sqlite3
+import stat
 import tempfile
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ._errors import (
     AdfError,
+    AdfWarning,
     CorruptFileError,
     FileBusyError,
     NewerSchemaWarning,
     NotAdfError,
     NotSQLiteError,
+    UnsupportedSchemaError,
 )
 
 #: Highest storage schema this version of adfkit knows (``adf_meta.adf_schema_version``).
@@ -59,6 +70,13 @@ ALLOWED_TABLES = frozenset(
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
+#: Rows fetched per step by :meth:`Source.cursor`.
+_BATCH = 2048
+
+
+def _lenient_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
+
 
 def _uri(path: pathlib.Path, query: str) -> str:
     # as_uri() percent-encodes '?' and '#', so odd file names stay inside the path.
@@ -83,32 +101,44 @@ class Source:
         self.timeout = timeout
         self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
         self.con: sqlite3.Connection | None = None
+        self._lenient_warned: set[str] = set()
+        self.tables: set[str] = set()
+        self.columns: dict[str, list[str]] = {}
         self._check_header()
+        try:
+            self._open_and_probe()
+            if self.mode == "immutable" and any(_sidecars(self.path)):
+                # A writer opened the file while we looked: re-open the lock-aware way.
+                self.close()
+                self._open_and_probe()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open_and_probe(self) -> None:
         self.mode = self._connect()
         self.tables = self._tables()
         if "adf_loop" not in self.tables and "adf_meta" not in self.tables:
-            self.close()
             raise NotAdfError(
                 "SQLite database without ADF tables (no adf_meta, no adf_loop); "
                 "is this an agent file?",
                 path=self.name,
             )
-        self.columns: dict[str, list[str]] = {
-            t: self._table_columns(t) for t in self.tables if t in ALLOWED_TABLES
-        }
-        if self.mode == "immutable" and any(_sidecars(self.path)[:2]):
-            # A runtime opened the file while we looked: re-open the WAL-aware way.
-            self.close()
-            self.mode = self._connect()
-            self.tables = self._tables()
-            self.columns = {t: self._table_columns(t) for t in self.tables if t in ALLOWED_TABLES}
+        self.columns = {t: self._table_columns(t) for t in self.tables if t in ALLOWED_TABLES}
 
     # -- opening ---------------------------------------------------------------------------
     def _check_header(self) -> None:
-        if not self.path.exists():
-            raise AdfError("no such file", path=self.name)
-        if self.path.is_dir():
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            raise AdfError("no such file", path=self.name) from None
+        except OSError as exc:
+            raise AdfError(f"cannot read the file: {exc.strerror}", path=self.name) from None
+        if stat.S_ISDIR(st.st_mode):
             raise AdfError("is a directory, not an agent file", path=self.name)
+        if not stat.S_ISREG(st.st_mode):
+            # A FIFO or device would block or never end; SQLite needs a regular file anyway.
+            raise AdfError("not a regular file (pipe, socket or device)", path=self.name)
         try:
             with open(self.path, "rb") as fh:
                 head = fh.read(100)
@@ -126,30 +156,55 @@ class Source:
 
     def _connect(self) -> str:
         wal, shm, journal = _sidecars(self.path)
-        if wal and shm:
-            mode, target, query = "ro", self.path, "mode=ro"
+        if wal and shm and not journal:
+            try:
+                self.con = self._open(self.path, "mode=ro&readonly_shm=1", probe=True)
+                return "ro"
+            except FileBusyError:
+                raise
+            except AdfError:
+                # A stale or damaged -shm that SQLite will not use read-only: read a copy.
+                self.close()
         elif not wal and not shm and not journal:
-            mode, target, query = "immutable", self.path, "immutable=1"
-        else:
-            mode, target, query = "copy", self._private_copy(), "mode=rw"
+            self.con = self._open(self.path, "immutable=1", probe=False)
+            return "immutable"
+        self.con = self._open(self._private_copy(), "mode=rw", probe=False)
+        return "copy"
+
+    def _open(self, target: pathlib.Path, query: str, *, probe: bool) -> sqlite3.Connection:
+        con = None
         try:
             con = sqlite3.connect(
                 _uri(target, query), uri=True, timeout=self.timeout, check_same_thread=False
             )
             con.execute("PRAGMA query_only = ON")
+            if probe:
+                con.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except sqlite3.Error as exc:
+            if con is not None:
+                con.close()
             raise self.wrap(exc) from None
-        self.con = con
-        return mode
+        return con
 
     def _private_copy(self) -> pathlib.Path:
-        """Copy the file and whatever sidecars exist into a private folder; open that."""
-        self._tmpdir = tempfile.TemporaryDirectory(prefix="adfkit-")
+        """Copy the file and its ``-wal``/``-journal`` (never the ``-shm``) into a private
+        temporary folder; SQLite recovers the copy to its last committed state."""
+        if self._tmpdir is None:
+            self._tmpdir = tempfile.TemporaryDirectory(prefix="adfkit-")
         dst = pathlib.Path(self._tmpdir.name) / "agent.adf"
         for suffix in ("", "-wal", "-journal"):
             src = pathlib.Path(str(self.path) + suffix)
-            if src.exists():
-                shutil.copyfile(src, str(dst) + suffix)
+            target = pathlib.Path(str(dst) + suffix)
+            target.unlink(missing_ok=True)
+            try:
+                shutil.copyfile(src, target)
+            except FileNotFoundError:
+                if not suffix:
+                    raise AdfError("file vanished while being opened", path=self.name) from None
+            except OSError as exc:
+                raise AdfError(
+                    f"cannot copy {src.name} to a private folder: {exc.strerror}", path=self.name
+                ) from None
         return dst
 
     def close(self) -> None:
@@ -162,39 +217,117 @@ class Source:
 
     # -- errors ----------------------------------------------------------------------------
     def wrap(self, exc: sqlite3.Error, where: str = "") -> AdfError:
+        """The :class:`AdfError` subclass for a SQLite error, naming the file and table."""
         msg = str(exc)
         at = f" (reading {where})" if where else ""
         low = msg.lower()
         if "file is not a database" in low:
             return NotSQLiteError(f"not a SQLite database{at}: {msg}", path=self.name)
-        if "malformed" in low or "corrupt" in low or "disk i/o" in low:
+        if (
+            "malformed" in low
+            or "corrupt" in low
+            or "disk i/o" in low
+            or "no such table" in low
+            or "no such column" in low
+        ):
             return CorruptFileError(f"damaged SQLite file{at}: {msg}", path=self.name)
         if "locked" in low or "busy" in low:
             return FileBusyError(
                 f"locked by a writer for more than {self.timeout:g} s{at}: {msg}", path=self.name
             )
+        if "no such module" in low:
+            return UnsupportedSchemaError(
+                f"needs a SQLite extension adfkit does not load{at}: {msg}", path=self.name
+            )
         return AdfError(f"SQLite error{at}: {msg}", path=self.name)
+
+    def _lenient(self, exc: sqlite3.Error, table: str) -> bool:
+        """After a text-decoding error: replace invalid UTF-8 (for this query) and say so."""
+        if "could not decode to utf-8" not in str(exc).lower() or self.con is None:
+            return False
+        if self.con.text_factory is _lenient_text:
+            return False
+        self.con.text_factory = _lenient_text
+        key = table or "the schema"
+        if key not in self._lenient_warned:
+            self._lenient_warned.add(key)
+            warnings.warn(
+                f"{self.name}: {key} holds text that is not valid UTF-8; "
+                "invalid bytes are shown as U+FFFD",
+                AdfWarning,
+                stacklevel=5,
+            )
+        return True
 
     # -- reading ---------------------------------------------------------------------------
     def query(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> list[tuple]:
+        """All rows of one SELECT; any SQLite error becomes an :class:`AdfError`."""
         if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
             raise ValueError(f"table {table!r} is not on the read allowlist")
-        assert self.con is not None, "source is closed"
+        if self.con is None:
+            raise AdfError("the agent file is closed", path=self.name)
         try:
-            return self.con.execute(sql, params).fetchall()
-        except sqlite3.Error as exc:
-            raise self.wrap(exc, table) from None
+            while True:
+                try:
+                    return self.con.execute(sql, params).fetchall()
+                except sqlite3.Error as exc:
+                    if self._lenient(exc, table):
+                        continue
+                    raise self.wrap(exc, table) from None
+        finally:
+            if self.con is not None:
+                self.con.text_factory = str
 
-    def cursor(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> Iterable[tuple]:
-        assert self.con is not None, "source is closed"
+    def cursor(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> Iterator[tuple]:
+        """Rows of one SELECT, fetched in batches; errors while iterating are wrapped too."""
+        if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
+            raise ValueError(f"table {table!r} is not on the read allowlist")
+        if self.con is None:
+            raise AdfError("the agent file is closed", path=self.name)
+        return self._iterate(sql, params, table)
+
+    def _iterate(self, sql: str, params: Sequence[Any], table: str) -> Iterator[tuple]:
+        done = 0
         try:
-            return self.con.execute(sql, params)
-        except sqlite3.Error as exc:
-            raise self.wrap(exc, table) from None
+            while True:
+                assert self.con is not None
+                try:
+                    cur = self.con.execute(sql, params)
+                    if done:  # re-run after switching text decoding: skip what was yielded
+                        cur.fetchmany(done)
+                    while batch := cur.fetchmany(_BATCH):
+                        done += len(batch)
+                        yield from batch
+                    return
+                except sqlite3.Error as exc:
+                    if self._lenient(exc, table):
+                        continue
+                    raise self.wrap(exc, table) from None
+        finally:
+            if self.con is not None:
+                self.con.text_factory = str
 
     def _tables(self) -> set[str]:
-        rows = self.query("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")
-        return {r[0] for r in rows}
+        assert self.con is not None
+        try:
+            rows = self.con.execute(
+                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+            ).fetchall()
+        except sqlite3.Error as exc:
+            raise self.wrap(exc, "the schema") from None
+        out = set()
+        for kind, name, sql in rows:
+            if name in ALLOWED_TABLES and name != "sqlite_sequence":
+                text = sql if isinstance(sql, str) else ""
+                if kind != "table" or text.lstrip().upper().startswith("CREATE VIRTUAL"):
+                    what = "a view" if kind != "table" else "a virtual table"
+                    raise UnsupportedSchemaError(
+                        f"{name} is {what}, not a table; refusing to read it (a view or virtual "
+                        "table can select other tables, including adf_identity)",
+                        path=self.name,
+                    )
+            out.add(name)
+        return out
 
     def _table_columns(self, table: str) -> list[str]:
         return [r[1] for r in self.query(f'PRAGMA table_info("{table}")', table=table)]

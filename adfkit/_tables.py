@@ -9,7 +9,7 @@ import orjson
 import pandas as pd
 
 from ._content import block_chars, block_text
-from ._frames import parse_content
+from ._frames import _json_text, parse_content
 
 if TYPE_CHECKING:
     from ._agent import AgentFile
@@ -46,13 +46,17 @@ def blocks_frame(loop: pd.DataFrame) -> pd.DataFrame:
                 uid = None
             cols["tool_use_id"].append(None if uid is None else str(uid))
             cols["tool_name"].append(str(b.get("name")) if t == "tool_use" else None)
-            cols["tool_input"].append(
-                orjson.dumps(b.get("input")).decode() if t == "tool_use" else None
-            )
+            cols["tool_input"].append(_json_str(b.get("input")) if t == "tool_use" else None)
             err = b.get("is_error") if t == "tool_result" else None
             cols["is_error"].append(bool(err) if t == "tool_result" else None)
             cols["chars"].append(block_chars(b)[0])
     return pd.DataFrame({c: pd.array(v, dtype=BLOCK_COLUMNS[c]) for c, v in cols.items()})
+
+
+def _json_str(value: Any) -> str | None:
+    """Compact JSON text of a parsed value (None if it nests too deep to write back)."""
+    out = _json_text(value)
+    return out.decode() if isinstance(out, bytes) else out
 
 
 def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
@@ -73,7 +77,7 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
     out["result_chars"] = out["result"].str.len().astype("Int64")
     out["result_preview"] = out["result"].str.slice(0, 300)
     out["matched"] = out["result_seq"].notna().to_numpy(dtype=bool)
-    times = loop.set_index("seq")["created_at"]
+    times = loop.drop_duplicates("seq").set_index("seq")["created_at"]
     out["created_at"] = times.reindex(out["call_seq"].to_numpy()).to_numpy()
     out = out.drop(columns="result")
     return out[
@@ -170,6 +174,7 @@ def info(agent: AgentFile) -> dict[str, Any]:
 
 
 def _iso(ms: Any) -> str | None:
-    if not isinstance(ms, int) or ms <= 0:
+    # Beyond ~year 2262 pandas cannot represent the instant; a hostile file may hold anything.
+    if not isinstance(ms, int) or ms <= 0 or ms >= (2**63 - 1) // 1_000_000:
         return None
     return pd.Timestamp(ms, unit="ms", tz="UTC").isoformat()

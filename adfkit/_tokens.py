@@ -156,7 +156,7 @@ def _reappended(h: pd.DataFrame) -> np.ndarray:
         return out
     kind = h["kind"].astype("string").fillna("")
     is_asst = (kind == "assistant").to_numpy()
-    prev_summary = (kind.shift(1) == "compaction_summary").to_numpy()
+    prev_summary = (kind.shift(1) == "compaction_summary").to_numpy(dtype=bool, na_value=False)
     cand = np.flatnonzero(prev_summary & is_asst)
     if not len(cand):
         return out

@@ -9,6 +9,7 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -127,12 +128,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
             return int(args.func(args))
     except AdfError as exc:
         print(f"adfkit: error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # pragma: no cover - `adfkit ... | head`
         return 0
+    except (KeyboardInterrupt, SystemExit):  # pragma: no cover
+        raise
+    except Exception as exc:  # a bug, not bad input: still one line, no traceback
+        if os.environ.get("ADFKIT_TRACEBACK"):
+            raise
+        print(
+            f"adfkit: error: internal error ({type(exc).__name__}: {exc}); "
+            "please report it (set ADFKIT_TRACEBACK=1 for details)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback)."""
+    print(f"adfkit: warning: {message}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

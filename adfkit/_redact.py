@@ -1,0 +1,167 @@
+"""Redaction before export: secrets in the config (ADF_FORMAT.md §10), and on request the
+message bodies and file contents of any frame adfkit returns.
+
+Nothing here reads a file: both functions take values already loaded and return redacted copies.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pandas as pd
+
+#: What the runtime itself writes in place of a secret (§10).
+REDACTED = "__redacted__"
+
+#: A key "looks secret" if it matches one of the words of §10 (api key, token, secret,
+#: password, authorization, private key, credential, bearer, session id, cookie).
+SECRET_KEY = re.compile(
+    r"api[\s_-]?key|apikey|token|secret|passw(or)?d|authori[sz]ation|private[\s_-]?key"
+    r"|credential|bearer|session[\s_-]?id|cookie",
+    re.IGNORECASE,
+)
+
+#: String values that are credentials whatever their key is called (provider key prefixes,
+#: HTTP auth headers, PEM blocks).
+SECRET_VALUE = re.compile(
+    r"^\s*(sk-[A-Za-z0-9_-]{8,}|sk-ant-|ghp_[A-Za-z0-9]{8,}|github_pat_|xox[abpr]-|AKIA[0-9A-Z]{12,}"
+    r"|AIza[0-9A-Za-z_-]{20,}|(Bearer|Basic)\s+\S{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
+)
+
+#: Columns holding what agents and people wrote: messages, tool inputs and results, summaries,
+#: log and task payloads. ``redact_frame(bodies=True)`` replaces their values.
+BODY_COLUMNS = frozenset(
+    {
+        "text",
+        "content",
+        "content_json",
+        "tool_input",
+        "input",
+        "result",
+        "result_preview",
+        "subject",
+        "summary",
+        "summary_text",
+        "message",
+        "data",
+        "args",
+        "error",
+        "payload",
+        "original_message",
+        "attachments",
+        "thinking",
+        "body",
+        "preview",
+        "lambda",
+    }
+)
+
+#: Columns holding stored file bytes or their text. ``content`` counts as a file column in a
+#: frame of files (one that has ``path`` and ``mime_type``).
+FILE_COLUMNS = frozenset({"content_base64", "file_content", "file_text", "bytes", "mind"})
+
+
+def _looks_secret(key: Any) -> bool:
+    return isinstance(key, str) and SECRET_KEY.search(key) is not None
+
+
+def _scrub(value: Any, *, everything: bool = False) -> Any:
+    """Redact inside a JSON value: every scalar when ``everything``; otherwise string values
+    under secret-looking keys, ``{key, value}`` pairs with a secret-looking key, and values that
+    look like credentials."""
+    if isinstance(value, dict):
+        pair_secret = _looks_secret(value.get("key")) or _looks_secret(value.get("name"))
+        out = {}
+        for k, v in value.items():
+            keyed = _looks_secret(k) and not isinstance(v, bool | int | float | type(None))
+            if everything or keyed or (k == "value" and pair_secret):
+                out[k] = _scrub(v, everything=True)
+            else:
+                out[k] = _scrub(v)
+        return out
+    if isinstance(value, list):
+        return [_scrub(v, everything=everything) for v in value]
+    if isinstance(value, str) and (everything or SECRET_VALUE.search(value)):
+        return REDACTED
+    if everything and value is not None and not isinstance(value, bool):
+        return REDACTED
+    return value
+
+
+def redact_config(cfg: Any) -> Any:
+    """A copy of an agent config with its secrets replaced by ``"__redacted__"``.
+
+    Follows ADF_FORMAT.md §10: every value of ``mcp.servers[].env`` and ``.headers``;
+    credential-like keys in ``providers[]``; secret-looking ``{key, value}`` pairs in
+    ``model.params`` and ``providers[].params``; secret-looking keys in
+    ``model.provider_params``. Beyond that, any string under a secret-looking key anywhere,
+    and any string that looks like a credential (``sk-...``, ``Bearer ...``, a PEM private key),
+    is redacted too. Numbers and booleans under such keys (``max_tokens: 4096``) are kept.
+
+    Examples
+    --------
+    >>> cfg = {"model": {"max_tokens": 4096, "provider_params": {"api_key": "sk-live-123456789"}},
+    ...        "mcp": {"servers": [{"name": "gh", "env": {"GH": "x"}, "headers": {"A": "b"}}]}}
+    >>> out = redact_config(cfg)
+    >>> out["model"]["provider_params"]["api_key"], out["model"]["max_tokens"]
+    ('__redacted__', 4096)
+    >>> out["mcp"]["servers"][0]["env"], out["mcp"]["servers"][0]["name"]
+    ({'GH': '__redacted__'}, 'gh')
+    >>> cfg["model"]["provider_params"]["api_key"]  # the input is not changed
+    'sk-live-123456789'
+    """
+    out = _scrub(copy.deepcopy(cfg))
+    if not isinstance(out, dict):
+        return out
+    mcp = out.get("mcp")
+    servers = mcp.get("servers") if isinstance(mcp, dict) else None
+    for server in servers if isinstance(servers, list) else []:
+        if isinstance(server, dict):
+            for part in ("env", "headers"):
+                if part in server:
+                    server[part] = _scrub(server[part], everything=True)
+    return out
+
+
+def _redact_series(s: pd.Series) -> pd.Series:
+    keep = s.isna()
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype("string")
+    if isinstance(s.dtype, pd.StringDtype) or s.dtype == object:
+        return s.where(keep, REDACTED)
+    return s
+
+
+def redact_frame(df: pd.DataFrame, *, bodies: bool = True, files: bool = True) -> pd.DataFrame:
+    """A copy of ``df`` with message bodies and/or file contents replaced by ``"__redacted__"``.
+
+    Works on any frame adfkit returns (loop, history, blocks, tool_calls, inbox, outbox, logs,
+    tasks, compactions ...): text columns named in :data:`BODY_COLUMNS` (``bodies``) and
+    :data:`FILE_COLUMNS` (``files``) are replaced; missing values stay missing, so counts of
+    present values survive. ``content`` is a file column in a frame of files (``path`` and
+    ``mime_type`` present) and a body column elsewhere. Identifiers, kinds, models, counts,
+    sizes and timestamps are kept, so the redacted export still supports every metric.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"seq": [1, 2], "text": ["hello", None], "model": ["m", "m"]})
+    >>> out = redact_frame(df)
+    >>> out.loc[0, "text"], bool(out["text"].isna().iloc[1]), out.loc[0, "model"]
+    ('__redacted__', True, 'm')
+    >>> redact_frame(df, bodies=False).loc[0, "text"]
+    'hello'
+    """
+    is_files = {"path", "mime_type"} <= set(df.columns)
+    out = df.copy()
+    for col in df.columns:
+        name = str(col)
+        if (name == "content" and is_files) or name in FILE_COLUMNS:
+            hit = files
+        else:
+            hit = bodies and name in BODY_COLUMNS
+        if hit:
+            out[col] = _redact_series(out[col])
+    return out
