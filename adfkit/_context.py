@@ -21,7 +21,7 @@ import orjson
 import pandas as pd
 
 from ._audit import js_length
-from ._content import MESSAGE_OVERHEAD, parse_context_header
+from ._content import parse_context_header
 from ._errors import AdfError, AdfWarning, BlobError
 
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ _HEADER_RE = re.compile(r"^\[Context: [^\]]+\] ?")
 #: The runtime wraps every injected file of the base prompt in this tag (ADF_FORMAT.md §11).
 _INJECTED_RE = re.compile(r'<injected_file path="mind\.md">\n(.*?)\n</injected_file>', re.S)
 
-#: Conversation parts of a call, as (column, kinds of rows counted in it).
+#: Conversation parts of a call: the columns of :meth:`AgentFile.replay` (and
+#: :meth:`AgentFile.composition`) that sum to its estimate, by kind of row: compaction summary,
+#: messages (chat, triggers, notices), assistant turns, tool results, delivered loop_inject.
 PARTS = (
     "summary_tokens",
     "message_tokens",
@@ -85,6 +87,13 @@ COMPOSITION_COLUMNS: dict[str, str] = {
     "est_tokens": "Int64",
     "total_tokens": "float64",
     "tokens_input": "Int64",
+}
+
+#: Columns of :meth:`AgentFile.replay` renamed in :meth:`AgentFile.composition`.
+_COMPOSITION_FROM_REPLAY = {
+    "n_context_rows": "n_messages",
+    "est_chars": "context_chars",
+    "est_media_chars": "context_media_chars",
 }
 
 MIND_COLUMNS: dict[str, str] = {
@@ -150,6 +159,34 @@ def _diff(prev: str, cur: str) -> tuple[int, int, str]:
     return added, removed, "\n".join(out)
 
 
+def superseded_injects(keyed: list[tuple[int, str, str]], calls: np.ndarray) -> set[int]:
+    """Seqs of keyed ``loop_inject`` v2 rows that were never sent.
+
+    Keyed updates made before the next model call collapse to the latest one (ADF_FORMAT.md
+    §7): a row is superseded when a later row with the same category and key comes before the
+    next assistant row.
+
+    Parameters
+    ----------
+    keyed : ``(seq, category, key)`` of every keyed v2 inject row.
+    calls : the seqs of the assistant rows, sorted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sorted(superseded_injects([(6, "s", "k"), (7, "s", "k"), (9, "s", "k")], np.array([8])))
+    [6]
+    """
+    out: set[int] = set()
+    seen: dict[tuple[str, str], int] = {}
+    for seq, cat, key in sorted(keyed, reverse=True):
+        nxt = int(np.searchsorted(calls, seq, "right"))  # index of the next call
+        if seen.get((cat, key)) == nxt:
+            out.add(seq)
+        seen[(cat, key)] = nxt
+    return out
+
+
 def _ms(ts: Any) -> int | None:
     return None if ts is None or pd.isna(ts) else int(pd.Timestamp(ts).value // 1_000_000)
 
@@ -211,38 +248,6 @@ class ContextMixin:
             out.append((int(g_end) + 1, "gap", frozenset()))
         # At one seq, a gap's reset is the same event as the compaction or clear: name that.
         out.sort(key=lambda x: (x[0], x[1] != "gap"))
-        self._cache[key] = out
-        return out
-
-    def _reappended(self: AgentFile) -> set[int]:
-        """Seqs of tail rows re-appended after a fallback-path summary (ADF_FORMAT.md §5.5):
-        the one or two rows right after a summary without ``ord`` that repeat, by kind and
-        content, the last conversation rows before it. They are copies, not model calls."""
-        key = "ctx_reappended"
-        if key in self._cache:
-            return self._cache[key]
-        h = self.history()
-        by_seq = h.set_index("seq")
-        conv = h[(h["kind"] != "context") & (h["kind"] != "compaction_summary")]
-        out: set[int] = set()
-        summ = h[(h["kind"] == "compaction_summary") & h["ord"].isna()]
-        for s in summ["seq"].astype("int64").tolist():
-            before = conv[conv["seq"] < s]
-            for k in (2, 1):
-                if len(before) < k:
-                    continue
-                cand = before.iloc[-k:]
-                after = [s + 1 + j for j in range(k)]
-                if all(
-                    a in by_seq.index
-                    and by_seq.at[a, "kind"] == c_kind
-                    and by_seq.at[a, "content"] == c_content
-                    for a, c_kind, c_content in zip(
-                        after, cand["kind"], cand["content"], strict=True
-                    )
-                ):
-                    out.update(after)
-                    break
         self._cache[key] = out
         return out
 
@@ -397,18 +402,18 @@ class ContextMixin:
                 rec["delivered"] = True
             last[group] = (seq, body)
             records.append(rec)
+        gone = superseded_injects(
+            [
+                (r["seq"], r["category"], r["key"])
+                for r in records
+                if r["delivered"] is not None and r["key"] is not None
+            ],
+            assistants,
+        )
+        for r in records:
+            if r["seq"] in gone:
+                r["delivered"] = False
         df = _typed(records, CONTEXT_COLUMNS)
-        # A keyed v2 inject is superseded when the next one with its key comes before any call.
-        if len(df):
-            nxt_call = np.searchsorted(assistants, df["seq"].to_numpy(dtype="int64"), "right")
-            v2rows = df.index[df["delivered"].notna() & df["key"].notna()]
-            seen: dict[tuple[str, str], int] = {}
-            for i in reversed(v2rows.tolist()):
-                g = (str(df.at[i, "category"]), str(df.at[i, "key"]))
-                later = seen.get(g)
-                if later is not None and nxt_call[later] == nxt_call[i]:
-                    df.at[i, "delivered"] = False
-                seen[g] = i
         self._cache["context_blocks"] = df
         return df.copy(deep=False)
 
@@ -416,7 +421,10 @@ class ContextMixin:
     def system_prompt_at(self: AgentFile, seq: int) -> str | None:
         """The system prompt in force at a model call (or any loop row), without its header.
 
-        It is the latest ``system_prompt`` context row at or before ``seq`` in display order.
+        It is the latest ``system_prompt`` context row at or before ``seq`` in display order,
+        across compactions: the runtime sends the system prompt on every call and writes a new
+        row only when it changes or after a reset (ADF_FORMAT.md §7), so the prompt in force is
+        the latest one written, even when none was written again after a compaction.
         Returns None, with an :class:`adfkit.AdfWarning` saying why, when that row was lost to
         a history gap (no system prompt precedes the row, or a gap lies between the last one
         seen and the row, so a newer one may have been discarded).
@@ -456,7 +464,7 @@ class ContextMixin:
             return None
         pos = int(h.at[hit[0], "position"])
         cb = self.context_blocks()
-        sp = cb[(cb["category"] == "system_prompt") & (cb["position"] <= pos)]
+        sp = cb[(cb["category"] == "system_prompt") & ~cb["loop_inject"] & (cb["position"] <= pos)]
         if not len(sp):
             gap = self._gap_between(0, seq)
             why = (
@@ -487,21 +495,24 @@ class ContextMixin:
     def composition(self: AgentFile) -> pd.DataFrame:
         """What each model call was sent, in estimated tokens. One row per model call.
 
-        A model call is an assistant row, except the copy of one that a fallback-path
-        compaction re-appended after its summary (ADF_FORMAT.md §5.5).
+        A column view of :meth:`replay`, which computes every part once while it rebuilds the
+        context windows (see its docstring for the rules). A model call is an assistant row,
+        except the copy of one that a fallback-path compaction re-appended after its summary
+        (ADF_FORMAT.md §5.5).
 
         Every part uses the runtime's estimator (ADF_FORMAT.md §9.1) as a float, ``chars /
         3.5`` (plus ``media_chars / 100``), so the parts add up exactly. The conversation at a
-        call is every row written since the last reset (compaction summary onward, after a
-        clear or a history gap), plus a compaction's preserved tail, that precedes the call,
-        minus context rows except delivered ``loop_inject`` v2 text (ADF_FORMAT.md §7).
+        call is the replayed window: every row written before it and not swept by a compaction
+        or clear, minus context rows except delivered ``loop_inject`` v2 text (a keyed update
+        superseded before the call was never sent, ADF_FORMAT.md §7).
 
         Columns (dtype):
 
         - ``seq`` (Int64: the assistant row's seq), ``position``, ``epoch`` (Int64),
           ``created_at`` (datetime64[ms, UTC])
         - ``system_prompt_seq`` (Int64), ``system_prompt_tokens`` (float64: the prompt in force,
-          :meth:`system_prompt_at`, ``chars / 3.5``; NaN when it was lost to a gap)
+          :meth:`system_prompt_at`: the latest ``system_prompt`` row written before the call,
+          across compactions, ``chars / 3.5``; NaN when it was lost to a gap)
         - ``dynamic_instructions_seq`` (Int64), ``dynamic_instructions_tokens`` (float64: the
           latest dynamic instructions written since the last reset or restart, sent as a
           trailing user message, ``(chars + 16) / 3.5``; 0 when none. A string that turned
@@ -509,10 +520,12 @@ class ContextMixin:
         - ``summary_tokens``, ``message_tokens`` (chat, triggers, notices), ``assistant_tokens``,
           ``tool_result_tokens``, ``inject_tokens`` (float64: ``(chars + 16) / 3.5 +
           media_chars / 100`` summed over the conversation rows of each kind)
-        - ``n_messages`` (Int64: conversation rows), ``context_chars`` (Int64: their characters
-          with the 16-character overhead), ``context_media_chars`` (Int64), ``est_tokens``
+        - ``n_messages`` (Int64: conversation rows; ``n_context_rows`` of :meth:`replay`),
+          ``context_chars`` (Int64: their characters with the 16-character overhead;
+          ``est_chars``), ``context_media_chars`` (Int64; ``est_media_chars``), ``est_tokens``
           (Int64: ``ceil(context_chars / 3.5) + ceil(context_media_chars / 100)``, the
-          runtime's estimate of the conversation; the five parts sum to it before rounding)
+          runtime's estimate of the conversation; the five parts sum to ``context_chars / 3.5
+          + context_media_chars / 100``, so ``0 <= est_tokens - parts < 2``, up to float rounding)
         - ``total_tokens`` (float64: every part, system prompt and dynamic instructions
           included), ``tokens_input`` (Int64: what the provider reported, for comparison)
 
@@ -527,112 +540,13 @@ class ContextMixin:
         """
         if "composition" in self._cache:
             return self._cache["composition"].copy(deep=False)
-        h = self.history()
-        cb = self.context_blocks()
-        inject_ok = set(
-            cb.loc[cb["delivered"].fillna(False).astype(bool), "seq"].astype("int64").tolist()
-        )
-        kind = h["kind"].astype(str).to_numpy()
-        seqs = h["seq"].to_numpy(dtype="int64")
-        part = np.full(len(h), -1, dtype="int64")
-        names = {"compaction_summary": 0, "assistant": 2, "tool_result": 3}
-        for i, k in enumerate(kind):
-            if k == "context":
-                if int(seqs[i]) in inject_ok:
-                    part[i] = 4
-            else:
-                part[i] = names.get(k, 1)
-        conv = part >= 0
-        chars = h["chars"].fillna(0).to_numpy(dtype="int64") + MESSAGE_OVERHEAD
-        media = h["media_chars"].fillna(0).to_numpy(dtype="int64")
-        order = np.argsort(seqs, kind="stable")
-        s_seq = seqs[order]
-        s_conv = conv[order]
-        s_part = part[order]
-        s_tok = np.where(s_conv, chars[order] / 3.5 + media[order] / 100, 0.0)
-        s_chars = np.where(s_conv, chars[order], 0)
-        s_media = np.where(s_conv, media[order], 0)
-        cols = np.zeros((len(s_seq) + 1, 8))
-        for p in range(5):
-            cols[1:, p] = np.cumsum(np.where(s_part == p, s_tok, 0.0))
-        cols[1:, 5] = np.cumsum(s_chars)
-        cols[1:, 6] = np.cumsum(s_media)
-        cols[1:, 7] = np.cumsum(s_conv.astype("int64"))
-        tok_by_seq = dict(zip(s_seq.tolist(), range(len(s_seq)), strict=True))
-
-        resets = self._resets()
-        r_points = np.array([r[0] for r in resets], dtype="int64")
-        restarts = np.array(self._restarts(), dtype="int64")
-        di = cb[cb["category"] == "dynamic_instructions"]
-        di_seq = di["seq"].to_numpy(dtype="int64")
-        di_tok = (di["chars"].to_numpy(dtype="int64") + MESSAGE_OVERHEAD) / 3.5
-        sp = cb[cb["category"] == "system_prompt"]
-        sp_pos = sp["position"].to_numpy(dtype="int64")
-        sp_seq = sp["seq"].to_numpy(dtype="int64")
-        sp_tok = sp["chars"].to_numpy(dtype="int64") / 3.5
-        gaps = self.history_gaps()
-        g_lo = gaps["start_seq"].to_numpy(dtype="int64")
-        g_hi = gaps["end_seq"].to_numpy(dtype="int64")
-
-        calls = h[(h["kind"] == "assistant") & ~h["seq"].isin(self._reappended())]
-        records = []
-        for c, pos, ep, t, tin in zip(
-            calls["seq"].astype("int64"),
-            calls["position"].astype("int64"),
-            calls["epoch"],
-            calls["created_at"],
-            calls["tokens_input"],
-            strict=True,
-        ):
-            c = int(c)
-            k = int(np.searchsorted(r_points, c, "right")) - 1
-            lo = int(r_points[k]) if k >= 0 else 0
-            a = int(np.searchsorted(s_seq, lo, "left"))
-            b = int(np.searchsorted(s_seq, c, "left"))
-            v = cols[b] - cols[a]
-            if k >= 0:
-                for q in resets[k][2]:
-                    j = tok_by_seq.get(q)
-                    if j is not None and q < c:
-                        v = v + (cols[j + 1] - cols[j])
-            # system prompt in force
-            j = int(np.searchsorted(sp_pos, int(pos), "right")) - 1
-            sp_s, sp_t = None, float("nan")
-            if j >= 0:
-                lost = bool(((g_hi > sp_seq[j]) & (g_lo < c)).any())
-                if not lost:
-                    sp_s, sp_t = int(sp_seq[j]), float(sp_tok[j])
-            # dynamic instructions since the last reset or restart
-            start = lo
-            rk = int(np.searchsorted(restarts, c, "left")) - 1
-            if rk >= 0:
-                start = max(start, int(restarts[rk]))
-            d = int(np.searchsorted(di_seq, c, "left")) - 1
-            di_s, di_t = None, 0.0
-            if d >= 0 and di_seq[d] >= start:
-                di_s, di_t = int(di_seq[d]), float(di_tok[d])
-            parts = [float(x) for x in v[:5]]
-            total = sum(parts) + di_t + (0.0 if math.isnan(sp_t) else sp_t)
-            records.append(
-                {
-                    "seq": c,
-                    "position": int(pos),
-                    "epoch": ep,
-                    "created_at": t,
-                    "system_prompt_seq": sp_s,
-                    "system_prompt_tokens": sp_t,
-                    "dynamic_instructions_seq": di_s,
-                    "dynamic_instructions_tokens": di_t,
-                    **dict(zip(PARTS, parts, strict=True)),
-                    "n_messages": int(round(v[7])),
-                    "context_chars": int(round(v[5])),
-                    "context_media_chars": int(round(v[6])),
-                    "est_tokens": math.ceil(round(v[5]) / 3.5) + math.ceil(round(v[6]) / 100),
-                    "total_tokens": total,
-                    "tokens_input": tin,
-                }
-            )
-        df = _typed(records, COMPOSITION_COLUMNS)
+        rep = self.replay()
+        df = rep.rename(columns=_COMPOSITION_FROM_REPLAY)
+        parts = df[list(PARTS)].sum(axis=1)
+        df["total_tokens"] = (
+            parts + df["dynamic_instructions_tokens"] + df["system_prompt_tokens"].fillna(0.0)
+        ).astype("float64")
+        df = df[list(COMPOSITION_COLUMNS)]
         self._cache["composition"] = df
         return df.copy(deep=False)
 

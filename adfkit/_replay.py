@@ -36,6 +36,7 @@ mean real compaction output (or the summary estimate).
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
 import re
@@ -46,7 +47,9 @@ import numpy as np
 import orjson
 import pandas as pd
 
+from ._audit import js_length
 from ._content import MESSAGE_OVERHEAD, parse_context_header, strip_summary
+from ._context import PARTS, _body, superseded_injects
 from ._errors import AdfError
 from ._frames import parse_content
 
@@ -75,6 +78,11 @@ _MSG_ID = re.compile(r'"(?:id|message_id|thread_id|parent_id)"\s*:\s*"([A-Za-z0-
 _PATH_KEYS = ("path", "file", "filename", "filepath", "prefix", "dir", "directory")
 _ID_KEYS = ("id", "message_id", "msg_id", "thread_id", "parent_id", "reply_to_id")
 ID_KINDS = ("path", "url", "tool", "message_id", "number", "seq")
+
+
+#: Context categories the model receives outside the conversation (ADF_FORMAT.md §7): the
+#: system part and the trailing dynamic-instructions message.
+_PROMPT_PARTS = ("system_prompt", "dynamic_instructions")
 
 
 def _ceil_est(chars: int, media: int) -> int:
@@ -108,6 +116,14 @@ class _Row:
     ord: int | None
     audit_id: int | None
     content: str
+    part: int  # index into PARTS when ``conv``, else -1
+    inject: bool  # a loop_inject row (v2 or the old form), delivered or not
+    body: int  # JS length of a context row's text without its header (0 for other rows)
+
+
+#: Part (index into :data:`adfkit._context.PARTS`) of a conversation row, by kind; the rest
+#: (chat messages, triggers, notices, unknown rows) are messages (1); delivered injects are 4.
+_PART_OF = {"compaction_summary": 0, "assistant": 2, "tool_result": 3, "context": 4}
 
 
 @dataclass
@@ -123,18 +139,16 @@ class _Replay:
     calls: list[int]
     ctx: dict[int, tuple[int, ...]]  # call seq -> live seqs (display order), context rows too
     est: dict[int, tuple[int, int, int]]  # call seq -> (chars incl. overhead, media, n_conv)
+    # call seq -> per part (PARTS order): (chars incl. overhead, media)
+    parts: dict[int, tuple[tuple[int, int], ...]]
     reappended: set[int] = field(default_factory=set)
     fallback: set[int] = field(default_factory=set)  # events whose tail was re-appended
 
 
-def _is_inject_v2(text: str | None) -> bool:
-    if not text:
-        return False
-    hdr = parse_context_header(text)
-    return bool(hdr and hdr.get("loop_inject") == "v2")
-
-
 def _rows(h: pd.DataFrame) -> dict[int, _Row]:
+    """The history's rows by seq. A context row is part of the conversation only when it is
+    ``loop_inject`` v2 text that was delivered: a keyed update superseded before the next call
+    was never sent (ADF_FORMAT.md §7)."""
     out: dict[int, _Row] = {}
     cols = [
         "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
@@ -142,13 +156,29 @@ def _rows(h: pd.DataFrame) -> dict[int, _Row]:
         "content",
     ]  # fmt: skip
     data = {c: h[c].tolist() for c in cols}
+    headers: dict[int, dict[str, str]] = {}
+    for i, kind in enumerate(data["kind"]):
+        text = data["text"][i]
+        if kind == "context" and isinstance(text, str):
+            headers[i] = parse_context_header(text) or {}
+    keyed = [
+        (int(data["seq"][i]), hdr["category"], hdr["key"])
+        for i, hdr in headers.items()
+        if hdr.get("loop_inject") == "v2" and "key" in hdr
+    ]
+    calls = np.sort(h.loc[h["kind"] == "assistant", "seq"].to_numpy(dtype="int64"))
+    gone = superseded_injects(keyed, calls) if keyed else set()
     for i in range(len(h)):
         seq = int(data["seq"][i])
         ordv = _i(data["ord"][i])
         kind = str(data["kind"][i])
-        text = data["text"][i]
-        text = text if isinstance(text, str) else None
-        conv = kind != "context" or _is_inject_v2(text)
+        hdr = headers.get(i, {})
+        v2 = hdr.get("loop_inject") == "v2"
+        inject = v2 or hdr.get("category") == "loop_inject"
+        conv = kind != "context" or (v2 and seq not in gone)
+        body = 0
+        if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
+            body = js_length(_body(data["text"][i]))
         out[seq] = _Row(
             seq=seq,
             key=ordv if ordv is not None else seq,
@@ -166,6 +196,9 @@ def _rows(h: pd.DataFrame) -> dict[int, _Row]:
             ord=ordv,
             audit_id=_i(data["audit_id"][i]),
             content=data["content"][i] if isinstance(data["content"][i], str) else "[]",
+            part=_PART_OF.get(kind, 1) if conv else -1,
+            inject=inject,
+            body=body,
         )
     return out
 
@@ -204,6 +237,7 @@ def _build_replay(agent: AgentFile) -> _Replay:
     live: dict[int, _Row] = {}
     ctx: dict[int, tuple[int, ...]] = {}
     est: dict[int, tuple[int, int, int]] = {}
+    part_sums: dict[int, tuple[tuple[int, int], ...]] = {}
     calls: list[int] = []
     reappended: set[int] = set()
     fallback: set[int] = set()
@@ -236,10 +270,17 @@ def _build_replay(agent: AgentFile) -> _Replay:
         r = rows[s]
         if r.call and s not in reappended:
             disp = sorted(live.values(), key=lambda x: (x.key, x.seq))
-            ch = sum(x.chars + MESSAGE_OVERHEAD for x in disp if x.conv)
-            md = sum(x.media for x in disp if x.conv)
+            pc = [0] * len(PARTS)
+            pm = [0] * len(PARTS)
+            n_conv = 0
+            for x in disp:
+                if x.part >= 0:
+                    pc[x.part] += x.chars + MESSAGE_OVERHEAD
+                    pm[x.part] += x.media
+                    n_conv += 1
             ctx[s] = tuple(x.seq for x in disp)
-            est[s] = (ch, md, sum(1 for x in disp if x.conv))
+            est[s] = (sum(pc), sum(pm), n_conv)
+            part_sums[s] = tuple(zip(pc, pm, strict=True))
             calls.append(s)
         live[s] = r
         # a fallback-path summary: mark the re-appended tail copies (not model calls)
@@ -282,6 +323,7 @@ def _build_replay(agent: AgentFile) -> _Replay:
         calls=calls,
         ctx=ctx,
         est=est,
+        parts=part_sums,
         reappended=reappended,
         fallback=fallback,
     )
@@ -485,8 +527,16 @@ REPLAY_COLUMNS = {
     "context_seqs": "object",
     "n_context_rows": "Int64",
     "system_prompt_seq": "Int64",
-    "dynamic_seq": "Int64",
+    "system_prompt_tokens": "float64",
+    "dynamic_instructions_seq": "Int64",
+    "dynamic_instructions_tokens": "float64",
+    "summary_tokens": "float64",
+    "message_tokens": "float64",
+    "assistant_tokens": "float64",
+    "tool_result_tokens": "float64",
+    "inject_tokens": "float64",
     "est_chars": "Int64",
+    "est_media_chars": "Int64",
     "est_tokens": "Int64",
     "tokens_input": "Int64",
     "tokens_output": "Int64",
@@ -501,28 +551,84 @@ REPLAY_COLUMNS = {
 }
 
 
+def _prompt_parts(
+    agent: AgentFile, st: _Replay, positions: dict[int, int]
+) -> dict[int, tuple[int | None, float, int | None, float]]:
+    """Call seq -> (system prompt seq, its tokens, dynamic instructions seq, their tokens).
+
+    The system prompt in force is the latest ``system_prompt`` row written before the call, in
+    display order, across compactions (the runtime sends one on every call, ADF_FORMAT.md §7);
+    unknown (None, NaN) when none precedes it or a history gap lies between. The dynamic
+    instructions are the latest row written since the last reset or restart (0 tokens when
+    none): the runtime writes them again after a compaction or clear when non-empty.
+    """
+    prompts = [r for r in st.rows.values() if r.kind == "context" and not r.inject]
+    sp = sorted((positions[r.seq], r.seq, r.body) for r in prompts if r.sub == "system_prompt")
+    sp_pos = [p for p, _, _ in sp]
+    di = sorted((r.seq, r.body) for r in prompts if r.sub == "dynamic_instructions")
+    di_seq = [q for q, _ in di]
+    r_points = [r[0] for r in agent._resets()]
+    restarts = agent._restarts()
+    gaps = agent._gap_list()
+    out: dict[int, tuple[int | None, float, int | None, float]] = {}
+    for c in st.calls:
+        j = bisect.bisect_right(sp_pos, positions[c]) - 1
+        sp_s, sp_t = None, math.nan
+        if j >= 0 and not any(hi > sp[j][1] and lo < c for lo, hi in gaps):
+            sp_s, sp_t = sp[j][1], sp[j][2] / 3.5
+        k = bisect.bisect_right(r_points, c) - 1
+        start = r_points[k] if k >= 0 else 0
+        rk = bisect.bisect_left(restarts, c) - 1
+        if rk >= 0:
+            start = max(start, restarts[rk])
+        d = bisect.bisect_left(di_seq, c) - 1
+        di_s, di_t = None, 0.0
+        if d >= 0 and di_seq[d] >= start:
+            di_s, di_t = di_seq[d], (di[d][1] + MESSAGE_OVERHEAD) / 3.5
+        out[c] = (sp_s, sp_t, di_s, di_t)
+    return out
+
+
 class ReplayMixin:
     """Mixed into :class:`adfkit.AgentFile`."""
 
     # -- replay ------------------------------------------------------------------------------
     def replay(self: AgentFile) -> pd.DataFrame:  # type: ignore[misc]
-        """What each model call had in its context window. One row per model call (assistant
-        row) over the whole history, in call order.
+        """What each model call had in its context window, and what it was made of. One row
+        per model call (assistant row) over the whole history, in call order.
 
         The context window is rebuilt by replaying the history: rows are added in seq order and
-        every compaction or clear removes what it swept. Re-appended copies of a fallback
-        compaction's tail (§5.5) are not model calls and get no row.
+        every compaction or clear removes what it swept. Context rows are not part of the
+        conversation, except ``loop_inject`` v2 text that was delivered: keyed updates made
+        before the next call collapse to the latest one, so a superseded version is not in the
+        window (ADF_FORMAT.md §7). Re-appended copies of a fallback compaction's tail (§5.5)
+        are not model calls and get no row.
 
         Columns (dtype):
 
         - ``seq`` (Int64: the assistant row; join key for per-call tables), ``position``,
           ``epoch`` (Int64, from :meth:`history`), ``created_at``, ``model``
-        - ``context_seqs`` (object: tuple of the conversation seqs in the window, display order;
-          context rows excluded except ``loop_inject`` v2), ``n_context_rows`` (Int64: their
-          count), ``system_prompt_seq``, ``dynamic_seq`` (Int64: the latest
-          ``[Context: system_prompt]`` / ``[Context: dynamic_instructions]`` row in the window)
+        - ``context_seqs`` (object: tuple of the conversation seqs in the window, display
+          order), ``n_context_rows`` (Int64: their count)
+        - ``system_prompt_seq`` (Int64: the ``[Context: system_prompt]`` row in force, the
+          latest written before the call, across compactions: the runtime sends the system
+          prompt on every call (§7); NA when none precedes the call or a history gap lies
+          between, see :meth:`system_prompt_at`), ``system_prompt_tokens`` (float64: its text
+          without the header, ``chars / 3.5``; NaN when unknown)
+        - ``dynamic_instructions_seq`` (Int64: the latest ``[Context: dynamic_instructions]``
+          row written since the last reset (compaction, clear, history gap) or restart; NA
+          when none), ``dynamic_instructions_tokens`` (float64: sent as a trailing message,
+          ``(chars + 16) / 3.5``; 0 when none)
+        - ``summary_tokens``, ``message_tokens`` (chat, triggers, notices),
+          ``assistant_tokens``, ``tool_result_tokens``, ``inject_tokens`` (float64: the
+          window's conversation rows of each kind, ``(chars + 16) / 3.5 + media_chars / 100``
+          summed; the parts the replay widget and :func:`adfkit.plots.context_composition`
+          stack)
         - ``est_chars`` (Int64: estimator characters of the conversation, 16 per message
-          included), ``est_tokens`` (Int64: the runtime's estimate, §9.1)
+          included), ``est_media_chars`` (Int64: media characters), ``est_tokens`` (Int64: the
+          runtime's estimate, §9.1: ``ceil(est_chars / 3.5) + ceil(est_media_chars / 100)``).
+          The five conversation parts sum to ``est_chars / 3.5 + est_media_chars / 100``
+          before rounding, so ``0 <= est_tokens - parts < 2`` (up to float rounding).
         - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
           ``tokens_total`` (Int64: provider-reported; ``input`` already includes the cache
           parts, ``total`` = input + output)
@@ -536,49 +642,65 @@ class ReplayMixin:
           ``sys_update_config``, ``warning_text`` or ``assumed``), ``over_threshold`` (boolean:
           ``tokens_total >= threshold``, which makes the next call's check fire)
 
+        :meth:`composition` is a view of these columns.
+
         Examples
         --------
         >>> import adfkit
         >>> r = adfkit.open_adf("sample_agents/long-runner.adf").replay()
         >>> bool((r["est_tokens"] > 0).all())
         True
+        >>> parts = r[["summary_tokens", "message_tokens", "assistant_tokens",
+        ...            "tool_result_tokens", "inject_tokens"]].sum(axis=1)
+        >>> bool(((r["est_tokens"] - parts) < 2).all())
+        True
         """
         if "replay" in self._cache:
             return self._cache["replay"].copy(deep=False)
         st = _replay_state(self)
         sched = _threshold_schedule(self, st)
-        h = self.history().set_index("seq")
-        cols: dict[str, list[Any]] = {c: [] for c in REPLAY_COLUMNS}
+        h = self.history()
+        positions = dict(
+            zip(
+                h["seq"].astype("int64").tolist(),
+                h["position"].astype("int64").tolist(),
+                strict=True,
+            )
+        )
+        prompt = _prompt_parts(self, st, positions)
+        hc = h.set_index("seq").loc[st.calls]
+        cols: dict[str, list[Any]] = {
+            c: []
+            for c in REPLAY_COLUMNS
+            if c not in ("position", "epoch", "created_at", "model", "tokens_input")
+        }
         chat: int | None = None
         epoch_prev = None
         bounds = [int(b) for b in st.events["boundary_seq"]]
-        for s in st.calls:
+        epochs = hc["epoch"].tolist()
+        for i, s in enumerate(st.calls):
             r = st.rows[s]
             ch, md, n = st.est[s]
             e = _ceil_est(ch, md)
-            ctx = st.ctx[s]
-            conv = tuple(q for q in ctx if st.rows[q].conv)
-            sp = [q for q in ctx if st.rows[q].sub == "system_prompt" and not st.rows[q].conv]
-            dy = [
-                q for q in ctx if st.rows[q].sub == "dynamic_instructions" and not st.rows[q].conv
-            ]
-            ep = h.at[s, "epoch"]
+            conv = tuple(q for q in st.ctx[s] if st.rows[q].conv)
+            ep = epochs[i]
             if epoch_prev is not None and ep != epoch_prev:
                 chat = None
             epoch_prev = ep
             t, tsrc = _threshold_at(sched, s)
+            sp_s, sp_t, di_s, di_t = prompt[s]
             cols["seq"].append(s)
-            cols["position"].append(h.at[s, "position"])
-            cols["epoch"].append(ep)
-            cols["created_at"].append(h.at[s, "created_at"])
-            cols["model"].append(h.at[s, "model"])
             cols["context_seqs"].append(conv)
             cols["n_context_rows"].append(n)
-            cols["system_prompt_seq"].append(sp[-1] if sp else None)
-            cols["dynamic_seq"].append(dy[-1] if dy else None)
+            cols["system_prompt_seq"].append(sp_s)
+            cols["system_prompt_tokens"].append(sp_t)
+            cols["dynamic_instructions_seq"].append(di_s)
+            cols["dynamic_instructions_tokens"].append(di_t)
+            for name, (pc, pm) in zip(PARTS, st.parts[s], strict=True):
+                cols[name].append(pc / 3.5 + pm / 100)
             cols["est_chars"].append(ch)
+            cols["est_media_chars"].append(md)
             cols["est_tokens"].append(e)
-            cols["tokens_input"].append(r.tin)
             cols["tokens_output"].append(r.tout)
             cols["tokens_cache_read"].append(r.cr)
             cols["tokens_cache_write"].append(r.cw)
@@ -596,18 +718,20 @@ class ReplayMixin:
             cols["threshold_source"].append(tsrc)
             cols["over_threshold"].append(None if r.ttot is None else r.ttot >= t)
             chat = r.ttot if r.ttot is not None else e
-        df = pd.DataFrame(
-            {
-                c: (
+        data: dict[str, Any] = {}
+        for c, d in REPLAY_COLUMNS.items():
+            if c in cols:
+                v = cols[c]
+                data[c] = (
                     pd.Series(v, dtype=object)
                     if d == "object"
-                    else pd.Series(v, dtype="datetime64[ms, UTC]")
-                    if d.startswith("datetime")
+                    else np.asarray(v, dtype="float64")
+                    if d == "float64"
                     else pd.array(v, dtype=d)
                 )
-                for c, (v, d) in ((c, (cols[c], REPLAY_COLUMNS[c])) for c in REPLAY_COLUMNS)
-            }
-        )
+            else:  # straight from history()
+                data[c] = hc[c].astype(d).array
+        df = pd.DataFrame(data)
         self._cache["replay"] = df
         return df.copy(deep=False)
 
@@ -619,7 +743,9 @@ class ReplayMixin:
         seq : the seq of a model call (an assistant row).
         context : also return the system-prompt row (first) and the dynamic-instructions row
             (last) in force, which the model received as the system part and a trailing
-            message (§7). False gives the conversation only.
+            message (§7): ``system_prompt_seq`` and ``dynamic_instructions_seq`` of
+            :meth:`replay`, so the system prompt is the latest one written before the call,
+            even when it precedes a compaction. False gives the conversation only.
 
         Returns the :meth:`history` columns plus ``part`` (string: ``system``, ``message`` or
         ``dynamic``), in the order the model received them.
@@ -648,8 +774,8 @@ class ReplayMixin:
             if not pd.isna(r["system_prompt_seq"]):
                 conv.insert(0, int(r["system_prompt_seq"]))
                 parts.insert(0, "system")
-            if not pd.isna(r["dynamic_seq"]):
-                conv.append(int(r["dynamic_seq"]))
+            if not pd.isna(r["dynamic_instructions_seq"]):
+                conv.append(int(r["dynamic_instructions_seq"]))
                 parts.append("dynamic")
         h = self.history().set_index("seq")
         out = h.loc[conv].reset_index()

@@ -657,7 +657,8 @@ class AuditExplorer(_Shown):
         self.html.value = audit_html(meta, decoded, max_rows=self.max_rows)
 
 
-#: Part of the context window -> column of :meth:`AgentFile.composition`.
+#: Part of the context window -> column of :meth:`AgentFile.replay` (and of
+#: :meth:`AgentFile.composition`, a view of it).
 COMPOSITION_PARTS = (
     ("system_prompt", "system_prompt_tokens"),
     ("dynamic_instructions", "dynamic_instructions_tokens"),
@@ -698,9 +699,10 @@ class ReplayPlayer(_Shown):
         self._agent = agent
         self.rows = int(rows)
         self._history = agent.history().reset_index(drop=True)
-        seqs = agent.replay()["seq"].astype("int64").tolist()  # the model calls
+        rep = agent.replay()  # the model calls, with the token parts of each window
+        seqs = rep["seq"].astype("int64").tolist()
         self.calls = self._history.set_index("seq").loc[seqs].reset_index()
-        self._composition = agent.composition()
+        self._composition = rep
         n = max(1, len(self.calls))
         self.call = w.IntSlider(value=0, min=0, max=n - 1, description="model call")
         self.play = w.Play(value=0, min=0, max=n - 1, interval=500)
@@ -728,7 +730,7 @@ class ReplayPlayer(_Shown):
 
     @property
     def composition(self) -> pd.Series:
-        """Estimated tokens sent at the chosen call, by part (:meth:`AgentFile.composition`).
+        """Estimated tokens sent at the chosen call, by part (:meth:`AgentFile.replay`).
 
         Index: ``system_prompt``, ``dynamic_instructions``, ``compaction_summary``,
         ``message``, ``assistant``, ``tool_result``, ``loop_inject``; float64 tokens.

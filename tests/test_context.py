@@ -10,7 +10,7 @@ import warnings
 import pandas as pd
 import pytest
 from adfbuild import BASE_MS, build, result, row, text, use
-from conftest import RUNTIME_FIXTURES, runtime_fixture, sample
+from conftest import runtime_fixture, sample
 
 from adfkit import AdfError, AdfWarning, open_adf
 from adfkit._context import COMPOSITION_COLUMNS, CONFIG_COLUMNS, CONTEXT_COLUMNS
@@ -390,35 +390,170 @@ def test_runtime_composition_matches_estimate():
         assert slack.between(-1e-9, 2).all(), name
 
 
-def test_composition_sums_to_replay_estimate():
-    """The conversation parts of each call sum to replay()'s estimated context size."""
+PART_COLUMNS = [
+    "summary_tokens",
+    "message_tokens",
+    "assistant_tokens",
+    "tool_result_tokens",
+    "inject_tokens",
+]
+
+
+def _check_parts_sum(agent, name):
+    """replay()'s conversation parts add up to its estimate of every call: exactly to
+    ``est_chars / 3.5 + est_media_chars / 100`` (the estimator before rounding, ADF_FORMAT.md
+    §9.1), and ``est_tokens`` rounds each of the two up, so it exceeds their sum by less than 2.
+    composition() shows the same numbers."""
+    rep = agent.replay()
+    parts = rep[PART_COLUMNS].sum(axis=1)
+    chars = rep["est_chars"].astype("float64")
+    media = rep["est_media_chars"].astype("float64")
+    assert (parts - (chars / 3.5 + media / 100)).abs().max() < 1e-6, name
+    expect = [math.ceil(c / 3.5) + math.ceil(m / 100) for c, m in zip(chars, media, strict=True)]
+    assert rep["est_tokens"].tolist() == expect, name
+    assert (rep["est_tokens"] - parts).between(-1e-9, 2, inclusive="left").all(), name
+    # every part is made of whole messages: a non-empty window has a positive estimate
+    assert ((rep["n_context_rows"] > 0) == (rep["est_tokens"] > 0)).all(), name
+    comp = agent.composition()
+    assert comp["seq"].tolist() == rep["seq"].tolist(), name
+    for c in [*PART_COLUMNS, "est_tokens", "system_prompt_seq", "dynamic_instructions_tokens"]:
+        assert comp[c].equals(rep[c]), (name, c)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["long-runner", "mind-keeper", "messenger", "forgetful", "clean", "legacy-v27", "legacy-v12"],
+)
+def test_replay_parts_sum_to_estimate_samples(name):
+    """On every sample agent, the conversation parts of each call sum to replay()'s estimate."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AdfWarning)
-        paths = [sample(n) for n in ("long-runner", "mind-keeper", "forgetful", "legacy-v27")]
-        for name in ("big-runner", "audited-messenger", "manual-compact"):
-            p = RUNTIME_FIXTURES / f"{name}.adf"
-            paths += [p] if p.exists() else []
-        for name in paths:
-            agent = open_adf(name)
-            if not hasattr(agent, "replay"):
-                pytest.skip("replay() is not implemented yet")
-            rep = agent.replay()
-            if "est_tokens" not in rep.columns:
-                pytest.skip("replay() has no est_tokens column yet")
-            comp = agent.composition()
-            m = rep[["seq", "est_tokens"]].merge(comp, on="seq", suffixes=("_replay", ""))
-            assert len(m) == len(comp), name
-            parts = m[
-                [
-                    "summary_tokens",
-                    "message_tokens",
-                    "assistant_tokens",
-                    "tool_result_tokens",
-                    "inject_tokens",
-                ]
-            ].sum(axis=1)
-            assert (m["est_tokens_replay"] == m["est_tokens"]).all(), name
-            assert (m["est_tokens_replay"] - parts).between(-1e-9, 2).all(), name
+        _check_parts_sum(open_adf(sample(name)), name)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "big-runner",
+        "long-runner",
+        "mind-keeper",
+        "audited-messenger",
+        "forgetful",
+        "manual-compact",
+    ],
+)
+def test_replay_parts_sum_to_estimate_runtime(name):
+    """On every real-runtime fixture, the conversation parts of each call sum to replay()'s
+    estimate."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AdfWarning)
+        _check_parts_sum(open_adf(runtime_fixture(name)), name)
+
+
+def test_replay_window_leaves_out_a_superseded_inject(ctx_file):
+    """ADF_FORMAT.md §7: keyed updates made before the next call collapse to the latest one.
+    At call 9 of the hand-built file the inject at seq 6 (key ``reg``) was replaced by seq 7
+    before the call: the window holds 1 (startup trigger), 4, 5 (the fs_read call and its
+    result) and 7, never 6."""
+    rep = open_adf(ctx_file).replay().set_index("seq")
+    assert rep.at[9, "context_seqs"] == (1, 4, 5, 7)
+    fs_read_call = 2 + len("fs_read") + (2 + len("path") + (1 + 2) + 2)
+    chars = [len(STARTUP), fs_read_call, 3, len(INJ + "v2")]
+    est_chars = sum(chars) + 16 * len(chars)
+    assert rep.at[9, "est_chars"] == est_chars == 236
+    assert rep.at[9, "est_tokens"] == math.ceil(est_chars / 3.5) == 68
+    # counting the superseded version too would give 94
+    assert math.ceil((est_chars + len(INJ + "v1") + 16) / 3.5) == 94
+    assert rep.at[9, "inject_tokens"] == pytest.approx((len(INJ + "v2") + 16) / 3.5)
+    assert rep.at[9, "n_context_rows"] == 4
+
+
+def test_replay_keyed_inject_delivery(tmp_path):
+    """Several injects before one call: per key only the latest is sent, unkeyed ones all are;
+    a version already delivered stays in the window when a newer one follows (ADF_FORMAT.md §7;
+    a key does not remove a value already sent)."""
+    k = "[Context: reg | loop_inject=v2 | origin=system:x | key=k] "
+    k2 = "[Context: reg | loop_inject=v2 | origin=system:x | key=k2] "
+    u = "[Context: note | loop_inject=v2 | origin=system:x] "
+    p = build(
+        tmp_path / "inj.adf",
+        loop=[
+            row(1, "user", text("hi")),
+            row(2, "user", text(k + "one")),
+            row(3, "user", text(u + "a")),
+            row(4, "user", text(k + "two")),  # replaces 2 before call 7
+            row(5, "user", text(k2 + "x")),  # another key: kept
+            row(6, "user", text(u + "bb")),  # unkeyed: both 3 and 6 are sent
+            row(7, "assistant", text("ok"), tokens=TOK),
+            row(8, "user", text(k + "three")),  # after call 7: 4 was already delivered
+            row(9, "assistant", text("ok"), tokens=TOK),
+        ],
+    )
+    agent = open_adf(p)
+    rep = agent.replay().set_index("seq")
+    assert rep.at[7, "context_seqs"] == (1, 3, 4, 5, 6)
+    assert rep.at[9, "context_seqs"] == (1, 3, 4, 5, 6, 7, 8)
+    injects = [k + "two", k2 + "x", u + "a", u + "bb"]
+    inj = sum(len(t) + 16 for t in injects)
+    assert rep.at[7, "inject_tokens"] == pytest.approx(inj / 3.5)
+    assert rep.at[7, "est_tokens"] == math.ceil((inj + 2 + 16) / 3.5)
+    assert rep.at[9, "inject_tokens"] == pytest.approx((inj + len(k + "three") + 16) / 3.5)
+    cb = agent.context_blocks().set_index("seq")
+    assert cb["delivered"].tolist() == [False, True, True, True, True, True]
+
+
+def test_system_prompt_in_force_across_a_compaction(tmp_path):
+    """A call right after a compaction, before the runtime wrote a new system prompt row, was
+    still sent the prompt written before the compaction (ADF_FORMAT.md §7: the system parameter
+    goes with every call). context_at, replay, composition and system_prompt_at agree."""
+    archived = [
+        row(1, "user", text("[Context: system_prompt] " + SP1)),
+        row(2, "user", text("[Context: dynamic_instructions] " + DI1)),
+        row(3, "user", text("first")),
+        row(4, "assistant", text("answer"), tokens=TOK),
+    ]
+    live = [
+        row(5, "user", text(SUMMARY), tokens=TOK, model="m"),
+        row(6, "assistant", text("still going"), tokens=TOK),  # no new prompt row yet
+        row(7, "user", text("next")),
+        row(8, "user", text("[Context: system_prompt] " + SP2)),
+        row(9, "assistant", text("fine"), tokens=TOK),
+    ]
+    agent = open_adf(
+        build(tmp_path / "sp.adf", loop=live, audit=[{"source": "loop", "rows": archived}])
+    )
+    rep = agent.replay().set_index("seq")
+    comp = agent.composition().set_index("seq")
+    expect = {4: (1, SP1), 6: (1, SP1), 9: (8, SP2)}
+    for call, (sp_seq, prompt) in expect.items():
+        assert rep.at[call, "system_prompt_seq"] == sp_seq, call
+        assert comp.at[call, "system_prompt_seq"] == sp_seq, call
+        assert rep.at[call, "system_prompt_tokens"] == pytest.approx(len(prompt) / 3.5), call
+        assert agent.system_prompt_at(call) == prompt, call
+        win = agent.context_at(call)
+        assert win["seq"].iloc[0] == sp_seq and win["part"].iloc[0] == "system", call
+    # the window after the compaction is the summary alone; the dynamic instructions were
+    # swept with it (none written since the reset)
+    win = agent.context_at(6)
+    assert win["seq"].tolist() == [1, 5]
+    assert win["part"].tolist() == ["system", "message"]
+    assert agent.context_at(4)["part"].tolist() == ["system", "message", "dynamic"]
+    assert rep.at[6, "dynamic_instructions_tokens"] == 0
+    assert rep.at[4, "dynamic_instructions_tokens"] == pytest.approx((len(DI1) + 16) / 3.5)
+
+
+def test_runtime_big_runner_prompt_after_compaction():
+    """big-runner's call 1237 comes right after compaction 21 (summary 1236); the runtime
+    wrote the next system prompt only at seq 1239, so the prompt in force is the one at 1196,
+    written after compaction 20."""
+    agent = open_adf(runtime_fixture("big-runner"))
+    rep = agent.replay().set_index("seq")
+    assert rep.at[1237, "system_prompt_seq"] == 1196
+    assert rep.at[1241, "system_prompt_seq"] == 1239
+    win = agent.context_at(1237)
+    assert win["seq"].iloc[0] == 1196 and win["part"].iloc[0] == "system"
+    assert win["seq"].iloc[1] == 1236  # the conversation starts at the summary
+    assert agent.system_prompt_at(1237) == agent.system_prompt_at(1198)
 
 
 def test_sample_blocks_match_truth():

@@ -140,6 +140,30 @@ def test_hand_built_context_windows(three):
     assert list(r["epoch"]) == [0, 0, 0, 1, 1, 2, 2, 2, 3]
 
 
+def test_replay_columns_and_dtypes(three):
+    """replay() has the documented columns and dtypes, and composition() is a view of it."""
+    from adfkit._context import COMPOSITION_COLUMNS
+    from adfkit._replay import REPLAY_COLUMNS
+
+    r = three.replay()
+    assert {c: str(r[c].dtype) for c in r.columns} == REPLAY_COLUMNS
+    assert list(r.columns) == list(REPLAY_COLUMNS)
+    comp = three.composition()
+    assert list(comp.columns) == list(COMPOSITION_COLUMNS)
+    assert comp["context_chars"].tolist() == r["est_chars"].tolist()
+    assert comp["n_messages"].tolist() == r["n_context_rows"].tolist()
+    # no system prompt or dynamic instructions in this file: the conversation is everything
+    assert comp["total_tokens"].tolist() == pytest.approx(
+        r[["summary_tokens", "message_tokens", "assistant_tokens", "tool_result_tokens"]]
+        .sum(axis=1)
+        .tolist()
+    )
+    # call 16 sees the summary S2 and the preserved tail 13 (loop_compact), 14 (its result)
+    assert r.set_index("seq").at[16, "summary_tokens"] == pytest.approx((len(S2) + 16) / 3.5)
+    assert r.set_index("seq").at[16, "assistant_tokens"] == pytest.approx((LOOP_COMPACT + 16) / 3.5)
+    assert r.set_index("seq").at[16, "tool_result_tokens"] == pytest.approx((40 + 16) / 3.5)
+
+
 def test_hand_built_context_at(three):
     ctx = three.context_at(16)
     assert ctx["seq"].tolist() == [15, 13, 14]
