@@ -16,7 +16,7 @@ import pyarrow as pa
 from . import _audit, _history
 from ._context import ContextMixin
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
-from ._frames import RowBuilder, blob_content, records_frame
+from ._frames import RowBuilder, records_frame
 from ._observe import ObserveMixin
 from ._open import Source
 from ._replay import ReplayMixin
@@ -383,18 +383,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
                 data, "loop", limit=self.max_blob_bytes, path=self.path, audit_id=audit_id
             )
             b = RowBuilder()
-            for el in value:
-                b.add(
-                    el.get("seq"),
-                    el.get("ord"),
-                    el.get("role"),
-                    blob_content(el.get("content_json")),
-                    el.get("model"),
-                    el.get("tokens"),
-                    el.get("created_at"),
-                    "audit",
-                    audit_id,
-                )
+            b.add_blob(value, audit_id)
             b.warn(f"{self.path}: adf_audit id={audit_id}")
             self._cache[key] = b.frame()
         return self._cache[key]
@@ -464,18 +453,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
                         bad.append(exc.detail)
                         continue
                     start = rows.n
-                    for el in value:
-                        rows.add(
-                            el.get("seq"),
-                            el.get("ord"),
-                            el.get("role"),
-                            blob_content(el.get("content_json")),
-                            el.get("model"),
-                            el.get("tokens"),
-                            el.get("created_at"),
-                            "audit",
-                            aid,
-                        )
+                    rows.add_blob(value, aid)
                     del value
                     rows.flush()
                     rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
@@ -750,8 +728,19 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         return self._side("adf_timers", cols, "id")
 
     # -- summary ---------------------------------------------------------------------------
-    def info(self) -> dict[str, Any]:
-        """A cheap summary: counts, sizes, settings and liveness. No blob is decompressed.
+    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+        """A cheap summary: counts, settings and liveness. No blob is decompressed.
+
+        Its cost does not grow with the audit archive (audit rows are counted from an index).
+        ``first_live_at``/``last_live_at`` (ISO text) are the ``created_at`` of the first and
+        last live rows by seq that carry one: the earliest and latest times unless the clock
+        went backwards (found through the key, not by reading every row).
+
+        Parameters
+        ----------
+        sizes : also fill ``audited_loop_entries``, ``audit_json_chars`` and
+            ``audit_compressed_bytes`` (None otherwise). This reads one page per audit row, so
+            it grows with the archive (about 1 ms per 1,000 audit rows); ``adfkit info`` does it.
 
         Examples
         --------
@@ -759,7 +748,12 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> info = adfkit.open_adf("sample_agents/long-runner.adf").info()
         >>> info["audit_rows"]["loop"] >= 4
         True
+        >>> info["audited_loop_entries"] is None
+        True
+        >>> agent = adfkit.open_adf("sample_agents/long-runner.adf")
+        >>> agent.info(sizes=True)["audited_loop_entries"] > 0
+        True
         """
         from ._tables import info
 
-        return info(self)
+        return info(self, sizes=sizes)

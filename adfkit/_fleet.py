@@ -394,7 +394,7 @@ def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, An
             docs = {
                 "meta": agent.meta(),
                 "config": redact_config(agent.config()),
-                "info": agent.info(),
+                "info": agent.info(sizes=True),
             }
             for stem, doc in docs.items():
                 fn = os.path.join(out_dir, f"{stem}.json")

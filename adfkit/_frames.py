@@ -199,6 +199,15 @@ def _obj_fast(x: Any) -> int:
     return obj_chars(x)
 
 
+_K_CONTEXT = _KIND_CODE["context"]
+
+
+def _classify_user(first_text: Any, has_blocks: bool) -> tuple[str, str | None]:
+    """:func:`adfkit._content.classify` of a user row without tool results, from its first
+    text block's ``text``."""
+    return classify("user", [{"type": "text", "text": first_text}] if has_blocks else [])
+
+
 def _ival(v: Any) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool) and _I64_MIN < v <= _I64_MAX:
         return v
@@ -251,6 +260,21 @@ def _gather(chunks: list[pa.Array], rows: np.ndarray, idx: pa.Array) -> pa.Chunk
             lo = stop
             ci += 1
     return pa.chunked_array(pieces, type=typ)
+
+
+def _text_array(values: list[Any]) -> pa.Array:
+    """Arrow large_string array of str / UTF-8 bytes / None values.
+
+    A list of only ``bytes`` (what :func:`orjson.dumps` gives, valid UTF-8 by construction) is
+    joined into one buffer with computed offsets: one copy, no per-value conversion.
+    """
+    if all(type(v) is bytes for v in values):
+        n = len(values)
+        offsets = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=n), out=offsets[1:])
+        data = pa.py_buffer(b"".join(values))
+        return pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets), data])
+    return pa.array(values, type=pa.large_string(), memory_pool=_POOL)
 
 
 class RowBuilder:
@@ -363,13 +387,194 @@ class RowBuilder:
             s["content"].append(_json_text(content))  # UTF-8 bytes: Arrow takes them as is
         self.n += 1
 
+    def add_blob(self, value: list[Any], audit_id: int) -> None:
+        """Add every element of a decoded ``loop`` blob (rows as :func:`_audit.decode` gives them).
+
+        Same result as calling :meth:`add` per element (``origin`` = ``audit``), with the common
+        shape (a list of block objects, integer tokens) handled inline; anything else goes
+        through :meth:`add`.
+        """
+        ints = self._ints
+        a_seq, a_ord = ints["seq"].append, ints["ord"].append
+        a_tin, a_tout = ints["tokens_input"].append, ints["tokens_output"].append
+        a_tcr, a_tcw = ints["tokens_cache_read"].append, ints["tokens_cache_write"].append
+        a_trs, a_ttot = ints["tokens_reasoning"].append, ints["tokens_total"].append
+        a_nb, a_chars = ints["n_blocks"].append, ints["chars"].append
+        a_media, a_aid = ints["media_chars"].append, ints["audit_id"].append
+        a_role, a_kind = self._codes["role"].append, self._codes["kind"].append
+        a_origin, a_created = self._codes["origin"].append, self._created.append
+        a_bad = self._malformed.append
+        st = self._strs
+        a_sub, a_cat, a_model = (
+            st["subkind"].append,
+            st["context_category"].append,
+            st["model"].append,
+        )
+        a_types, a_tools = st["block_types"].append, st["tool_names"].append
+        a_text, a_content = st["text"].append, st["content"].append
+        na, lo, hi, ms_lim = _NA_MS, _I64_MIN, _I64_MAX, _MS_LIMIT
+        k_assistant, k_tool_result = _KIND_CODE["assistant"], _KIND_CODE["tool_result"]
+        aid = audit_id if _ival(audit_id) is not None else na
+        dumps = orjson.dumps
+        for el in value:
+            get = el.get
+            content = get("content_json")
+            tokens = get("tokens")
+            role = get("role")
+            if type(content) is not list or (tokens is not None and type(tokens) is not dict):
+                self.add(
+                    get("seq"),
+                    get("ord"),
+                    role,
+                    blob_content(content),
+                    get("model"),
+                    tokens,
+                    get("created_at"),
+                    "audit",
+                    audit_id,
+                )
+                continue
+            # Tokens: present integer keys; anything unusual takes the general parser.
+            if tokens is None:
+                ti = to = tcr = tcw = trs = tot = na
+            else:
+                tg = tokens.get
+                ti, to, tcr, tcw, trs = (
+                    tg("input"),
+                    tg("output"),
+                    tg("cache_read"),
+                    tg("cache_write"),
+                    tg("reasoning"),
+                )
+                vals = (ti, to, tcr, tcw, trs)
+                if not all(v is None or (type(v) is int and lo < v < hi) for v in vals):
+                    self.add(
+                        get("seq"),
+                        get("ord"),
+                        role,
+                        content,
+                        get("model"),
+                        tokens,
+                        get("created_at"),
+                        "audit",
+                        audit_id,
+                    )
+                    continue
+                if ti is None and to is None:
+                    tot = na
+                else:
+                    tot = (ti or 0) + (to or 0)
+                    if not lo < tot < hi:
+                        tot = na
+                ti, to, tcr, tcw, trs = (na if v is None else v for v in vals)
+            parts: list[str] = []
+            types: list[str] = []
+            tools: list[str] = []
+            chars = media = 0
+            first_text: Any = None
+            saw_result = False
+            n_dicts = 0
+            for b in content:
+                if type(b) is not dict:
+                    continue
+                n_dicts += 1
+                t = b.get("type")
+                if t == "text":
+                    types.append("text")
+                    v = b.get("text")
+                    if first_text is None:
+                        first_text = v
+                    if type(v) is str:
+                        parts.append(v)
+                        chars += len(v) if v.isascii() else js_length(v)
+                elif t == "tool_use":
+                    types.append("tool_use")
+                    name = b.get("name")
+                    tools.append(str(name))
+                    name = str(name or "")
+                    chars += (len(name) if name.isascii() else js_length(name)) + _obj(
+                        b.get("input")
+                    )
+                elif t == "tool_result":
+                    types.append("tool_result")
+                    saw_result = True
+                    v = b.get("content")
+                    if type(v) is str:
+                        chars += len(v) if v.isascii() else js_length(v)
+                    else:
+                        chars += js_length(js_string(v))
+                elif t == "thinking" and b.get("reasoning_details") is None:
+                    types.append("thinking")
+                    v = b.get("thinking")
+                    if type(v) is str:
+                        chars += len(v) if v.isascii() else js_length(v)
+                else:
+                    types.append(t if type(t) is str else str(t))
+                    tc, mc = block_chars(b)
+                    chars += tc
+                    media += mc
+            if n_dicts != len(content):  # non-object blocks: malformed, the general path
+                self.add(
+                    get("seq"),
+                    get("ord"),
+                    role,
+                    content,
+                    get("model"),
+                    tokens,
+                    get("created_at"),
+                    "audit",
+                    audit_id,
+                )
+                continue
+            if role == "assistant":
+                kc, sub, rc = k_assistant, None, 1
+            elif role == "user":
+                rc = 0
+                if saw_result:
+                    kc, sub = k_tool_result, None
+                else:
+                    kind, sub = _classify_user(first_text, bool(content))
+                    kc = _KIND_CODE[kind]
+            else:
+                kc, sub, rc = _KIND_CODE["unknown"], None, -1
+            seq = get("seq")
+            a_seq(seq if type(seq) is int and lo < seq <= hi else na)
+            v = get("ord")
+            a_ord(v if type(v) is int and lo < v <= hi else na)
+            a_tin(ti)
+            a_tout(to)
+            a_tcr(tcr)
+            a_tcw(tcw)
+            a_trs(trs)
+            a_ttot(tot)
+            a_nb(n_dicts)
+            a_chars(chars)
+            a_media(media)
+            a_aid(aid)
+            a_role(rc)
+            a_kind(kc)
+            a_origin(1)
+            v = get("created_at")
+            a_created(v if type(v) is int and v and -ms_lim < v < ms_lim else na)
+            a_bad(False)
+            a_sub(sub)
+            a_cat(sub if kc == _K_CONTEXT else None)
+            v = get("model")
+            a_model(v if isinstance(v, str) else None)
+            a_types(",".join(types))
+            a_tools(",".join(tools))
+            a_text(parts[0] if len(parts) == 1 else "\n".join(parts))
+            try:
+                a_content(dumps(content))
+            except TypeError:
+                a_content(_json_text(content))
+            self.n += 1
+
     def flush(self) -> None:
         """Move the pending text values to Arrow (call once per blob to bound memory)."""
         for name, values in self._strs.items():
             if values:
-                self._chunks[name].append(
-                    pa.array(values, type=pa.large_string(), memory_pool=_POOL)
-                )
+                self._chunks[name].append(_text_array(values))
                 self._strs[name] = []
 
     def warn(self, where: str, *, stacklevel: int = 4) -> None:

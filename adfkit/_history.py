@@ -6,6 +6,8 @@ The ordering rule ``COALESCE(ord, seq), seq`` is applied in ``_frames.RowBuilder
 
 from __future__ import annotations
 
+import bisect
+
 import numpy as np
 import pandas as pd
 
@@ -53,10 +55,13 @@ def events(
     ``boundary_seq`` (rows with a larger seq come after the event), ``audit_ids`` (tuple),
     ``summary_lost`` (a compaction known only from its archive: its summary was discarded).
     """
-    summ = history[history["kind"] == "compaction_summary"]
+    # Only the two columns needed: a boolean filter over the whole frame would gather every
+    # text column's chunks too.
+    summ = history.loc[(history["kind"] == "compaction_summary").to_numpy(bool), ["seq", "ord"]]
     summaries = sorted(
         zip(summ["seq"].astype("int64"), summ["ord"].tolist(), strict=True), key=lambda x: x[0]
     )
+    summary_seqs = [int(x[0]) for x in summaries]
     seqs_present = set(history["seq"].astype("int64").tolist())
     attached: dict[int, list[int]] = {}
     loose: list[int] = []
@@ -66,7 +71,8 @@ def events(
             loose.append(aid)
             continue
         top = max(seqs)
-        target = next((s for s in summaries if s[0] > top), None)
+        i = bisect.bisect_right(summary_seqs, top)  # the first summary after the archive
+        target = summaries[i] if i < len(summaries) else None
         if target is not None and _is_tail(range(top + 1, target[0]), target[1], seqs_present):
             attached.setdefault(int(target[0]), []).append(aid)
         else:

@@ -96,8 +96,15 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
     ].reset_index(drop=True)
 
 
-def info(agent: AgentFile) -> dict[str, Any]:
-    """The body of ``AgentFile.info()``: COUNT/SUM queries only, never a blob."""
+def info(agent: AgentFile, *, sizes: bool = False) -> dict[str, Any]:
+    """The body of ``AgentFile.info()``: COUNT and MIN/MAX queries only, never a blob.
+
+    The cost does not grow with the archive: audit rows are counted from the covering index on
+    ``adf_audit (source, ...)``; ``first_live_at``/``last_live_at`` are the ``created_at`` of the
+    first and last live rows by seq that carry one (0 = not recorded). ``sizes=True`` also sums
+    ``entry_count``, ``size_bytes`` and ``length(data)`` over ``adf_audit``, which reads one
+    table page per audit row (no blob is decompressed, but it grows with the archive).
+    """
     src = agent._src
     meta = agent.meta()
     cfg = agent.config()
@@ -126,37 +133,52 @@ def info(agent: AgentFile) -> dict[str, Any]:
     out["provider"] = model.get("provider") or None
     out["compact_threshold"] = agent.compact_threshold()
     out["audit_settings"] = agent.audit_settings()
+    n, lo, hi, t0, t1 = 0, None, None, None, None
     if src.has("adf_loop"):
-        created = "created_at" if src.has("adf_loop", "created_at") else "NULL"
-        n, lo, hi, t0, t1 = src.query(
-            f"SELECT COUNT(*), MIN(seq), MAX(seq), MIN(NULLIF({created}, 0)), MAX({created}) "
-            "FROM adf_loop",
-            table="adf_loop",
+        n, lo, hi = src.query(
+            "SELECT COUNT(*), MIN(seq), MAX(seq) FROM adf_loop", table="adf_loop"
         )[0]
-    else:
-        n, lo, hi, t0, t1 = 0, None, None, None, None
+        if src.has("adf_loop", "created_at"):
+            # The first and last stamped rows by seq, found through the rowid: O(log n) and one
+            # row read each, where MIN/MAX(created_at) would read every row's overflow pages.
+            # The runtime stamps rows as it appends them, so these are the earliest and latest
+            # times unless the clock went backwards.
+            sql = (
+                "SELECT created_at FROM adf_loop WHERE created_at IS NOT NULL "
+                "AND created_at != 0 ORDER BY seq {} LIMIT 1"
+            )
+            first = src.query(sql.format("ASC"), table="adf_loop")
+            last = src.query(sql.format("DESC"), table="adf_loop")
+            t0 = first[0][0] if first else None
+            t1 = last[0][0] if last else None
     out["loop_rows"] = n
     out["loop_seq_range"] = (lo, hi)
     out["highest_seq"] = agent.highest_seq()
     out["first_live_at"] = _iso(t0)
     out["last_live_at"] = _iso(t1)
     by_source: dict[str, int] = {}
-    entries = size = packed = 0
     if src.has("adf_audit"):
-        for source, cnt, ent, sz, pk in src.query(
-            "SELECT source, COUNT(*), SUM(entry_count), SUM(size_bytes), SUM(length(data)) "
-            "FROM adf_audit GROUP BY source",
-            table="adf_audit",
+        for source, cnt in src.query(
+            "SELECT source, COUNT(*) FROM adf_audit GROUP BY source", table="adf_audit"
         ):
             by_source[str(source)] = int(cnt)
-            if source == "loop":
-                entries += int(ent or 0)
-            size += int(sz or 0)
-            packed += int(pk or 0)
     out["audit_rows"] = by_source
-    out["audited_loop_entries"] = entries
-    out["audit_json_chars"] = size
-    out["audit_compressed_bytes"] = packed
+    out["audited_loop_entries"] = out["audit_json_chars"] = out["audit_compressed_bytes"] = None
+    if sizes:
+        entries = size = packed = 0
+        if src.has("adf_audit"):
+            for source, ent, sz, pk in src.query(
+                "SELECT source, SUM(entry_count), SUM(size_bytes), SUM(length(data)) "
+                "FROM adf_audit GROUP BY source",
+                table="adf_audit",
+            ):
+                if source == "loop":
+                    entries += int(ent or 0)
+                size += int(sz or 0)
+                packed += int(pk or 0)
+        out["audited_loop_entries"] = entries
+        out["audit_json_chars"] = size
+        out["audit_compressed_bytes"] = packed
     for table, key in (
         ("adf_inbox", "inbox_rows"),
         ("adf_outbox", "outbox_rows"),

@@ -60,7 +60,9 @@ def format_info(info: dict[str, Any]) -> str:
         ),
         (
             "audit",
-            f"{audit_txt}; {info['audited_loop_entries']:,} archived loop entries, "
+            audit_txt
+            if info.get("audited_loop_entries") is None  # info() without sizes=True
+            else f"{audit_txt}; {info['audited_loop_entries']:,} archived loop entries, "
             f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
         ),
         ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
@@ -74,12 +76,12 @@ def format_info(info: dict[str, Any]) -> str:
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Print a summary of an agent file (cheap: no blob is decoded).
+    """Print a summary of an agent file (cheap: no blob is decoded; audit sizes included).
 
     Example: adfkit info sample_agents/long-runner.adf
     """
     with open_adf(args.path) as agent:
-        info = agent.info()
+        info = agent.info(sizes=True)
     if args.json:
         print(json.dumps(info, indent=2, default=str))
     else:

@@ -186,7 +186,7 @@ def main(argv: list[str]) -> int:
     large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
     cores = os.cpu_count() or 1
     with adfkit.open_adf(large) as agent:
-        info = agent.info()
+        info = agent.info(sizes=True)
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
     print(
         f"large agent: {large.name}, {info['audited_loop_entries']:,} archived entries in "

@@ -374,7 +374,7 @@ paths = sorted(folder.glob("*.adf"))
         ),
         md("## One summary row per agent"),
         code(
-            """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
+            """info, errors = adfkit.load_fleet(paths, "info", engine="serial", sizes=True)
 display(errors)
 info[["agent", "schema_version", "loop_rows", "audited_loop_entries", "compact_threshold"]]"""
         ),

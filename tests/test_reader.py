@@ -431,3 +431,27 @@ def test_cli_info_and_version(turn_file, capsys):
     assert capsys.readouterr().out.strip() == f"adfkit {adfkit.__version__}"
     assert main(["info", str(turn_file.parent / "missing.adf")]) == 2
     assert "adfkit: error:" in capsys.readouterr().err
+
+
+def test_info_counts_from_the_index_and_sizes_on_request(tmp_path):
+    """info() counts audit rows per source; the size sums only with sizes=True."""
+    blob = brotli.compress(b"[]")
+    p = build(
+        tmp_path / "a.adf",
+        loop=[row(7, "user", text("first")), row(9, "user", text("last"), created_at=BASE_MS + 5)],
+        audit=[
+            {"source": "loop", "data": blob, "entry_count": 3, "size_bytes": 40},
+            {"source": "loop", "data": blob, "entry_count": 2, "size_bytes": 10},
+            {"source": "file", "data": blob, "entry_count": 1, "size_bytes": 5},
+        ],
+    )
+    with adfkit.open_adf(p) as agent:
+        cheap, full = agent.info(), agent.info(sizes=True)
+    assert cheap["audit_rows"] == full["audit_rows"] == {"file": 1, "loop": 2}
+    assert cheap["audited_loop_entries"] is None and cheap["audit_compressed_bytes"] is None
+    assert full["audited_loop_entries"] == 5  # loop rows only
+    assert full["audit_json_chars"] == 55
+    assert full["audit_compressed_bytes"] == 3 * len(blob)
+    # First and last live rows by seq (row 9 is stamped earlier than row 7: the clock went back).
+    assert cheap["first_live_at"] == pd.Timestamp(BASE_MS + 7000, unit="ms", tz="UTC").isoformat()
+    assert cheap["last_live_at"] == pd.Timestamp(BASE_MS + 5, unit="ms", tz="UTC").isoformat()
