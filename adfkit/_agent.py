@@ -394,9 +394,9 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         return [int(i) for i in a.loc[a["source"] == "loop", "id"]]
 
     def history(self, *, errors: str = "warn") -> pd.DataFrame:
-        """The whole lifetime transcript: every audited loop row plus the live loop.
+        """The whole lifetime transcript. One row per ``seq``, audited or live, in position order.
 
-        One row per ``seq`` in position order, with the columns of :meth:`loop` plus ``epoch``
+        Every audited loop row plus the live loop, with the columns of :meth:`loop` plus ``epoch``
         (Int64: compactions and clears before the row) and ``copies`` (Int64: how many stored
         copies of the seq exist, live and archived). A seq held more than once keeps the copy
         of the oldest blob (ADF_FORMAT.md §4.4).
@@ -517,9 +517,9 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         return self._cache["events"].copy()
 
     def history_gaps(self) -> pd.DataFrame:
-        """Seq ranges in neither the live loop nor any audit blob (discarded without audit).
+        """Seq ranges discarded without audit. One row per gap (seqs in no table and no blob).
 
-        One row per gap: ``start_seq``, ``end_seq``, ``n_seqs`` (Int64). The upper bound is the
+        Columns: ``start_seq``, ``end_seq``, ``n_seqs`` (Int64). The upper bound is the
         highest seq ever assigned (``sqlite_sequence``), so rows deleted at the end count too.
 
         Examples

@@ -22,7 +22,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
     Example: adfkit observe sample_agents/long-runner.adf --segmentation reference
     """
     with open_adf(args.path) as agent:
-        obs = observe(agent, args.taxonomy, segmentation=args.segmentation)
+        obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
         d = {"path": agent.path, **obs.to_dict()}
     if args.json:
         print(json.dumps(d, indent=2, ensure_ascii=False))

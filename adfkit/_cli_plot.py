@@ -7,6 +7,7 @@ import os
 import sys
 
 from ._errors import AdfError
+from ._open import refuse_beside_input
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -35,6 +36,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     src = os.path.abspath(args.path)
     if out == src or (args.kind != "all" and os.path.isdir(out)):
         raise AdfError(f"-o {args.output!r} must be a new PNG path, not the input or a folder")
+    if args.kind != "all":  # save_all() checks its folder itself
+        refuse_beside_input(src, out)
     with open_adf(args.path) as agent:
         if args.kind == "all":
             for p in plots.save_all(agent, out, dpi=args.dpi):

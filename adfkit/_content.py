@@ -55,11 +55,17 @@ NOTICE_PREFIXES: tuple[tuple[str, str], ...] = (
 
 COMPACTION_MARKERS = ("[Loop Compacted, audited]", "[Loop Compacted]")
 SUMMARY_FOOTER = "\n\n---\nYour loop was compacted."
-_CONTEXT_RE = re.compile(r"^\[Context: ([^\]]+)\]")
+_CONTEXT_RE = re.compile(r"^\[Context: ([^\]]+)\] ?")
 
 
 def parse_context_header(text: str) -> dict[str, str] | None:
-    """``[Context: cat | loop_inject=v2 | origin=o | key=k] ...`` -> its parts, else None."""
+    """``[Context: cat | loop_inject=v2 | origin=o | key=k] ...`` -> its parts, else None.
+
+    Examples
+    --------
+    >>> parse_context_header("[Context: skills | loop_inject=v2 | key=reg] body")
+    {'category': 'skills', 'loop_inject': 'v2', 'key': 'reg'}
+    """
     m = _CONTEXT_RE.match(text)
     if not m:
         return None
@@ -70,6 +76,19 @@ def parse_context_header(text: str) -> dict[str, str] | None:
         if sep:
             out[k] = v
     return out
+
+
+def context_body(text: str) -> str:
+    """The text of a context row without its ``[Context: ...]`` header (and the one space
+    after it); other text unchanged.
+
+    Examples
+    --------
+    >>> context_body("[Context: system_prompt] You are helpful.")
+    'You are helpful.'
+    """
+    m = _CONTEXT_RE.match(text)
+    return text[m.end() :] if m else text
 
 
 def classify(role: str | None, blocks: list[dict[str, Any]]) -> tuple[str, str | None]:

@@ -11,7 +11,6 @@ import base64
 import binascii
 import bisect
 import difflib
-import math
 import re
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -21,13 +20,12 @@ import orjson
 import pandas as pd
 
 from ._audit import js_length
-from ._content import parse_context_header
+from ._content import context_body, estimate_tokens, parse_context_header
 from ._errors import AdfError, AdfWarning, BlobError
 
 if TYPE_CHECKING:
     from ._agent import AgentFile  # noqa: F401
 
-_HEADER_RE = re.compile(r"^\[Context: [^\]]+\] ?")
 #: The runtime wraps every injected file of the base prompt in this tag (ADF_FORMAT.md §11).
 _INJECTED_RE = re.compile(r'<injected_file path="mind\.md">\n(.*?)\n</injected_file>', re.S)
 
@@ -139,11 +137,6 @@ def _norm_path(p: Any) -> str:
     return s.lstrip("/")
 
 
-def _body(text: str) -> str:
-    """The text of a context row without its ``[Context: ...]`` header."""
-    return _HEADER_RE.sub("", text, count=1)
-
-
 def _diff(prev: str, cur: str) -> tuple[int, int, str]:
     """(lines added, lines removed, the changed lines as ``+``/``-`` text) from ``prev``."""
     added = removed = 0
@@ -211,7 +204,8 @@ def _typed(records: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFra
 
 
 class ContextMixin:
-    """Mixed into :class:`adfkit.AgentFile`."""
+    """Mixed into :class:`adfkit.AgentFile`: ``context_blocks()``, ``system_prompt_at()``,
+    ``composition()``, ``config_changes()``, ``mind_history()``, ``mind_at()``."""
 
     # -- shared derivations --------------------------------------------------------------------
     def _resets(self: AgentFile) -> list[tuple[int, str, frozenset[int]]]:
@@ -357,7 +351,7 @@ class ContextMixin:
             v2 = hdr.get("loop_inject") == "v2"
             inject = v2 or cat == "loop_inject"
             key = hdr.get("key") if v2 else None
-            body = _body(full)
+            body = context_body(full)
             seq = int(r.seq)
             group = (cat, key)
             prev = last.get(group)
@@ -372,7 +366,7 @@ class ContextMixin:
                 "key": key,
                 "text": body,
                 "chars": js_length(body),
-                "est_tokens": math.ceil(js_length(body) / 3.5),
+                "est_tokens": estimate_tokens(js_length(body)),
                 "prev_seq": None,
                 "lines_added": None,
                 "lines_removed": None,

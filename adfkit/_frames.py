@@ -1,7 +1,14 @@
 """Loop rows -> typed DataFrames. The single place where row records become frames.
 
+:class:`RowBuilder` takes rows one at a time (:meth:`RowBuilder.add` for a live row,
+:meth:`RowBuilder.add_blob` for a decoded loop blob, with the common shape handled inline for
+speed), keeps integers in raw buffers and text as Arrow chunks, and makes one typed frame in
+display order (:meth:`RowBuilder.frame`). Its per-row results equal the plain
+:mod:`adfkit._content` functions (``tests/reference_frames.py`` checks this on every sample).
+:func:`records_frame` types the side tables.
+
 Column set shared by ``AgentFile.loop()``, ``decode_audit()`` on a loop blob and
-``AgentFile.history()`` (which adds ``epoch``): see :data:`LOOP_COLUMNS`.
+``AgentFile.history()`` (which adds ``epoch`` and ``copies``): see :data:`LOOP_COLUMNS`.
 """
 
 from __future__ import annotations

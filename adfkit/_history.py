@@ -1,7 +1,10 @@
-"""Lifetime history: live loop + audited loop rows, deduplicated by seq; epochs; gaps.
+"""Lifetime history: live loop + audited loop rows, deduplicated by seq; events; epochs; gaps.
 
-The ordering rule ``COALESCE(ord, seq), seq`` is applied in ``_frames.RowBuilder.frame`` and
-:func:`history_rows`.
+Works on the rows a :class:`adfkit._frames.RowBuilder` holds (every blob plus the live loop):
+:func:`history_rows` picks one copy per seq and orders them by ``COALESCE(ord, seq), seq``
+(the rule :meth:`RowBuilder.frame <adfkit._frames.RowBuilder.frame>` and
+:func:`adfkit._frames.sort_display` apply too); :func:`events`, :func:`add_epochs` and
+:func:`gaps` work on the resulting frame.
 """
 
 from __future__ import annotations

@@ -342,16 +342,21 @@ def _js_stringify_rec(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "[" + ",".join(_js_stringify_rec(v) for v in value) + "]"
     if isinstance(value, Mapping):
-        keys = [str(k) for k in value]
-        idx = sorted((k for k in keys if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
-        rest = [k for k in keys if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
-        items = {str(k): v for k, v in value.items()}
         return (
             "{"
-            + ",".join(f"{_js_string(k)}:{_js_stringify_rec(items[k])}" for k in idx + rest)
+            + ",".join(f"{_js_string(k)}:{_js_stringify_rec(v)}" for k, v in _js_items(value))
             + "}"
         )
     return _js_string(str(value))
+
+
+def _js_items(value: Mapping[Any, Any]) -> list[tuple[str, Any]]:
+    """An object's properties in JavaScript's order: integer-like keys first, ascending, then
+    the others in insertion order."""
+    items = {str(k): v for k, v in value.items()}
+    idx = sorted((k for k in items if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
+    rest = [k for k in items if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
+    return [(k, items[k]) for k in idx + rest]
 
 
 _B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
@@ -424,14 +429,10 @@ def _js_stringify_deep(value: Any) -> str:
                 tasks.append((False, v))
             tasks.append((True, "]"))
         elif isinstance(x, Mapping):
-            keys = [str(k) for k in x]
-            idx = sorted((k for k in keys if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
-            rest = [k for k in keys if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
-            items = {str(k): v for k, v in x.items()}
             tasks.append((True, "{"))
-            for i, k in enumerate(idx + rest):
+            for i, (k, v) in enumerate(_js_items(x)):
                 tasks.append((True, ("," if i else "") + _js_string(k) + ":"))
-                tasks.append((False, items[k]))
+                tasks.append((False, v))
             tasks.append((True, "}"))
         else:
             out.append(_js_stringify_rec(x))
@@ -749,8 +750,8 @@ def _ms(ts: Any) -> int | None:
 
 def observe(
     agent: AgentFile | str | os.PathLike[str] | pd.DataFrame,
-    taxonomy: TaxonomyArg = None,
     *,
+    taxonomy: TaxonomyArg = None,
     segmentation: str = "smart",
 ) -> Observation:
     """Self-observation metrics of one agent: turns, calls by class, signatures, anomalies.
@@ -800,7 +801,7 @@ def observe(
         from ._agent import open_adf
 
         with open_adf(agent) as handle:
-            return observe(handle, tax, segmentation=segmentation)
+            return observe(handle, taxonomy=tax, segmentation=segmentation)
     rows, hist, name = _rows_for(agent, segmentation)
     return _observe_rows(rows, hist, tax, segmentation, name)
 
@@ -1048,7 +1049,7 @@ class ObserveMixin:
     """Mixed into :class:`adfkit.AgentFile`: ``observe()``, ``integrity()``, ``mind()``."""
 
     def observe(  # type: ignore[misc]
-        self: AgentFile, taxonomy: TaxonomyArg = None, *, segmentation: str = "smart"
+        self: AgentFile, *, taxonomy: TaxonomyArg = None, segmentation: str = "smart"
     ) -> Observation:
         """Self-observation metrics of this agent; same as ``adfkit.observe(self, ...)``.
 
@@ -1059,7 +1060,7 @@ class ObserveMixin:
         >>> obs.flagged.empty
         True
         """
-        return observe(self, taxonomy, segmentation=segmentation)
+        return observe(self, taxonomy=taxonomy, segmentation=segmentation)
 
     def integrity(self: AgentFile) -> pd.DataFrame:  # type: ignore[misc]
         """Consistency checks of the file's history. One row per finding, worst first.

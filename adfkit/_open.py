@@ -92,6 +92,28 @@ def _sidecars(path: pathlib.Path) -> tuple[bool, bool, bool]:
     )
 
 
+def refuse_beside_input(
+    agent: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    *,
+    error: type[AdfError] = AdfError,
+) -> None:
+    """Raise ``error`` when ``output`` is the agent file or lies in the agent file's folder.
+
+    adfkit never creates files beside an input: every writer (report, plots) checks its output
+    path here first.
+    """
+    a = pathlib.Path(agent).expanduser().resolve()
+    o = pathlib.Path(output).expanduser().resolve()
+    if o == a:
+        raise error(f"refusing to overwrite the agent file {agent} with {output}")
+    if o.parent == a.parent:
+        raise error(
+            f"refusing to write {output} next to the agent file {agent}; "
+            "adfkit never creates files beside an input (choose another folder)"
+        )
+
+
 class Source:
     """A read-only connection plus what was learnt about the file's layout."""
 
@@ -260,12 +282,16 @@ class Source:
         return True
 
     # -- reading ---------------------------------------------------------------------------
-    def query(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> list[tuple]:
-        """All rows of one SELECT; any SQLite error becomes an :class:`AdfError`."""
+    def _check(self, table: str) -> None:
+        """A read may go ahead: ``table`` is on the allowlist and the file is open."""
         if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
             raise ValueError(f"table {table!r} is not on the read allowlist")
         if self.con is None:
             raise AdfError("the agent file is closed", path=self.name)
+
+    def query(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> list[tuple]:
+        """All rows of one SELECT; any SQLite error becomes an :class:`AdfError`."""
+        self._check(table)
         try:
             while True:
                 try:
@@ -280,10 +306,7 @@ class Source:
 
     def cursor(self, sql: str, params: Sequence[Any] = (), *, table: str = "") -> Iterator[tuple]:
         """Rows of one SELECT, fetched in batches; errors while iterating are wrapped too."""
-        if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
-            raise ValueError(f"table {table!r} is not on the read allowlist")
-        if self.con is None:
-            raise AdfError("the agent file is closed", path=self.name)
+        self._check(table)
         return self._iterate(sql, params, table)
 
     def _iterate(self, sql: str, params: Sequence[Any], table: str) -> Iterator[tuple]:

@@ -48,8 +48,14 @@ import orjson
 import pandas as pd
 
 from ._audit import js_length
-from ._content import MESSAGE_OVERHEAD, parse_context_header, strip_summary
-from ._context import PARTS, _body, superseded_injects
+from ._content import (
+    MESSAGE_OVERHEAD,
+    context_body,
+    estimate_tokens,
+    parse_context_header,
+    strip_summary,
+)
+from ._context import PARTS, superseded_injects
 from ._errors import AdfError
 from ._frames import parse_content
 
@@ -83,10 +89,6 @@ ID_KINDS = ("path", "url", "tool", "message_id", "number", "seq")
 #: Context categories the model receives outside the conversation (ADF_FORMAT.md §7): the
 #: system part and the trailing dynamic-instructions message.
 _PROMPT_PARTS = ("system_prompt", "dynamic_instructions")
-
-
-def _ceil_est(chars: int, media: int) -> int:
-    return math.ceil(chars / 3.5) + math.ceil(media / 100)
 
 
 def _i(v: Any) -> int | None:
@@ -178,7 +180,7 @@ def _rows(h: pd.DataFrame) -> dict[int, _Row]:
         conv = kind != "context" or (v2 and seq not in gone)
         body = 0
         if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
-            body = js_length(_body(data["text"][i]))
+            body = js_length(context_body(data["text"][i]))
         out[seq] = _Row(
             seq=seq,
             key=ordv if ordv is not None else seq,
@@ -590,7 +592,8 @@ def _prompt_parts(
 
 
 class ReplayMixin:
-    """Mixed into :class:`adfkit.AgentFile`."""
+    """Mixed into :class:`adfkit.AgentFile`: ``replay()``, ``context_at()``, ``compactions()``,
+    ``summary_recall()``, ``refetches()``."""
 
     # -- replay ------------------------------------------------------------------------------
     def replay(self: AgentFile) -> pd.DataFrame:  # type: ignore[misc]
@@ -681,7 +684,7 @@ class ReplayMixin:
         for i, s in enumerate(st.calls):
             r = st.rows[s]
             ch, md, n = st.est[s]
-            e = _ceil_est(ch, md)
+            e = estimate_tokens(ch, md)
             conv = tuple(q for q in st.ctx[s] if st.rows[q].conv)
             ep = epochs[i]
             if epoch_prev is not None and ep != epoch_prev:
@@ -709,7 +712,7 @@ class ReplayMixin:
             if chat is None:  # first call of an epoch: the estimate of the rebuilt conversation
                 lim = max((b for b in bounds if b < s), default=0)
                 first = [q for q in conv if st.rows[q].kind == "compaction_summary" or q <= lim]
-                chat = _ceil_est(
+                chat = estimate_tokens(
                     sum(st.rows[q].chars + MESSAGE_OVERHEAD for q in first),
                     sum(st.rows[q].media for q in first),
                 )
@@ -875,14 +878,14 @@ class ReplayMixin:
             conv_rows = [r for r in summ_rows if r.conv]
             if audited or (missing == 0 and lo is not None):
                 sch = sum(r.chars for r in conv_rows)
-                stok = _ceil_est(
+                stok = estimate_tokens(
                     sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows)
                 )
             else:
                 sch = stok = None
             srow = st.rows.get(s_seq) if s_seq is not None else None
             sum_chars = srow.chars if srow else None
-            sum_tok = _ceil_est(srow.chars + MESSAGE_OVERHEAD, srow.media) if srow else None
+            sum_tok = estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media) if srow else None
             ratio = stok / sum_tok if stok is not None and sum_tok else None
             before = calls[calls <= b]
             trig = st.rows[int(before[-1])].ttot if len(before) else None
@@ -1095,7 +1098,7 @@ class ReplayMixin:
                         "swept_seq": orig,
                         "result_seq": rs,
                         "result_tokens": (
-                            _ceil_est(rr.chars + MESSAGE_OVERHEAD, rr.media) if rr else None
+                            estimate_tokens(rr.chars + MESSAGE_OVERHEAD, rr.media) if rr else None
                         ),
                         "call_tokens_input": st.rows[cs].tin if cs in st.rows else None,
                     }
@@ -1355,7 +1358,9 @@ class _Sim:
                 continue
             r = rows[s]
             conv = [rows[q] for q in st.swept[j] if rows[q].conv and q not in st.tails[j]]
-            e = _ceil_est(sum(x.chars + MESSAGE_OVERHEAD for x in conv), sum(x.media for x in conv))
+            e = estimate_tokens(
+                sum(x.chars + MESSAGE_OVERHEAD for x in conv), sum(x.media for x in conv)
+            )
             if r.tin is not None:
                 over.append(r.tin - e)
             if r.tout is not None:
@@ -1366,7 +1371,7 @@ class _Sim:
     # -- helpers ---------------------------------------------------------------------------
     def est(self, rows: list[_SRow] | None = None) -> int:
         rows = self.live if rows is None else rows
-        return _ceil_est(
+        return estimate_tokens(
             sum(r.chars + MESSAGE_OVERHEAD for r in rows if r.conv),
             sum(r.media for r in rows if r.conv),
         )
@@ -1376,7 +1381,7 @@ class _Sim:
         if r.kind == "tool_result":
             blocks, _ = parse_content(r.content)
             tr = [
-                _js_len(b.get("content"))
+                js_length(b["content"])
                 for b in blocks
                 if b.get("type") == "tool_result" and isinstance(b.get("content"), str)
             ]
@@ -1428,7 +1433,7 @@ class _Sim:
             cout = (
                 self.comp_output
                 if self.comp_output is not None
-                else _ceil_est(self.summary_chars, 0)
+                else estimate_tokens(self.summary_chars, 0)
             )
         self.add_event(
             kind=kind,
@@ -1445,7 +1450,7 @@ class _Sim:
             kept_seqs=tuple(r.seq for r in tail if r.seq is not None),
             summary_tokens=None
             if kind == "recorded" and real_summary is None
-            else _ceil_est(summ.chars + MESSAGE_OVERHEAD, 0),
+            else estimate_tokens(summ.chars + MESSAGE_OVERHEAD, 0),
             chat_tokens=self.chat,
             threshold=threshold,
             compaction_input=cin,
@@ -1682,7 +1687,7 @@ class _Sim:
 
     def record_call(self, r: _Row) -> None:
         ch, md, _ = self.st.est[r.seq]
-        e_real = _ceil_est(ch, md)
+        e_real = estimate_tokens(ch, md)
         e_sim = self.est()
         out = r.tout or 0
         base = r.tin if r.tin is not None else (r.ttot - out if r.ttot is not None else None)
@@ -1708,10 +1713,6 @@ class _Sim:
         )
         self.chat = total_sim
         self.grace = False
-
-
-def _js_len(s: Any) -> int:
-    return len(s.encode("utf-16-le")) // 2 if isinstance(s, str) else 0
 
 
 def simulate(

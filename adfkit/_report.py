@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import AdfError
+from ._open import refuse_beside_input
 
 #: Where the bundled notebooks live (a source checkout: ``<repo>/notebooks``).
 NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
@@ -188,16 +189,6 @@ def _static(nb: Any) -> Any:
     return nb
 
 
-def _check_output(agent: Path, output: Path) -> None:
-    if output.resolve() == agent.resolve():
-        raise ReportError(f"refusing to overwrite the agent file {agent} with the report")
-    if output.resolve().parent == agent.resolve().parent:
-        raise ReportError(
-            f"refusing to write {output} next to the agent file {agent}; "
-            "adfkit never creates files beside an input (choose another folder with -o)"
-        )
-
-
 def write_report(
     agent: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -237,7 +228,7 @@ def write_report(
     from ._agent import open_adf
 
     agent_p, out_p = Path(agent), Path(output)
-    _check_output(agent_p, out_p)
+    refuse_beside_input(agent_p, out_p, error=ReportError)
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {out_p}")
     with open_adf(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback

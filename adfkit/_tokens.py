@@ -304,7 +304,7 @@ def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
 
 
 class UsageMixin:
-    """Mixed into :class:`adfkit.AgentFile`."""
+    """Mixed into :class:`adfkit.AgentFile`: ``usage()``."""
 
     def usage(self: AgentFile, *, prices: PricesArg = None) -> pd.DataFrame:  # type: ignore[misc]
         """Token usage and estimated cost. One row per model call over the whole history.

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from ._agent import AgentFile, open_adf
+from ._open import refuse_beside_input
 from ._tokens import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
@@ -903,7 +904,8 @@ def save_all(
     Parameters
     ----------
     agent : an AgentFile or the path of an ``.adf`` file (opened read-only).
-    folder : output folder, created if needed. Must not be the agent file itself.
+    folder : output folder, created if needed. Must not be the agent file's own folder
+        (:class:`adfkit.AdfError` otherwise: adfkit never creates files beside an input).
     kinds : a subset of :data:`PLOTS` (default: all).
     dpi : resolution of the PNGs.
 
@@ -928,10 +930,11 @@ def save_all(
     if bad:
         raise ValueError(f"kinds must be among {list(PLOTS)}, got {bad}")
     out_dir = Path(folder)
-    out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     with _agent(agent) as a:
         stem = Path(a.path).stem
+        refuse_beside_input(a.path, out_dir / f"{stem}-{kinds[0] if kinds else 'plot'}.png")
+        out_dir.mkdir(parents=True, exist_ok=True)
         for kind in kinds:
             ax = PLOTS[kind](a)
             try:

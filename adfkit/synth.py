@@ -9,6 +9,13 @@ model-initiated ``loop_clear`` (two audit blobs), inbox/outbox/file audit rows a
 mind files.  Everything it did is recorded in a :class:`GroundTruth` that tests of the
 reader compare against.
 
+Independent on purpose: this module does not import the reader. It keeps its own
+implementations of what the reader also computes (UTF-16 string length :func:`js_len`, the
+runtime's token estimator :func:`estimate_tokens`, the self-observation call
+:func:`signature`, context headers, trigger texts, compaction markers), written from
+ADF_FORMAT.md, so the ground truth it records cross-checks the reader rather than repeating
+it. Do not replace them with imports from ``adfkit._content``/``_observe``/``_replay``.
+
 Output is deterministic for a given ``seed``: time comes from a fixed base timestamp and
 all randomness from ``random.Random(seed)``.  The generated files use journal mode
 DELETE (no sidecars) and are VACUUMed.

@@ -44,3 +44,24 @@ def test_import_adfkit_loads_no_plotting_or_widgets():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_readme_quick_start_runs(tmp_path):
+    """The README's quick-start block runs as written on the bundled sample agents (it names
+    methods, a model-call seq and keyword arguments that must all exist)."""
+    import re
+
+    import matplotlib.pyplot as plt
+
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"## Quick start\n\n```python\n(.*?)```", readme, re.S).group(1)
+    ns: dict = {}
+    exec(compile(code, "README.md", "exec"), ns)
+    plt.close("all")
+    df, errors = ns["df"], ns["errors"]
+    assert errors.empty
+    # the fleet table is every sample's compactions(), stacked
+    assert len(df) == sum(
+        len(adfkit.open_adf(p).compactions())
+        for p in sorted((ROOT / "sample_agents").glob("*.adf"))
+    )

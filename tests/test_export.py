@@ -57,8 +57,7 @@ def _tables(path):
         with adfkit.open_adf(path) as agent:
             out = {}
             for stem, (table, kw) in EXPORT_TABLES.items():
-                if hasattr(agent, table) or table == "turns":
-                    out[stem] = get_table(agent, table, **kw)
+                out[stem] = get_table(agent, table, **kw)
             return out, agent.meta(), agent.config()
 
 

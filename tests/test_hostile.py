@@ -81,9 +81,9 @@ def exercise(agent: AgentFile) -> dict[str, Any]:
     out["files_text"] = {p: agent.read_text(p) for p in agent.files()["path"].tolist()}
     h = agent.history()
     seqs = h["seq"].dropna().astype("int64").tolist()
-    for name in ("mind_at", "system_prompt_at"):
-        fn = getattr(agent, name, None)
-        if fn is not None and seqs:
+    if seqs:
+        for name in ("mind_at", "system_prompt_at"):
+            fn = getattr(agent, name)
             out[name] = [fn(seqs[0]), fn(seqs[-1])]
     return out
 

@@ -21,9 +21,6 @@ EXPECTED = [
     "04-fleet",
     "05-teaching-memory",
 ]
-#: Names the lead exports from adfkit/__init__.py at integration. A notebook using one that is
-#: not exported yet is skipped (not failed) until then; any other unknown name fails.
-PENDING_EXPORTS = {"simulate", "simulate_sweep", "observe", "load_fleet", "export"}
 PUBLIC_SUBMODULES = {"plots", "widgets"}
 #: Agents every notebook runs on: compactions with audit, and compactions without any audit.
 RUN_ON = ["long-runner", "forgetful"]
@@ -79,7 +76,7 @@ def test_notebook_uses_only_the_public_api(path):
     for src in _code(nb):
         used, private = _adfkit_names(src)
         assert not private, f"{path.name}: private adfkit names in a cell: {private}"
-        unknown = used - set(adfkit.__all__) - PUBLIC_SUBMODULES - PENDING_EXPORTS
+        unknown = used - set(adfkit.__all__) - PUBLIC_SUBMODULES
         assert not unknown, f"{path.name}: adfkit names that are not public: {sorted(unknown)}"
 
 
@@ -119,49 +116,9 @@ def test_teaching_notebook_hides_its_answers():
     assert len(hidden) >= len(exercises) - 1
 
 
-#: Where each pending name lives until it is exported (tests may use private modules).
-PENDING_HOME = {
-    "simulate": "_replay",
-    "simulate_sweep": "_replay",
-    "observe": "_observe",
-    "load_fleet": "_fleet",
-    "export": "_fleet",
-}
-
-
-def _missing_names() -> list[str]:
-    return sorted(n for n in PENDING_EXPORTS if not hasattr(adfkit, n))
-
-
-def test_pending_names_are_exported():
-    """Reminder for integration: the notebooks use these public names."""
-    missing = _missing_names()
-    if missing:
-        pytest.skip(f"not exported from adfkit yet: {missing} (aliased in notebook runs)")
-
-
-@pytest.fixture
-def aliased(monkeypatch):
-    """Until integration, a first kernel cell aliases the pending names from their modules."""
-    missing = _missing_names()
-    if not missing:
-        return
-    pre = "import adfkit, importlib\n" + "\n".join(
-        f"adfkit.{n} = importlib.import_module('adfkit.{PENDING_HOME[n]}').{n}" for n in missing
-    )
-    inject = _report.inject_parameters
-
-    def inject_with_aliases(nb, params):
-        inject(nb, params)
-        nb.cells.insert(0, nbformat.v4.new_code_cell(pre))
-        return nb
-
-    monkeypatch.setattr(_report, "inject_parameters", inject_with_aliases)
-
-
 @pytest.mark.parametrize("agent", RUN_ON)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path, agent, aliased):
+def test_notebook_runs(path, agent):
     """Every cell runs without error in a real kernel on the agent (nbclient)."""
     out = _report.execute_notebook(path, sample(agent), timeout=60)
     errors = [

@@ -346,7 +346,7 @@ def test_user_taxonomy_dict_and_path(tmp_path, base_file):
     p.write_text(json.dumps(tax))
     agent = adfkit.open_adf(base_file)
     for arg in (tax, p, str(p)):
-        obs = observe(agent, arg)
+        obs = observe(agent, taxonomy=arg)
         # Only the named tool is classified; every other tool falls back to internal.
         assert obs.calls["class"].tolist() == ["world", "internal", "internal", "internal"]
         assert obs.thresholds == {"null_streak": 5, "repeat_signature": 3, "window_turns": 50}
@@ -422,7 +422,7 @@ def test_null_streak_threshold(tmp_path):
     # A window of 3 turns caps the count at 3: trips only with a threshold <= 3.
     # (a user taxonomy replaces the default as a whole: keep its classes, change thresholds)
     tax = {**load_taxonomy(), "thresholds": {"window_turns": 3, "null_streak": 3}}
-    small = observe(adfkit.open_adf(five), tax)
+    small = observe(adfkit.open_adf(five), taxonomy=tax)
     assert small.anomalies.set_index("check").loc["null_streak", "value"] == 3
     assert _flags(small)["null_streak"]
 
@@ -454,7 +454,7 @@ def test_repeated_signature_and_top_five(tmp_path):
     assert len(obs.evidence("repeated_signature")) == 4 + 3 * 4
     assert not observe(
         adfkit.open_adf(build(tmp_path / "r2.adf", loop=rows)),
-        {"thresholds": {"repeat_signature": 5}},
+        taxonomy={"thresholds": {"repeat_signature": 5}},
     ).anomalies["tripped"][1]
 
 

@@ -347,3 +347,16 @@ def test_cli_plot_help_has_example(capsys):
     with pytest.raises(SystemExit):
         main(["plot", "--help"])
     assert "Example: adfkit plot" in capsys.readouterr().out
+
+
+def test_plots_refuse_to_write_beside_the_input(tmp_path, capsys):
+    """Like the report, plots never create a file in the agent file's own folder."""
+    src = tmp_path / "clean.adf"
+    src.write_bytes(sample("clean").read_bytes())
+    before = fingerprint(tmp_path)
+    with pytest.raises(adfkit.AdfError, match="next to the agent file"):
+        plots.save_all(src, tmp_path)
+    assert main(["plot", str(src), "-o", str(tmp_path / "ctx.png")]) == 2
+    assert "next to the agent file" in capsys.readouterr().err
+    assert main(["plot", str(src), "--kind", "all", "-o", str(tmp_path)]) == 2
+    assert fingerprint(tmp_path) == before

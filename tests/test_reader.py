@@ -315,7 +315,7 @@ def _use_everything(agent: adfkit.AgentFile) -> None:
     agent.info()
     agent.meta()
     agent.config()
-    h = agent.history()
+    agent.history()
     agent.loop()
     agent.blocks(history=True)
     agent.tool_calls(history=True)
@@ -326,7 +326,6 @@ def _use_everything(agent: adfkit.AgentFile) -> None:
         table()
     for p in agent.files()["path"]:
         agent.read_file(p)
-    assert len(h) >= 0
 
 
 def test_full_use_changes_nothing_wal_file_without_sidecars(tmp_path):
@@ -336,7 +335,7 @@ def test_full_use_changes_nothing_wal_file_without_sidecars(tmp_path):
     f = build(
         folder / "w.adf", loop=TURN[4:], journal="wal", audit=[{"source": "loop", "rows": TURN[:4]}]
     )
-    assert fingerprint(folder) == {"w.adf": fingerprint(folder)["w.adf"]}
+    assert set(fingerprint(folder)) == {"w.adf"}  # no -wal/-shm beside it
     before = fingerprint(folder)
     mtime = f.stat().st_mtime_ns
     with adfkit.open_adf(f) as agent:

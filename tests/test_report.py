@@ -8,7 +8,6 @@ import nbformat
 import pytest
 from adfbuild import build, result, row, text, use
 from conftest import fingerprint, sample
-from test_notebooks import aliased  # noqa: F401 - fixture: pending exports, until integration
 
 from adfkit import AdfError
 from adfkit._report import (
@@ -141,7 +140,6 @@ def test_report_cli_quickstart_on_a_sample(tmp_path, capsys):
     assert not re.search(r"<script[^>]*\bsrc=", html)
 
 
-@pytest.mark.usefixtures("aliased")
 @pytest.mark.parametrize("notebook", available_notebooks())
 def test_every_notebook_report_on_hostile_agent_is_inert(tmp_path, hostile, notebook):
     html = write_report(hostile, tmp_path / "r.html", notebook=notebook).read_text()

@@ -10,7 +10,6 @@ every value the public API produces without the test reading the table either.
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import sqlite3
 from pathlib import Path
@@ -23,9 +22,11 @@ from conftest import fingerprint, runtime_fixture, sample
 from test_hostile import LOOP, exercise
 
 import adfkit
-from adfkit import cli
+from adfkit import cli, widgets
+from adfkit._fleet import export
 from adfkit._html import clip, escape, safe_frame_html
 from adfkit._redact import REDACTED, redact_config, redact_frame
+from adfkit._report import write_report
 from adfkit.synth import FAKE_SECRET
 
 SCRIPT = "<script>alert(1)</script>"
@@ -141,22 +142,13 @@ def test_h37_identity_never_selected_on_samples_and_fixtures(monkeypatch):
 # -- exports, reports and widgets never hold the secret ---------------------------------------
 
 
-def _fleet():
-    if importlib.util.find_spec("adfkit._fleet") is None:  # pragma: no cover
-        pytest.skip("adfkit._fleet is not there yet")
-    from adfkit import _fleet
-
-    return _fleet
-
-
 @pytest.mark.parametrize("redact", [False, True])
 def test_h38_export_holds_no_secret(agent_file, tmp_path, redact):
     """Every file ``export`` writes (Parquet read back, JSON as bytes) is free of the secret;
     with ``redact=True`` no message body survives either, and the input is untouched."""
-    fleet = _fleet()
     before = fingerprint(agent_file.parent)
     out = tmp_path / "export"
-    fleet.export([agent_file], out, redact=redact)
+    export([agent_file], out, redact=redact)
     files = sorted(p for p in out.rglob("*") if p.is_file())
     assert any(p.suffix == ".parquet" for p in files)
     for p in files:
@@ -177,10 +169,6 @@ def test_h38_export_holds_no_secret(agent_file, tmp_path, redact):
 def test_h38_report_holds_no_secret(tmp_path):
     """The default HTML report of a sample agent (a notebook run by a kernel) never shows the
     identity secret."""
-    if importlib.util.find_spec("adfkit._report") is None:  # pragma: no cover
-        pytest.skip("adfkit._report is not there yet")
-    from adfkit._report import write_report
-
     p = sample("clean")
     html = write_report(p, tmp_path / "r.html").read_text()
     for form in forms(FAKE_SECRET):
@@ -189,7 +177,6 @@ def test_h38_report_holds_no_secret(tmp_path):
 
 def test_h38_widgets_hold_no_secret_and_escape_text(tmp_path):
     """Widgets' HTML of a file whose text is hostile markup: no secret, no raw tag."""
-    widgets = pytest.importorskip("adfkit.widgets")
     d = tmp_path / "w"
     d.mkdir()
     f = build(

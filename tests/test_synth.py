@@ -528,7 +528,6 @@ def test_input_tokens_cover_conversation(generated):
             convo.append(row)
 
 
-@pytest.mark.skipif(not SAMPLES.exists(), reason="no committed samples")
 def test_committed_samples_are_current(generated):
     _, truths = generated
     for name, gt in truths.items():
