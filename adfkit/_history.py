@@ -4,20 +4,34 @@ Works on the rows a :class:`adfkit._frames.RowBuilder` holds (every blob plus th
 :func:`history_rows` picks one copy per seq and orders them by ``COALESCE(ord, seq), seq``
 (the rule :meth:`RowBuilder.frame <adfkit._frames.RowBuilder.frame>` and
 :func:`adfkit._frames.sort_display` apply too); :func:`events`, :func:`add_epochs` and
-:func:`gaps` work on the resulting frame.
+:func:`gaps` work on the resulting frame; :func:`reappended_copies` finds the rows a fallback
+(or pre-v28) compaction re-appended under new seqs.
 """
 
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import numpy as np
+import orjson
 import pandas as pd
 
 from ._frames import RowBuilder
 
 #: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
 CLEAR_PAIR_MS = 5_000
+#: Longest tail a compaction preserves (and the fallback path re-appends): the ``loop_compact``
+#: call and its result (ADF_FORMAT.md §5.1).
+REAPPENDED_TAIL = 2
+_TOKEN_COLS = (
+    "tokens_input",
+    "tokens_output",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_reasoning",
+    "tokens_total",
+)
 
 
 def history_rows(rows: RowBuilder) -> tuple[np.ndarray, np.ndarray]:
@@ -164,3 +178,101 @@ def gaps(present: pd.Series, high: int) -> pd.DataFrame:
     )
     df["n_seqs"] = (df["end_seq"] - df["start_seq"] + 1).astype("Int64")
     return df
+
+
+def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
+    """Rows a fallback (or pre-v28) compaction re-appended under new seqs: copy seq -> original.
+
+    The one rule :meth:`AgentFile.usage`, :func:`adfkit._observe.observe` and
+    :meth:`AgentFile.replay` (hence :meth:`compactions`, :meth:`composition`, :func:`simulate`)
+    share, so they agree on which rows are copies (ADF_FORMAT.md §4.4, §5.5).
+
+    The fallback path clears the whole loop, appends the summary under a new seq without
+    ``ord``, then re-appends the preserved tail (at most :data:`REAPPENDED_TAIL` rows) under
+    the next seqs; runtimes before v28 always did this. For every ``compaction_summary`` row
+    ``S`` whose ``ord`` is null, with ``k`` = 2, then 1 (the first that matches wins):
+
+    - the copies are the rows with seqs ``S+1 .. S+k``, all present and none a ``context``
+      row;
+    - the originals are the last ``k`` rows written before ``S`` (seq below ``S``, display
+      order ``COALESCE(ord, seq), seq``) that are neither ``context`` rows nor summaries;
+    - each pair matches on ``role``, content (``content`` parsed as JSON, else the raw text)
+      and tokens (the six ``tokens_*`` columns): the first copy keeps its original's tokens
+      exactly; a later copy has the original's tokens or none (the runtime drops them).
+
+    A copy whose original is not in ``history`` (discarded by an unaudited compaction) is not
+    in the result: it is then the only record of that row. Copies have fresh ``created_at``,
+    which is not compared.
+
+    Parameters
+    ----------
+    history : a frame with the columns of :meth:`AgentFile.history` (``seq``, ``ord``,
+        ``kind``, ``role``, ``content``, ``tokens_*``), one row per seq, in any order; a
+        :meth:`AgentFile.loop` frame works too.
+
+    Returns
+    -------
+    dict mapping each copy's seq to its original's seq (both int); empty when there is none.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> from adfkit._history import reappended_copies
+    >>> reappended_copies(adfkit.open_adf("sample_agents/legacy-v27.adf").history())
+    {121: 118, 122: 119}
+    """
+    out: dict[int, int] = {}
+    n = len(history)
+    if not n:
+        return out
+    kind = history["kind"].astype("string").fillna("").to_numpy(dtype=object)
+    no_ord = history["ord"].isna().to_numpy(dtype=bool)
+    summaries = np.flatnonzero((kind == "compaction_summary") & no_ord)
+    if not len(summaries):
+        return out
+    seq = history["seq"].to_numpy(dtype="int64")
+    ordv = history["ord"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+    key = np.where(np.isnan(ordv), seq, np.nan_to_num(ordv)).astype("int64")
+    display = np.lexsort((seq, key))
+    eligible = display[(kind[display] != "context") & (kind[display] != "compaction_summary")]
+    eligible_seq = seq[eligible]
+    at = {int(s): i for i, s in enumerate(seq)}
+    role = history["role"].astype("string").fillna("").to_numpy(dtype=object)
+    content = history["content"].tolist()
+    tok = history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+    no_tokens = np.isnan(tok).all(axis=1)
+
+    def same_tokens(c: int, o: int, first: bool) -> bool:
+        if not first and no_tokens[c]:
+            return True
+        return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
+
+    for i in summaries:
+        s = int(seq[i])
+        for k in range(REAPPENDED_TAIL, 0, -1):
+            copies = [at.get(s + 1 + j) for j in range(k)]
+            if any(c is None or kind[c] == "context" for c in copies):
+                continue
+            before = eligible[eligible_seq < s]
+            if len(before) < k:
+                continue
+            pairs = list(zip(copies, before[-k:].tolist(), strict=True))
+            if all(
+                role[c] == role[o]
+                and same_tokens(c, o, j == 0)
+                and _parsed(content[c]) == _parsed(content[o])
+                for j, (c, o) in enumerate(pairs)
+            ):
+                out.update({int(seq[c]): int(seq[o]) for c, o in pairs})
+                break
+    return out
+
+
+def _parsed(raw: Any) -> Any:
+    """``content`` parsed as JSON when it is JSON text, else as is."""
+    if isinstance(raw, str | bytes):
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw
+    return raw

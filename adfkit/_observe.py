@@ -22,9 +22,9 @@ row order                   ``seq``: a summary with ``ord``     display order ``
 a seq held twice (repair    counted once per copy               one copy per seq, as in
 snapshots, overlapping                                          :meth:`AgentFile.history`
 blobs, blob + live)
-tail re-appended under new  counted again                       skipped (same role and content as
-seqs by a fallback                                              the rows just before the summary)
-compaction (§5.5)
+tail re-appended under new  counted again                       skipped: the copies that
+seqs by a fallback                                              ``_history.reappended_copies``
+compaction (§5.5)                                               finds (shared with ``usage``)
 ``[Context: ...]`` rows     open a ``chat`` turn: a trigger     not turn boundaries (UI/SQL rows
 (system prompt, dynamic     plus a context row becomes an       or mid-turn injections)
 instructions, warnings,     empty turn and a ``chat`` turn
@@ -64,11 +64,11 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
 from ._errors import AdfError, AdfWarning, BlobError
 from ._frames import parse_content
+from ._history import reappended_copies
 
 if TYPE_CHECKING:
     from ._agent import AgentFile
@@ -613,43 +613,6 @@ class Observation:
 # --- segmentation ---------------------------------------------------------------------------
 
 
-def _reappended_copies(rows: pd.DataFrame) -> np.ndarray:
-    """Rows re-appended under new seqs by a fallback compaction (§5.5), in display order.
-
-    After a summary without ``ord``, the leading non-context rows whose role and content equal
-    the last non-context rows before the summary (same count, same order) are copies.
-    """
-    n = len(rows)
-    out = np.zeros(n, dtype=bool)
-    kind = rows["kind"].astype("string").fillna("").to_numpy(dtype=object)
-    summaries = np.flatnonzero(kind == "compaction_summary")
-    if not len(summaries):
-        return out
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
-    ords = rows["ord"].isna().to_numpy()
-    parsed: dict[int, Any] = {}
-
-    def key(i: int) -> tuple[str, Any]:
-        if i not in parsed:
-            try:
-                parsed[i] = orjson.loads(content[i])
-            except orjson.JSONDecodeError:
-                parsed[i] = content[i]
-        return role[i], parsed[i]
-
-    for s in summaries:
-        if not ords[s]:
-            continue
-        after = [i for i in range(s + 1, min(n, s + 8)) if kind[i] != "context"]
-        before = [i for i in range(s - 1, max(-1, s - 8), -1) if kind[i] != "context"][::-1]
-        for k in range(min(len(after), len(before), 4), 0, -1):
-            if all(key(a) == key(b) for a, b in zip(after[:k], before[-k:], strict=True)):
-                out[after[:k]] = True
-                break
-    return out
-
-
 def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
     """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers."""
     n = len(rows)
@@ -659,7 +622,9 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
     types = rows["block_types"].astype("string").fillna("").to_numpy(dtype=object)
     text = rows["text"].astype("string").fillna("").to_numpy(dtype=object)
     seqs = rows["seq"].to_numpy(dtype="int64")
-    skip = _reappended_copies(rows) if mode == "smart" else np.zeros(n, dtype=bool)
+    skip = np.zeros(n, dtype=bool)
+    if mode == "smart":  # a fallback compaction's re-appended tail (§5.5): one rule for all
+        skip = rows["seq"].isin(list(reappended_copies(rows))).to_numpy(dtype=bool)
     turn_of = np.full(n, -1, dtype="int64")
     heads: list[dict[str, Any]] = []
     cur = -1

@@ -58,6 +58,7 @@ from ._content import (
 from ._context import PARTS, superseded_injects
 from ._errors import AdfError
 from ._frames import parse_content
+from ._history import REAPPENDED_TAIL, reappended_copies
 
 if TYPE_CHECKING:
     from ._agent import AgentFile
@@ -68,7 +69,7 @@ DEFAULT_SUMMARY_CHARS = 2000
 #: Length of the runtime's default memory-flush nudge text (§3.4), used when the agent has none.
 DEFAULT_NUDGE_CHARS = 300
 #: The runtime preserves this many conversation messages on a ``loop_compact`` call (§5.1).
-MANUAL_TAIL = 2
+MANUAL_TAIL = REAPPENDED_TAIL
 #: Extra allowance of the pre-flight guard during the grace call (§5.1).
 GRACE_EXTRA = 30_000
 GRACE_FACTOR = 1.3
@@ -205,23 +206,6 @@ def _rows(h: pd.DataFrame) -> dict[int, _Row]:
     return out
 
 
-def _fallback_tail(rows: dict[int, _Row], swept: list[int], s_seq: int) -> list[int]:
-    """Fallback path (§5.5): the last swept rows re-appended after the summary, matched on role
-    and content (§4.4). Returns the original seqs of the preserved tail."""
-    conv = [q for q in swept if rows[q].conv and rows[q].kind != "compaction_summary"]
-    for k in (MANUAL_TAIL, 1):
-        if len(conv) < k:
-            continue
-        cand = conv[-k:]
-        after = [s_seq + 1 + j for j in range(k)]
-        if all(
-            a in rows and rows[a].kind == rows[c].kind and rows[a].content == rows[c].content
-            for a, c in zip(after, cand, strict=True)
-        ):
-            return cand
-    return []
-
-
 def _build_replay(agent: AgentFile) -> _Replay:
     h = agent.history()
     ev = agent.events()
@@ -241,7 +225,11 @@ def _build_replay(agent: AgentFile) -> _Replay:
     est: dict[int, tuple[int, int, int]] = {}
     part_sums: dict[int, tuple[tuple[int, int], ...]] = {}
     calls: list[int] = []
-    reappended: set[int] = set()
+    # a fallback-path compaction's re-appended tail (§5.5): copies, not model calls
+    copies = reappended_copies(h)
+    reappended = set(copies)
+    for q in reappended:
+        rows[q].call = False
     fallback: set[int] = set()
     ev_order = sorted(range(n_ev), key=lambda j: (bounds[j], j))
     p = 0
@@ -270,7 +258,7 @@ def _build_replay(agent: AgentFile) -> _Replay:
             apply(ev_order[p])
             p += 1
         r = rows[s]
-        if r.call and s not in reappended:
+        if r.call:
             disp = sorted(live.values(), key=lambda x: (x.key, x.seq))
             pc = [0] * len(PARTS)
             pm = [0] * len(PARTS)
@@ -285,17 +273,13 @@ def _build_replay(agent: AgentFile) -> _Replay:
             part_sums[s] = tuple(zip(pc, pm, strict=True))
             calls.append(s)
         live[s] = r
-        # a fallback-path summary: mark the re-appended tail copies (not model calls)
-        if r.kind == "compaction_summary" and r.ord is None:
+        # a fallback-path summary: its preserved tail is the originals of the copies after it
+        if r.kind == "compaction_summary" and r.ord is None and s + 1 in copies:
             j = next((k for k in range(n_ev) if summ[k] == s), None)
-            if j is not None and not tails[j] and swept[j]:
-                t = _fallback_tail(rows, swept[j], s)
-                if t:
-                    tails[j] = t
-                    fallback.add(j)
-                    reappended.update(s + 1 + k for k in range(len(t)))
-                    for k in range(len(t)):
-                        rows[s + 1 + k].call = False
+            if j is not None and not tails[j]:
+                t = [copies[q] for q in range(s + 1, s + 1 + MANUAL_TAIL) if q in copies]
+                tails[j] = t
+                fallback.add(j)
     while p < len(ev_order):
         apply(ev_order[p])
         p += 1
@@ -605,7 +589,8 @@ class ReplayMixin:
         conversation, except ``loop_inject`` v2 text that was delivered: keyed updates made
         before the next call collapse to the latest one, so a superseded version is not in the
         window (ADF_FORMAT.md §7). Re-appended copies of a fallback compaction's tail (§5.5)
-        are not model calls and get no row.
+        are not model calls and get no row (:func:`adfkit._history.reappended_copies`, the rule
+        :meth:`usage` and :func:`observe` share).
 
         Columns (dtype):
 

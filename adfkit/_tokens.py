@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import AdfWarning
+from ._history import reappended_copies
 
 if TYPE_CHECKING:
     from ._agent import AgentFile  # noqa: F401
@@ -142,47 +143,6 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
 # --- usage frame ------------------------------------------------------------------------
 
 
-def _reappended(h: pd.DataFrame) -> np.ndarray:
-    """Rows that are copies of an earlier call re-appended by a fallback compaction (§5.5).
-
-    The fallback path re-appends the first preserved assistant row, with its model and tokens,
-    under a new seq right after the summary; the original is usually in the audit archive.
-    A copy is an assistant row directly after a summary (display order) whose parsed content,
-    model and tokens equal those of an assistant row with a smaller seq.
-    """
-    n = len(h)
-    out = np.zeros(n, dtype=bool)
-    if not n:
-        return out
-    kind = h["kind"].astype("string").fillna("")
-    is_asst = (kind == "assistant").to_numpy()
-    prev_summary = (kind.shift(1) == "compaction_summary").to_numpy(dtype=bool, na_value=False)
-    cand = np.flatnonzero(prev_summary & is_asst)
-    if not len(cand):
-        return out
-    key_cols = ["model", "chars", "tool_names", *_TOKEN_COLS]
-    keys = [tuple(r) for r in h[key_cols].astype("string").fillna("\x00").itertuples(index=False)]
-    seqs = h["seq"].to_numpy(dtype="int64")
-    content = h["content"].tolist()
-    by_key: dict[tuple, list[int]] = {}
-    for i in np.flatnonzero(is_asst):
-        by_key.setdefault(keys[i], []).append(int(i))
-    for i in cand:
-        body = _parsed(content[i])
-        for j in by_key.get(keys[i], []):
-            if seqs[j] < seqs[i] and _parsed(content[j]) == body:
-                out[i] = True
-                break
-    return out
-
-
-def _parsed(raw: Any) -> Any:
-    try:
-        return json.loads(raw) if isinstance(raw, str) else raw
-    except ValueError:
-        return raw
-
-
 def usage_frame(
     history: pd.DataFrame, prices: PriceTable
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
@@ -197,7 +157,9 @@ def usage_frame(
     is_call = (kind == "assistant").fillna(False).to_numpy() | (
         has_tokens & (kind == "compaction_summary").fillna(False).to_numpy()
     )
-    keep = has_tokens & is_call & ~_reappended(h)
+    # A fallback compaction's re-appended copy of a call in the history is not a second call.
+    copies = list(reappended_copies(h))
+    keep = has_tokens & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
     src = h.loc[keep]
     df = pd.DataFrame(
         {
@@ -313,7 +275,10 @@ class UsageMixin:
         summary (schema 28), which carries the *compaction* call's usage (ADF_FORMAT.md §3.3).
         Rows are in display order. A fallback compaction (§5.5) re-appends the first preserved
         assistant row with its tokens under a new seq; such a copy of a call already in the
-        history is left out, so no call is counted twice.
+        history is left out, so no call is counted twice (the rule is
+        :func:`adfkit._history.reappended_copies`, shared with :meth:`replay` and
+        :func:`observe`). A copy whose original was discarded unaudited is the only record of
+        that call and counts.
 
         Cost is ``(input * input_price + output * output_price) / 1e6`` USD, rounded to 8
         decimals, exactly as the runtime computes it: **no cache discount** (``input`` already
