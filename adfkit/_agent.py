@@ -6,6 +6,7 @@ import gc
 import os
 import warnings
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -55,12 +56,35 @@ def open_adf(
     return AgentFile(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
 
 
+class _Inline:
+    """A stand-in for a one-thread executor that runs each call at ``submit``."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by fut.result()
+            fut.set_exception(exc)
+        return fut
+
+
 class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
     """A read-only view of one agent file. Tables are methods returning DataFrames.
 
     Use :func:`open_adf` to make one; close it (or use ``with``) to release the file.
     Results of expensive methods (``history()``, decoded blobs) are cached on the handle.
     """
+
+    #: ``history()`` decodes the next blob on a second thread while this one flattens rows;
+    #: ``load_fleet``'s process engine turns it off on its handles (every core already runs
+    #: a loader there, so the thread would only add switching).
+    _prefetch: bool = True
 
     def __init__(
         self,
@@ -433,7 +457,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            with ThreadPoolExecutor(max_workers=1) as pool:
+            with ThreadPoolExecutor(max_workers=1) if self._prefetch else _Inline() as pool:
 
                 def fetch_next() -> None:
                     aid = next(ids, None)

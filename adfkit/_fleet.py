@@ -8,11 +8,18 @@ lands in the error table; it never stops the run.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import glob
+import multiprocessing
 import os
+import pickle
 import re
+import tempfile
+import threading
+from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -116,6 +123,8 @@ def _load_one(
     """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
     try:
         with open_adf(path, **open_kwargs) as agent:
+            if getattr(_LOCAL, "busy_cores", False):
+                agent._prefetch = False  # every core runs a loader: no decoding thread
             df = get_table(agent, table, **kwargs).reset_index(drop=True)
             name = agent.name
         df = df.drop(columns=["agent", "agent_path"], errors="ignore")
@@ -155,25 +164,153 @@ def _run(
                 results[i] = func(p, *args)
                 bar.update()
         elif engine == "processes":
-            n = min(workers or os.cpu_count() or 1, len(paths))
-            # Small batches: fewer round trips than one task per file, still balanced.
-            size = max(1, min(8, len(paths) // (n * 8)))
-            batches = [
-                list(range(i, min(i + size, len(paths)))) for i in range(0, len(paths), size)
-            ]
-            with ProcessPoolExecutor(max_workers=n) as pool:
-                futs = {pool.submit(_batch, func, [paths[i] for i in b], args): b for b in batches}
-                for fut in as_completed(futs):
-                    for i, res in zip(futs[fut], fut.result(), strict=True):
-                        results[i] = res
-                    bar.update(len(futs[fut]))
+            _run_processes(func, paths, args, results, workers=workers, bar=bar)
         else:
             results = _run_dask(func, paths, args, client=client, workers=workers, bar=bar)
     return results
 
 
 def _batch(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
-    return [func(p, *args) for p in paths]
+    """``func`` on each path, in a process of the process engine (all cores busy)."""
+    _LOCAL.busy_cores = True
+    try:
+        return [func(p, *args) for p in paths]
+    finally:
+        _LOCAL.busy_cores = False
+
+
+#: ``busy_cores``: set while a process of the process engine runs a batch.
+_LOCAL = threading.local()
+
+#: In a pool process: which batches some process has started (shared memory; see ``_claim``).
+_CLAIMS: Any = None
+
+
+def _init_claims(claims: Any) -> None:
+    global _CLAIMS
+    _CLAIMS = claims
+
+
+def _claim(claims: Any, index: int) -> bool:
+    """Mark batch ``index`` as started; False when another process started it first."""
+    with claims.get_lock():
+        if claims[index]:
+            return False
+        claims[index] = True
+        return True
+
+
+def _batch_spilled(
+    func: Callable[..., Any], paths: list[str], args: tuple[Any, ...], folder: str, index: int
+) -> tuple[bool, Any] | None:
+    """Run batch ``index`` in a pool process unless another process claimed it (then None).
+
+    The results are pickled to a file in ``folder``: a frame sent through the pool's pipe
+    moves 64 KiB per read of a parent thread that competes for the GIL with the parent's own
+    loading, and the worker waits meanwhile; a file is written at memory speed and read in one
+    call. Returns ``(True, file)``, or ``(False, results)`` when the file cannot be written
+    (no space): then the pipe carries them.
+    """
+    if not _claim(_CLAIMS, index):
+        return None
+    results = _batch(func, paths, args)
+    name = None
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(results, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return False, results
+    return True, name
+
+
+def _unspill(value: tuple[bool, Any]) -> list[Any]:
+    spilled, payload = value  # never None: only called for batches a pool process claimed
+    if not spilled:
+        return payload
+    with open(payload, "rb") as fh:
+        data = fh.read()
+    os.unlink(payload)
+    return pickle.loads(data)
+
+
+def _batches(n_items: int, n_procs: int) -> list[range]:
+    """Consecutive index ranges that shrink towards the end (guided scheduling): up to 8 items
+    while much is left, a quarter of each process's share of the rest after that, one at the
+    end, so the processes finish within one small batch of each other."""
+    out: list[range] = []
+    i = 0
+    while i < n_items:
+        size = max(1, min(8, (n_items - i) // (n_procs * 4)))
+        out.append(range(i, i + size))
+        i += size
+    return out
+
+
+def _run_processes(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    results: list[Any],
+    *,
+    workers: int | None,
+    bar: Any,
+) -> None:
+    """Fill ``results`` with ``workers`` processes (default: all cores), this one included.
+
+    Every batch is queued, in order, for the ``workers - 1`` pool processes, and this process
+    runs the same queue: whichever process claims a batch first (a flag in shared memory) runs
+    it. No core idles waiting for results, and only the pool's share of the frames is pickled.
+    (Futures are not cancelled to steal work: a pool that breaks while it holds cancelled
+    futures stops its manager thread before failing the other futures, before Python 3.12.)
+    Pool results come back through files (see :func:`_batch_spilled`) and are collected
+    between this process's own batches.
+    """
+    n = min(workers or os.cpu_count() or 1, len(paths))
+    batches = _batches(len(paths), n)
+
+    def put(batch: range, values: list[Any]) -> None:
+        for i, res in zip(batch, values, strict=True):
+            results[i] = res
+        bar.update(len(batch))
+
+    if n <= 1:
+        for b in batches:
+            put(b, [func(paths[i], *args) for i in b])
+        return
+    ctx = multiprocessing.get_context()
+    claims = ctx.Array(ctypes.c_bool, len(batches))
+    with (
+        tempfile.TemporaryDirectory(prefix="adfkit-fleet-", ignore_cleanup_errors=True) as tmp,
+        ProcessPoolExecutor(
+            max_workers=n - 1, mp_context=ctx, initializer=_init_claims, initargs=(claims,)
+        ) as pool,
+    ):
+        futs: list[Future[Any]] = []
+        done: deque[int] = deque()
+        for k, b in enumerate(batches):
+            fut = pool.submit(_batch_spilled, func, [paths[i] for i in b], args, tmp, k)
+            fut.add_done_callback(lambda _, k=k: done.append(k))
+            futs.append(fut)
+        mine: set[int] = set()
+        collected: set[int] = set()
+
+        def collect(k: int) -> None:
+            if k not in mine and k not in collected:
+                collected.add(k)
+                put(batches[k], _unspill(futs[k].result()))
+
+        for k, b in enumerate(batches):
+            if _claim(claims, k):
+                mine.add(k)
+                put(b, _batch(func, [paths[i] for i in b], args))
+            while done:
+                collect(done.popleft())
+        for k in range(len(batches)):  # the pool's batches still running or not collected
+            collect(k)
 
 
 def _run_dask(

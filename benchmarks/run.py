@@ -3,7 +3,8 @@
 Prints ratios (same-process comparisons), which hold across machines better than seconds.
 Inputs are generated once and cached under ``build/bench`` (see ``benchmarks/gen.py``).
 
-Usage: ``python benchmarks/run.py [--quick]`` (``--quick``: small inputs, for a smoke test).
+Usage: ``python benchmarks/run.py [--quick] [--only history|memory|fleet|info]`` (``--quick``:
+small inputs, for a smoke test; ``--only``: run one section).
 """
 
 from __future__ import annotations
@@ -180,6 +181,20 @@ def main(argv: list[str]) -> int:
         peak_child(argv[1])
         return 0
     quick = "--quick" in argv
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    sections = ("history", "memory", "fleet", "info")
+    if only is not None and only not in sections:
+        print(f"--only must be one of {sections}", file=sys.stderr)
+        return 2
+
+    def want(section: str) -> bool:
+        return only in (None, section)
+
+    def fleet_run(engine: str) -> pd.DataFrame:
+        df, errors = load_fleet(fleet, "history", engine=engine, progress=False)
+        assert errors.empty, errors
+        return df
+
     import gen
 
     t0 = time.perf_counter()
@@ -195,78 +210,94 @@ def main(argv: list[str]) -> int:
     )
     print()
 
-    # 1-2. history() against the floor and the naive baseline, same process, interleaved.
-    blobs = _blobs(large)
-    t_floor = t_floor2 = t_hist = t_naive = float("inf")
-    for _ in range(3):  # interleaved rounds, best of each: the machine is shared
-        t_floor = min(t_floor, timed(lambda: floor_serial(blobs)))
-        t_floor2 = min(t_floor2, timed(lambda: floor_threads(blobs)))
-        t_hist = min(t_hist, timed(lambda: fresh_history(large)))
-    blobs.clear()
-    for _ in range(2):
-        t_naive = min(t_naive, timed(lambda: naive_history(large)))
-    t_orig = timed(lambda: original_history(large))
-    r_floor = t_hist / t_floor
-    print("history() of the large agent")
-    print(f"  floor (brotli + orjson, serial)       {t_floor:7.2f} s   1.00x")
-    print(f"  floor (decompress on a 2nd thread)    {t_floor2:7.2f} s   {t_floor2 / t_floor:.2f}x")
-    print(
-        f"  adfkit history()                      {t_hist:7.2f} s   {r_floor:.2f}x of the floor "
-        f"({verdict(r_floor, GOALS['history_vs_floor'])}); "
-        f"{t_hist / t_floor2:.2f}x of the threaded floor"
-    )
-    print(
-        f"  naive sqlite3 + json + list of dicts  {t_naive:7.2f} s   {t_naive / t_floor:.2f}x; "
-        f"history() is {t_naive / t_hist:.2f}x faster"
-    )
-    print(
-        f"  adfkit's original dict-per-row path   {t_orig:7.2f} s   {t_orig / t_floor:.2f}x; "
-        f"history() is {t_orig / t_hist:.2f}x faster"
-    )
-    print()
+    if want("history"):
+        # 1-2. history() against the floor and the naive baseline, same process, interleaved.
+        blobs = _blobs(large)
+        t_floor = t_floor2 = t_hist = t_naive = float("inf")
+        for _ in range(3):  # interleaved rounds, best of each: the machine is shared
+            t_floor = min(t_floor, timed(lambda: floor_serial(blobs)))
+            t_floor2 = min(t_floor2, timed(lambda: floor_threads(blobs)))
+            t_hist = min(t_hist, timed(lambda: fresh_history(large)))
+        blobs.clear()
+        for _ in range(2):
+            t_naive = min(t_naive, timed(lambda: naive_history(large)))
+        t_orig = timed(lambda: original_history(large))
+        r_floor = t_hist / t_floor
+        print("history() of the large agent")
+        print(f"  floor (brotli + orjson, serial)       {t_floor:7.2f} s   1.00x")
+        print(
+            f"  floor (decompress on a 2nd thread)    {t_floor2:7.2f} s   {t_floor2 / t_floor:.2f}x"
+        )
+        print(
+            f"  adfkit history()                      {t_hist:7.2f} s   "
+            f"{r_floor:.2f}x of the floor "
+            f"({verdict(r_floor, GOALS['history_vs_floor'])}); "
+            f"{t_hist / t_floor2:.2f}x of the threaded floor"
+        )
+        print(
+            f"  naive sqlite3 + json + list of dicts  {t_naive:7.2f} s   {t_naive / t_floor:.2f}x; "
+            f"history() is {t_naive / t_hist:.2f}x faster"
+        )
+        print(
+            f"  adfkit's original dict-per-row path   {t_orig:7.2f} s   {t_orig / t_floor:.2f}x; "
+            f"history() is {t_orig / t_hist:.2f}x faster"
+        )
+        print()
 
-    # 3. peak memory, in a fresh process.
-    out = subprocess.run(
-        [sys.executable, __file__, "--peak", str(large)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    m = json.loads(out.stdout.strip().splitlines()[-1])
-    growth = m["peak"] - m["base"]
-    r_mem = growth / m["frame"]
-    print("memory of history() (fresh process)")
-    print(f"  DataFrame (deep)          {m['frame'] / 1e6:9,.0f} MB  ({m['rows']:,} rows)")
-    print(
-        f"  peak RSS growth           {growth / 1e6:9,.0f} MB  {r_mem:.2f}x the DataFrame "
-        f"({verdict(r_mem, GOALS['peak_vs_frame'])})"
-    )
-    print()
+    if want("memory"):
+        # 3. peak memory, in a fresh process.
+        out = subprocess.run(
+            [sys.executable, __file__, "--peak", str(large)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        m = json.loads(out.stdout.strip().splitlines()[-1])
+        growth = m["peak"] - m["base"]
+        r_mem = growth / m["frame"]
+        print("memory of history() (fresh process)")
+        print(f"  DataFrame (deep)          {m['frame'] / 1e6:9,.0f} MB  ({m['rows']:,} rows)")
+        print(
+            f"  peak RSS growth           {growth / 1e6:9,.0f} MB  {r_mem:.2f}x the DataFrame "
+            f"({verdict(r_mem, GOALS['peak_vs_frame'])})"
+        )
+        print()
 
-    # 4. fleet: processes against serial.
-    t_serial = timed(lambda: load_fleet(fleet, "history", engine="serial", progress=False))
-    t_proc = timed(lambda: load_fleet(fleet, "history", engine="processes", progress=False))
-    speedup = t_serial / t_proc
-    per_core = speedup / cores
-    print(f"load_fleet(history) of {len(fleet)} agents")
-    print(f"  serial                    {t_serial:7.2f} s")
-    print(
-        f"  processes ({cores} workers)     {t_proc:7.2f} s   speed-up {speedup:.2f}x = "
-        f"{per_core:.2f} x cores ({verdict(per_core, GOALS['fleet_speedup_per_core'], True)})"
-    )
-    print()
+    if want("fleet"):
+        # 4. fleet: processes against serial: same inputs, same process, interleaved rounds.
+        t_serial = t_proc = float("inf")
+        for _ in range(3):  # best of each: the machine is shared
+            t_serial = min(t_serial, timed(lambda: fleet_run("serial")))
+            t_proc = min(t_proc, timed(lambda: fleet_run("processes")))
+        serial_df, proc_df = fleet_run("serial"), fleet_run("processes")
+        pd.testing.assert_frame_equal(serial_df, proc_df, check_exact=True)
+        rows, mb = len(serial_df), serial_df.memory_usage(deep=True).sum() / 1e6
+        del serial_df, proc_df
+        speedup = t_serial / t_proc
+        per_core = speedup / cores
+        print(
+            f"load_fleet(history) of {len(fleet)} agents ({rows:,} rows, {mb:,.0f} MB), wall "
+            "clock, best of 3 interleaved rounds in this process, frames checked identical"
+        )
+        print(f"  engine='serial'                {t_serial:7.2f} s")
+        print(
+            f"  engine='processes' ({cores} procs)   {t_proc:7.2f} s   speed-up {speedup:.2f}x = "
+            f"{per_core:.2f} x cores ({verdict(per_core, GOALS['fleet_speedup_per_core'], True)})"
+        )
+        print()
 
-    # 5. info(): large against small.
-    t_info_l = info_time(large)
-    t_info_s = info_time(small)
-    r_info = t_info_l / t_info_s
-    print("open_adf() + info(), median")
-    print(f"  small agent ({small.stat().st_size / 1e6:,.1f} MB)   {t_info_s * 1e3:7.2f} ms")
-    print(
-        f"  large agent ({large.stat().st_size / 1e6:,.0f} MB)  {t_info_l * 1e3:7.2f} ms   "
-        f"{r_info:.2f}x ({verdict(r_info, GOALS['info_large_vs_small'])})"
-    )
-    print()
+    if want("info"):
+        # 5. info(): large against small.
+        t_info_l = info_time(large)
+        t_info_s = info_time(small)
+        r_info = t_info_l / t_info_s
+        print("open_adf() + info(), median")
+        print(f"  small agent ({small.stat().st_size / 1e6:,.1f} MB)   {t_info_s * 1e3:7.2f} ms")
+        print(
+            f"  large agent ({large.stat().st_size / 1e6:,.0f} MB)  {t_info_l * 1e3:7.2f} ms   "
+            f"{r_info:.2f}x ({verdict(r_info, GOALS['info_large_vs_small'])})"
+        )
+        print()
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import ctypes
+import multiprocessing
+import os
 import warnings
 
 import pandas as pd
@@ -10,7 +13,16 @@ from adfbuild import build, result, row, text, use
 from conftest import sample
 
 import adfkit
-from adfkit._fleet import TABLES, load_fleet, resolve_paths
+from adfkit._fleet import (
+    TABLES,
+    _batch_spilled,
+    _batches,
+    _claim,
+    _init_claims,
+    _unspill,
+    load_fleet,
+    resolve_paths,
+)
 
 
 @pytest.fixture
@@ -127,3 +139,60 @@ def test_all_files_failing_gives_empty_frame(tmp_path):
     df, errors = load_fleet([str(tmp_path / "missing.adf")], "loop", engine="serial")
     assert df.empty and list(df.columns) == ["agent", "agent_path"]
     assert errors["message"].tolist() == ["no such file"]
+
+
+def test_batches_cover_every_index_once_and_shrink_to_one():
+    """Guided batches: consecutive, every index once, never more than 8, single files last."""
+    for n_items, n_procs in ((0, 2), (1, 2), (5, 2), (200, 2), (1000, 4), (37, 3)):
+        batches = _batches(n_items, n_procs)
+        assert [i for b in batches for i in b] == list(range(n_items))
+        sizes = [len(b) for b in batches]
+        assert all(1 <= s <= 8 for s in sizes)
+        assert sizes == sorted(sizes, reverse=True)  # never grows towards the end
+        if n_items:
+            assert sizes[-1] == 1
+    assert [len(b) for b in _batches(200, 2)][:3] == [8, 8, 8]  # 200 // (2 * 4) > 8
+
+
+def test_processes_with_many_batches_equal_serial(tmp_path):
+    """40 files, two processes: batches claimed by both, pool results read back from files,
+    input order kept; the spill folder is removed afterwards."""
+    import tempfile
+
+    paths = []
+    for i in range(40):
+        live = [row(1 + k, "user", text(f"agent {i} row {k}")) for k in range(1 + i % 3)]
+        paths.append(str(build(tmp_path / f"a{i:02d}.adf", loop=live)))
+    paths.insert(7, str(tmp_path / "missing.adf"))
+    before = set(os.listdir(tempfile.gettempdir()))
+    a, ea = load_fleet(paths, "history", engine="serial", progress=False)
+    b, eb = load_fleet(paths, "history", engine="processes", workers=2, progress=False)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    pd.testing.assert_frame_equal(ea, eb)
+    assert a["agent"].unique().tolist() == [f"a{i:02d}" for i in range(40)]
+    assert len(a) == sum(1 + i % 3 for i in range(40))
+    assert eb["path"].tolist() == [paths[7]]
+    left = {n for n in set(os.listdir(tempfile.gettempdir())) - before if "adfkit-fleet" in n}
+    assert not left
+
+
+def test_spilled_batch_claims_once_and_falls_back_to_the_pipe(tmp_path):
+    """A batch runs only for its first claimant; with no room for the file, results come
+    back directly."""
+    claims = multiprocessing.get_context().Array(ctypes.c_bool, 2)
+    _init_claims(claims)
+    try:
+
+        def double(p, k):
+            return p * k
+
+        assert _claim(claims, 1) is True and _claim(claims, 1) is False
+        assert _batch_spilled(double, ["x", "y"], (2,), str(tmp_path), 1) is None
+        spilled, name = _batch_spilled(double, ["x", "y"], (2,), str(tmp_path), 0)
+        assert spilled and os.path.dirname(name) == str(tmp_path)
+        assert _unspill((spilled, name)) == ["xx", "yy"] and not os.listdir(tmp_path)
+        claims[0] = False
+        got = _batch_spilled(double, ["z"], (3,), str(tmp_path / "absent"), 0)
+        assert got == (False, ["zzz"])
+    finally:
+        _init_claims(None)
