@@ -603,17 +603,25 @@ def export(
     True
     """
     paths = resolve_paths(paths_or_glob)
-    root = os.path.abspath(os.fspath(to))
+    root = Path(to).expanduser().resolve()
     for p in paths:
-        if os.path.abspath(p) == root:
-            raise AdfError(f"--to {os.fspath(to)!r} is one of the input files")
-    os.makedirs(root, exist_ok=True)
+        src = Path(p).expanduser().resolve()
+        if root == src:
+            raise AdfError(f"export folder {os.fspath(to)!r} is one of the input files")
+        if root == src.parent or src.parent in root.parents:
+            raise AdfError(
+                f"refusing to export into {os.fspath(to)!r}: it is inside the folder of the "
+                f"input {p}, and adfkit never creates files beside an input "
+                "(choose another folder)"
+            )
+    root_s = str(root)
+    os.makedirs(root_s, exist_ok=True)
     dirs: list[str] = []
     seen: dict[str, int] = {}
     for p in paths:
         stem = Path(p).stem or "agent"
         seen[stem] = seen.get(stem, 0) + 1
-        dirs.append(os.path.join(root, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"))
+        dirs.append(os.path.join(root_s, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"))
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     results = _run(
         _export_one_star,

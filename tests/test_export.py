@@ -153,3 +153,14 @@ def test_name_clashes_get_separate_folders(agent_file, tmp_path):
     written, errors = export([agent_file, copy], tmp_path / "o", progress=False)
     assert errors.empty
     assert (tmp_path / "o" / "exp").is_dir() and (tmp_path / "o" / "exp-2").is_dir()
+
+
+def test_export_refuses_to_write_beside_an_input(tmp_path):
+    """The export folder may not be the inputs' folder or lie inside it."""
+    f = build(tmp_path / "a.adf", loop=[row(1, "user", text("hi"))])
+    for target in (tmp_path, tmp_path / "out", tmp_path / "out" / "deeper", f):
+        with pytest.raises(adfkit.AdfError, match="a.adf"):
+            adfkit.export(str(f), target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.adf"]
+    written, errors = adfkit.export(str(f), tmp_path.parent / f"{tmp_path.name}-export")
+    assert errors.empty and "history" in set(written["table"])
