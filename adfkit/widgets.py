@@ -205,9 +205,9 @@ def _row_html(row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
     if kind == "context":
         txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         return (
-            f'<details class="adf-row adf-context" {attrs}><summary>{head_html}'
+            f'<div class="adf-row adf-context" {attrs}>{head_html}<details><summary>'
             f"Context: <b>{escape(sub or '')}</b> ({len(txt):,} chars)</summary>"
-            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details>'
+            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details></div>'
         )
     if kind == "compaction_summary":
         txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
