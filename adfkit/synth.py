@@ -173,6 +173,11 @@ def estimate_tokens(messages: list[list[dict]]) -> int:
     return math.ceil(sum(_row_chars(m) for m in messages) / 3.5)
 
 
+def injected_file(path: str, text: str) -> str:
+    """A file as the runtime injects it into the system prompt (the text kept verbatim)."""
+    return f'<injected_file path="{path}">\n{text}\n</injected_file>'
+
+
 def context_category(content: list[dict]) -> str | None:
     """Category of a ``[Context: <category>]`` row, else None."""
     if len(content) != 1 or content[0].get("type") != "text":
@@ -351,6 +356,7 @@ class Sim:
         self.soft_fired = False
         self.imminent_fired = False
         self.mind_snapshot = ""
+        self.soul_snapshot: str | None = None
         self.turn_start: int | None = None
         self.pending_post: list[tuple[str, dict]] = []
         # ground truth accumulators
@@ -493,6 +499,7 @@ class Sim:
         if self.schema >= 25:
             self.put_file("soul.md", "# Soul\n\nSteady, brief, exact.\n", t, "no_delete")
         self.mind_snapshot = mind
+        self.soul_snapshot = self.file_text("soul.md")
 
     def put_file(self, path, text, ms, protection="none", record=True, seq=None):
         data = text.encode("utf-8") if isinstance(text, str) else text
@@ -611,14 +618,35 @@ class Sim:
             )
 
     def system_prompt_text(self) -> str:
-        text = (
-            f'[Context: system_prompt] ## Identity\n\nYou are "{self.name}" ({self.did}). '
-            f"{self.config['description']}\n\n## Operating notes\n\nWork in short turns, keep "
-            "notes in files, and write durable learnings to your mind."
+        if not self.mind_in_prompt:
+            return (
+                f'[Context: system_prompt] ## Identity\n\nYou are "{self.name}" ({self.did}). '
+                f"{self.config['description']}\n\n## Operating notes\n\nWork in short turns, "
+                "keep notes in files, and write durable learnings to your mind."
+            )
+        # The runtime's layout: sections split by rules, the injected files (snapshots taken at
+        # session start and after every reset) each verbatim between an
+        # ``<injected_file path="...">`` line and an ``</injected_file>`` line.
+        parts = [
+            "[Context: system_prompt] You are an agent living in one ADF file; between turns "
+            "you keep only what you wrote down.\n\n## Operating notes\n\nWork in short turns, "
+            "keep notes in files, and write durable learnings to your mind."
+        ]
+        mind = ""
+        if self.soul_snapshot is not None:
+            mind += (
+                "## Your Soul\n\nHow you sound (`soul.md`); revise it when your voice "
+                "changes:\n\n" + injected_file("soul.md", self.soul_snapshot) + "\n\n"
+            )
+        mind += (
+            "## Your Mind\n\n`mind.md` is your index, a copy taken when this session began "
+            "(refreshed after a compaction, a clear or a restart); details live in pages under "
+            "`mind/`:\n\n" + injected_file("mind.md", self.mind_snapshot)
         )
-        if self.mind_in_prompt:
-            text += "\n\n## Your mind (mind.md)\n\n" + self.mind_snapshot
-        return text
+        parts.append(mind)
+        parts.append(f"## Agent-Specific Instructions\n\n{self.config['description']}")
+        parts.append(f'## Your Identity\n\nYour name is "{self.name}". DID: {self.did}.')
+        return "\n\n---\n\n".join(parts)
 
     def _pre_call(self, flush_hook: Callable[[], list] | None) -> list | None:
         """Top of a model-call iteration. Returns replacement calls for a grace call, if any."""
@@ -634,10 +662,10 @@ class Sim:
             self.gt.nudges.append({"seq": row["seq"], "chat_tokens": self.chat_tokens})
             if flush_hook is not None:
                 replacement = flush_hook()
-        bound = min(t + 30000, math.floor(t * 1.3)) if self.grace else t
-        if max(self.chat_tokens, self.estimate()) >= bound:
-            self.compact("preflight")
         self._update_warning()
+        # As the runtime: the context rows are written before the pre-flight guard, so a
+        # pre-flight compaction sweeps them; the call then goes out with no context row in the
+        # new epoch, and the rows follow at the next iteration.
         if self.need_sp or self.sp_dirty:
             self.tick(1, 5)
             self.text_row(self.system_prompt_text())
@@ -647,6 +675,9 @@ class Sim:
         if dyn and dyn != self.last_dyn:
             self.text_row("[Context: dynamic_instructions] " + dyn)
             self.last_dyn = dyn
+        bound = min(t + 30000, math.floor(t * 1.3)) if self.grace else t
+        if max(self.chat_tokens, self.estimate()) >= bound:
+            self.compact("preflight")
         return replacement
 
     def _usage(self, content: list[dict]) -> dict:
@@ -1139,6 +1170,7 @@ class Sim:
         self.need_sp = True
         f = self.file_text("mind.md")
         self.mind_snapshot = f if f is not None else ""
+        self.soul_snapshot = self.file_text("soul.md")
 
     # -- loop_clear (model initiated) ----------------------------------------
     def model_clear_slice(self, inp: dict) -> int:

@@ -444,13 +444,29 @@ def test_mind_keeper(generated):
     between = [c for c in gt.compactions if off < c["summary_seq"] < on]
     assert between and all(not c["audited"] for c in between)
     assert any(c["audited"] for c in gt.compactions)
-    # snapshot rule: system_prompt rows carry mind.md as of the last reset
+    # snapshot rule: system_prompt rows carry mind.md as of the last reset, verbatim in the
+    # runtime's injected-file block (soul.md in its own block before it)
+    n_prompts = 0
     for ctx in gt.context_rows:
         if ctx["category"] != "system_prompt" or ctx["seq"] not in history:
             continue
         text = _text(history[ctx["seq"]])
-        mind = text.split("## Your mind (mind.md)\n\n", 1)[1]
+        head, sep, rest = text.partition('\n<injected_file path="mind.md">\n')
+        mind, end, _ = rest.partition("\n</injected_file>\n")
+        assert sep and end and text.count("<injected_file ") == 2, ctx["seq"]
+        assert '<injected_file path="soul.md">\n# Soul\n' in head
         assert synth.sha1(mind) == ctx["mind_sha1"]
+        n_prompts += 1
+    # 7 prompts (session start, after each of the 4 compactions, after each config change);
+    # the 2 written while loop audit was off are lost with their span
+    assert n_prompts == 5
+    # the index rewritten inside the unaudited (lost) span is shown only by the prompt after
+    lost = set(gt.lost_seqs)
+    hidden = [m for m in gt.mind_versions if m["path"] == "mind.md" and m["seq"] in lost]
+    assert hidden and any(
+        c.get("mind_sha1") == hidden[-1]["content_sha1"] and c["seq"] in history
+        for c in gt.context_rows
+    )
     written = {m["path"] for m in gt.mind_versions}
     assert {"mind.md", "mind/log.md"} <= written and any(
         p.startswith("mind/") for p in written - {"mind/log.md"}
@@ -468,6 +484,33 @@ def test_mind_keeper(generated):
             and b["input"]["path"] == m["path"]
         ]
         assert any(synth.sha1(c) == m["content_sha1"] for c in contents)
+
+
+def test_preflight_sweeps_the_context_rows():
+    """As the runtime (seen in the real big-runner): the context rows of an iteration are
+    written before the pre-flight guard, so a pre-flight compaction sweeps them; the call goes
+    out right after the summary and the rows follow at the next iteration."""
+    sim = synth.Sim("preflight", 0, threshold=30000, audit={"loop": True}, description="Probe.")
+    sim.trigger(synth.STARTUP_TEXT, "startup")  # seq 1
+    # seq 2 prompt, seq 3 call, seq 4 results: the config change re-arms the prompt row, and a
+    # 120000-char result lifts the estimate (34286 tokens) over the threshold while chat tokens
+    # (the last call's input + output) stay far below it
+    sim.step(
+        None,
+        [
+            ("sys_update_config", {"path": "context.audit.files", "value": True}),
+            ("fs_read", {"path": "big.txt"}, "x" * 120000, False),
+        ],
+    )
+    assert sim.chat_tokens < 30000 <= sim.estimate()
+    sim.step("Read it.")
+    sim.step("Again.")
+    kinds = {s: synth.context_category(r["content"]) or r["role"] for s, r in sim.history.items()}
+    (comp,) = sim.gt.compactions
+    assert comp["kind"] == "preflight" and comp["swept_seqs"] == [1, 2, 3, 4, 5]
+    assert kinds[5] == "system_prompt" and comp["summary_seq"] == 6
+    assert [kinds[7], kinds[8], kinds[9]] == ["assistant", "system_prompt", "assistant"]
+    assert [r["seq"] for r in sim.rows] == [6, 7, 8, 9]
 
 
 def test_legacy_layouts(generated):
