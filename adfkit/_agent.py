@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import threading
 import warnings
 from collections import deque
 from collections.abc import Callable
@@ -445,9 +446,10 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
 
     def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
-        rows, then deduplicated and ordered with numpy. The next blob is fetched and decoded on
-        a second thread while this one is flattened (Brotli releases the GIL); the cyclic
-        garbage collector is paused meanwhile (the parsed rows are acyclic and short-lived)."""
+        rows, then deduplicated and ordered with numpy. The next blob is decompressed on a
+        second thread while this one is parsed and flattened (Brotli releases the GIL); the
+        cyclic garbage collector is paused meanwhile (the parsed rows are acyclic and
+        short-lived)."""
         self.loop()  # the live rows' warnings are given (once) by loop()
         rows = RowBuilder()
         spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
@@ -463,19 +465,27 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
                     aid = next(ids, None)
                     if aid is not None:
                         _, data = self._blob(aid)
-                        pending.append((aid, pool.submit(self._decode_loop, aid, data)))
+                        started = threading.Event()
+                        pending.append(
+                            (aid, pool.submit(self._decompress_loop, aid, data, started))
+                        )
+                        # Wait (without the GIL) until the thread holds the blob: a thread that
+                        # has to take the GIL from this busy one waits up to the switch interval.
+                        started.wait()
 
                 fetch_next()
                 while pending:
                     aid, fut = pending.popleft()
                     fetch_next()
                     try:
-                        value = fut.result()
+                        value = _audit.unpack(fut.result(), "loop", path=self.path, audit_id=aid)
                     except BlobError as exc:
                         if errors == "raise":
                             raise
                         bad.append(exc.detail)
                         continue
+                    finally:
+                        del fut
                     start = rows.n
                     rows.add_blob(value, aid)
                     del value
@@ -503,10 +513,9 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         ev = self._events_from(h, blob_seqs)
         return _history.add_epochs(h, ev), ev
 
-    def _decode_loop(self, audit_id: int, data: Any) -> Any:
-        return _audit.decode(
-            data, "loop", limit=self.max_blob_bytes, path=self.path, audit_id=audit_id
-        )
+    def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
+        started.set()
+        return _audit.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
 
     def _events_from(self, h: pd.DataFrame, blob_seqs: dict[int, list[int]]) -> pd.DataFrame:
         """``blob_seqs``: loop audit id -> seqs of every blob that decoded to at least a row."""

@@ -85,9 +85,14 @@ def decode(
     audit_id: int | None = None,
 ) -> Any:
     """Decompress, parse and check the shape of one audit blob for its ``source``."""
-    value = parse(
-        decompress(data, limit=limit, path=path, audit_id=audit_id), path=path, audit_id=audit_id
-    )
+    raw = decompress(data, limit=limit, path=path, audit_id=audit_id)
+    return unpack(raw, source, path=path, audit_id=audit_id)
+
+
+def unpack(raw: bytes, source: str, *, path: str | None = None, audit_id: int | None = None) -> Any:
+    """Parse decompressed blob bytes and check their shape for ``source`` (:func:`decode`
+    after :func:`decompress`)."""
+    value = parse(raw, path=path, audit_id=audit_id)
     if source in ARRAY_SOURCES and not isinstance(value, list):
         raise BlobError(
             f"adf_audit id={audit_id}: source {source!r} should decode to a JSON array, "

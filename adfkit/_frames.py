@@ -184,21 +184,37 @@ def _obj(x: Any) -> int:
 
 
 def _obj_fast(x: Any) -> int:
+    # Scalar members are counted inline (most tool inputs are flat): one call per container.
     t = type(x)
-    if t is str:
-        return (len(x) if x.isascii() else js_length(x)) + 2
     if t is dict:
         n = 2
         for k, v in x.items():
-            n += (
-                (len(k) if type(k) is str and k.isascii() else js_length(str(k))) + _obj_fast(v) + 2
-            )
+            n += (len(k) if type(k) is str and k.isascii() else js_length(str(k))) + 2
+            t = type(v)
+            if t is str:
+                n += (len(v) if v.isascii() else js_length(v)) + 2
+            elif t is int or t is float or t is bool:
+                n += 5
+            elif v is None:
+                n += 4
+            else:
+                n += _obj_fast(v)
         return n
     if t is list:
-        n = 2
+        n = 2 + len(x)
         for v in x:
-            n += _obj_fast(v) + 1
+            t = type(v)
+            if t is str:
+                n += (len(v) if v.isascii() else js_length(v)) + 2
+            elif t is int or t is float or t is bool:
+                n += 5
+            elif v is None:
+                n += 4
+            else:
+                n += _obj_fast(v)
         return n
+    if t is str:
+        return (len(x) if x.isascii() else js_length(x)) + 2
     if t is int or t is float or t is bool:
         return 5
     if x is None:
@@ -213,6 +229,49 @@ def _classify_user(first_text: Any, has_blocks: bool) -> tuple[str, str | None]:
     """:func:`adfkit._content.classify` of a user row without tool results, from its first
     text block's ``text``."""
     return classify("user", [{"type": "text", "text": first_text}] if has_blocks else [])
+
+
+#: Fields of one inline row in :meth:`RowBuilder.add_blob` (``audit_id``, ``origin`` and
+#: ``malformed`` are the same for every inline row of a blob).
+_ROW_FIELDS = (
+    "seq",
+    "ord",
+    "tokens_input",
+    "tokens_output",
+    "tokens_cache_read",
+    "tokens_cache_write",
+    "tokens_reasoning",
+    "tokens_total",
+    "n_blocks",
+    "chars",
+    "media_chars",
+    "role",
+    "kind",
+    "created_at",
+    "subkind",
+    "context_category",
+    "model",
+    "block_types",
+    "tool_names",
+    "text",
+    "content",
+)
+
+
+def _one_block(b: dict[str, Any], t: Any) -> tuple[str, str, str, int, int]:
+    """``(block_types, tool_names, text, chars, media_chars)`` of a row whose only block ``b``
+    (of type ``t``) is neither text nor a tool result."""
+    if t == "tool_use":
+        name = b.get("name")
+        s = str(name or "")
+        n = (len(s) if s.isascii() else js_length(s)) + _obj(b.get("input"))
+        return "tool_use", str(name), "", n, 0
+    if t == "thinking" and b.get("reasoning_details") is None:
+        v = b.get("thinking")
+        n = (len(v) if v.isascii() else js_length(v)) if type(v) is str else 0
+        return "thinking", "", "", n, 0
+    tc, mc = block_chars(b)
+    return (t if type(t) is str else str(t)), "", "", tc, mc
 
 
 def _ival(v: Any) -> int | None:
@@ -399,52 +458,27 @@ class RowBuilder:
 
         Same result as calling :meth:`add` per element (``origin`` = ``audit``), with the common
         shape (a list of block objects, integer tokens) handled inline; anything else goes
-        through :meth:`add`.
+        through :meth:`add`. Inline rows are gathered as one tuple each and moved to the
+        columns in bulk (:meth:`_put_rows`), before any row that takes the general path.
         """
-        ints = self._ints
-        a_seq, a_ord = ints["seq"].append, ints["ord"].append
-        a_tin, a_tout = ints["tokens_input"].append, ints["tokens_output"].append
-        a_tcr, a_tcw = ints["tokens_cache_read"].append, ints["tokens_cache_write"].append
-        a_trs, a_ttot = ints["tokens_reasoning"].append, ints["tokens_total"].append
-        a_nb, a_chars = ints["n_blocks"].append, ints["chars"].append
-        a_media, a_aid = ints["media_chars"].append, ints["audit_id"].append
-        a_role, a_kind = self._codes["role"].append, self._codes["kind"].append
-        a_origin, a_created = self._codes["origin"].append, self._created.append
-        a_bad = self._malformed.append
-        st = self._strs
-        a_sub, a_cat, a_model = (
-            st["subkind"].append,
-            st["context_category"].append,
-            st["model"].append,
-        )
-        a_types, a_tools = st["block_types"].append, st["tool_names"].append
-        a_text, a_content = st["text"].append, st["content"].append
+        pending: list[tuple[Any, ...]] = []
+        put = pending.append
         na, lo, hi, ms_lim = _NA_MS, _I64_MIN, _I64_MAX, _MS_LIMIT
         k_assistant, k_tool_result = _KIND_CODE["assistant"], _KIND_CODE["tool_result"]
+        k_unknown = _KIND_CODE["unknown"]
         aid = audit_id if _ival(audit_id) is not None else na
         dumps = orjson.dumps
         for el in value:
             get = el.get
             content = get("content_json")
             tokens = get("tokens")
-            role = get("role")
-            if type(content) is not list or (tokens is not None and type(tokens) is not dict):
-                self.add(
-                    get("seq"),
-                    get("ord"),
-                    role,
-                    blob_content(content),
-                    get("model"),
-                    tokens,
-                    get("created_at"),
-                    "audit",
-                    audit_id,
-                )
+            if type(content) is not list:
+                self._general(pending, aid, el, blob_content(content), audit_id)
                 continue
             # Tokens: present integer keys; anything unusual takes the general parser.
             if tokens is None:
                 ti = to = tcr = tcw = trs = tot = na
-            else:
+            elif type(tokens) is dict:
                 tg = tokens.get
                 ti, to, tcr, tcw, trs = (
                     tg("input"),
@@ -453,129 +487,206 @@ class RowBuilder:
                     tg("cache_write"),
                     tg("reasoning"),
                 )
-                vals = (ti, to, tcr, tcw, trs)
-                if not all(v is None or (type(v) is int and lo < v < hi) for v in vals):
-                    self.add(
-                        get("seq"),
-                        get("ord"),
-                        role,
-                        content,
-                        get("model"),
-                        tokens,
-                        get("created_at"),
-                        "audit",
-                        audit_id,
-                    )
+                if not (
+                    (ti is None or (type(ti) is int and lo < ti < hi))
+                    and (to is None or (type(to) is int and lo < to < hi))
+                    and (tcr is None or (type(tcr) is int and lo < tcr < hi))
+                    and (tcw is None or (type(tcw) is int and lo < tcw < hi))
+                    and (trs is None or (type(trs) is int and lo < trs < hi))
+                ):
+                    self._general(pending, aid, el, content, audit_id)
                     continue
-                if ti is None and to is None:
-                    tot = na
+                if ti is None:
+                    if to is None:
+                        tot = ti = to = na
+                    else:
+                        tot, ti = to, na
+                elif to is None:
+                    tot, to = ti, na
                 else:
-                    tot = (ti or 0) + (to or 0)
+                    tot = ti + to
                     if not lo < tot < hi:
                         tot = na
-                ti, to, tcr, tcw, trs = (na if v is None else v for v in vals)
-            parts: list[str] = []
-            types: list[str] = []
-            tools: list[str] = []
-            chars = media = 0
+                if tcr is None:
+                    tcr = na
+                if tcw is None:
+                    tcw = na
+                if trs is None:
+                    trs = na
+            else:
+                self._general(pending, aid, el, content, audit_id)
+                continue
             first_text: Any = None
             saw_result = False
-            n_dicts = 0
-            for b in content:
-                if type(b) is not dict:
-                    continue
-                n_dicts += 1
+            if len(content) == 1 and type(b := content[0]) is dict:
+                # One block (a message, trigger, context row or single tool result).
                 t = b.get("type")
+                tools = ""
+                media = 0
                 if t == "text":
-                    types.append("text")
-                    v = b.get("text")
-                    if first_text is None:
-                        first_text = v
+                    types = "text"
+                    first_text = v = b.get("text")
                     if type(v) is str:
-                        parts.append(v)
-                        chars += len(v) if v.isascii() else js_length(v)
-                elif t == "tool_use":
-                    types.append("tool_use")
-                    name = b.get("name")
-                    tools.append(str(name))
-                    name = str(name or "")
-                    chars += (len(name) if name.isascii() else js_length(name)) + _obj(
-                        b.get("input")
-                    )
+                        text = v
+                        chars = len(v) if v.isascii() else js_length(v)
+                    else:
+                        text, chars = "", 0
                 elif t == "tool_result":
-                    types.append("tool_result")
+                    types, text = "tool_result", ""
                     saw_result = True
                     v = b.get("content")
                     if type(v) is str:
-                        chars += len(v) if v.isascii() else js_length(v)
+                        chars = len(v) if v.isascii() else js_length(v)
                     else:
-                        chars += js_length(js_string(v))
-                elif t == "thinking" and b.get("reasoning_details") is None:
-                    types.append("thinking")
-                    v = b.get("thinking")
-                    if type(v) is str:
-                        chars += len(v) if v.isascii() else js_length(v)
+                        chars = js_length(js_string(v))
                 else:
-                    types.append(t if type(t) is str else str(t))
-                    tc, mc = block_chars(b)
-                    chars += tc
-                    media += mc
-            if n_dicts != len(content):  # non-object blocks: malformed, the general path
-                self.add(
-                    get("seq"),
-                    get("ord"),
-                    role,
-                    content,
-                    get("model"),
-                    tokens,
-                    get("created_at"),
-                    "audit",
-                    audit_id,
-                )
-                continue
+                    types, tools, text, chars, media = _one_block(b, t)
+                n_dicts = 1
+            else:
+                parts: list[str] = []
+                tlist: list[str] = []
+                tool_list: list[str] = []
+                chars = media = n_dicts = 0
+                for b in content:
+                    if type(b) is not dict:
+                        continue
+                    n_dicts += 1
+                    t = b.get("type")
+                    if t == "text":
+                        tlist.append("text")
+                        v = b.get("text")
+                        if first_text is None:
+                            first_text = v
+                        if type(v) is str:
+                            parts.append(v)
+                            chars += len(v) if v.isascii() else js_length(v)
+                    elif t == "tool_use":
+                        tlist.append("tool_use")
+                        name = b.get("name")
+                        tool_list.append(str(name))
+                        name = str(name or "")
+                        chars += (len(name) if name.isascii() else js_length(name)) + _obj(
+                            b.get("input")
+                        )
+                    elif t == "tool_result":
+                        tlist.append("tool_result")
+                        saw_result = True
+                        v = b.get("content")
+                        if type(v) is str:
+                            chars += len(v) if v.isascii() else js_length(v)
+                        else:
+                            chars += js_length(js_string(v))
+                    elif t == "thinking" and b.get("reasoning_details") is None:
+                        tlist.append("thinking")
+                        v = b.get("thinking")
+                        if type(v) is str:
+                            chars += len(v) if v.isascii() else js_length(v)
+                    else:
+                        tlist.append(t if type(t) is str else str(t))
+                        tc, mc = block_chars(b)
+                        chars += tc
+                        media += mc
+                if n_dicts != len(content):  # non-object blocks: malformed, the general path
+                    self._general(pending, aid, el, content, audit_id)
+                    continue
+                types = ",".join(tlist)
+                tools = ",".join(tool_list)
+                text = parts[0] if len(parts) == 1 else "\n".join(parts)
+            role = get("role")
             if role == "assistant":
-                kc, sub, rc = k_assistant, None, 1
+                kc, sub, cat, rc = k_assistant, None, None, 1
             elif role == "user":
                 rc = 0
                 if saw_result:
-                    kc, sub = k_tool_result, None
+                    kc, sub, cat = k_tool_result, None, None
                 else:
                     kind, sub = _classify_user(first_text, bool(content))
                     kc = _KIND_CODE[kind]
+                    cat = sub if kc == _K_CONTEXT else None
             else:
-                kc, sub, rc = _KIND_CODE["unknown"], None, -1
+                kc, sub, cat, rc = k_unknown, None, None, -1
             seq = get("seq")
-            a_seq(seq if type(seq) is int and lo < seq <= hi else na)
-            v = get("ord")
-            a_ord(v if type(v) is int and lo < v <= hi else na)
-            a_tin(ti)
-            a_tout(to)
-            a_tcr(tcr)
-            a_tcw(tcw)
-            a_trs(trs)
-            a_ttot(tot)
-            a_nb(n_dicts)
-            a_chars(chars)
-            a_media(media)
-            a_aid(aid)
-            a_role(rc)
-            a_kind(kc)
-            a_origin(1)
-            v = get("created_at")
-            a_created(v if type(v) is int and v and -ms_lim < v < ms_lim else na)
-            a_bad(False)
-            a_sub(sub)
-            a_cat(sub if kc == _K_CONTEXT else None)
-            v = get("model")
-            a_model(v if isinstance(v, str) else None)
-            a_types(",".join(types))
-            a_tools(",".join(tools))
-            a_text(parts[0] if len(parts) == 1 else "\n".join(parts))
+            ord_ = get("ord")
+            created = get("created_at")
+            model = get("model")
             try:
-                a_content(dumps(content))
+                data = dumps(content)
             except TypeError:
-                a_content(_json_text(content))
-            self.n += 1
+                data = _json_text(content)
+            put(
+                (
+                    seq if type(seq) is int and lo < seq <= hi else na,
+                    na if ord_ is None else ord_ if type(ord_) is int and lo < ord_ <= hi else na,
+                    ti,
+                    to,
+                    tcr,
+                    tcw,
+                    trs,
+                    tot,
+                    n_dicts,
+                    chars,
+                    media,
+                    rc,
+                    kc,
+                    created
+                    if type(created) is int and created and -ms_lim < created < ms_lim
+                    else na,
+                    sub,
+                    cat,
+                    model if isinstance(model, str) else None,
+                    types,
+                    tools,
+                    text,
+                    data,
+                )
+            )
+        self._put_rows(pending, aid)
+
+    def _general(
+        self,
+        pending: list[tuple[Any, ...]],
+        aid: int,
+        el: dict[str, Any],
+        content: Any,
+        audit_id: int,
+    ) -> None:
+        """A blob element off the inline path: the pending inline rows first, then :meth:`add`."""
+        self._put_rows(pending, aid)
+        get = el.get
+        self.add(
+            get("seq"),
+            get("ord"),
+            get("role"),
+            content,
+            get("model"),
+            get("tokens"),
+            get("created_at"),
+            "audit",
+            audit_id,
+        )
+
+    def _put_rows(self, pending: list[tuple[Any, ...]], aid: int) -> None:
+        """Move the inline rows (tuples in :data:`_ROW_FIELDS` order) to the columns; clears
+        ``pending``."""
+        k = len(pending)
+        if not k:
+            return
+        cols = list(zip(*pending, strict=True))
+        pending.clear()
+        ints, codes, strs = self._ints, self._codes, self._strs
+        for name, col in zip(_ROW_FIELDS, cols, strict=True):
+            if name in ints:
+                ints[name].extend(col)
+            elif name in codes:
+                codes[name].extend(col)
+            elif name == "created_at":
+                self._created.extend(col)
+            else:
+                strs[name].extend(col)
+        ints["audit_id"].extend(array("q", [aid]) * k)
+        codes["origin"].extend(array("b", [1]) * k)
+        self._malformed.extend([False] * k)
+        self.n += k
 
     def flush(self) -> None:
         """Move the pending text values to Arrow (call once per blob to bound memory)."""

@@ -137,13 +137,13 @@ def test_history_decodes_each_blob_once(tmp_path, monkeypatch):
         audit=[{"source": "loop", "rows": [row(i, "user", text(f"r{i}"))]} for i in (1, 2, 3)],
     )
     calls: list[int] = []
-    real = adfkit._audit.decode
+    real = adfkit._audit.unpack  # the parsing step of every decode (decode() calls it too)
 
-    def counting(data, source, **kw):
+    def counting(raw, source, **kw):
         calls.append(kw.get("audit_id"))
-        return real(data, source, **kw)
+        return real(raw, source, **kw)
 
-    monkeypatch.setattr(adfkit._audit, "decode", counting)
+    monkeypatch.setattr(adfkit._audit, "unpack", counting)
     with adfkit.open_adf(p) as agent:
         agent.history()
         agent.events()
