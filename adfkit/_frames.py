@@ -60,6 +60,8 @@ LOOP_COLUMNS: dict[str, str] = {
 }
 
 TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
+#: The token columns of loop/history frames, ``tokens_total`` last.
+TOKEN_COLUMNS = (*(f"tokens_{k}" for k in TOKEN_KEYS), "tokens_total")
 _ROLES = ("user", "assistant")
 
 

@@ -17,21 +17,14 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ._frames import RowBuilder
+from ._frames import TOKEN_COLUMNS, RowBuilder
 
 #: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
 CLEAR_PAIR_MS = 5_000
 #: Longest tail a compaction preserves (and the fallback path re-appends): the ``loop_compact``
 #: call and its result (ADF_FORMAT.md §5.1).
 REAPPENDED_TAIL = 2
-_TOKEN_COLS = (
-    "tokens_input",
-    "tokens_output",
-    "tokens_cache_read",
-    "tokens_cache_write",
-    "tokens_reasoning",
-    "tokens_total",
-)
+_TOKEN_COLS = TOKEN_COLUMNS
 
 
 def history_rows(rows: RowBuilder) -> tuple[np.ndarray, np.ndarray]:

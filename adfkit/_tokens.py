@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ._errors import AdfWarning
+from ._frames import TOKEN_COLUMNS
 from ._history import reappended_copies
 
 if TYPE_CHECKING:
@@ -52,14 +53,7 @@ USAGE_COLUMNS: dict[str, str] = {
 }
 
 CALL_KINDS = ("assistant", "compaction")
-_TOKEN_COLS = [
-    "tokens_input",
-    "tokens_output",
-    "tokens_cache_read",
-    "tokens_cache_write",
-    "tokens_reasoning",
-    "tokens_total",
-]
+_TOKEN_COLS = list(TOKEN_COLUMNS)
 
 
 # --- the price table ----------------------------------------------------------------------
