@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .cli import add_command
+
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export every table and the history of each agent to Parquet, one folder per agent.
@@ -38,13 +40,14 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` subcommand."""
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "export",
+        cmd_export,
         help="every table of many agents to Parquet",
-        description=cmd_export.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        path_help="an .adf file, a folder or a glob",
+        path_metavar="PATH_OR_GLOB",
     )
-    p.add_argument("path", metavar="PATH_OR_GLOB", help="an .adf file, a folder or a glob")
     p.add_argument("--to", required=True, metavar="DIR", help="output folder")
     p.add_argument("--redact", action="store_true", help="blank message bodies and contents")
     p.add_argument(
@@ -55,4 +58,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--workers", type=int, default=None, help="processes or dask workers")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=cmd_export)

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._agent import open_adf
 from ._observe import SEGMENTATIONS, observe
+from .cli import add_command
 
 
 def cmd_observe(args: argparse.Namespace) -> int:
@@ -77,13 +78,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``observe`` and ``check`` to the ``adfkit`` command."""
-    p = sub.add_parser(
-        "observe",
-        help="self-observation metrics and anomalies",
-        description=cmd_observe.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        sub, "observe", cmd_observe, help="self-observation metrics and anomalies", json=True
     )
-    p.add_argument("path", help="an .adf file")
     p.add_argument(
         "--segmentation",
         choices=SEGMENTATIONS,
@@ -91,15 +88,6 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="turn segmentation: smart (default) or the reference analyzer's",
     )
     p.add_argument("--taxonomy", metavar="FILE", help="a taxonomy JSON file (default: shipped)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_observe)
-
-    p = sub.add_parser(
-        "check",
-        help="integrity checks of an agent file's history",
-        description=cmd_check.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    add_command(
+        sub, "check", cmd_check, help="integrity checks of an agent file's history", json=True
     )
-    p.add_argument("path", help="an .adf file")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_check)

@@ -8,6 +8,7 @@ import sys
 
 from ._errors import AdfError
 from ._open import refuse_beside_input
+from .cli import add_command
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -59,13 +60,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``plot`` subcommand."""
     from .plots import PLOTS
 
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "plot",
+        cmd_plot,
         help="draw a plot (context sawtooth, token growth, spend, ratio, composition) to a PNG",
-        description=cmd_plot.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", help="an .adf file")
     p.add_argument(
         "--kind",
         default="context",
@@ -76,4 +76,3 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o", "--output", required=True, help="PNG file to write (a folder with --kind all)"
     )
     p.add_argument("--dpi", type=int, default=120, help="resolution (default 120)")
-    p.set_defaults(func=cmd_plot)

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import inspect
 from typing import Any
+
+from .cli import add_command
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -27,13 +28,9 @@ def register(subparsers: Any) -> None:
     """Add the ``report`` subcommand."""
     from ._report import DEFAULT_NOTEBOOK, available_notebooks
 
-    p = subparsers.add_parser(
-        "report",
-        help="run a notebook on an agent file and write HTML",
-        description=inspect.cleandoc(cmd_report.__doc__ or ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = add_command(
+        subparsers, "report", cmd_report, help="run a notebook on an agent file and write HTML"
     )
-    p.add_argument("path", help="an .adf file")
     p.add_argument(
         "-o", "--output", required=True, help="the HTML file to write (not beside the input)"
     )
@@ -45,4 +42,3 @@ def register(subparsers: Any) -> None:
         f"bundled: {', '.join(names) or 'none found'})",
     )
     p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
-    p.set_defaults(func=cmd_report)

@@ -235,29 +235,7 @@ def _classify_user(first_text: Any, has_blocks: bool) -> tuple[str, str | None]:
 
 #: Fields of one inline row in :meth:`RowBuilder.add_blob` (``audit_id``, ``origin`` and
 #: ``malformed`` are the same for every inline row of a blob).
-_ROW_FIELDS = (
-    "seq",
-    "ord",
-    "tokens_input",
-    "tokens_output",
-    "tokens_cache_read",
-    "tokens_cache_write",
-    "tokens_reasoning",
-    "tokens_total",
-    "n_blocks",
-    "chars",
-    "media_chars",
-    "role",
-    "kind",
-    "created_at",
-    "subkind",
-    "context_category",
-    "model",
-    "block_types",
-    "tool_names",
-    "text",
-    "content",
-)
+_ROW_FIELDS = (*_INT_COLS[:-1], "role", "kind", "created_at", *_STR_COLS)  # no audit_id
 
 
 def _one_block(b: dict[str, Any], t: Any) -> tuple[str, str, str, int, int]:

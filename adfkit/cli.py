@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import os
 import sys
@@ -88,21 +89,39 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_command(
+    sub: Any,
+    name: str,
+    handler: Handler,
+    *,
+    help: str,  # noqa: A002 - argparse's own name
+    path_help: str = "an .adf file",
+    path_metavar: str | None = None,
+    json: bool = False,
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name``: its ``--help`` text is the handler's docstring (ending with an
+    ``Example:`` line), it takes one positional ``path`` and, with ``json``, a ``--json`` flag.
+    Every command module registers through here, so all commands share one shape."""
+    p = sub.add_parser(
+        name,
+        help=help,
+        description=inspect.cleandoc(handler.__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", help=path_help, metavar=path_metavar)
+    if json:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=handler)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adfkit", description="Look inside the memory of ADF agents (read-only)."
     )
     parser.add_argument("--version", action="version", version=f"adfkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    p = sub.add_parser(
-        "info",
-        help="summary of an agent file",
-        description=cmd_info.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("path", help="an .adf file")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_info)
+    add_command(sub, "info", cmd_info, help="summary of an agent file", json=True)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
