@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from importlib.metadata import PackageNotFoundError, version
 
+from . import schema
 from ._agent import AgentFile, open_adf
 from ._errors import (
     AdfError,
@@ -32,7 +33,7 @@ from ._errors import (
 from ._fleet import FleetResult, export, load_fleet
 from ._mind import Mind
 from ._observe import Observation, load_taxonomy, observe, signature
-from ._replay import (
+from ._simulate import (
     SimulationResult,
     SlidingWindowPolicy,
     ThresholdPolicy,
@@ -72,6 +73,7 @@ __all__ = [
     "load_taxonomy",
     "observe",
     "open_adf",
+    "schema",
     "signature",
     "simulate",
     "simulate_sweep",

@@ -1,36 +1,44 @@
-"""``open_adf`` and ``AgentFile``: one read-only handle per agent file, its tables as methods."""
+"""The public facade: ``open_adf`` and ``AgentFile``, one read-only handle per agent.
+
+``AgentFile`` holds an :class:`adfkit._source.AgentSource` (the reader core) and offers every
+table and analysis as a method; each method is one call into the module that computes it. Only
+this layer (and ``plots``, ``widgets``, the CLI) knows all the analyses; they never import it.
+"""
 
 from __future__ import annotations
 
-import gc
 import os
-import threading
-import warnings
-from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
-import orjson
 import pandas as pd
-import pyarrow as pa
 
-from . import _audit, _history
-from ._context import ContextMixin
-from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
-from ._frames import RowBuilder, records_frame
-from ._observe import ObserveMixin
-from ._open import Source
-from ._replay import ReplayMixin
-from ._tokens import UsageMixin
+from . import _compactions, _context, _integrity, _mind, _replay, _settings, _tables, _usage
+from ._blobs import DEFAULT_MAX_BLOB_BYTES
+from ._config import audit_settings, compact_threshold
+from ._mind import Mind, read_mind
+from ._observe import Observation, TaxonomyArg, observe
+from ._opening import open_source
+from ._source import AgentSource
+from ._usage import PricesArg
 
-DEFAULT_THRESHOLD = 100_000
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _documented_by(fn: Callable[..., Any]) -> Callable[[F], F]:
+    """Give a facade method the docstring of the analysis function it calls."""
+
+    def deco(method: F) -> F:
+        method.__doc__ = fn.__doc__
+        return method
+
+    return deco
 
 
 def open_adf(
     path: str | os.PathLike[str],
     *,
-    max_blob_bytes: int = _audit.DEFAULT_MAX_BLOB_BYTES,
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
     timeout: float = 5.0,
 ) -> AgentFile:
     """Open an agent file read-only.
@@ -57,58 +65,31 @@ def open_adf(
     return AgentFile(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
 
 
-class _Inline:
-    """A stand-in for a one-thread executor that runs each call at ``submit``."""
-
-    def __enter__(self) -> _Inline:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
-        fut: Future[Any] = Future()
-        try:
-            fut.set_result(fn(*args))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller by fut.result()
-            fut.set_exception(exc)
-        return fut
-
-
-class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
-    """A read-only view of one agent file. Tables are methods returning DataFrames.
+class AgentFile:
+    """A read-only view of one agent. Tables and analyses are methods returning DataFrames.
 
     Use :func:`open_adf` to make one; close it (or use ``with``) to release the file.
-    Results of expensive methods (``history()``, decoded blobs) are cached on the handle.
+    Results of expensive methods (``history()``, decoded blobs, the replay) are cached on the
+    handle's source.
     """
-
-    #: ``history()`` decodes the next blob on a second thread while this one flattens rows;
-    #: ``load_fleet``'s process engine turns it off on its handles (every core already runs
-    #: a loader there, so the thread would only add switching).
-    _prefetch: bool = True
 
     def __init__(
         self,
-        path: str | os.PathLike[str],
+        path: str | os.PathLike[str] | AgentSource,
         *,
-        max_blob_bytes: int = _audit.DEFAULT_MAX_BLOB_BYTES,
+        max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
         timeout: float = 5.0,
     ) -> None:
-        self.path = os.fspath(path)
-        self.max_blob_bytes = int(max_blob_bytes)
-        self._src = Source(path, timeout=timeout)
-        self._cache: dict[Any, Any] = {}
-        try:
-            self._meta = self._read_meta()
-            self.schema_version = self._src.schema_version(self._meta)
-        except Exception:
-            self._src.close()
-            raise
+        if isinstance(path, AgentSource):
+            self.source = path
+        else:
+            self.source = open_source(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
+        self.path = self.source.path
 
-    # -- lifecycle -------------------------------------------------------------------------
+    # -- lifecycle -----------------------------------------------------------------------
     def close(self) -> None:
-        """Close the connection (and remove a private copy, if one was needed)."""
-        self._src.close()
+        """Close the file (and remove a private copy, if one was needed)."""
+        self.source.close()
 
     def __enter__(self) -> AgentFile:
         return self
@@ -117,29 +98,34 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<AgentFile {self.path!r} schema={self.schema_version} mode={self._src.mode}>"
+        extra = "".join(
+            f" {k}={getattr(self.source, a)}"
+            for k, a in (("schema", "schema_version"), ("mode", "mode"))
+            if hasattr(self.source, a)
+        )
+        return f"<AgentFile {self.path!r} format={self.source.format}{extra}>"
 
     @property
     def name(self) -> str:
         """The agent's name from its metadata or config, else the file name."""
-        return (
-            self._meta.get("adf_name")
-            or self.config().get("name")
-            or os.path.splitext(os.path.basename(self.path))[0]
-        )
+        return self.source.name
 
-    def _q(self, sql: str, params: tuple = (), *, table: str) -> list[tuple]:
-        return self._src.query(sql, params, table=table)
+    @property
+    def format(self) -> str:
+        """The kind of record: ``adf``, ..."""
+        return self.source.format
 
-    def _cols(self, table: str, wanted: list[str]) -> list[str]:
-        """Select list for ``wanted`` columns; absent ones become NULL (older layouts)."""
-        return [f'"{c}"' if self._src.has(table, c) else f'NULL AS "{c}"' for c in wanted]
+    @property
+    def schema_version(self) -> int | None:
+        """The ADF schema version of the file (None for other kinds of record)."""
+        v = getattr(self.source, "schema_version", None)
+        return v if isinstance(v, int) else None
 
-    # -- meta and config -------------------------------------------------------------------
-    def _read_meta(self) -> dict[str, str]:
-        if not self._src.has("adf_meta"):
-            return {}
-        return {str(k): v for k, v in self._q("SELECT key, value FROM adf_meta", table="adf_meta")}
+    @property
+    def max_blob_bytes(self) -> int:
+        """Cap on one decompressed audit blob."""
+        v = getattr(self.source, "max_blob_bytes", DEFAULT_MAX_BLOB_BYTES)
+        return int(v)
 
     def meta(self) -> dict[str, str]:
         """``adf_meta`` as a dict of key -> value (text).
@@ -150,7 +136,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> adfkit.open_adf("sample_agents/long-runner.adf").meta()["adf_version"]
         '0.2'
         """
-        return dict(self._meta)
+        return self.source.meta()
 
     def config(self) -> dict[str, Any]:
         """The agent's configuration (``adf_config.config_json``) as a dict.
@@ -163,51 +149,17 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> adfkit.open_adf("sample_agents/long-runner.adf").config()["context"]["audit"]["loop"]
         True
         """
-        if "config" in self._cache:
-            return self._cache["config"]
-        cfg: dict[str, Any] = {}
-        if self._src.has("adf_config", "config_json"):
-            rows = self._q("SELECT config_json FROM adf_config LIMIT 1", table="adf_config")
-            if rows and rows[0][0] is not None:
-                try:
-                    val = orjson.loads(rows[0][0])
-                    if isinstance(val, dict):
-                        cfg = val
-                    else:
-                        raise orjson.JSONDecodeError("not an object", "", 0)
-                except orjson.JSONDecodeError:
-                    warnings.warn(
-                        f"{self.path}: adf_config id=1: config_json is not a JSON object; "
-                        "using an empty config (threshold and audit settings take defaults)",
-                        AdfWarning,
-                        stacklevel=2,
-                    )
-        self._cache["config"] = cfg
-        return cfg
+        return self.source.config()
 
     def compact_threshold(self) -> int:
         """The compaction threshold in force now (``context.compact_threshold``, else the
         deprecated ``model.compact_threshold``, else 100000)."""
-        cfg = self.config()
-        for sect in ("context", "model"):
-            v = (
-                (cfg.get(sect) or {}).get("compact_threshold")
-                if isinstance(cfg.get(sect), dict)
-                else None
-            )
-            if isinstance(v, int | float) and not isinstance(v, bool):
-                return int(v)
-        return DEFAULT_THRESHOLD
+        return compact_threshold(self.source.config())
 
     def audit_settings(self) -> dict[str, bool]:
         """Effective audit switches: ``context.audit`` if present, else ``audit``, else all off."""
-        cfg = self.config()
-        ctx = cfg.get("context") if isinstance(cfg.get("context"), dict) else {}
-        obj = ctx.get("audit") if isinstance(ctx.get("audit"), dict) else cfg.get("audit")
-        obj = obj if isinstance(obj, dict) else {}
-        return {k: obj.get(k) is True for k in ("loop", "inbox", "outbox", "files")}
+        return audit_settings(self.source.config())
 
-    # -- the loop ----------------------------------------------------------------------------
     def loop(self) -> pd.DataFrame:
         """Live loop entries. One row per entry, in position order (``COALESCE(ord, seq), seq``).
 
@@ -239,33 +191,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> list(loop.columns[:3])
         ['seq', 'ord', 'position']
         """
-        if "loop" not in self._cache:
-            self._cache["loop"] = self._live_loop()
-        return self._cache["loop"].copy(deep=False)
-
-    def _live_loop(self) -> pd.DataFrame:
-        b = RowBuilder()
-        self._add_live(b)
-        b.warn(f"{self.path}: adf_loop")
-        return b.frame()
-
-    def _add_live(self, b: RowBuilder) -> None:
-        if self._src.has("adf_loop"):
-            cols = self._cols(
-                "adf_loop", ["seq", "ord", "role", "content_json", "model", "tokens", "created_at"]
-            )
-            sql = f"SELECT {', '.join(cols)} FROM adf_loop"
-            for seq, ord_, role, content, model, tokens, created in self._src.cursor(
-                sql, table="adf_loop"
-            ):
-                if type(seq) is not int:
-                    raise MalformedRowError(
-                        f"adf_loop seq={seq!r}: seq is not an integer (the table's key); "
-                        "cannot place the row",
-                        path=self.path,
-                    )
-                b.add(seq, ord_, role, content, model, tokens, created, "live", None)
-        b.flush()
+        return self.source.loop()
 
     def blocks(self, *, history: bool = False) -> pd.DataFrame:
         """Content blocks. One row per block of the live loop (or of ``history()``).
@@ -282,10 +208,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> set(b["type"]) <= {"text", "tool_use", "tool_result", "thinking"}
         True
         """
-        from ._tables import blocks_frame
-
-        src = self.history() if history else self.loop()
-        return blocks_frame(src)
+        return _tables.blocks(self.source, history=history)
 
     def tool_calls(self, *, history: bool = False) -> pd.DataFrame:
         """Tool calls. One row per ``tool_use`` block, joined to its ``tool_result`` by id.
@@ -302,13 +225,8 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> bool(calls["matched"].all())
         True
         """
-        from ._tables import tool_calls_frame
+        return _tables.tool_calls(self.source, history=history)
 
-        return tool_calls_frame(
-            self.blocks(history=history), self.history() if history else self.loop()
-        )
-
-    # -- audit -------------------------------------------------------------------------------
     def audit(self) -> pd.DataFrame:
         """Audit rows, metadata only (no blob is decompressed). One row per ``adf_audit`` row.
 
@@ -324,50 +242,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> set(a["source"]) == {"loop"}
         True
         """
-        if "audit" in self._cache:
-            return self._cache["audit"].copy(deep=False)
-        cols = {
-            "id": "Int64",
-            "source": "string",
-            "start_seq": "Int64",
-            "end_seq": "Int64",
-            "ref": "string",
-            "entry_count": "Int64",
-            "size_bytes": "Int64",
-            "compressed_bytes": "Int64",
-            "created_at": "ms",
-            "start_at": "ms",
-            "end_at": "ms",
-        }
-        rows: list[tuple] = []
-        if self._src.has("adf_audit"):
-            sel = self._cols(
-                "adf_audit",
-                ["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"],
-            )
-            sel.append('length("data")' if self._src.has("adf_audit", "data") else "NULL")
-            sel += self._cols("adf_audit", ["created_at", "start_at", "end_at"])
-            rows = self._q(f"SELECT {', '.join(sel)} FROM adf_audit ORDER BY id", table="adf_audit")
-            for r in rows:
-                if type(r[0]) is not int:
-                    raise MalformedRowError(
-                        f"adf_audit id={r[0]!r}: id is not an integer (the table's key)",
-                        path=self.path,
-                    )
-        df = records_frame((dict(zip(cols, r, strict=True)) for r in rows), cols)
-        # Categories as plain ``str`` (like the loop frames'), so Parquet round-trips them.
-        cats = pd.Index(sorted(df["source"].dropna().unique().tolist()), dtype="str")
-        df["source"] = df["source"].astype(pd.CategoricalDtype(cats))
-        self._cache["audit"] = df
-        return df.copy(deep=False)
-
-    def _blob(self, audit_id: int) -> tuple[str, bytes]:
-        rows = self._q(
-            "SELECT source, data FROM adf_audit WHERE id = ?", (int(audit_id),), table="adf_audit"
-        )
-        if not rows:
-            raise AdfError(f"adf_audit has no row with id={audit_id}", path=self.path)
-        return rows[0][0], rows[0][1]
+        return self.source.audit()
 
     def decode_audit(self, audit_id: int) -> pd.DataFrame | dict[str, Any] | list[Any]:
         """Decode one audit row's blob.
@@ -392,31 +267,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> bool(rows["origin"].eq("audit").all())
         True
         """
-        source, data = self._blob(audit_id)
-        if source == "loop":
-            return self._loop_blob(int(audit_id), data).copy(deep=False)
-        return _audit.decode(
-            data, source, limit=self.max_blob_bytes, path=self.path, audit_id=int(audit_id)
-        )
-
-    def _loop_blob(self, audit_id: int, data: bytes | None = None) -> pd.DataFrame:
-        key = ("blob", audit_id)
-        if key not in self._cache:
-            if data is None:
-                _, data = self._blob(audit_id)
-            value = _audit.decode(
-                data, "loop", limit=self.max_blob_bytes, path=self.path, audit_id=audit_id
-            )
-            b = RowBuilder()
-            b.add_blob(value, audit_id)
-            b.warn(f"{self.path}: adf_audit id={audit_id}")
-            self._cache[key] = b.frame()
-        return self._cache[key]
-
-    # -- history -----------------------------------------------------------------------------
-    def _loop_audit_ids(self) -> list[int]:
-        a = self.audit()
-        return [int(i) for i in a.loc[a["source"] == "loop", "id"]]
+        return self.source.decode_audit(audit_id)
 
     def history(self, *, errors: str = "warn") -> pd.DataFrame:
         """The whole lifetime transcript. One row per ``seq``, audited or live, in position order.
@@ -438,99 +289,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> bool(h["seq"].is_unique)
         True
         """
-        if errors not in ("warn", "raise"):
-            raise ValueError(f"errors must be one of ['warn', 'raise'], got {errors!r}")
-        if "history" not in self._cache:
-            self._cache["history"], self._cache["events"] = self._build_history(errors)
-        return self._cache["history"].copy(deep=False)
-
-    def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
-        """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
-        rows, then deduplicated and ordered with numpy. The next blob is decompressed on a
-        second thread while this one is parsed and flattened (Brotli releases the GIL); the
-        cyclic garbage collector is paused meanwhile (the parsed rows are acyclic and
-        short-lived)."""
-        self.loop()  # the live rows' warnings are given (once) by loop()
-        rows = RowBuilder()
-        spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
-        bad: list[str] = []
-        ids = iter(self._loop_audit_ids())
-        pending: deque[tuple[int, Future[Any]]] = deque()
-        gc_was_on = gc.isenabled()
-        gc.disable()
-        try:
-            with ThreadPoolExecutor(max_workers=1) if self._prefetch else _Inline() as pool:
-
-                def fetch_next() -> None:
-                    aid = next(ids, None)
-                    if aid is not None:
-                        _, data = self._blob(aid)
-                        started = threading.Event()
-                        pending.append(
-                            (aid, pool.submit(self._decompress_loop, aid, data, started))
-                        )
-                        # Wait (without the GIL) until the thread holds the blob: a thread that
-                        # has to take the GIL from this busy one waits up to the switch interval.
-                        started.wait()
-
-                fetch_next()
-                while pending:
-                    aid, fut = pending.popleft()
-                    fetch_next()
-                    try:
-                        value = _audit.unpack(fut.result(), "loop", path=self.path, audit_id=aid)
-                    except BlobError as exc:
-                        if errors == "raise":
-                            raise
-                        bad.append(exc.detail)
-                        continue
-                    finally:
-                        del fut
-                    start = rows.n
-                    rows.add_blob(value, aid)
-                    del value
-                    rows.flush()
-                    rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
-                    if rows.n > start:
-                        spans.append((aid, start, rows.n))
-            self._add_live(rows)
-            rows.bad_content, rows.bad_tokens = [], []
-        finally:
-            if gc_was_on:
-                gc.enable()
-        for msg in bad:
-            warnings.warn(
-                f"{self.path}: {msg}; its rows are missing from history()",
-                AdfWarning,
-                stacklevel=3,
-            )
-        blob_seqs = {aid: rows.seqs(lo, hi) for aid, lo, hi in spans}
-        positions, copies = _history.history_rows(rows)
-        h = rows.frame(positions, consume=True)
-        del rows
-        pa.default_memory_pool().release_unused()
-        h["copies"] = pd.array(copies, dtype="Int64")
-        ev = self._events_from(h, blob_seqs)
-        return _history.add_epochs(h, ev), ev
-
-    def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
-        started.set()
-        return _audit.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
-
-    def _events_from(self, h: pd.DataFrame, blob_seqs: dict[int, list[int]]) -> pd.DataFrame:
-        """``blob_seqs``: loop audit id -> seqs of every blob that decoded to at least a row."""
-        a = self.audit()
-        times = {
-            int(i): int(t.value // 1_000_000) if not pd.isna(t) else 0
-            for i, t in zip(a["id"], a["created_at"], strict=True)
-        }
-        blob_seqs = dict(blob_seqs)
-        loop_ids = set(self._loop_audit_ids())
-        # An undecodable blob still marks an event; its range comes from the metadata.
-        for aid, lo, hi in zip(a["id"], a["start_seq"], a["end_seq"], strict=True):
-            if int(aid) in loop_ids and int(aid) not in blob_seqs:
-                blob_seqs[int(aid)] = [int(x) for x in (lo, hi) if not pd.isna(x)]
-        return _history.events(h, blob_seqs, times)
+        return self.source.history(errors=errors)
 
     def events(self) -> pd.DataFrame:
         """Compaction and clear events found in the history. One row per event, in order.
@@ -546,8 +305,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> bool((ev["event"] == "compaction").sum() >= 4)
         True
         """
-        self.history()
-        return self._cache["events"].copy()
+        return self.source.events()
 
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges discarded without audit. One row per gap (seqs in no table and no blob).
@@ -561,28 +319,11 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> len(adfkit.open_adf("sample_agents/long-runner.adf").history_gaps())
         0
         """
-        h = self.history()
-        high = int(h["seq"].max()) if len(h) else 0
-        high = max(high, self.highest_seq() or 0)
-        return _history.gaps(h["seq"], high)
+        return self.source.history_gaps()
 
     def highest_seq(self) -> int | None:
         """The highest ``adf_loop`` seq ever assigned (``sqlite_sequence``), if recorded."""
-        if not self._src.has("sqlite_sequence"):
-            return None
-        rows = self._q(
-            "SELECT seq FROM sqlite_sequence WHERE name = 'adf_loop'", table="sqlite_sequence"
-        )
-        return int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None
-
-    # -- side tables -----------------------------------------------------------------------
-    def _side(self, table: str, columns: dict[str, str], order: str) -> pd.DataFrame:
-        rows: list[tuple] = []
-        if self._src.has(table):
-            sel = self._cols(table, list(columns))
-            ob = f' ORDER BY "{order}"' if self._src.has(table, order) else ""
-            rows = self._q(f"SELECT {', '.join(sel)} FROM {table}{ob}", table=table)
-        return records_frame((dict(zip(columns, r, strict=True)) for r in rows), columns)
+        return self.source.highest_seq()
 
     def inbox(self) -> pd.DataFrame:
         """Received messages. One row per ``adf_inbox`` row, oldest first.
@@ -597,22 +338,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> list(adfkit.open_adf("sample_agents/messenger.adf").inbox().columns[:3])
         ['id', 'message_id', 'from']
         """
-        s = "string"
-        cols = {
-            "id": s,
-            "message_id": s,
-            "from": s,
-            "to": s,
-            "thread_id": s,
-            "subject": s,
-            "content": s,
-            "content_type": s,
-            "source": s,
-            "status": s,
-            "sent_at": "ms",
-            "received_at": "ms",
-        }
-        return self._side("adf_inbox", cols, "received_at")
+        return self.source.inbox()
 
     def outbox(self) -> pd.DataFrame:
         """Sent messages. One row per ``adf_outbox`` row, oldest first.
@@ -627,23 +353,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> len(adfkit.open_adf("sample_agents/messenger.adf").outbox()) > 0
         True
         """
-        s = "string"
-        cols = {
-            "id": s,
-            "message_id": s,
-            "from": s,
-            "to": s,
-            "address": s,
-            "thread_id": s,
-            "subject": s,
-            "content": s,
-            "content_type": s,
-            "status": s,
-            "status_code": "Int64",
-            "created_at": "ms",
-            "delivered_at": "ms",
-        }
-        return self._side("adf_outbox", cols, "created_at")
+        return self.source.outbox()
 
     def files(self) -> pd.DataFrame:
         """Stored files, metadata only. One row per ``adf_files`` row, by path.
@@ -658,17 +368,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> "mind.md" in set(adfkit.open_adf("sample_agents/long-runner.adf").files()["path"])
         True
         """
-        s = "string"
-        cols = {
-            "path": s,
-            "mime_type": s,
-            "protection": s,
-            "size": "Int64",
-            "authorized": "boolean",
-            "created_at": "iso",
-            "updated_at": "iso",
-        }
-        return self._side("adf_files", cols, "path")
+        return self.source.files()
 
     def read_file(self, path: str) -> bytes:
         """The content of one stored file, as bytes.
@@ -684,19 +384,11 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> adfkit.open_adf("sample_agents/long-runner.adf").read_file("mind.md")[:6]
         b'# Mind'
         """
-        rows = []
-        if self._src.has("adf_files"):
-            rows = self._q(
-                "SELECT content FROM adf_files WHERE path = ?", (path,), table="adf_files"
-            )
-        if not rows:
-            raise AdfError(f"adf_files has no file at path {path!r}", path=self.path)
-        v = rows[0][0]
-        return v.encode("utf-8") if isinstance(v, str) else bytes(v or b"")
+        return self.source.read_file(path)
 
     def read_text(self, path: str) -> str:
         """The content of one stored file decoded as UTF-8 (invalid bytes replaced)."""
-        return self.read_file(path).decode("utf-8", "replace")
+        return self.source.read_file(path).decode("utf-8", "replace")
 
     def logs(self) -> pd.DataFrame:
         """Runtime log entries. One row per ``adf_logs`` row, oldest first.
@@ -704,18 +396,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         Columns: ``id`` (Int64), ``level``, ``origin``, ``event``, ``target``, ``message``,
         ``data`` (string), ``created_at`` (datetime64[ms, UTC]).
         """
-        s = "string"
-        cols = {
-            "id": "Int64",
-            "level": s,
-            "origin": s,
-            "event": s,
-            "target": s,
-            "message": s,
-            "data": s,
-            "created_at": "ms",
-        }
-        return self._side("adf_logs", cols, "id")
+        return self.source.logs()
 
     def tasks(self) -> pd.DataFrame:
         """Tool tasks. One row per ``adf_tasks`` row, oldest first.
@@ -723,20 +404,7 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         Columns: ``id``, ``tool``, ``args``, ``status``, ``result``, ``error``, ``origin``
         (string), ``requires_authorization`` (boolean), ``created_at``, ``completed_at``.
         """
-        s = "string"
-        cols = {
-            "id": s,
-            "tool": s,
-            "args": s,
-            "status": s,
-            "result": s,
-            "error": s,
-            "origin": s,
-            "requires_authorization": "boolean",
-            "created_at": "ms",
-            "completed_at": "ms",
-        }
-        return self._side("adf_tasks", cols, "created_at")
+        return self.source.tasks()
 
     def timers(self) -> pd.DataFrame:
         """Timers. One row per ``adf_timers`` row.
@@ -745,22 +413,8 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         ``run_count`` (Int64), ``expired`` (boolean), ``next_wake_at``, ``created_at``,
         ``last_fired_at`` (datetime64[ms, UTC]).
         """
-        s = "string"
-        cols = {
-            "id": "Int64",
-            "schedule_json": s,
-            "payload": s,
-            "scope": s,
-            "lambda": s,
-            "run_count": "Int64",
-            "expired": "boolean",
-            "next_wake_at": "ms",
-            "created_at": "ms",
-            "last_fired_at": "ms",
-        }
-        return self._side("adf_timers", cols, "id")
+        return self.source.timers()
 
-    # -- summary ---------------------------------------------------------------------------
     def info(self, *, sizes: bool = False) -> dict[str, Any]:
         """A cheap summary: counts, settings and liveness. No blob is decompressed.
 
@@ -787,6 +441,82 @@ class AgentFile(ReplayMixin, UsageMixin, ObserveMixin, ContextMixin):
         >>> agent.info(sizes=True)["audited_loop_entries"] > 0
         True
         """
-        from ._tables import info
+        return self.source.info(sizes=sizes)
 
-        return info(self, sizes=sizes)
+    @_documented_by(_replay.replay)
+    def replay(self) -> pd.DataFrame:
+        return _replay.replay(self.source)
+
+    @_documented_by(_replay.context_at)
+    def context_at(self, seq: int, *, context: bool = True) -> pd.DataFrame:
+        return _replay.context_at(self.source, seq, context=context)
+
+    @_documented_by(_replay.composition)
+    def composition(self) -> pd.DataFrame:
+        return _replay.composition(self.source)
+
+    @_documented_by(_compactions.compactions)
+    def compactions(self, *, cache_window: int = 3) -> pd.DataFrame:
+        return _compactions.compactions(self.source, cache_window=cache_window)
+
+    @_documented_by(_compactions.summary_recall)
+    def summary_recall(self, event: int) -> pd.DataFrame:
+        return _compactions.summary_recall(self.source, event)
+
+    @_documented_by(_compactions.refetches)
+    def refetches(self) -> pd.DataFrame:
+        return _compactions.refetches(self.source)
+
+    @_documented_by(_usage.usage)
+    def usage(self, *, prices: PricesArg = None) -> pd.DataFrame:
+        return _usage.usage(self.source, prices=prices)
+
+    @_documented_by(_context.context_blocks)
+    def context_blocks(self) -> pd.DataFrame:
+        return _context.context_blocks(self.source)
+
+    @_documented_by(_context.system_prompt_at)
+    def system_prompt_at(self, seq: int) -> str | None:
+        return _context.system_prompt_at(self.source, seq)
+
+    @_documented_by(_settings.config_changes)
+    def config_changes(self) -> pd.DataFrame:
+        return _settings.config_changes(self.source)
+
+    @_documented_by(_mind.mind_history)
+    def mind_history(self) -> pd.DataFrame:
+        return _mind.mind_history(self.source)
+
+    @_documented_by(_mind.mind_at)
+    def mind_at(self, seq: int) -> str | None:
+        return _mind.mind_at(self.source, seq)
+
+    @_documented_by(_integrity.integrity)
+    def integrity(self) -> pd.DataFrame:
+        return _integrity.integrity(self.source)
+
+    def observe(self, *, taxonomy: TaxonomyArg = None, segmentation: str = "smart") -> Observation:
+        """Self-observation metrics of this agent; same as ``adfkit.observe(self, ...)``.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> obs = adfkit.open_adf("sample_agents/clean.adf").observe()
+        >>> obs.flagged.empty
+        True
+        """
+        return observe(self.source, taxonomy=taxonomy, segmentation=segmentation)
+
+    def mind(self) -> Mind:
+        """The agent's mind as data: ``mind.md`` sections, ``mind/<slug>.md`` pages, the log.
+
+        See :class:`adfkit.Mind`.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> m = adfkit.open_adf("sample_agents/mind-keeper.adf").mind()
+        >>> sorted(m.pages["slug"])
+        ['frost-watch', 'grafting', 'growers', 'open-threads']
+        """
+        return read_mind(self.source)

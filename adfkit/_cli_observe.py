@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from ._agent import open_adf
+from ._cli_common import add_command
 from ._observe import SEGMENTATIONS, observe
-from .cli import add_command
 
 
 def cmd_observe(args: argparse.Namespace) -> int:

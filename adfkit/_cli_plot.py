@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
+from ._cli_common import add_command
 from ._errors import AdfError
 from ._open import refuse_beside_input
-from .cli import add_command
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -44,7 +44,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             for p in plots.save_all(agent, out, dpi=args.dpi):
                 print(p)
             return 0
-        fig = plots.PLOTS[args.kind](agent).figure
+        fig = plots.figure_of(plots.PLOTS[args.kind](agent))
         try:
             parent = os.path.dirname(out)
             if parent:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .cli import add_command
+from ._cli_common import add_command
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import glob
 import multiprocessing
 import os
 import pickle
-import re
 import tempfile
 import threading
 from collections import deque
@@ -26,20 +26,20 @@ from typing import Any, NamedTuple
 import orjson
 import pandas as pd
 
+from . import schema
+from ._adf import AdfSource
 from ._agent import AgentFile, open_adf
 from ._errors import AdfError
+from ._observe import observe
+from ._redact import redact_config, redact_frame
 
 ENGINES = ("serial", "processes", "dask")
 
-#: Error table columns (one row per file that could not be loaded).
-ERROR_COLUMNS = {"path": "string", "error": "string", "message": "string"}
 
-
-def _observation(attr: str) -> Callable[[AgentFile], pd.DataFrame]:
+def _observation(attr: str) -> Callable[..., pd.DataFrame]:
     def get(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
-        from ._observe import observe
-
-        return getattr(observe(agent, **kwargs), attr)
+        frame: pd.DataFrame = getattr(observe(agent, **kwargs), attr)
+        return frame
 
     get.__name__ = f"observe_{attr}"
     return get
@@ -123,8 +123,8 @@ def _load_one(
     """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
     try:
         with open_adf(path, **open_kwargs) as agent:
-            if getattr(_LOCAL, "busy_cores", False):
-                agent._prefetch = False  # every core runs a loader: no decoding thread
+            if getattr(_LOCAL, "busy_cores", False) and isinstance(agent.source, AdfSource):
+                agent.source.prefetch = False  # every core runs a loader: no decoding thread
             df = get_table(agent, table, **kwargs).reset_index(drop=True)
             name = agent.name
         df = df.drop(columns=["agent", "agent_path"], errors="ignore")
@@ -227,14 +227,19 @@ def _batch_spilled(
     return True, name
 
 
+def _mark_done(done: deque[int], k: int, _fut: Future[Any]) -> None:
+    done.append(k)
+
+
 def _unspill(value: tuple[bool, Any]) -> list[Any]:
     spilled, payload = value  # never None: only called for batches a pool process claimed
     if not spilled:
-        return payload
+        return list(payload)
     with open(payload, "rb") as fh:
         data = fh.read()
     os.unlink(payload)
-    return pickle.loads(data)
+    rows: list[Any] = pickle.loads(data)
+    return rows
 
 
 def _batches(n_items: int, n_procs: int) -> list[range]:
@@ -293,7 +298,7 @@ def _run_processes(
         done: deque[int] = deque()
         for k, b in enumerate(batches):
             fut = pool.submit(_batch_spilled, func, [paths[i] for i in b], args, tmp, k)
-            fut.add_done_callback(lambda _, k=k: done.append(k))
+            fut.add_done_callback(functools.partial(_mark_done, done, k))
             futs.append(fut)
         mine: set[int] = set()
         collected: set[int] = set()
@@ -349,8 +354,8 @@ def _run_dask(
 
 
 def _errors_frame(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=list(ERROR_COLUMNS))
-    return df.astype(ERROR_COLUMNS)
+    df = pd.DataFrame(rows, columns=list(schema.FLEET_ERRORS))
+    return df.astype(schema.FLEET_ERRORS)
 
 
 def load_fleet(
@@ -443,61 +448,6 @@ EXPORT_TABLES: dict[str, tuple[str, dict[str, Any]]] = {
     "turns": ("turns", {}),
 }
 
-#: Columns blanked by ``redact=True`` when ``adfkit._redact`` is not available.
-_BODY_COLUMNS = frozenset(
-    {
-        "text",
-        "content",
-        "tool_input",
-        "result_preview",
-        "subject",
-        "args",
-        "result",
-        "error",
-        "message",
-        "data",
-        "payload",
-        "input",
-        "summary",
-        "summary_text",
-        "original_message",
-    }
-)
-_SECRET_KEY = re.compile(r"key|token|secret|passw|credential|auth|bearer|cookie", re.I)
-
-
-def _fallback_redact_config(cfg: Any) -> Any:
-    """Minimal stand-in: values under secret-looking keys become ``"__redacted__"``."""
-    if isinstance(cfg, dict):
-        return {
-            k: "__redacted__"
-            if _SECRET_KEY.search(str(k)) and not isinstance(v, dict | list)
-            else _fallback_redact_config(v)
-            for k, v in cfg.items()
-        }
-    if isinstance(cfg, list):
-        return [_fallback_redact_config(v) for v in cfg]
-    return cfg
-
-
-def _fallback_redact_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Minimal stand-in: message bodies replaced by ``"__redacted__"`` (NA kept)."""
-    df = df.copy()
-    for c in df.columns:
-        if c in _BODY_COLUMNS and (
-            isinstance(df[c].dtype, pd.StringDtype) or df[c].dtype == object
-        ):
-            df[c] = df[c].where(df[c].isna(), "__redacted__")
-    return df
-
-
-def _redactors() -> tuple[Callable[[Any], Any], Callable[[pd.DataFrame], pd.DataFrame]]:
-    try:
-        from ._redact import redact_config, redact_frame
-    except ImportError:
-        return _fallback_redact_config, _fallback_redact_frame
-    return redact_config, redact_frame
-
 
 def _to_parquet(df: pd.DataFrame, path: str) -> None:
     """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
@@ -524,7 +474,6 @@ def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, An
     """Write one agent's folder; returns (manifest rows, error row or None)."""
     written: list[tuple[str, str, str, int]] = []
     try:
-        redact_config, redact_frame = _redactors()
         with open_adf(path, **open_kwargs) as agent:
             os.makedirs(out_dir, exist_ok=True)
             name = agent.name

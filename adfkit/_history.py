@@ -1,9 +1,9 @@
 """Lifetime history: live loop + audited loop rows, deduplicated by seq; events; epochs; gaps.
 
-Works on the rows a :class:`adfkit._frames.RowBuilder` holds (every blob plus the live loop):
+Works on the rows a :class:`adfkit._loopframe.RowBuilder` holds (every blob plus the live loop):
 :func:`history_rows` picks one copy per seq and orders them by ``COALESCE(ord, seq), seq``
-(the rule :meth:`RowBuilder.frame <adfkit._frames.RowBuilder.frame>` and
-:func:`adfkit._frames.sort_display` apply too); :func:`events`, :func:`add_epochs` and
+(the rule :meth:`RowBuilder.frame <adfkit._loopframe.RowBuilder.frame>` and
+:func:`adfkit._loopframe.sort_display` apply too); :func:`events`, :func:`add_epochs` and
 :func:`gaps` work on the resulting frame; :func:`reappended_copies` finds the rows a fallback
 (or pre-v28) compaction re-appended under new seqs.
 """
@@ -17,7 +17,8 @@ import numpy as np
 import orjson
 import pandas as pd
 
-from ._frames import TOKEN_COLUMNS, RowBuilder
+from ._loopframe import RowBuilder
+from ._rows import TOKEN_COLUMNS
 
 #: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
 CLEAR_PAIR_MS = 5_000
@@ -243,8 +244,9 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
     for i in summaries:
         s = int(seq[i])
         for k in range(REAPPENDED_TAIL, 0, -1):
-            copies = [at.get(s + 1 + j) for j in range(k)]
-            if any(c is None or kind[c] == "context" for c in copies):
+            found = [at.get(s + 1 + j) for j in range(k)]
+            copies = [c for c in found if c is not None]
+            if len(copies) < k or any(kind[c] == "context" for c in copies):
                 continue
             before = eligible[eligible_seq < s]
             if len(before) < k:
@@ -269,3 +271,24 @@ def _parsed(raw: Any) -> Any:
         except orjson.JSONDecodeError:
             return raw
     return raw
+
+
+def ranges(values: list[int]) -> str:
+    """``[1, 2, 3, 7]`` -> ``"1..3, 7"`` (sorted, unique).
+
+    Examples
+    --------
+    >>> from adfkit._history import ranges
+    >>> ranges([7, 1, 2, 3, 9, 10])
+    '1..3, 7, 9..10'
+    """
+    out: list[str] = []
+    vals = sorted(set(values))
+    i = 0
+    while i < len(vals):
+        j = i
+        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
+            j += 1
+        out.append(str(vals[i]) if i == j else f"{vals[i]}..{vals[j]}")
+        i = j + 1
+    return ", ".join(out)

@@ -1,9 +1,8 @@
-"""Consistency checks of an agent file's history: ``AgentFile.integrity()``.
+"""Consistency checks of an agent's history: ``AgentFile.integrity()``.
 
-Every audit blob is decompressed and parsed exactly once here: the raw text is needed for
-``size_bytes`` (the JS length of the JSON text as stored), the parsed value for the shape and
-``entry_count``. The report is cached on the handle. (The rows themselves come from
-``history()``, which streams the loop blobs through its own decoder.)
+The checks of the storage itself (audit blobs, their counters and ranges) come from the source
+(:meth:`AgentSource.storage_report`; for ADF files :mod:`adfkit._adf_checks`, which decodes every
+blob once); the checks of the history are made here. The report is cached on the source.
 
 Checks and severities
 ---------------------
@@ -44,17 +43,18 @@ check                         severity  ``table``   ``rows`` hold / meaning
 from __future__ import annotations
 
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
-from . import _audit
-from ._errors import BlobError, BlobTooLargeError
+from . import schema
+from ._config import audit_settings
+from ._history import ranges
+from ._source import AgentSource, Key
+from ._tables import blocks, tool_calls
 
-if TYPE_CHECKING:
-    from ._agent import AgentFile
+_INTEGRITY: Key[pd.DataFrame] = Key("integrity")
 
 SEVERITIES = ("info", "warning", "error")
 CHECK_ORDER = (
@@ -76,49 +76,6 @@ CHECK_ORDER = (
     "created_at_missing",
     "malformed_rows",
 )
-#: Columns of the report and their dtypes.
-INTEGRITY_COLUMNS: dict[str, str] = {
-    "check": "string",
-    "severity": "category",
-    "table": "string",
-    "rows": "object",
-    "detail": "string",
-}
-#: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
-CLEAR_PAIR_MS = 5_000
-
-
-def ranges(values: list[int]) -> str:
-    """``[1, 2, 3, 7]`` -> ``"1..3, 7"`` (sorted, unique).
-
-    Examples
-    --------
-    >>> from adfkit._integrity import ranges
-    >>> ranges([7, 1, 2, 3, 9, 10])
-    '1..3, 7, 9..10'
-    """
-    out: list[str] = []
-    vals = sorted(set(values))
-    i = 0
-    while i < len(vals):
-        j = i
-        while j + 1 < len(vals) and vals[j + 1] == vals[j] + 1:
-            j += 1
-        out.append(str(vals[i]) if i == j else f"{vals[i]}..{vals[j]}")
-        i = j + 1
-    return ", ".join(out)
-
-
-def _shape_problem(value: Any, source: str) -> str | None:
-    if source in _audit.ARRAY_SOURCES and not isinstance(value, list):
-        return f"source {source!r} should decode to a JSON array, got {type(value).__name__}"
-    if source in _audit.OBJECT_SOURCES and not isinstance(value, dict):
-        return f"source {source!r} should decode to a JSON object, got {type(value).__name__}"
-    if source == "loop":
-        for i, el in enumerate(value):
-            if not isinstance(el, dict) or not isinstance(el.get("seq"), int):
-                return f"element {i} of the loop blob is not a row with an integer seq"
-    return None
 
 
 class _Report:
@@ -137,7 +94,7 @@ class _Report:
         )
 
     def frame(self) -> pd.DataFrame:
-        df = pd.DataFrame(self.rows, columns=list(INTEGRITY_COLUMNS))
+        df = pd.DataFrame(self.rows, columns=list(schema.INTEGRITY))
         if len(df):
             df["_s"] = df["severity"].map({s: -i for i, s in enumerate(SEVERITIES)})
             df["_c"] = df["check"].map({c: i for i, c in enumerate(CHECK_ORDER)})
@@ -152,7 +109,7 @@ class _Report:
         return df
 
 
-def integrity(agent: AgentFile) -> pd.DataFrame:
+def integrity(src: AgentSource) -> pd.DataFrame:
     """Consistency checks of one agent file. One row per finding, worst severity first.
 
     The checks and their severities are tabulated in the docstring of
@@ -175,186 +132,22 @@ def integrity(agent: AgentFile) -> pd.DataFrame:
     >>> r[["check", "severity"]].drop_duplicates().values.tolist()
     [['lost_seqs', 'warning'], ['loop_audit_off', 'warning']]
     """
-    if "integrity" in agent._cache:
-        return agent._cache["integrity"].copy(deep=False)
+    return src.memo.get(_INTEGRITY, lambda: _integrity(src)).copy(deep=False)
+
+
+def _integrity(src: AgentSource) -> pd.DataFrame:
     rep = _Report()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # every problem becomes a row instead
-        blob_seqs, bad_ranges = _check_blobs(agent, rep)
-        _check_ranges(agent, rep, blob_seqs)
-        _check_history(agent, rep, bad_ranges)
-    df = rep.frame()
-    agent._cache["integrity"] = df
-    return df.copy(deep=False)
+        storage = src.storage_report()
+        for f in storage.findings:
+            rep.add(f.check, f.severity, f.table, f.rows, f.detail)
+        _check_history(src, rep, storage.unreadable)
+    return rep.frame()
 
 
-def _check_blobs(
-    agent: AgentFile, rep: _Report
-) -> tuple[dict[int, list[int]], dict[int, tuple[int, int]]]:
-    """Decode every audit blob once: decoding, shape, counters, ranges. Returns
-    ``(loop audit id -> seqs held, undecodable loop audit id -> recorded range)``."""
-    a = agent.audit()
-    blob_seqs: dict[int, list[int]] = {}
-    bad_ranges: dict[int, tuple[int, int]] = {}
-    for aid, source, start, end, count, size in zip(
-        a["id"].astype(int),
-        a["source"].astype(str),
-        a["start_seq"],
-        a["end_seq"],
-        a["entry_count"],
-        a["size_bytes"],
-        strict=True,
-    ):
-        aid = int(aid)
-        where = f"audit row {aid} ({source})"
-        _, data = agent._blob(aid)
-        try:
-            raw = _audit.decompress(data, limit=agent.max_blob_bytes, path=agent.path, audit_id=aid)
-        except BlobTooLargeError as exc:
-            rep.add("blob_too_large", "warning", "adf_audit", [aid], f"{where}: {exc.detail}")
-            continue
-        except BlobError as exc:
-            rep.add("blob_undecodable", "error", "adf_audit", [aid], f"{where}: {exc.detail}")
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
-                bad_ranges[aid] = (int(start), int(end))
-            continue
-        try:
-            text = raw.decode("utf-8")
-            value = orjson.loads(raw)
-        except (UnicodeDecodeError, orjson.JSONDecodeError) as exc:
-            kind = "UTF-8" if isinstance(exc, UnicodeDecodeError) else "JSON"
-            rep.add(
-                "blob_undecodable",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: decompressed data is not valid {kind}",
-            )
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
-                bad_ranges[aid] = (int(start), int(end))
-            continue
-        problem = _shape_problem(value, source)
-        if problem:
-            rep.add("blob_wrong_shape", "error", "adf_audit", [aid], f"{where}: {problem}")
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
-                bad_ranges[aid] = (int(start), int(end))
-            continue
-        n = len(value) if isinstance(value, list) else 1
-        if pd.isna(count) or int(count) != n:
-            rep.add(
-                "entry_count_mismatch",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: entry_count is {count} but the blob holds {n} "
-                + ("elements" if isinstance(value, list) else "object"),
-            )
-        js = _audit.js_length(text)
-        if pd.isna(size) or int(size) != js:
-            rep.add(
-                "size_bytes_mismatch",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: size_bytes is {size} but the JSON text is {js:,} UTF-16 code units "
-                f"({len(raw):,} UTF-8 bytes)",
-            )
-        if source != "loop":
-            continue
-        seqs = [int(el["seq"]) for el in value]
-        blob_seqs[aid] = seqs
-        if agent._src.has("adf_audit", "start_seq") and seqs:
-            lo, hi = min(seqs), max(seqs)
-            if pd.isna(start) or pd.isna(end):
-                rep.add(
-                    "audit_range_mismatch",
-                    "info",
-                    "adf_audit",
-                    [aid],
-                    f"{where}: start_seq/end_seq not recorded (blob holds seqs {lo}..{hi})",
-                )
-            elif (int(start), int(end)) != (lo, hi):
-                rep.add(
-                    "audit_range_mismatch",
-                    "warning",
-                    "adf_audit",
-                    [aid],
-                    f"{where}: recorded range {int(start)}..{int(end)} but the blob's seqs run "
-                    f"{lo}..{hi}",
-                )
-    return blob_seqs, bad_ranges
-
-
-def _check_ranges(agent: AgentFile, rep: _Report, blob_seqs: dict[int, list[int]]) -> None:
-    """Overlapping and duplicated seq ranges among ``loop`` audit rows."""
-    a = agent.audit()
-    a = a[a["source"].astype(str) == "loop"]
-    times = {
-        int(i): (int(t.value // 1_000_000) if not pd.isna(t) else 0)
-        for i, t in zip(a["id"], a["created_at"], strict=True)
-    }
-    spans: list[tuple[int, int, int]] = []
-    for aid, lo, hi in zip(a["id"].astype(int), a["start_seq"], a["end_seq"], strict=True):
-        aid = int(aid)
-        if aid in blob_seqs and blob_seqs[aid]:
-            lo2, hi2 = min(blob_seqs[aid]), max(blob_seqs[aid])
-        elif not (pd.isna(lo) or pd.isna(hi)):
-            lo2, hi2 = int(lo), int(hi)
-        else:
-            continue
-        spans.append((lo2, hi2, aid))
-    spans.sort()
-    for i, (lo1, hi1, a1) in enumerate(spans):
-        for lo2, hi2, a2 in spans[i + 1 :]:
-            if lo2 > hi1:
-                break
-            x, y = sorted((a1, a2))
-            pair = f"audit rows {x} ({lo1 if x == a1 else lo2}..{hi1 if x == a1 else hi2}) and {y} "
-            pair += f"({lo2 if y == a2 else lo1}..{hi2 if y == a2 else hi1})"
-            known = x in blob_seqs and y in blob_seqs
-            shared = sorted(set(blob_seqs.get(x, [])) & set(blob_seqs.get(y, [])))
-            if (lo1, hi1) == (lo2, hi2):
-                rep.add(
-                    "audit_range_duplicate",
-                    "warning",
-                    "adf_audit",
-                    [x, y],
-                    f"{pair} have the same seq range"
-                    + (f"; {len(shared)} seq(s) archived twice" if shared else ""),
-                )
-            elif known and not shared:
-                clear_pair = y - x == 1 and abs(times.get(x, 0) - times.get(y, 0)) <= CLEAR_PAIR_MS
-                rep.add(
-                    "audit_range_overlap",
-                    "info",
-                    "adf_audit",
-                    [x, y],
-                    f"{pair} overlap but share no seq"
-                    + (
-                        ": the expected two blobs of a model-initiated loop_clear (slice, then the "
-                        "rest)"
-                        if clear_pair
-                        else " (interleaved ranges: never infer membership from the range)"
-                    ),
-                )
-            else:
-                rep.add(
-                    "audit_range_overlap",
-                    "warning",
-                    "adf_audit",
-                    [x, y],
-                    f"{pair} overlap"
-                    + (
-                        f" and both hold seq(s) {ranges(shared)}: the reference analyzer counts "
-                        "them twice"
-                        if shared
-                        else " (a blob could not be decoded to check for shared seqs)"
-                    ),
-                )
-
-
-def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[int, int]]) -> None:
-    h = agent.history()
+def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[int, int]]) -> None:
+    h = src.history()
     by_seq = h.sort_values("seq", kind="stable")
     seqs = by_seq["seq"].to_numpy(dtype="int64")
 
@@ -372,7 +165,7 @@ def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[i
         )
 
     # Lost seq ranges.
-    gaps = agent.history_gaps()
+    gaps = src.history_gaps()
     lost: set[int] = set()
     for lo, hi, n in zip(gaps["start_seq"], gaps["end_seq"], gaps["n_seqs"], strict=True):
         lo, hi = int(lo), int(hi)
@@ -387,7 +180,7 @@ def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[i
         rep.add("lost_seqs", "warning", "adf_loop", range(lo, hi + 1), detail)
 
     # Loop audit switched off.
-    if not agent.audit_settings()["loop"]:
+    if not audit_settings(src.config())["loop"]:
         rep.add(
             "loop_audit_off",
             "warning",
@@ -398,7 +191,7 @@ def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[i
         )
 
     # Summaries marked audited without an audit row.
-    ev = agent.events()
+    ev = src.events()
     attached = {
         int(s): tuple(ids)
         for s, ids in zip(ev["summary_seq"], ev["audit_ids"], strict=True)
@@ -417,7 +210,7 @@ def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[i
         )
 
     # Tool calls without results, results without calls.
-    calls = agent.tool_calls(history=True)
+    calls = tool_calls(src, history=True)
     last_seq = int(h["seq"].iloc[-1]) if len(h) else None
     open_calls = calls[~calls["matched"]]
     if len(open_calls):
@@ -443,9 +236,9 @@ def _check_history(agent: AgentFile, rep: _Report, bad_ranges: dict[int, tuple[i
                 f"the latest row (seq {running[0]}) has {len(running)} tool call(s) without "
                 "result: the tools may still be running",
             )
-    blocks = agent.blocks(history=True)
-    res = blocks[blocks["type"] == "tool_result"]
-    known_ids = set(blocks.loc[blocks["type"] == "tool_use", "tool_use_id"].dropna())
+    blk = blocks(src, history=True)
+    res = blk[blk["type"] == "tool_result"]
+    known_ids = set(blk.loc[blk["type"] == "tool_use", "tool_use_id"].dropna())
     orphan = res[~res["tool_use_id"].isin(known_ids)]
     if len(orphan):
         os_ = sorted(set(orphan["seq"].astype(int)))

@@ -7,46 +7,31 @@ runtime's guide uses (``key: value`` scalars, quoted strings, ``[a, b]`` flow li
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
+import warnings
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from ._errors import AdfError
+from . import schema
+from ._context import context_blocks, prompt_row
+from ._errors import AdfError, AdfWarning, BlobError
+from ._js import js_length, loads_or_none
+from ._source import AgentSource, Key
+from ._tables import result_texts, tool_calls
+from ._timeline import gap_between, resets, restarts
 
-if TYPE_CHECKING:
-    from ._agent import AgentFile
+_MIND_HISTORY: Key[pd.DataFrame] = Key("mind.history")
 
 #: Sections of ``mind.md`` that are always present in :attr:`Mind.index`.
 INDEX_SECTIONS = ("Always", "Pages", "Rules")
 #: Front matter fields that are always columns of :attr:`Mind.pages`, in this order.
 PAGE_FIELDS = ("type", "description", "status", "stale_after", "sources")
-PAGE_COLUMNS: dict[str, str] = {
-    "path": "string",
-    "slug": "string",
-    "type": "string",
-    "description": "string",
-    "status": "string",
-    "stale_after": "string",
-    "sources": "object",
-    "title": "string",
-    "linked": "bool",
-    "problems": "string",
-    "body": "string",
-    "size": "Int64",
-    "created_at": "datetime64[ms, UTC]",
-    "updated_at": "datetime64[ms, UTC]",
-}
-LOG_COLUMNS: dict[str, str] = {
-    "position": "Int64",
-    "date": "datetime64[ms, UTC]",
-    "action": "string",
-    "title": "string",
-    "page": "string",
-    "body": "string",
-}
 
 _HEADING = re.compile(r"^##(?!#)\s*(.*?)\s*#*\s*$")
 _LOG_HEADING = re.compile(r"^\[(\d{4}-\d{2}-\d{2})\]\s*([A-Za-z_-]+)\s*(?:\|\s*(.*))?$")
@@ -233,7 +218,7 @@ def parse_log(text: str) -> pd.DataFrame:
     >>> log[["action", "page", "body"]].values.tolist()
     [['ingest', 'mind/a.md', '- first']]
     """
-    d: dict[str, list[Any]] = {c: [] for c in LOG_COLUMNS}
+    d: dict[str, list[Any]] = {c: [] for c in schema.MIND_LOG}
     cur: list[str] | None = None
     bodies: list[list[str]] = []
     fenced = False
@@ -260,8 +245,8 @@ def parse_log(text: str) -> pd.DataFrame:
         elif cur is not None:
             cur.append(line)
     d["body"] = ["\n".join(b).strip() for b in bodies]
-    df = pd.DataFrame({c: d[c] for c in LOG_COLUMNS})
-    for c, dt in LOG_COLUMNS.items():
+    df = pd.DataFrame({c: d[c] for c in schema.MIND_LOG})
+    for c, dt in schema.MIND_LOG.items():
         if dt.startswith("datetime"):
             df[c] = pd.to_datetime(df[c], utc=True).astype(dt)
         else:
@@ -269,25 +254,25 @@ def parse_log(text: str) -> pd.DataFrame:
     return df
 
 
-def _text_or_none(agent: AgentFile, path: str) -> str | None:
+def _text_or_none(src: AgentSource, path: str) -> str | None:
     try:
-        return agent.read_text(path)
+        return src.read_file(path).decode("utf-8", "replace")
     except AdfError:
         return None
 
 
-def read_mind(agent: AgentFile) -> Mind:
+def read_mind(src: AgentSource) -> Mind:
     """The body of :meth:`AgentFile.mind`."""
-    index_text = _text_or_none(agent, "mind.md") or ""
+    index_text = _text_or_none(src, "mind.md") or ""
     index = split_sections(index_text)
-    files = agent.files()
+    files = src.files()
     paths = files["path"].astype("string").fillna("")
     is_page = paths.str.startswith("mind/") & paths.str.endswith(".md") & (paths != "mind/log.md")
     meta = files[is_page.to_numpy(dtype=bool)].reset_index(drop=True)
     records: list[dict[str, Any]] = []
     extra: list[str] = []
     for p in meta["path"]:
-        text = agent.read_text(str(p))
+        text = src.read_file(str(p)).decode("utf-8", "replace")
         fm, body = parse_front_matter(text)
         problems = []
         if fm is None:
@@ -315,13 +300,14 @@ def read_mind(agent: AgentFile) -> Mind:
         records.append(rec)
     pages = pd.DataFrame(
         records,
-        columns=[c for c in PAGE_COLUMNS if c not in ("size", "created_at", "updated_at")] + extra,
+        columns=[c for c in schema.MIND_PAGES if c not in ("size", "created_at", "updated_at")]
+        + extra,
     )
     pages["size"] = meta["size"].astype("Int64").to_numpy()
     pages["created_at"] = meta["created_at"].to_numpy()
     pages["updated_at"] = meta["updated_at"].to_numpy()
-    pages = pages[list(PAGE_COLUMNS) + extra]
-    for c, dt in PAGE_COLUMNS.items():
+    pages = pages[list(schema.MIND_PAGES) + extra]
+    for c, dt in schema.MIND_PAGES.items():
         if dt == "object":
             pages[c] = pages[c].astype(object)
         elif dt.startswith("datetime"):
@@ -330,6 +316,507 @@ def read_mind(agent: AgentFile) -> Mind:
             pages[c] = pages[c].astype(dt)
     for c in extra:
         pages[c] = pages[c].astype("string")
-    log_text = _text_or_none(agent, "mind/log.md")
+    log_text = _text_or_none(src, "mind/log.md")
     log = parse_log(log_text or "")
     return Mind(index=index, pages=pages, log=log)
+
+
+# --- the mind over time -------------------------------------------------------------------
+
+
+# -- the mind --------------------------------------------------------------------------
+def mind_history(src: AgentSource) -> pd.DataFrame:
+    """Every version of ``mind.md`` and of each ``mind/<slug>.md`` page (``mind/log.md``
+    included) over the agent's lifetime. One row per version, per path in order.
+
+    Versions are rebuilt from the ``fs_write`` (modes ``write``, ``append``, ``edit``) and
+    ``fs_delete`` calls in :meth:`history` whose tool result reports success; whole-file
+    ``fs_read`` results, the mind as injected in ``system_prompt`` context rows (the
+    runtime's ``<injected_file path="mind.md">`` block), ``file`` audit rows (content of
+    deleted pages) and ``adf_files`` (the current content) fill in versions that no write
+    shows. An append or edit to a
+    version that is not known cannot be rebuilt forward; an append is rebuilt backward
+    from a later known version when no history gap lies between. Writes made outside tool
+    calls (code execution, the UI) are invisible here: a current file that differs from
+    the last rebuilt version gets its own ``adf_files`` row.
+
+    Columns (dtype):
+
+    - ``path`` (string), ``version`` (Int64: 0-based per path), ``seq`` (Int64: the
+      assistant row of the tool call, or the context row that showed it; NA for rows from
+      ``adf_files`` or a file audit), ``created_at`` (datetime64[ms, UTC])
+    - ``op`` (string: ``write``, ``append``, ``edit``, ``delete`` (the tool calls);
+      ``read`` (a whole-file ``fs_read`` showed a version not otherwise known),
+      ``injected`` (seen only in a system prompt), ``snapshot`` (a file audit's copy at
+      deletion), ``current`` (``adf_files`` now, when it is no rebuilt version))
+    - ``source`` (string: where the content comes from: ``fs_write``, ``fs_delete``,
+      ``fs_read``, ``system_prompt``, ``file_audit``, ``adf_files``, ``reversed_append``
+      (an append undone from a later known version)), ``rebuilt`` (bool: the content is
+      known exactly), ``content`` (string; NA when not rebuilt, and for a delete),
+      ``chars`` (Int64: JS length)
+    - ``current`` (bool: this is the content in ``adf_files`` now), ``note`` (string: why
+      a version could not be rebuilt, or a mismatch found)
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> mh = adfkit.open_adf("sample_agents/mind-keeper.adf").mind_history()
+    >>> bool((mh["path"] == "mind.md").any())
+    True
+    """
+    return src.memo.get(_MIND_HISTORY, lambda: _rebuild_mind(src)).copy(deep=False)
+
+
+def mind_at(src: AgentSource, seq: int) -> str | None:
+    """The ``mind.md`` the agent had in its system prompt at a model call (or loop row).
+
+    The runtime injects ``mind.md`` as a snapshot taken at session start and refreshed
+    only after a compaction, a clear or a restart (memory-management guide), so the best
+    evidence is the system prompt in force (:meth:`system_prompt_at`): the runtime's
+    ``<injected_file path="mind.md">`` block, else the longest rebuilt version of
+    ``mind.md`` found in it. When the prompt is lost or holds no known version, the rule is
+    applied to :meth:`mind_history`: the version in force at the last reset or restart
+    before the row. Returns None (with an :class:`adfkit.AdfWarning`) when that version
+    could not be rebuilt.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> agent = adfkit.open_adf("sample_agents/mind-keeper.adf")
+    >>> first_call = int(agent.history().query("kind == 'assistant'")["seq"].iloc[0])
+    >>> agent.mind_at(first_call).startswith("# Mind")
+    True
+    """
+    seq = int(seq)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AdfWarning)
+        found = prompt_row(src, seq)
+    versions = mind_history(src)
+    mind = versions[(versions["path"] == "mind.md") & versions["rebuilt"]]
+    if found is not None:
+        prompt = found[1]
+        m = _INJECTED_RE.search(prompt)
+        if m:
+            return m.group(1)
+        best = None
+        for content in mind["content"].dropna().unique().tolist():
+            if content and content in prompt and (best is None or len(content) > len(best)):
+                best = content
+        if best is not None:
+            return str(best)
+        warnings.warn(
+            f"{src.path}: the system prompt in force at seq {seq} (seq {found[0]}) shows no "
+            "known version of mind.md; using the session-start snapshot rule instead",
+            AdfWarning,
+            stacklevel=2,
+        )
+    # The snapshot rule over the rebuilt versions.
+    point = 0
+    for r, _, _ in resets(src):
+        if r <= seq:
+            point = max(point, r)
+    for r in restarts(src):
+        if r <= seq:
+            point = max(point, r)
+    allv = versions[(versions["path"] == "mind.md") & versions["seq"].notna()]
+    before = allv[allv["seq"] < max(point, 1)]
+    if not len(before):
+        warnings.warn(
+            f"{src.path}: no version of mind.md is known before seq {seq}",
+            AdfWarning,
+            stacklevel=2,
+        )
+        return None
+    row = before.iloc[-1]
+    gap = gap_between(src, int(row["seq"]), max(point, int(row["seq"]) + 1))
+    if gap is not None:
+        warnings.warn(
+            f"{src.path}: the mind.md in force at seq {seq} is unknown: the last version "
+            f"seen (seq {int(row['seq'])}) precedes the history gap {gap[0]}..{gap[1]}, "
+            "where it may have been rewritten",
+            AdfWarning,
+            stacklevel=2,
+        )
+        return None
+    if not bool(row["rebuilt"]):
+        warnings.warn(
+            f"{src.path}: the mind.md in force at seq {seq} (version {int(row['version'])}, "
+            f"written at seq {row['seq']}) could not be rebuilt: {row['note']}",
+            AdfWarning,
+            stacklevel=2,
+        )
+        return None
+    return str(row["content"])
+
+
+#: The runtime wraps every injected file of the base prompt in this tag (ADF_FORMAT.md §11).
+_INJECTED_RE = re.compile(r'<injected_file path="mind\.md">\n(.*?)\n</injected_file>', re.S)
+
+
+def _is_mind_path(p: str) -> bool:
+    return p == "mind.md" or (p.startswith("mind/") and p.endswith(".md"))
+
+
+def _norm_path(p: Any) -> str:
+    s = str(p or "")
+    while s.startswith("./"):
+        s = s[2:]
+    return s.lstrip("/")
+
+
+def decode_file_audit(value: Any) -> tuple[str | None, str | None]:
+    """(path, text) of a ``file`` audit object; text None when not UTF-8 or not decodable."""
+    if not isinstance(value, dict):
+        return None, None
+    path = value.get("path")
+    b64 = value.get("content_base64")
+    if not isinstance(b64, str):
+        return (None if path is None else str(path)), None
+    try:
+        raw = base64.b64decode(b64, validate=False)
+        return (None if path is None else str(path)), raw.decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return (None if path is None else str(path)), None
+
+
+def _apply_edits(doc: str, edits: list[Any]) -> str | None:
+    """fs_write edit mode: each ``{old_text, new_text, replace_all}`` in order; None when one
+    would fail (not found, or not unique without ``replace_all``), as the tool's own rule."""
+    for e in edits:
+        if not isinstance(e, dict) or not isinstance(e.get("old_text"), str):
+            return None
+        old, new = e["old_text"], str(e.get("new_text") or "")
+        first = doc.find(old)
+        if not old or first < 0:
+            return None
+        if e.get("replace_all"):
+            doc = doc.replace(old, new)
+        elif doc.find(old, first + 1) >= 0:
+            return None
+        else:
+            doc = doc[:first] + new + doc[first + len(old) :]
+    return doc
+
+
+def _write_content(inp: dict[str, Any]) -> tuple[str | None, str | None]:
+    """(text written by a ``write``, note when it is not text)."""
+    content = inp.get("content")
+    if not isinstance(content, str):
+        return None, "write without text content"
+    if inp.get("encoding") == "base64":
+        try:
+            return base64.b64decode(content).decode("utf-8"), None
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return None, "binary content (base64), not text"
+    return content, None
+
+
+_OBSERVED = ("injected", "read", "snapshot")
+
+
+def _read_content(inp: dict[str, Any], result: str | None) -> str | None:
+    """The whole text an ``fs_read`` returned, or None (partial read, error, not JSON)."""
+    if inp.get("start_line") or inp.get("end_line") or not result:
+        return None
+    val = loads_or_none(result)
+    if isinstance(val, dict) and isinstance(content := val.get("content"), str):
+        return content
+    return None
+
+
+def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
+    """The body of :meth:`ContextMixin.mind_history`."""
+    h = src.history()
+    t_by_seq = dict(zip(h["seq"].tolist(), h["created_at"].tolist(), strict=True))
+    results = result_texts(src)
+    items: list[dict[str, Any]] = []
+    calls = tool_calls(src, history=True)
+    calls = calls[calls["tool_name"].isin(["fs_write", "fs_delete", "fs_read"])]
+    deletes: list[dict[str, Any]] = []
+    for n, r in enumerate(calls.itertuples(index=False)):
+        inp = loads_or_none(r.tool_input)
+        if not isinstance(inp, dict):
+            continue
+        path = _norm_path(inp.get("path"))
+        if not _is_mind_path(path) or (not pd.isna(r.is_error) and bool(r.is_error)):
+            continue
+        base = {"path": path, "seq": int(r.call_seq), "created_at": r.created_at}
+        if r.tool_name == "fs_read":
+            text = _read_content(inp, results.get(str(r.tool_use_id)))
+            if text is not None:
+                items.append(
+                    dict(base, at=r.call_seq + 0.5, n=n, op="read", source="fs_read", content=text)
+                )
+            continue
+        op = "delete" if r.tool_name == "fs_delete" else str(inp.get("mode") or "write")
+        it = dict(
+            base,
+            at=float(r.call_seq),
+            n=n,
+            op=op,
+            source=str(r.tool_name),
+            inp=inp,
+            note=None if r.matched else "its tool result is lost; assumed applied",
+            result_seq=None if pd.isna(r.result_seq) else int(r.result_seq),
+        )
+        items.append(it)
+        if op == "delete":
+            deletes.append(it)
+    # The mind as injected in system prompts (a snapshot taken at the last reset).
+    cb = context_blocks(src)
+    for r in cb[cb["category"] == "system_prompt"].itertuples(index=False):
+        m = _INJECTED_RE.search(str(r.text))
+        if m:
+            items.append(
+                {
+                    "path": "mind.md",
+                    "seq": int(r.seq),
+                    "created_at": r.created_at,
+                    "at": float(r.seq),
+                    "n": 0,
+                    "op": "injected",
+                    "source": "system_prompt",
+                    "content": m.group(1),
+                }
+            )
+    # Deleted pages kept by file audit rows: the content just before the deletion.
+    a = src.audit()
+    hs = h.sort_values("seq")
+    h_ms = np.array([(schema.to_ms(t) or 0) for t in hs["created_at"]], dtype="int64")
+    h_seq = hs["seq"].astype("int64").tolist()
+    fa = a[a["source"] == "file"]
+    for aid, t in zip(fa["id"], fa["created_at"], strict=True):
+        try:
+            value = src.decode_audit(int(aid))
+        except BlobError as exc:
+            warnings.warn(
+                f"{src.path}: {exc.detail}; skipped in mind_history()", AdfWarning, stacklevel=3
+            )
+            continue
+        raw_path, text = decode_file_audit(value)
+        path = _norm_path(raw_path)
+        if not _is_mind_path(path):
+            continue
+        t_ms = schema.to_ms(t) or 0
+        match = None
+        for d in deletes:
+            if (
+                d["path"] == path
+                and not d.get("audited")
+                and (schema.to_ms(d["created_at"]) or 0) <= t_ms
+            ):
+                match = d
+        snap = {
+            "path": path,
+            "seq": None,
+            "created_at": t,
+            "n": -1,
+            "op": "snapshot",
+            "source": "file_audit",
+            "content": text,
+            "note": "the copy the file audit kept at deletion" if text is not None else None,
+        }
+        if match is not None:
+            match["audited"] = True
+            items.append(dict(snap, at=match["at"], n=match["n"] - 0.5))
+            continue
+        k = int(np.searchsorted(h_ms, t_ms, "right")) - 1
+        at = (h_seq[k] if k >= 0 else 0) + 0.5
+        items.append(dict(snap, at=at))
+        items.append(
+            {
+                "path": path,
+                "seq": None,
+                "created_at": t,
+                "at": at,
+                "n": 0,
+                "op": "delete",
+                "source": "file_audit",
+                "inp": {},
+                "note": "deleted outside the loop's tool calls (or its call was lost)",
+            }
+        )
+    items.sort(key=lambda x: (x["at"], x["n"]))
+
+    gaps = src.history_gaps()
+    g = list(zip(gaps["start_seq"].astype("int64"), gaps["end_seq"].astype("int64"), strict=True))
+
+    def gap_in(lo: float, hi: float) -> bool:
+        return any(b > lo and a_ < hi for a_, b in g)
+
+    reset_points = [r for r, _, _ in resets(src)] + restarts(src)
+    per: dict[str, list[dict[str, Any]]] = {}
+    for it in items:
+        vs = per.setdefault(it["path"], [])
+        v = dict(it)
+        if v["op"] in _OBSERVED:
+            if v["content"] is None:
+                continue
+            if v["op"] == "injected":
+                # A snapshot older than a write made since the last reset shows nothing new.
+                start = max([r for r in reset_points if r <= v["seq"]], default=0)
+                if any(w["op"] not in _OBSERVED and start <= w["at"] < v["at"] for w in vs):
+                    continue
+            v["rebuilt"] = True
+        elif v["op"] == "write":
+            v["content"], why = _write_content(v["inp"])
+            v["rebuilt"] = v["content"] is not None
+            v["note"] = why or v.get("note")
+        else:  # append, edit: resolved below; delete: the state is known (no file)
+            v["content"] = None
+            v["rebuilt"] = v["op"] == "delete"
+        vs.append(v)
+
+    def resolve(vs: list[dict[str, Any]]) -> None:
+        for _ in range(len(vs) + 1):
+            changed = False
+            for i, v in enumerate(vs):  # forward through appends and edits
+                if v["rebuilt"] or v["op"] not in ("append", "edit"):
+                    continue
+                prev = vs[i - 1] if i else None
+                if prev is None or not prev["rebuilt"]:
+                    continue
+                base = "" if prev["op"] == "delete" else prev["content"]
+                if v["op"] == "append":
+                    v["content"] = base + str(v["inp"].get("content") or "")
+                else:
+                    edits = v["inp"].get("edits") or (
+                        [
+                            {
+                                "old_text": v["inp"].get("old_text"),
+                                "new_text": v["inp"].get("new_text", ""),
+                                "replace_all": v["inp"].get("replace_all"),
+                            }
+                        ]
+                        if v["inp"].get("old_text")
+                        else []
+                    )
+                    v["content"] = _apply_edits(base, edits)
+                    if v["content"] is None:
+                        v["note"] = (
+                            "the edit does not apply to the rebuilt previous version "
+                            "(it was changed outside tool calls)"
+                        )
+                        continue
+                v["rebuilt"], changed = True, True
+            for i in range(len(vs) - 1, 0, -1):  # backward
+                v, prev = vs[i], vs[i - 1]
+                if not v["rebuilt"] or prev["rebuilt"] or v["content"] is None:
+                    continue
+                if gap_in(prev["at"], v["at"]):
+                    continue
+                if v["op"] in _OBSERVED:
+                    prev.update(
+                        content=v["content"],
+                        rebuilt=True,
+                        source=v["source"],
+                        note=f"content seen later ({v['op']}, {v['source']})",
+                    )
+                    changed = True
+                elif v["op"] == "append":
+                    tail = str(v["inp"].get("content") or "")
+                    if v["content"].endswith(tail):
+                        prev.update(
+                            content=v["content"][: len(v["content"]) - len(tail)],
+                            rebuilt=True,
+                            source="reversed_append",
+                            note="rebuilt backward from the next version (an append)",
+                        )
+                        changed = True
+            if not changed:
+                break
+
+    for vs in per.values():
+        resolve(vs)
+    # The current content.
+    files = src.files()
+    for path, upd in zip(files["path"].tolist(), files["updated_at"].tolist(), strict=True):
+        p = _norm_path(path)
+        if not _is_mind_path(p):
+            continue
+        text = src.read_file(str(path)).decode("utf-8", "replace")
+        vs = per.setdefault(p, [])
+        last = vs[-1] if vs else None
+        if last is not None and last["rebuilt"] and last["op"] != "delete":
+            if last["content"] == text:
+                last["current"] = True
+                continue
+        elif (
+            last is not None and last["op"] in ("append", "edit") and _wrote_it(last, upd, t_by_seq)
+        ):
+            last.update(
+                content=text,
+                rebuilt=True,
+                source="adf_files",
+                current=True,
+                note="content from adf_files: the file was last written by this call",
+            )
+            resolve(vs)
+            continue
+        note = None
+        if last is None:
+            note = "written by no tool call in the history (seeded, written by code, or in a gap)"
+        elif last["op"] == "delete":
+            note = "re-created outside the loop's tool calls"
+        elif last["rebuilt"]:
+            note = "differs from the last rebuilt version: written outside tool calls"
+        else:
+            note = "the content now; the last version could not be rebuilt to compare"
+        vs.append(
+            {
+                "path": p,
+                "seq": None,
+                "created_at": upd,
+                "op": "current",
+                "source": "adf_files",
+                "content": text,
+                "rebuilt": True,
+                "current": True,
+                "note": note,
+            }
+        )
+    records: list[dict[str, Any]] = []
+    for path in sorted(per, key=lambda p: (p != "mind.md", p)):
+        kept: list[dict[str, Any]] = []
+        for v in per[path]:
+            # An observation that shows the version already known adds nothing.
+            if v["op"] in _OBSERVED and kept and kept[-1]["rebuilt"]:
+                if kept[-1]["content"] == v["content"] and kept[-1]["op"] != "delete":
+                    kept[-1]["current"] = kept[-1].get("current") or v.get("current")
+                    continue
+                if v["op"] == "injected" and any(k["content"] == v["content"] for k in kept):
+                    continue
+            kept.append(v)
+        for n, v in enumerate(kept):
+            c = v.get("content") if v["op"] != "delete" else None
+            note = v.get("note")
+            if not v["rebuilt"] and note is None:
+                note = (
+                    "its content never passed through a tool call: it builds on a version "
+                    "that could not be rebuilt"
+                )
+            records.append(
+                {
+                    "path": path,
+                    "version": n,
+                    "seq": v.get("seq"),
+                    "created_at": v.get("created_at"),
+                    "op": v["op"],
+                    "source": v["source"],
+                    "rebuilt": bool(v["rebuilt"]),
+                    "content": c,
+                    "chars": None if c is None else js_length(c),
+                    "current": bool(v.get("current", False)),
+                    "note": note,
+                }
+            )
+    return schema.frame(records, schema.MIND_HISTORY)
+
+
+def _wrote_it(v: dict[str, Any], updated: Any, t_by_seq: dict[int, Any]) -> bool:
+    """True when ``adf_files.updated_at`` falls between the call and its tool result."""
+    lo = schema.to_ms(v.get("created_at"))
+    rs = v.get("result_seq")
+    hi = schema.to_ms(t_by_seq.get(rs)) if rs is not None else None
+    u = schema.to_ms(updated)
+    return lo is not None and hi is not None and u is not None and lo <= u <= hi

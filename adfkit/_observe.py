@@ -52,27 +52,25 @@ the summary row, a ``user`` row), and neither ends a turn at ``sys_set_state`` (
 from __future__ import annotations
 
 import copy
-import decimal
 import json
-import math
 import os
-import re
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import schema
 from ._errors import AdfError, AdfWarning, BlobError
-from ._frames import parse_content
 from ._history import reappended_copies
-
-if TYPE_CHECKING:
-    from ._agent import AgentFile
-    from ._mind import Mind
+from ._js import base36, js_falsy, js_stringify, string_hash
+from ._loopframe import sort_display
+from ._opening import SourceLike, opened
+from ._rows import parse_content
+from ._source import AgentSource
 
 TaxonomyArg = Mapping[str, Any] | str | os.PathLike[str] | None
 
@@ -98,64 +96,6 @@ REFERENCE_TRIGGER_PREFIXES: tuple[tuple[str, str], ...] = (
     ("A file has been", "file_change"),
     ("[Loop Compacted", "compaction"),
 )
-
-TURN_COLUMNS: dict[str, str] = {
-    "turn": "Int64",
-    "start_seq": "Int64",
-    "end_seq": "Int64",
-    "n_rows": "Int64",
-    "start_at": "datetime64[ms, UTC]",
-    "trigger_kind": "string",
-    "n_calls": "Int64",
-    "n_world": "Int64",
-    "n_internal": "Int64",
-    "n_bookkeeping": "Int64",
-    "is_null_turn": "bool",
-    "tokens_in": "Int64",
-    "tokens_out": "Int64",
-    "epoch": "Int64",
-}
-CALL_COLUMNS: dict[str, str] = {
-    "turn": "Int64",
-    "seq": "Int64",
-    "block_index": "Int64",
-    "created_at": "datetime64[ms, UTC]",
-    "tool": "string",
-    "class": "string",
-    "signature": "string",
-    "input": "string",
-    "tool_use_id": "string",
-}
-SIGNATURE_COLUMNS: dict[str, str] = {
-    "signature": "string",
-    "tool": "string",
-    "count": "Int64",
-    "n_turns": "Int64",
-    "first_seq": "Int64",
-    "last_seq": "Int64",
-    "first_seen": "datetime64[ms, UTC]",
-    "last_seen": "datetime64[ms, UTC]",
-}
-STREAK_COLUMNS: dict[str, str] = {
-    "first_turn": "Int64",
-    "last_turn": "Int64",
-    "length": "Int64",
-    "start_seq": "Int64",
-    "end_seq": "Int64",
-    "start_at": "datetime64[ms, UTC]",
-    "current": "bool",
-}
-ANOMALY_COLUMNS: dict[str, str] = {
-    "check": "string",
-    "tripped": "bool",
-    "value": "Int64",
-    "threshold": "Int64",
-    "window_turns": "Int64",
-    "detail": "string",
-    "turns": "object",
-    "seqs": "object",
-    "signatures": "object",
-}
 
 
 # --- taxonomy -------------------------------------------------------------------------------
@@ -194,7 +134,8 @@ def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
     """
     if taxonomy is None:
         text = resources.files("adfkit").joinpath("data/taxonomy.json").read_text("utf-8")
-        return json.loads(text)
+        default: dict[str, Any] = json.loads(text)
+        return default
     if isinstance(taxonomy, str | os.PathLike):
         where = os.fspath(taxonomy)
         try:
@@ -218,7 +159,7 @@ def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
     for key in ("tools", "prefixes", "fs_write_paths", "thresholds"):
         if obj.get(key) is not None and not isinstance(obj[key], Mapping):
             raise TypeError(f"taxonomy[{key!r}] must be an object, got {type(obj[key]).__name__}")
-    return obj
+    return dict(obj)
 
 
 def thresholds_of(taxonomy: Mapping[str, Any]) -> dict[str, int]:
@@ -272,129 +213,6 @@ def classify_call(name: str, tool_input: Any, taxonomy: Mapping[str, Any]) -> st
 
 # --- signatures -----------------------------------------------------------------------------
 
-_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _js_number(x: float) -> str:
-    """JavaScript's ``Number.prototype.toString`` for a finite float."""
-    if x == 0:
-        return "0"
-    if x.is_integer() and abs(x) < 1e21:
-        return str(int(x))
-    sign = "-" if x < 0 else ""
-    # repr gives the shortest round-trip digits, as JavaScript does.
-    _, dig, exp = decimal.Decimal(repr(abs(x))).as_tuple()
-    digits = "".join(map(str, dig)).lstrip("0")
-    e = int(exp)
-    while len(digits) > 1 and digits.endswith("0"):
-        digits, e = digits[:-1], e + 1
-    k = len(digits)
-    n = k + e  # value = 0.<digits> * 10**n
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * (-n) + digits
-    e = n - 1
-    head = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{sign}{head}e{'+' if e > 0 else '-'}{abs(e)}"
-
-
-def _js_string(s: str) -> str:
-    out = json.dumps(s, ensure_ascii=False)
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-
-
-def js_stringify(value: Any) -> str:
-    """``JSON.stringify(value)`` as JavaScript writes it, for values parsed from JSON.
-
-    Compact separators, non-ASCII unescaped, integer-valued floats without ``.0``, JavaScript
-    number formatting, integer-like object keys first in ascending order (then the others in
-    insertion order), lone surrogates escaped.
-
-    Examples
-    --------
-    >>> from adfkit._observe import js_stringify
-    >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
-    '{"1":[true,null,1e-7],"2":"é","b":1}'
-    """
-    try:
-        return _js_stringify_rec(value)
-    except RecursionError:  # hostile input nested ~1000 deep: same text, explicit stack
-        return _js_stringify_deep(value)
-
-
-def _js_stringify_rec(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _js_number(value) if math.isfinite(value) else "null"
-    if isinstance(value, str):
-        return _js_string(value)
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(_js_stringify_rec(v) for v in value) + "]"
-    if isinstance(value, Mapping):
-        return (
-            "{"
-            + ",".join(f"{_js_string(k)}:{_js_stringify_rec(v)}" for k, v in _js_items(value))
-            + "}"
-        )
-    return _js_string(str(value))
-
-
-def _js_items(value: Mapping[Any, Any]) -> list[tuple[str, Any]]:
-    """An object's properties in JavaScript's order: integer-like keys first, ascending, then
-    the others in insertion order."""
-    items = {str(k): v for k, v in value.items()}
-    idx = sorted((k for k in items if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
-    rest = [k for k in items if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
-    return [(k, items[k]) for k in idx + rest]
-
-
-_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def _base36(n: int) -> str:
-    out = ""
-    while True:
-        n, r = divmod(n, 36)
-        out = _B36[r] + out
-        if not n:
-            return out
-
-
-def string_hash(s: str) -> int:
-    """``h = h * 31 + c (mod 2**32)`` over the UTF-16 code units of ``s`` (unsigned).
-
-    Examples
-    --------
-    >>> from adfkit._observe import string_hash
-    >>> string_hash("hello")  # Java's "hello".hashCode()
-    99162322
-    """
-    b = s.encode("utf-16-le", "surrogatepass")
-    h = 0
-    for u in memoryview(b).cast("H"):
-        h = (h * 31 + u) & 0xFFFFFFFF
-    return h
-
-
-def _falsy(x: Any) -> bool:
-    """JavaScript falsiness for JSON values ({} and [] are truthy)."""
-    if x is None or x is False:
-        return True
-    if isinstance(x, int | float) and not isinstance(x, bool):
-        return x == 0 or (isinstance(x, float) and math.isnan(x))
-    return isinstance(x, str) and x == ""
-
 
 def signature(name: str, tool_input: Any) -> str:
     """The analyzer's call signature: ``name + ":" + base36(hash)`` (ADF_FORMAT.md §8.2).
@@ -407,38 +225,8 @@ def signature(name: str, tool_input: Any) -> str:
     >>> signature("fs_read", {"path": "notes/todo.md"})
     'fs_read:1f1udza'
     """
-    inp = {} if _falsy(tool_input) else tool_input
-    return f"{name}:{_base36(string_hash(name + ' ' + js_stringify(inp)))}"
-
-
-def _js_stringify_deep(value: Any) -> str:
-    """:func:`js_stringify` with an explicit stack (for values nested too deep to recurse)."""
-    out: list[str] = []
-    stack: list[tuple[bool, Any]] = [(False, value)]
-    while stack:
-        literal, x = stack.pop()
-        if literal:
-            out.append(x)
-            continue
-        tasks: list[tuple[bool, Any]] = []
-        if isinstance(x, list | tuple):
-            tasks.append((True, "["))
-            for i, v in enumerate(x):
-                if i:
-                    tasks.append((True, ","))
-                tasks.append((False, v))
-            tasks.append((True, "]"))
-        elif isinstance(x, Mapping):
-            tasks.append((True, "{"))
-            for i, (k, v) in enumerate(_js_items(x)):
-                tasks.append((True, ("," if i else "") + _js_string(k) + ":"))
-                tasks.append((False, v))
-            tasks.append((True, "}"))
-        else:
-            out.append(_js_stringify_rec(x))
-            continue
-        stack.extend(reversed(tasks))
-    return "".join(out)
+    inp = {} if js_falsy(tool_input) else tool_input
+    return f"{name}:{base36(string_hash(name + ' ' + js_stringify(inp)))}"
 
 
 def reference_trigger_kind(text: str) -> str:
@@ -649,72 +437,41 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
     return turn_of, heads
 
 
-def _rows_for(source: Any, mode: str) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
-    """(rows in walk order, history for epochs or None, name) for an agent, path or frame."""
-    from ._agent import AgentFile
-    from ._frames import sort_display
+def _frame_rows(frame: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
+    """(rows in walk order, history for epochs or None, name) for a loop or history frame."""
+    if mode == "reference":
+        rows = frame.sort_values("seq", kind="stable")
+    else:
+        rows = sort_display(frame.drop_duplicates("seq", keep="first"))
+    return rows.reset_index(drop=True), frame if "epoch" in frame else None, ""
 
-    if isinstance(source, pd.DataFrame):
-        if mode == "reference":
-            rows = source.sort_values("seq", kind="stable")
-        else:
-            rows = sort_display(source.drop_duplicates("seq", keep="first"))
-        return rows.reset_index(drop=True), source if "epoch" in source else None, ""
-    if not isinstance(source, AgentFile):
-        raise TypeError(
-            f"observe() takes an AgentFile, a path or a loop DataFrame, got {type(source).__name__}"
-        )
-    agent = source
-    hist = agent.history()
+
+def _source_rows(src: AgentSource, mode: str) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+    """(rows in walk order, history, name) of a source: the history in display order, or, for
+    the reference segmentation, every archived and live row in seq order (copies kept)."""
+    hist = src.history()
     if mode == "smart":
-        return hist, hist, agent.name
+        return hist, hist, src.name
     frames = []
-    for aid in agent._loop_audit_ids():
+    a = src.audit()
+    for aid in a.loc[a["source"] == "loop", "id"]:
         try:
-            frames.append(agent._loop_blob(aid))
+            frames.append(src.archive(int(aid)))
         except BlobError as exc:
             warnings.warn(
-                f"{agent.path}: {exc.detail}; its rows are missing from the observation",
+                f"{src.path}: {exc.detail}; its rows are missing from the observation",
                 AdfWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
-    live = agent.loop()
+    live = src.loop()
     parts = [f for f in [*frames, live] if len(f)]
     rows = pd.concat(parts, ignore_index=True) if parts else live
     rows = rows.sort_values("seq", kind="stable").reset_index(drop=True)
-    return rows, hist, agent.name
-
-
-def _typed(data: dict[str, list[Any]], columns: dict[str, str]) -> pd.DataFrame:
-    out: dict[str, Any] = {}
-    for name, dtype in columns.items():
-        v = data[name]
-        if dtype.startswith("datetime"):
-            out[name] = (
-                pd.Series(pd.array(v, dtype="Int64"))
-                .pipe(lambda s: pd.to_datetime(s.astype("float64"), unit="ms", utc=True))
-                .astype("datetime64[ms, UTC]")
-            )
-        elif dtype == "object":
-            s = pd.Series([None] * len(v), dtype=object)
-            for i, x in enumerate(v):
-                s.iloc[i] = x
-            out[name] = s
-        elif dtype == "bool":
-            out[name] = np.array(v, dtype=bool)
-        else:
-            out[name] = pd.array(v, dtype=dtype)
-    return pd.DataFrame(out, columns=list(columns))
-
-
-def _ms(ts: Any) -> int | None:
-    if ts is None or pd.isna(ts):
-        return None
-    return int(pd.Timestamp(ts).value // 1_000_000)
+    return rows, hist, src.name
 
 
 def observe(
-    agent: AgentFile | str | os.PathLike[str] | pd.DataFrame,
+    agent: SourceLike | pd.DataFrame,
     *,
     taxonomy: TaxonomyArg = None,
     segmentation: str = "smart",
@@ -762,13 +519,12 @@ def observe(
     if segmentation not in SEGMENTATIONS:
         raise ValueError(f"segmentation must be one of {list(SEGMENTATIONS)}, got {segmentation!r}")
     tax = load_taxonomy(taxonomy)
-    if isinstance(agent, str | os.PathLike):
-        from ._agent import open_adf
-
-        with open_adf(agent) as handle:
-            return observe(handle, taxonomy=tax, segmentation=segmentation)
-    rows, hist, name = _rows_for(agent, segmentation)
-    return _observe_rows(rows, hist, tax, segmentation, name)
+    if isinstance(agent, pd.DataFrame):
+        rows, hist, name = _frame_rows(agent, segmentation)
+        return _observe_rows(rows, hist, tax, segmentation, name)
+    with opened(agent) as src:
+        rows, hist, name = _source_rows(src, segmentation)
+        return _observe_rows(rows, hist, tax, segmentation, name)
 
 
 def _observe_rows(
@@ -785,7 +541,7 @@ def _observe_rows(
     new_id = np.cumsum(counted) - 1
     role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
     seqs = rows["seq"].to_numpy(dtype="int64")
-    created = [_ms(x) for x in rows["created_at"]]
+    created = [schema.to_ms(x) for x in rows["created_at"]]
     tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
     tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
     tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
@@ -807,7 +563,7 @@ def _observe_rows(
     }
     n_rows = [0] * nt
     end_seq = [0] * nt
-    calls: dict[str, list[Any]] = {c: [] for c in CALL_COLUMNS}
+    calls: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_CALLS}
     for i in range(len(rows)):
         t = turn_of[i]
         if t < 0 or not counted[t]:
@@ -839,11 +595,11 @@ def _observe_rows(
             calls["tool"].append(nm)
             calls["class"].append(cls)
             calls["signature"].append(signature(nm, inp))
-            calls["input"].append(js_stringify({} if _falsy(inp) else inp))
+            calls["input"].append(js_stringify({} if js_falsy(inp) else inp))
             uid = b.get("id")
             calls["tool_use_id"].append(None if uid is None else str(uid))
 
-    turns_d: dict[str, list[Any]] = {c: [] for c in TURN_COLUMNS}
+    turns_d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_TURNS}
     for h, ok in zip(heads, counted, strict=True):
         if not ok:
             continue
@@ -861,8 +617,8 @@ def _observe_rows(
         )
         e = epochs.get(h["seq"], -1)
         turns_d["epoch"].append(None if e < 0 else e)
-    turns = _typed(turns_d, TURN_COLUMNS)
-    calls_df = _typed(calls, CALL_COLUMNS)
+    turns = schema.frame(turns_d, schema.OBSERVE_TURNS)
+    calls_df = schema.frame(calls, schema.OBSERVE_CALLS)
     sigs = _signatures(calls_df)
     streaks = _streaks(turns)
     anomalies = _anomalies(turns, calls_df, sigs, thr)
@@ -881,7 +637,7 @@ def _observe_rows(
 
 def _signatures(calls: pd.DataFrame) -> pd.DataFrame:
     if not len(calls):
-        return _typed({c: [] for c in SIGNATURE_COLUMNS}, SIGNATURE_COLUMNS)
+        return schema.frame({c: [] for c in schema.OBSERVE_SIGNATURES}, schema.OBSERVE_SIGNATURES)
     g = calls.groupby("signature", sort=False)
     df = pd.DataFrame(
         {
@@ -897,13 +653,13 @@ def _signatures(calls: pd.DataFrame) -> pd.DataFrame:
     ).reset_index(drop=True)
     df = df.sort_values(["count", "first_seq"], ascending=[False, True], kind="stable")
     df = df.reset_index(drop=True)
-    for c, dt in SIGNATURE_COLUMNS.items():
+    for c, dt in schema.OBSERVE_SIGNATURES.items():
         df[c] = df[c].astype(dt)
     return df
 
 
 def _streaks(turns: pd.DataFrame) -> pd.DataFrame:
-    d: dict[str, list[Any]] = {c: [] for c in STREAK_COLUMNS}
+    d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_STREAKS}
     null = turns["is_null_turn"].to_numpy(dtype=bool)
     n = len(null)
     i = 0
@@ -919,20 +675,20 @@ def _streaks(turns: pd.DataFrame) -> pd.DataFrame:
         d["length"].append(j - i + 1)
         d["start_seq"].append(int(turns["start_seq"].iloc[i]))
         d["end_seq"].append(int(turns["end_seq"].iloc[j]))
-        d["start_at"].append(_ms(turns["start_at"].iloc[i]))
+        d["start_at"].append(schema.to_ms(turns["start_at"].iloc[i]))
         d["current"].append(j == n - 1)
         i = j + 1
-    return _typed(d, STREAK_COLUMNS)
+    return schema.frame(d, schema.OBSERVE_STREAKS)
 
 
 def _anomalies(
     turns: pd.DataFrame, calls: pd.DataFrame, sigs: pd.DataFrame, thr: dict[str, int]
 ) -> pd.DataFrame:
-    d: dict[str, list[Any]] = {c: [] for c in ANOMALY_COLUMNS}
+    d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_ANOMALIES}
 
     def add(check, tripped, value, threshold, window, detail, t=(), s=(), g=()):
         for c, v in zip(
-            ANOMALY_COLUMNS,
+            schema.OBSERVE_ANOMALIES,
             (check, tripped, value, threshold, window, detail, tuple(t), tuple(s), tuple(g)),
             strict=True,
         ):
@@ -1004,56 +760,7 @@ def _anomalies(
         window["turn"].astype(int).tolist() if hit else (),
         window["start_seq"].astype(int).tolist() if hit else (),
     )
-    return _typed(d, ANOMALY_COLUMNS)
+    return schema.frame(d, schema.OBSERVE_ANOMALIES)
 
 
 # --- AgentFile methods ----------------------------------------------------------------------
-
-
-class ObserveMixin:
-    """Mixed into :class:`adfkit.AgentFile`: ``observe()``, ``integrity()``, ``mind()``."""
-
-    def observe(  # type: ignore[misc]
-        self: AgentFile, *, taxonomy: TaxonomyArg = None, segmentation: str = "smart"
-    ) -> Observation:
-        """Self-observation metrics of this agent; same as ``adfkit.observe(self, ...)``.
-
-        Examples
-        --------
-        >>> import adfkit
-        >>> obs = adfkit.open_adf("sample_agents/clean.adf").observe()
-        >>> obs.flagged.empty
-        True
-        """
-        return observe(self, taxonomy=taxonomy, segmentation=segmentation)
-
-    def integrity(self: AgentFile) -> pd.DataFrame:  # type: ignore[misc]
-        """Consistency checks of the file's history. One row per finding, worst first.
-
-        See :func:`adfkit._integrity.integrity` for the checks and severities.
-
-        Examples
-        --------
-        >>> import adfkit
-        >>> adfkit.open_adf("sample_agents/clean.adf").integrity().empty
-        True
-        """
-        from ._integrity import integrity
-
-        return integrity(self)
-
-    def mind(self: AgentFile) -> Mind:  # type: ignore[misc]
-        """The agent's mind as data: ``mind.md`` sections, ``mind/<slug>.md`` pages, the log.
-
-        See :class:`adfkit._mind.Mind`.
-
-        Examples
-        --------
-        >>> import adfkit
-        >>> m = adfkit.open_adf("sample_agents/mind-keeper.adf").mind()
-        >>> sorted(m.pages["slug"])
-        ['frost-watch', 'grafting', 'growers', 'open-threads']
-        """
-        from ._mind import read_mind
-
-        return read_mind(self)

@@ -35,17 +35,18 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 import pandas as pd
 
 from ._agent import AgentFile, open_adf
 from ._open import refuse_beside_input
-from ._tokens import load_prices, turns_frame, usage_frame
+from ._usage import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PLOTS",
@@ -58,11 +59,11 @@ __all__ = [
     "turn_spend",
 ]
 
-AgentLike = AgentFile | str | os.PathLike[str]
-Data = AgentLike | pd.DataFrame
+AgentLike: TypeAlias = AgentFile | str | os.PathLike[str]
+Data: TypeAlias = AgentLike | pd.DataFrame
 
 #: Style applied while a plot is drawn (restored afterwards).
-STYLE: dict[str, Any] = {
+STYLE: dict[Any, Any] = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "axes.titlesize": 12,
@@ -126,6 +127,13 @@ def _agent(data: AgentLike) -> Iterator[AgentFile]:
         yield agent
 
 
+def figure_of(ax: Axes) -> Figure:
+    """The top-level figure an Axes is drawn on."""
+    fig = ax.get_figure(root=True)
+    assert fig is not None, "an Axes drawn by adfkit always has a figure"
+    return fig
+
+
 def _is_agent_like(data: Any) -> bool:
     return isinstance(data, AgentFile | str | os.PathLike)
 
@@ -178,7 +186,8 @@ def _int_axis(ax: Axes) -> None:
 
 def _times(s: pd.Series) -> np.ndarray:
     """UTC datetimes as naive datetime64 (what matplotlib's date axis plots)."""
-    return s.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ms]")
+    out: np.ndarray = s.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ms]")
+    return out
 
 
 def _gid(container: Any, gid: str) -> None:
@@ -213,7 +222,7 @@ def close(ax: Axes) -> None:
     """
     import matplotlib.pyplot as plt
 
-    plt.close(ax.figure)
+    plt.close(figure_of(ax))
 
 
 def _mark_events(ax: Axes, marks: list[Any], *, gid: str, label: str, ls: Any) -> None:
@@ -295,18 +304,18 @@ def _compaction_positions(
         if times is not None and "created_at" in ev.columns
         else None
     )
-    for i, b in enumerate(bounds):
+    for e_i, b in enumerate(bounds):
         if np.isnan(b):
             continue
         k = int(np.searchsorted(seqs, b, side="right"))  # calls at or before the boundary
         if times is None:
             out.append(k + 0.5)
-        elif ev_times is not None and not np.isnat(ev_times[i]):
-            out.append(ev_times[i])  # the event's own time (its summary row)
+        elif ev_times is not None and not np.isnat(ev_times[e_i]):
+            out.append(ev_times[e_i])  # the event's own time (its summary row)
         else:
             lo = times[k - 1] if k > 0 else (times[0] if len(times) else None)
             hi = times[k] if k < len(times) else lo
-            if lo is None or np.isnat(lo) or np.isnat(hi):
+            if lo is None or hi is None or np.isnat(lo) or np.isnat(hi):
                 continue
             out.append(lo + (hi - lo) / 2)
     return out
@@ -368,7 +377,7 @@ def context_sawtooth(
         raise ValueError(f"x must be one of ['call', 'time'], got {x!r}")
     name = None
     if _is_agent_like(data):
-        with _agent(data) as agent:  # type: ignore[arg-type]
+        with _agent(data) as agent:
             calls = agent.replay()
             if events is None:
                 events = agent.events()
@@ -388,7 +397,7 @@ def context_sawtooth(
                 threshold = agent.compact_threshold()
             name = agent.name
     else:
-        calls = data  # type: ignore[assignment]
+        calls = data
     _need(calls, ["seq"] + (["created_at"] if x == "time" else []), "context_sawtooth")
     calls = calls.sort_values("seq", kind="stable").reset_index(drop=True)
     with _drawing(ax) as ax:
@@ -469,10 +478,10 @@ def context_sawtooth(
 
 def _usage_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
-        with _agent(data) as agent:  # type: ignore[arg-type]
+        with _agent(data) as agent:
             u, _, _ = usage_frame(agent.history(), load_prices())
             return u, agent.name
-    return data, None  # type: ignore[return-value]
+    return data, None
 
 
 def token_growth(
@@ -573,11 +582,11 @@ def token_growth(
 
 def _turns_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
-        with _agent(data) as agent:  # type: ignore[arg-type]
+        with _agent(data) as agent:
             h = agent.history()
             u, _, _ = usage_frame(h, load_prices())
             return turns_frame(h, u), agent.name
-    df: pd.DataFrame = data  # type: ignore[assignment]
+    df: pd.DataFrame = data
     if "turn" in df.columns:
         return df, None
     if "kind" in df.columns:  # a history frame
@@ -700,11 +709,11 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
     """
     name = None
     if _is_agent_like(data):
-        with _agent(data) as agent:  # type: ignore[arg-type]
+        with _agent(data) as agent:
             comp = agent.compactions()
             name = agent.name
     else:
-        comp = data  # type: ignore[assignment]
+        comp = data
     if "event" in comp.columns:  # compactions() also lists clears
         comp = comp[comp["event"].astype("string") == "compaction"].reset_index(drop=True)
     with _drawing(ax) as ax:
@@ -825,13 +834,13 @@ def context_composition(
     """
     name = None
     if _is_agent_like(data):
-        with _agent(data) as agent:  # type: ignore[arg-type]
+        with _agent(data) as agent:
             comp = agent.composition()
             if events is None:
                 events = agent.events()
             name = agent.name
     else:
-        comp = data  # type: ignore[assignment]
+        comp = data
     _need(comp, ["seq"], "context_composition")
     parts = [c for c in COMPOSITION_PARTS if c in comp.columns]
     if not parts:
@@ -863,7 +872,7 @@ def context_composition(
         marks = _compaction_positions(comp, events, "call")
         for i, pos in enumerate(marks):
             ax.axvline(
-                pos,  # type: ignore[arg-type]
+                float(pos),
                 color=C_COMPACTION,
                 lw=0.9,
                 ls=":",
@@ -939,8 +948,8 @@ def save_all(
             ax = PLOTS[kind](a)
             try:
                 path = out_dir / f"{stem}-{kind}.png"
-                ax.figure.savefig(path, dpi=dpi)
+                figure_of(ax).savefig(path, dpi=dpi)
                 written.append(path)
             finally:
-                plt.close(ax.figure)
+                plt.close(figure_of(ax))
     return written

@@ -36,8 +36,9 @@ import orjson
 import pandas as pd
 
 from ._errors import AdfError
-from ._frames import parse_content
 from ._html import escape as _escape
+from ._rows import parse_content
+from ._tables import blocks_frame, tool_calls_frame
 
 if TYPE_CHECKING:
     from ._agent import AgentFile
@@ -169,11 +170,11 @@ def _tokens_txt(row: Mapping[str, Any]) -> str:
     parts = []
     for key, label in (("tokens_input", "in"), ("tokens_output", "out")):
         v = row.get(key)
-        if not _na(v):
+        if v is not None and not _na(v):
             parts.append(f"{label} {int(v):,}")
     if not parts:
         v = row.get("tokens_total")
-        if not _na(v):
+        if v is not None and not _na(v):
             parts.append(f"total {int(v):,}")
     return " / ".join(parts)
 
@@ -486,8 +487,6 @@ class LoopBrowser(_Shown):
             if self._agent is not None and self.scope.value in ("loop", "history"):
                 st["calls"] = self._agent.tool_calls(history=self.scope.value == "history")
             else:
-                from ._tables import blocks_frame, tool_calls_frame
-
                 st["calls"] = tool_calls_frame(blocks_frame(st["frame"]), st["frame"])
         return st["calls"]
 
@@ -514,7 +513,8 @@ class LoopBrowser(_Shown):
                     .to_numpy(dtype=bool)
                 )
             st["masks"][key] = np.asarray(m, dtype=bool)
-        return st["masks"][key]
+        mask: np.ndarray = st["masks"][key]
+        return mask
 
     @property
     def matches(self) -> np.ndarray:
@@ -623,7 +623,9 @@ class AuditExplorer(_Shown):
         self._agent = agent
         self.max_rows = int(max_rows)
         self.audit = agent.audit()
-        opts = [(self._label(r), int(r["id"])) for r in self.audit.to_dict("records")]
+        opts: list[tuple[str, int | None]] = [
+            (self._label(r), int(r["id"])) for r in self.audit.to_dict("records")
+        ]
         self.select = w.Dropdown(
             options=opts or [("(no audit rows)", None)],
             value=opts[0][1] if opts else None,

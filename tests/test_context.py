@@ -12,8 +12,7 @@ import pytest
 from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import runtime_fixture, sample
 
-from adfkit import AdfError, AdfWarning, open_adf
-from adfkit._context import COMPOSITION_COLUMNS, CONFIG_COLUMNS, CONTEXT_COLUMNS
+from adfkit import AdfError, AdfWarning, open_adf, schema
 
 SP1 = "You are A.\nRule one."
 SP2 = "You are A.\nRule one.\nRule two."
@@ -89,8 +88,8 @@ def ctx_file(tmp_path):
 def test_context_blocks_columns_and_dtypes(ctx_file):
     """The frame has the documented columns and dtypes, one row per context entry."""
     cb = open_adf(ctx_file).context_blocks()
-    assert list(cb.columns) == list(CONTEXT_COLUMNS)
-    assert {c: str(cb[c].dtype) for c in cb.columns} == CONTEXT_COLUMNS
+    assert list(cb.columns) == list(schema.CONTEXT_BLOCKS)
+    assert {c: str(cb[c].dtype) for c in cb.columns} == schema.CONTEXT_BLOCKS
     assert cb["seq"].tolist() == [2, 3, 6, 7, 8, 11, 12, 15, 18, 22]
 
 
@@ -186,7 +185,7 @@ def test_system_prompt_lost_to_gap(tmp_path):
 def test_composition_of_each_call(ctx_file):
     """Token parts of every call, computed here from the texts with the runtime's estimator."""
     comp = open_adf(ctx_file).composition()
-    assert {c: str(comp[c].dtype) for c in comp.columns} == COMPOSITION_COLUMNS
+    assert {c: str(comp[c].dtype) for c in comp.columns} == schema.COMPOSITION
     comp = comp.set_index("seq")
     assert comp.index.tolist() == [4, 9, 13, 16, 19, 20, 23]
 
@@ -268,8 +267,8 @@ def test_composition_keeps_a_preserved_tail(tmp_path):
 def test_config_changes_hand_built(ctx_file):
     """A call matched to its approval task, and a task whose call was lost."""
     ch = open_adf(ctx_file).config_changes()
-    assert list(ch.columns) == list(CONFIG_COLUMNS)
-    assert {c: str(ch[c].dtype) for c in ch.columns} == CONFIG_COLUMNS
+    assert list(ch.columns) == list(schema.CONFIG_CHANGES)
+    assert {c: str(ch[c].dtype) for c in ch.columns} == schema.CONFIG_CHANGES
     assert len(ch) == 2
     lost, call = ch.iloc[0], ch.iloc[1]
     assert lost["source"] == "task" and pd.isna(lost["seq"])

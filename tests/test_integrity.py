@@ -12,8 +12,8 @@ from adfbuild import BASE_MS, blob_element, build, result, row, text, use
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit import _audit
-from adfkit._integrity import INTEGRITY_COLUMNS, ranges
+from adfkit import _blobs, schema
+from adfkit._history import ranges
 
 LOOP = [
     row(1, "user", text("hello")),
@@ -38,7 +38,7 @@ def test_clean_file_gives_empty_frame_with_columns(tmp_path):
     f = build(tmp_path / "ok.adf", loop=LOOP[2:], audit=[{"source": "loop", "rows": LOOP[:2]}])
     rep = _report(f)
     assert rep.empty
-    assert list(rep.columns) == list(INTEGRITY_COLUMNS)
+    assert list(rep.columns) == list(schema.INTEGRITY)
     assert str(rep["severity"].dtype) == "category"
     assert list(rep["severity"].cat.categories) == ["info", "warning", "error"]
 
@@ -240,7 +240,7 @@ def test_each_blob_is_decompressed_once(tmp_path, monkeypatch):
         highest_seq=9,
     )
     calls = []
-    real = _audit.decompress
+    real = _blobs.decompress
 
     def counting(data, **kw):
         calls.append(kw.get("audit_id"))
@@ -248,7 +248,7 @@ def test_each_blob_is_decompressed_once(tmp_path, monkeypatch):
 
     agent = adfkit.open_adf(f)
     agent.history()
-    monkeypatch.setattr(_audit, "decompress", counting)
+    monkeypatch.setattr(_blobs, "decompress", counting)
     agent.integrity()
     assert sorted(calls) == [1, 2]
     agent.integrity()  # cached on the handle

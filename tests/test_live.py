@@ -55,7 +55,7 @@ def test_read_while_a_writer_appends(tmp_path):
                 time.sleep(0.01)
                 continue
             with adfkit.open_adf(f) as agent:
-                assert agent._src.mode == "ro"
+                assert agent.info()["open_mode"] == "ro"
                 loop = agent.loop()
             assert loop["seq"].is_unique and loop["seq"].is_monotonic_increasing
             seen.append(len(loop))

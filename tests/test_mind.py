@@ -8,8 +8,8 @@ from adfbuild import build, row, text
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit import synth
-from adfkit._mind import LOG_COLUMNS, PAGE_COLUMNS, Mind, parse_front_matter, split_sections
+from adfkit import Mind, schema, synth
+from adfkit._mind import parse_front_matter, split_sections
 
 INDEX = """# Mind
 
@@ -135,11 +135,11 @@ def test_pages_with_front_matter(mind_file):
 
 def test_columns_and_dtypes(mind_file):
     m = adfkit.open_adf(mind_file).mind()
-    assert list(m.pages.columns) == [*PAGE_COLUMNS, "owner"]
-    for c, dt in PAGE_COLUMNS.items():
+    assert list(m.pages.columns) == [*schema.MIND_PAGES, "owner"]
+    for c, dt in schema.MIND_PAGES.items():
         assert str(m.pages[c].dtype) == dt, c
-    assert list(m.log.columns) == list(LOG_COLUMNS)
-    for c, dt in LOG_COLUMNS.items():
+    assert list(m.log.columns) == list(schema.MIND_LOG)
+    for c, dt in schema.MIND_LOG.items():
         assert str(m.log[c].dtype) == dt, c
 
 
@@ -168,8 +168,8 @@ def test_log_timeline(mind_file):
 def test_missing_or_empty_mind(tmp_path, files):
     m = adfkit.open_adf(build(tmp_path / "e.adf", files=files)).mind()
     assert m.index == {"Always": "", "Pages": "", "Rules": ""}
-    assert m.pages.empty and list(m.pages.columns) == list(PAGE_COLUMNS)
-    assert m.log.empty and list(m.log.columns) == list(LOG_COLUMNS)
+    assert m.pages.empty and list(m.pages.columns) == list(schema.MIND_PAGES)
+    assert m.log.empty and list(m.log.columns) == list(schema.MIND_LOG)
     assert repr(m) == "<Mind: index sections none; 0 page(s); 0 log entries>"
 
 

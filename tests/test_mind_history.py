@@ -13,8 +13,7 @@ import pytest
 from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import runtime_fixture, sample
 
-from adfkit import AdfWarning, open_adf
-from adfkit._context import MIND_COLUMNS
+from adfkit import AdfWarning, open_adf, schema
 
 TOK = {"input": 100, "output": 5}
 STARTUP = "Agent started. Review your mind for context and take any startup actions."
@@ -122,7 +121,7 @@ def _versions(mh: pd.DataFrame, path: str) -> list[tuple]:
 def test_mind_history_columns(mind_file):
     """The frame has the documented columns and dtypes; notes/ files are not part of the mind."""
     mh = open_adf(mind_file).mind_history()
-    assert {c: str(mh[c].dtype) for c in mh.columns} == MIND_COLUMNS
+    assert {c: str(mh[c].dtype) for c in mh.columns} == schema.MIND_HISTORY
     assert set(mh["path"]) == {"mind.md", "mind/log.md", "mind/gone.md"}
 
 

@@ -15,20 +15,9 @@ from adfbuild import build, result, row, text, use
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit._observe import (
-    ANOMALY_COLUMNS,
-    CALL_COLUMNS,
-    SIGNATURE_COLUMNS,
-    STREAK_COLUMNS,
-    TURN_COLUMNS,
-    Observation,
-    classify_call,
-    js_stringify,
-    load_taxonomy,
-    observe,
-    signature,
-    string_hash,
-)
+from adfkit import Observation, load_taxonomy, observe, schema, signature
+from adfkit._js import js_stringify, string_hash
+from adfkit._observe import classify_call
 
 CTX = "[Context: system_prompt] You are a test agent."
 DYN = "[Context: dynamic_instructions] [Inbox: 1 unread] Use msg_read."
@@ -125,11 +114,11 @@ def test_smart_segmentation_ignores_context_rows(base_file):
 def test_frames_have_documented_columns_and_dtypes(base_file):
     obs = observe(adfkit.open_adf(base_file))
     for frame, cols in (
-        (obs.turns, TURN_COLUMNS),
-        (obs.calls, CALL_COLUMNS),
-        (obs.signatures, SIGNATURE_COLUMNS),
-        (obs.streaks, STREAK_COLUMNS),
-        (obs.anomalies, ANOMALY_COLUMNS),
+        (obs.turns, schema.OBSERVE_TURNS),
+        (obs.calls, schema.OBSERVE_CALLS),
+        (obs.signatures, schema.OBSERVE_SIGNATURES),
+        (obs.streaks, schema.OBSERVE_STREAKS),
+        (obs.anomalies, schema.OBSERVE_ANOMALIES),
     ):
         assert list(frame.columns) == list(cols)
         for c, dt in cols.items():
@@ -486,7 +475,7 @@ def test_observe_accepts_path_and_frame_and_rejects_bad_mode(base_file):
     assert by_frame.name == "" and by_path.name == "base"
     with pytest.raises(ValueError, match=r"segmentation must be one of \['smart', 'reference'\]"):
         observe(base_file, segmentation="clever")
-    with pytest.raises(TypeError, match="observe\\(\\) takes"):
+    with pytest.raises(TypeError, match="expected an AgentFile, an agent source or a path"):
         observe(42)
 
 

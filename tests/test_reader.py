@@ -13,7 +13,7 @@ from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import RUNTIME_FIXTURES, fingerprint, runtime_fixture
 
 import adfkit
-from adfkit._frames import LOOP_COLUMNS
+from adfkit import schema
 
 # A turn: trigger, context, assistant with two calls, results, summary-with-tail, reply.
 TURN = [
@@ -55,8 +55,8 @@ def turn_file(tmp_path):
 def test_loop_columns_and_dtypes(turn_file):
     """loop() has the documented columns, in order, with the documented dtypes."""
     loop = adfkit.open_adf(turn_file).loop()
-    assert list(loop.columns) == list(LOOP_COLUMNS)
-    for col, dtype in LOOP_COLUMNS.items():
+    assert list(loop.columns) == list(schema.LOOP)
+    for col, dtype in schema.LOOP.items():
         assert str(loop[col].dtype) == dtype, col
 
 
@@ -201,7 +201,7 @@ def test_decode_audit_sources(tmp_path):
     )
     agent = adfkit.open_adf(f)
     loop_rows = agent.decode_audit(1)
-    assert list(loop_rows.columns) == list(LOOP_COLUMNS)
+    assert list(loop_rows.columns) == list(schema.LOOP)
     assert loop_rows["seq"].tolist() == [1, 2] and set(loop_rows["origin"]) == {"audit"}
     assert agent.decode_audit(2) == msg
     assert agent.decode_audit(3)["path"] == "s.txt"
@@ -242,7 +242,7 @@ def test_older_layout_v27(tmp_path):
     agent = adfkit.open_adf(f)
     assert agent.schema_version == 27
     loop = agent.loop()
-    assert list(loop.columns) == list(LOOP_COLUMNS) and loop["ord"].isna().all()
+    assert list(loop.columns) == list(schema.LOOP) and loop["ord"].isna().all()
     assert loop["tokens_total"].tolist()[1] == 55
     a = agent.audit()
     assert a["start_seq"].isna().all()
@@ -339,7 +339,7 @@ def test_full_use_changes_nothing_wal_file_without_sidecars(tmp_path):
     before = fingerprint(folder)
     mtime = f.stat().st_mtime_ns
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "immutable"
+        assert agent.info()["open_mode"] == "immutable"
         _use_everything(agent)
     assert fingerprint(folder) == before and f.stat().st_mtime_ns == mtime
 

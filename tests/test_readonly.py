@@ -25,7 +25,7 @@ from conftest import RUNTIME_FIXTURES, fingerprint, runtime_fixture
 from test_hostile import exercise
 
 import adfkit
-from adfkit import cli
+from adfkit import _cli_info, cli
 
 BASE = [row(1, "user", text("checkpointed")), row(2, "assistant", text("also in the main file"))]
 
@@ -89,7 +89,7 @@ def test_h09_uncheckpointed_wal_with_a_live_writer(tmp_path):
         assert sorted(os.listdir(f.parent)) == ["agent.adf", "agent.adf-shm", "agent.adf-wal"]
         before = fingerprint(f.parent)
         with adfkit.open_adf(f) as agent:
-            assert agent._src.mode == "ro"
+            assert agent.info()["open_mode"] == "ro"
             res = exercise(agent)
         assert fingerprint(f.parent) == before
     assert res["loop"]["text"].tolist() == [
@@ -107,7 +107,7 @@ def test_h09_crashed_writer_leaves_wal_and_shm(tmp_path):
         pass  # killed: -wal and -shm stay behind
     before = fingerprint(f.parent)
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "ro"
+        assert agent.info()["open_mode"] == "ro"
         assert agent.loop()["seq"].tolist() == [1, 2, 3]
     assert fingerprint(f.parent) == before
 
@@ -138,9 +138,9 @@ def test_h10_db_and_wal_without_shm(tmp_path):
     f = dst / "agent.adf"
     before = fingerprint(dst)
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "copy"
+        assert agent.info()["open_mode"] == "copy"
         res = exercise(agent)
-        tmp = agent._src._tmpdir.name
+        tmp = agent.source.sqlite._tmpdir.name
     assert res["loop"]["seq"].tolist() == [1, 2, 3]
     assert fingerprint(dst) == before
     assert not os.path.exists(tmp), "the private copy is removed on close"
@@ -181,7 +181,7 @@ def test_h12_exclusive_lock_raises_file_busy(tmp_path, capsys, monkeypatch):
             adfkit.FileBusyError, match=r"agent.adf: locked by a writer for more than 0.2 s"
         ):
             adfkit.open_adf(f, timeout=0.2)
-        monkeypatch.setattr(cli, "open_adf", functools.partial(adfkit.open_adf, timeout=0.2))
+        monkeypatch.setattr(_cli_info, "open_adf", functools.partial(adfkit.open_adf, timeout=0.2))
         assert cli.main(["info", str(f)]) == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and err[0].startswith(f"adfkit: error: {f}: locked by a writer")
@@ -201,7 +201,7 @@ def test_h13_rollback_journal_writer_mid_transaction(tmp_path):
         assert (d / "agent.adf-journal").exists()
         before = fingerprint(d)
         with adfkit.open_adf(f, timeout=0.2) as agent:
-            assert agent._src.mode == "copy"
+            assert agent.info()["open_mode"] == "copy"
             assert agent.loop()["seq"].tolist() == [1, 2]
         assert fingerprint(d) == before
 
@@ -239,7 +239,7 @@ def test_h30_wal_mode_without_sidecars_opens_immutable(tmp_path):
     before = fingerprint(f.parent)
     mtime = f.stat().st_mtime_ns
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "immutable"
+        assert agent.info()["open_mode"] == "immutable"
         exercise(agent)
         assert os.listdir(f.parent) == ["agent.adf"]
     assert fingerprint(f.parent) == before and f.stat().st_mtime_ns == mtime
@@ -262,7 +262,7 @@ def test_h31_real_fixtures_create_nothing(name):
     f = runtime_fixture(name)
     before = fingerprint(RUNTIME_FIXTURES)
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "immutable"
+        assert agent.info()["open_mode"] == "immutable"
         res = exercise(agent)
     assert len(res["history"]) >= len(res["loop"]) > 0
     assert fingerprint(RUNTIME_FIXTURES) == before

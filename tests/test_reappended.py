@@ -15,8 +15,8 @@ from adfbuild import build, result, row, text, use
 from conftest import sample
 
 import adfkit
+from adfkit import observe
 from adfkit._history import reappended_copies
-from adfkit._observe import observe
 
 SONNET = "claude-sonnet-4-5-20250929"
 STARTUP = "Agent started. Review your mind for context and take any startup actions."

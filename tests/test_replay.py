@@ -142,14 +142,13 @@ def test_hand_built_context_windows(three):
 
 def test_replay_columns_and_dtypes(three):
     """replay() has the documented columns and dtypes, and composition() is a view of it."""
-    from adfkit._context import COMPOSITION_COLUMNS
-    from adfkit._replay import REPLAY_COLUMNS
+    from adfkit import schema
 
     r = three.replay()
-    assert {c: str(r[c].dtype) for c in r.columns} == REPLAY_COLUMNS
-    assert list(r.columns) == list(REPLAY_COLUMNS)
+    assert {c: str(r[c].dtype) for c in r.columns} == schema.REPLAY
+    assert list(r.columns) == list(schema.REPLAY)
     comp = three.composition()
-    assert list(comp.columns) == list(COMPOSITION_COLUMNS)
+    assert list(comp.columns) == list(schema.COMPOSITION)
     assert comp["context_chars"].tolist() == r["est_chars"].tolist()
     assert comp["n_messages"].tolist() == r["n_context_rows"].tolist()
     # no system prompt or dynamic instructions in this file: the conversation is everything

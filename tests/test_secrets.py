@@ -22,8 +22,7 @@ from conftest import fingerprint, runtime_fixture, sample
 from test_hostile import LOOP, exercise
 
 import adfkit
-from adfkit import cli, widgets
-from adfkit._fleet import export
+from adfkit import cli, export, widgets
 from adfkit._html import clip, escape, safe_frame_html
 from adfkit._redact import REDACTED, redact_config, redact_frame
 from adfkit._report import write_report
@@ -110,11 +109,11 @@ def traced(monkeypatch) -> list[str]:
 
 def test_h37_identity_is_never_selected(agent_file, monkeypatch, capsys):
     """A trace of every statement (open, every public method, ``adfkit info``) never names
-    adf_identity, and the reader's own connection (``agent._src.con``) is traced as well."""
+    adf_identity, and the reader's own connection (``agent.source.sqlite.con``) is traced as well."""
     statements = traced(monkeypatch)
     with adfkit.open_adf(agent_file) as agent:
         own: list[str] = []
-        agent._src.con.set_trace_callback(lambda s: (own.append(s), statements.append(s)))
+        agent.source.sqlite.con.set_trace_callback(lambda s: (own.append(s), statements.append(s)))
         res = exercise(agent)
     assert cli.main(["info", str(agent_file)]) == 0
     assert cli.main(["info", "--json", str(agent_file)]) == 0

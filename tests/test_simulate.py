@@ -7,7 +7,7 @@ import json
 import pytest
 
 import adfkit
-from adfkit._replay import (
+from adfkit import (
     SlidingWindowPolicy,
     ThresholdPolicy,
     TrimToolResultsPolicy,

@@ -15,7 +15,8 @@ from adfbuild import build, result, row, text, use
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit._tokens import USAGE_COLUMNS, default_prices, load_prices, turns_frame
+from adfkit import schema
+from adfkit._usage import default_prices, load_prices, turns_frame
 
 SONNET = "claude-sonnet-4-5-20250929"  # 3.00 / 15.00 USD per million (ADF_FORMAT.md §9.4)
 MINI = "gpt-5.4-mini"  # 0.25 / 2.00
@@ -161,8 +162,8 @@ def test_all_priced_gives_no_warning(tmp_path):
 
 def test_usage_columns_and_dtypes(mixed):
     u, _ = _usage(mixed)
-    assert list(u.columns) == list(USAGE_COLUMNS)
-    for col, dtype in USAGE_COLUMNS.items():
+    assert list(u.columns) == list(schema.USAGE)
+    for col, dtype in schema.USAGE.items():
         assert str(u[col].dtype) == dtype, col
 
 

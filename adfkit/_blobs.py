@@ -1,4 +1,6 @@
-"""Audit blob decoding: capped Brotli stream, then JSON. No SQL, no pandas here."""
+"""Audit blobs: capped Brotli decompression, then JSON, checked for the shape of their source.
+
+No SQL and no pandas here; the ADF reader hands in the stored bytes."""
 
 from __future__ import annotations
 
@@ -40,7 +42,7 @@ def decompress(
     step = max(1, min(limit + 1, _STEP))
     d = brotli.Decompressor()
     try:
-        out = d.process(bytes(data), output_buffer_limit=step)
+        out: bytes = d.process(bytes(data), output_buffer_limit=step)
         if d.is_finished() and len(out) <= limit:
             return out  # the common case: one call
         parts = [out]
@@ -115,12 +117,3 @@ def unpack(raw: bytes, source: str, *, path: str | None = None, audit_id: int | 
                     path=path,
                 )
     return value
-
-
-def js_length(text: str) -> int:
-    """Length in UTF-16 code units, as JavaScript counts it."""
-    if text.isascii():
-        return len(text)
-    # One C-level pass: 2 bytes per BMP code unit, 4 per astral character (a surrogate pair).
-    # "surrogatepass" counts a lone surrogate as the one unit JavaScript sees.
-    return len(text.encode("utf-16-le", "surrogatepass")) >> 1

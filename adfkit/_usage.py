@@ -1,4 +1,4 @@
-"""AgentFile methods: token usage and cost (issue 3).
+"""Token usage and cost of every model call.
 
 Prices come from ``adfkit/data/prices.json`` (the runtime's table, ADF_FORMAT.md §9.4), in USD
 per million tokens, keyed by the exact model id. Cost follows the runtime:
@@ -13,44 +13,20 @@ import os
 import warnings
 from collections.abc import Mapping
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._errors import AdfWarning
-from ._frames import TOKEN_COLUMNS
 from ._history import reappended_copies
-
-if TYPE_CHECKING:
-    from ._agent import AgentFile  # noqa: F401
+from ._rows import TOKEN_COLUMNS
+from ._source import AgentSource
 
 #: Prices as ``{model_id: (input_usd_per_million, output_usd_per_million)}``.
 PriceTable = dict[str, tuple[float, float]]
 PricesArg = Mapping[str, Any] | str | os.PathLike[str] | None
 
-#: Columns of :meth:`UsageMixin.usage` and their dtypes.
-USAGE_COLUMNS: dict[str, str] = {
-    "seq": "Int64",
-    "position": "Int64",
-    "epoch": "Int64",
-    "call_kind": "category",
-    "created_at": "datetime64[ms, UTC]",
-    "model": "string",
-    "tokens_input": "Int64",
-    "tokens_output": "Int64",
-    "tokens_cache_read": "Int64",
-    "tokens_cache_write": "Int64",
-    "tokens_reasoning": "Int64",
-    "tokens_total": "Int64",
-    "cum_input": "Int64",
-    "cum_output": "Int64",
-    "cum_total": "Int64",
-    "price_input": "float64",
-    "price_output": "float64",
-    "cost_usd": "float64",
-    "cum_cost_usd": "float64",
-}
 
 CALL_KINDS = ("assistant", "compaction")
 _TOKEN_COLS = list(TOKEN_COLUMNS)
@@ -69,7 +45,7 @@ def _models_of(obj: Any, where: str) -> PriceTable:
     out: PriceTable = {}
     for model, p in models.items():
         ok = isinstance(p, Mapping) and all(
-            isinstance(p.get(k), int | float) and not isinstance(p.get(k), bool) and p.get(k) >= 0
+            isinstance(v := p.get(k), int | float) and not isinstance(v, bool) and v >= 0
             for k in ("input", "output")
         )
         if not ok:
@@ -87,7 +63,7 @@ def default_prices() -> PriceTable:
 
     Examples
     --------
-    >>> from adfkit._tokens import default_prices
+    >>> from adfkit._usage import default_prices
     >>> default_prices()["claude-sonnet-4-5-20250929"]
     (3.0, 15.0)
     """
@@ -112,7 +88,7 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
 
     Examples
     --------
-    >>> from adfkit._tokens import load_prices
+    >>> from adfkit._usage import load_prices
     >>> load_prices({"my-model": {"input": 1, "output": 2}})["my-model"]
     (1.0, 2.0)
     """
@@ -259,80 +235,77 @@ def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
     return turns
 
 
-class UsageMixin:
-    """Mixed into :class:`adfkit.AgentFile`: ``usage()``."""
+def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
+    """Token usage and estimated cost. One row per model call over the whole history.
 
-    def usage(self: AgentFile, *, prices: PricesArg = None) -> pd.DataFrame:  # type: ignore[misc]
-        """Token usage and estimated cost. One row per model call over the whole history.
+    A model call is a row that carries ``tokens``: every assistant row, and each compaction
+    summary (schema 28), which carries the *compaction* call's usage (ADF_FORMAT.md §3.3).
+    Rows are in display order. A fallback compaction (§5.5) re-appends the first preserved
+    assistant row with its tokens under a new seq; such a copy of a call already in the
+    history is left out, so no call is counted twice (the rule is
+    :func:`adfkit._history.reappended_copies`, shared with :meth:`replay` and
+    :func:`observe`). A copy whose original was discarded unaudited is the only record of
+    that call and counts.
 
-        A model call is a row that carries ``tokens``: every assistant row, and each compaction
-        summary (schema 28), which carries the *compaction* call's usage (ADF_FORMAT.md §3.3).
-        Rows are in display order. A fallback compaction (§5.5) re-appends the first preserved
-        assistant row with its tokens under a new seq; such a copy of a call already in the
-        history is left out, so no call is counted twice (the rule is
-        :func:`adfkit._history.reappended_copies`, shared with :meth:`replay` and
-        :func:`observe`). A copy whose original was discarded unaudited is the only record of
-        that call and counts.
+    Cost is ``(input * input_price + output * output_price) / 1e6`` USD, rounded to 8
+    decimals, exactly as the runtime computes it: **no cache discount** (``input`` already
+    includes cached reads and writes), reasoning tokens not billed separately. Prices are
+    per million tokens, keyed by the exact model id, from the shipped table
+    ``adfkit/data/prices.json`` (the runtime's ``llm-pricing.ts``) overlaid with
+    ``prices``. A model without a price gets NaN cost, and one :class:`adfkit.AdfWarning`
+    per call to ``usage()`` names every such model. Legacy bare-integer tokens
+    (pre-public files) fill ``tokens_total`` only; their split and cost are NA/NaN.
 
-        Cost is ``(input * input_price + output * output_price) / 1e6`` USD, rounded to 8
-        decimals, exactly as the runtime computes it: **no cache discount** (``input`` already
-        includes cached reads and writes), reasoning tokens not billed separately. Prices are
-        per million tokens, keyed by the exact model id, from the shipped table
-        ``adfkit/data/prices.json`` (the runtime's ``llm-pricing.ts``) overlaid with
-        ``prices``. A model without a price gets NaN cost, and one :class:`adfkit.AdfWarning`
-        per call to ``usage()`` names every such model. Legacy bare-integer tokens
-        (pre-public files) fill ``tokens_total`` only; their split and cost are NA/NaN.
+    Parameters
+    ----------
+    prices : extra or replacement prices: a mapping ``{"<model id>": {"input": 3.0,
+        "output": 15.0}}`` (USD per million tokens), the same wrapped in ``{"models":
+        ...}``, or the path of a JSON file shaped like ``adfkit/data/prices.json``.
 
-        Parameters
-        ----------
-        prices : extra or replacement prices: a mapping ``{"<model id>": {"input": 3.0,
-            "output": 15.0}}`` (USD per million tokens), the same wrapped in ``{"models":
-            ...}``, or the path of a JSON file shaped like ``adfkit/data/prices.json``.
+    Returns
+    -------
+    DataFrame with columns (dtype):
 
-        Returns
-        -------
-        DataFrame with columns (dtype):
+    - ``seq``, ``position`` (Int64: display position in :meth:`history`), ``epoch`` (Int64)
+    - ``call_kind`` (category: ``assistant`` or ``compaction``)
+    - ``created_at`` (datetime64[ms, UTC]), ``model`` (string)
+    - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
+      ``tokens_reasoning``, ``tokens_total`` (Int64; as reported, ``input`` includes the
+      cache parts)
+    - ``cum_input``, ``cum_output``, ``cum_total`` (Int64: running sums; an unknown value
+      adds nothing)
+    - ``price_input``, ``price_output`` (float64: USD per million, NaN when unpriced)
+    - ``cost_usd`` (float64, NaN when unpriced or the split is unknown), ``cum_cost_usd``
+      (float64: running sum of the known costs)
 
-        - ``seq``, ``position`` (Int64: display position in :meth:`history`), ``epoch`` (Int64)
-        - ``call_kind`` (category: ``assistant`` or ``compaction``)
-        - ``created_at`` (datetime64[ms, UTC]), ``model`` (string)
-        - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
-          ``tokens_reasoning``, ``tokens_total`` (Int64; as reported, ``input`` includes the
-          cache parts)
-        - ``cum_input``, ``cum_output``, ``cum_total`` (Int64: running sums; an unknown value
-          adds nothing)
-        - ``price_input``, ``price_output`` (float64: USD per million, NaN when unpriced)
-        - ``cost_usd`` (float64, NaN when unpriced or the split is unknown), ``cum_cost_usd``
-          (float64: running sum of the known costs)
+    Raises
+    ------
+    ValueError
+        ``prices`` is not readable or not of the documented shape.
 
-        Raises
-        ------
-        ValueError
-            ``prices`` is not readable or not of the documented shape.
-
-        Examples
-        --------
-        >>> import adfkit
-        >>> u = adfkit.open_adf("sample_agents/clean.adf").usage()
-        >>> sorted(u["call_kind"].unique())
-        ['assistant', 'compaction']
-        >>> bool((u["cost_usd"] > 0).all())
-        True
-        """
-        table = load_prices(prices)
-        df, unpriced, total_only = usage_frame(self.history(), table)
-        if unpriced or total_only:
-            parts = []
-            if unpriced:
-                names = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(unpriced.items()))
-                parts.append(
-                    f"no price for model(s) {names}: their cost_usd is NaN; "
-                    "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
-                )
-            if total_only:
-                parts.append(
-                    f"{total_only} call(s) store only a legacy token total (no input/output "
-                    "split): their cost_usd is NaN"
-                )
-            warnings.warn(f"{self.path}: " + "; ".join(parts), AdfWarning, stacklevel=2)
-        return df
+    Examples
+    --------
+    >>> import adfkit
+    >>> u = adfkit.open_adf("sample_agents/clean.adf").usage()
+    >>> sorted(u["call_kind"].unique())
+    ['assistant', 'compaction']
+    >>> bool((u["cost_usd"] > 0).all())
+    True
+    """
+    table = load_prices(prices)
+    df, unpriced, total_only = usage_frame(src.history(), table)
+    if unpriced or total_only:
+        parts = []
+        if unpriced:
+            names = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(unpriced.items()))
+            parts.append(
+                f"no price for model(s) {names}: their cost_usd is NaN; "
+                "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
+            )
+        if total_only:
+            parts.append(
+                f"{total_only} call(s) store only a legacy token total (no input/output "
+                "split): their cost_usd is NaN"
+            )
+        warnings.warn(f"{src.path}: " + "; ".join(parts), AdfWarning, stacklevel=2)
+    return df

@@ -1,0 +1,530 @@
+"""The ADF reader: one agent file (SQLite) read-only, as an :class:`AgentSource`.
+
+Opening goes through :class:`adfkit._open.Source` (the only place a connection is made); rows go
+through the one row rule (:mod:`adfkit._rows`, via :class:`adfkit._loopframe.RowBuilder`);
+audit blobs through :mod:`adfkit._blobs`; the merged history, its events and gaps through
+:mod:`adfkit._history`. Nothing here knows any analysis.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import orjson
+import pandas as pd
+import pyarrow as pa
+
+from . import _blobs, _history, schema
+from ._adf_checks import check_storage
+from ._config import audit_settings, compact_threshold
+from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
+from ._loopframe import RowBuilder, side_frame
+from ._open import Source
+from ._source import AgentSource, Key, StorageReport
+
+_LOOP: Key[pd.DataFrame] = Key("adf.loop")
+_AUDIT: Key[pd.DataFrame] = Key("adf.audit")
+_CONFIG: Key[dict[str, Any]] = Key("adf.config")
+_HISTORY: Key[tuple[pd.DataFrame, pd.DataFrame]] = Key("adf.history")
+_BLOB: Key[pd.DataFrame] = Key("adf.blob")
+_STORAGE: Key[StorageReport] = Key("adf.storage")
+
+#: Side tables: (table, schema, order by, columns stored as ISO text rather than epoch ms).
+_SIDE: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
+    "inbox": ("adf_inbox", schema.INBOX, "received_at", ()),
+    "outbox": ("adf_outbox", schema.OUTBOX, "created_at", ()),
+    "files": ("adf_files", schema.FILES, "path", ("created_at", "updated_at")),
+    "logs": ("adf_logs", schema.LOGS, "id", ()),
+    "tasks": ("adf_tasks", schema.TASKS, "created_at", ()),
+    "timers": ("adf_timers", schema.TIMERS, "id", ()),
+}
+
+
+class _Inline:
+    """A stand-in for a one-thread executor that runs each call at ``submit``."""
+
+    def __enter__(self) -> _Inline:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> Future[Any]:
+        fut: Future[Any] = Future()
+        try:
+            fut.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller by fut.result()
+            fut.set_exception(exc)
+        return fut
+
+
+class AdfSource(AgentSource):
+    """An ADF agent file read-only (ADF_FORMAT.md): loop, audit archive, history, side tables.
+
+    Parameters
+    ----------
+    path : the ``.adf`` file; never written, nothing created beside it.
+    max_blob_bytes : cap on one decompressed audit blob.
+    timeout : seconds to wait for a writer's lock.
+    """
+
+    format = "adf"
+
+    #: ``history()`` decodes the next blob on a second thread while this one flattens rows;
+    #: ``load_fleet``'s process engine turns it off (every core already runs a loader there).
+    prefetch: bool = True
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_blob_bytes: int = _blobs.DEFAULT_MAX_BLOB_BYTES,
+        timeout: float = 5.0,
+    ) -> None:
+        super().__init__(path)
+        self.max_blob_bytes = int(max_blob_bytes)
+        self._src = Source(path, timeout=timeout)
+        try:
+            self._meta = self._read_meta()
+            self.schema_version = self._src.schema_version(self._meta)
+        except Exception:
+            self._src.close()
+            raise
+
+    def close(self) -> None:
+        """Close the connection (and remove a private copy, if one was needed)."""
+        self._src.close()
+
+    @property
+    def sqlite(self) -> Source:
+        """The read-only SQLite connection holder (for tests and diagnostics)."""
+        return self._src
+
+    @property
+    def mode(self) -> str:
+        """How the file was opened: ``wal``, ``immutable`` or ``copy``."""
+        return str(self._src.mode)
+
+    @property
+    def name(self) -> str:
+        """The agent's name from its metadata or config, else the file name."""
+        return str(
+            self._meta.get("adf_name")
+            or self.config().get("name")
+            or os.path.splitext(os.path.basename(self.path))[0]
+        )
+
+    def _q(self, sql: str, params: tuple[Any, ...] = (), *, table: str) -> list[tuple[Any, ...]]:
+        return self._src.query(sql, params, table=table)
+
+    def _cols(self, table: str, wanted: Iterable[str]) -> list[str]:
+        """Select list for ``wanted`` columns; absent ones become NULL (older layouts)."""
+        return [f'"{c}"' if self._src.has(table, c) else f'NULL AS "{c}"' for c in wanted]
+
+    # -- meta and config -----------------------------------------------------------------
+    def _read_meta(self) -> dict[str, str]:
+        if not self._src.has("adf_meta"):
+            return {}
+        return {str(k): v for k, v in self._q("SELECT key, value FROM adf_meta", table="adf_meta")}
+
+    def meta(self) -> dict[str, str]:
+        """``adf_meta`` as key -> value."""
+        return dict(self._meta)
+
+    def config(self) -> dict[str, Any]:
+        """``adf_config.config_json`` parsed (empty with a warning when it is not an object)."""
+        return self.memo.get(_CONFIG, self._read_config)
+
+    def _read_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {}
+        if self._src.has("adf_config", "config_json"):
+            rows = self._q("SELECT config_json FROM adf_config LIMIT 1", table="adf_config")
+            if rows and rows[0][0] is not None:
+                try:
+                    val = orjson.loads(rows[0][0])
+                    if isinstance(val, dict):
+                        cfg = val
+                    else:
+                        raise orjson.JSONDecodeError("not an object", "", 0)
+                except orjson.JSONDecodeError:
+                    warnings.warn(
+                        f"{self.path}: adf_config id=1: config_json is not a JSON object; "
+                        "using an empty config (threshold and audit settings take defaults)",
+                        AdfWarning,
+                        stacklevel=2,
+                    )
+        return cfg
+
+    # -- the loop ------------------------------------------------------------------------
+    def loop(self) -> pd.DataFrame:
+        """The live loop in position order (``COALESCE(ord, seq), seq``)."""
+        return self.memo.get(_LOOP, self._live_loop).copy(deep=False)
+
+    def _live_loop(self) -> pd.DataFrame:
+        b = RowBuilder()
+        self._add_live(b)
+        b.warn(f"{self.path}: adf_loop")
+        return b.frame()
+
+    def _add_live(self, b: RowBuilder) -> None:
+        if self._src.has("adf_loop"):
+            cols = self._cols(
+                "adf_loop", ["seq", "ord", "role", "content_json", "model", "tokens", "created_at"]
+            )
+            sql = f"SELECT {', '.join(cols)} FROM adf_loop"
+            for seq, ord_, role, content, model, tokens, created in self._src.cursor(
+                sql, table="adf_loop"
+            ):
+                if type(seq) is not int:
+                    raise MalformedRowError(
+                        f"adf_loop seq={seq!r}: seq is not an integer (the table's key); "
+                        "cannot place the row",
+                        path=self.path,
+                    )
+                b.add(seq, ord_, role, content, model, tokens, created, "live", None)
+        b.flush()
+
+    # -- audit ---------------------------------------------------------------------------
+    def audit(self) -> pd.DataFrame:
+        """``adf_audit`` metadata, one row per audit row (no blob decompressed)."""
+        return self.memo.get(_AUDIT, self._read_audit).copy(deep=False)
+
+    def _read_audit(self) -> pd.DataFrame:
+        rows: list[tuple[Any, ...]] = []
+        if self._src.has("adf_audit"):
+            sel = self._cols(
+                "adf_audit",
+                ["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"],
+            )
+            sel.append('length("data")' if self._src.has("adf_audit", "data") else "NULL")
+            sel += self._cols("adf_audit", ["created_at", "start_at", "end_at"])
+            rows = self._q(f"SELECT {', '.join(sel)} FROM adf_audit ORDER BY id", table="adf_audit")
+            for r in rows:
+                if type(r[0]) is not int:
+                    raise MalformedRowError(
+                        f"adf_audit id={r[0]!r}: id is not an integer (the table's key)",
+                        path=self.path,
+                    )
+        df = side_frame(rows, schema.AUDIT)
+        # Categories as plain ``str`` (like the loop frames'), so Parquet round-trips them.
+        cats = pd.Index(sorted(df["source"].dropna().unique().tolist()), dtype="str")
+        df["source"] = df["source"].astype(pd.CategoricalDtype(cats))
+        return df
+
+    def _blob(self, audit_id: int) -> tuple[str, bytes]:
+        rows = self._q(
+            "SELECT source, data FROM adf_audit WHERE id = ?", (int(audit_id),), table="adf_audit"
+        )
+        if not rows:
+            raise AdfError(f"adf_audit has no row with id={audit_id}", path=self.path)
+        return rows[0][0], rows[0][1]
+
+    def blob_bytes(self, audit_id: int) -> bytes | Any:
+        """The stored (compressed) ``data`` of one audit row, as SQLite gives it."""
+        return self._blob(audit_id)[1]
+
+    def decode_audit(self, audit_id: int) -> pd.DataFrame | dict[str, Any] | list[Any]:
+        """One audit blob decoded: a loop frame for ``loop`` rows, parsed JSON otherwise."""
+        source, data = self._blob(audit_id)
+        if source == "loop":
+            return self.archive(int(audit_id))
+        value: dict[str, Any] | list[Any] = _blobs.decode(
+            data, source, limit=self.max_blob_bytes, path=self.path, audit_id=int(audit_id)
+        )
+        return value
+
+    def archive(self, audit_id: int) -> pd.DataFrame:
+        """The rows of one ``loop`` audit blob, decoded once and cached."""
+        aid = int(audit_id)
+
+        def build() -> pd.DataFrame:
+            _, data = self._blob(aid)
+            value = _blobs.decode(
+                data, "loop", limit=self.max_blob_bytes, path=self.path, audit_id=aid
+            )
+            b = RowBuilder()
+            b.add_blob(value, aid)
+            b.warn(f"{self.path}: adf_audit id={aid}")
+            return b.frame()
+
+        return self.memo.get(_BLOB, build, aid).copy(deep=False)
+
+    def loop_audit_ids(self) -> list[int]:
+        """Ids of the ``loop`` audit rows, ascending."""
+        a = self.audit()
+        return [int(i) for i in a.loc[a["source"] == "loop", "id"]]
+
+    def storage_report(self) -> StorageReport:
+        """Every audit blob decoded once: decoding, shape, counters and recorded ranges."""
+        return self.memo.get(
+            _STORAGE,
+            lambda: check_storage(
+                self.audit(),
+                self.blob_bytes,
+                limit=self.max_blob_bytes,
+                path=self.path,
+                recorded=self._src.has("adf_audit", "start_seq"),
+            ),
+        )
+
+    # -- history -------------------------------------------------------------------------
+    def history(self, *, errors: str = "warn") -> pd.DataFrame:
+        """Audited and live rows, one per seq, in position order, with ``epoch``, ``copies``."""
+        if errors not in ("warn", "raise"):
+            raise ValueError(f"errors must be one of ['warn', 'raise'], got {errors!r}")
+        return self.memo.get(_HISTORY, lambda: self._build_history(errors))[0].copy(deep=False)
+
+    def events(self) -> pd.DataFrame:
+        """Compaction and clear events found in the history, in order."""
+        self.history()
+        return self.memo.get(_HISTORY, lambda: self._build_history("warn"))[1].copy()
+
+    def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
+        rows, then deduplicated and ordered with numpy. The next blob is decompressed on a
+        second thread while this one is parsed and flattened (Brotli releases the GIL); the
+        cyclic garbage collector is paused meanwhile (the parsed rows are acyclic and
+        short-lived)."""
+        self.loop()  # the live rows' warnings are given (once) by loop()
+        rows = RowBuilder()
+        spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
+        bad: list[str] = []
+        ids = iter(self.loop_audit_ids())
+        pending: deque[tuple[int, Future[Any]]] = deque()
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            with ThreadPoolExecutor(max_workers=1) if self.prefetch else _Inline() as pool:
+
+                def fetch_next() -> None:
+                    aid = next(ids, None)
+                    if aid is not None:
+                        _, data = self._blob(aid)
+                        started = threading.Event()
+                        pending.append(
+                            (aid, pool.submit(self._decompress_loop, aid, data, started))
+                        )
+                        # Wait (without the GIL) until the thread holds the blob: a thread that
+                        # has to take the GIL from this busy one waits up to the switch interval.
+                        started.wait()
+
+                fetch_next()
+                while pending:
+                    aid, fut = pending.popleft()
+                    fetch_next()
+                    try:
+                        value = _blobs.unpack(fut.result(), "loop", path=self.path, audit_id=aid)
+                    except BlobError as exc:
+                        if errors == "raise":
+                            raise
+                        bad.append(exc.detail)
+                        continue
+                    finally:
+                        del fut
+                    start = rows.n
+                    rows.add_blob(value, aid)
+                    del value
+                    rows.flush()
+                    rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
+                    if rows.n > start:
+                        spans.append((aid, start, rows.n))
+            self._add_live(rows)
+            rows.bad_content, rows.bad_tokens = [], []
+        finally:
+            if gc_was_on:
+                gc.enable()
+        for msg in bad:
+            warnings.warn(
+                f"{self.path}: {msg}; its rows are missing from history()",
+                AdfWarning,
+                stacklevel=3,
+            )
+        blob_seqs = {aid: rows.seqs(lo, hi) for aid, lo, hi in spans}
+        positions, copies = _history.history_rows(rows)
+        h = rows.frame(positions, consume=True)
+        del rows
+        pa.default_memory_pool().release_unused()
+        h["copies"] = pd.array(copies, dtype="Int64")
+        ev = self._events_from(h, blob_seqs)
+        return _history.add_epochs(h, ev), ev
+
+    def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
+        started.set()
+        return _blobs.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
+
+    def _events_from(self, h: pd.DataFrame, blob_seqs: dict[int, list[int]]) -> pd.DataFrame:
+        """``blob_seqs``: loop audit id -> seqs of every blob that decoded to at least a row."""
+        a = self.audit()
+        times = {
+            int(i): int(t.value // 1_000_000) if not pd.isna(t) else 0
+            for i, t in zip(a["id"], a["created_at"], strict=True)
+        }
+        blob_seqs = dict(blob_seqs)
+        loop_ids = set(self.loop_audit_ids())
+        # An undecodable blob still marks an event; its range comes from the metadata.
+        for aid, lo, hi in zip(a["id"], a["start_seq"], a["end_seq"], strict=True):
+            if int(aid) in loop_ids and int(aid) not in blob_seqs:
+                blob_seqs[int(aid)] = [int(x) for x in (lo, hi) if not pd.isna(x)]
+        return _history.events(h, blob_seqs, times)
+
+    def highest_seq(self) -> int | None:
+        """The highest ``adf_loop`` seq ever assigned (``sqlite_sequence``), if recorded."""
+        if not self._src.has("sqlite_sequence"):
+            return None
+        rows = self._q(
+            "SELECT seq FROM sqlite_sequence WHERE name = 'adf_loop'", table="sqlite_sequence"
+        )
+        return int(rows[0][0]) if rows and isinstance(rows[0][0], int) else None
+
+    # -- side tables ---------------------------------------------------------------------
+    def _side(self, name: str) -> pd.DataFrame:
+        table, columns, order, iso = _SIDE[name]
+        rows: list[tuple[Any, ...]] = []
+        if self._src.has(table):
+            sel = self._cols(table, columns)
+            ob = f' ORDER BY "{order}"' if self._src.has(table, order) else ""
+            rows = self._q(f"SELECT {', '.join(sel)} FROM {table}{ob}", table=table)
+        return side_frame(rows, columns, iso=iso)
+
+    def inbox(self) -> pd.DataFrame:
+        """``adf_inbox``, oldest first."""
+        return self._side("inbox")
+
+    def outbox(self) -> pd.DataFrame:
+        """``adf_outbox``, oldest first."""
+        return self._side("outbox")
+
+    def files(self) -> pd.DataFrame:
+        """``adf_files`` metadata, by path."""
+        return self._side("files")
+
+    def logs(self) -> pd.DataFrame:
+        """``adf_logs``, oldest first."""
+        return self._side("logs")
+
+    def tasks(self) -> pd.DataFrame:
+        """``adf_tasks``, oldest first."""
+        return self._side("tasks")
+
+    def timers(self) -> pd.DataFrame:
+        """``adf_timers``."""
+        return self._side("timers")
+
+    def read_file(self, path: str) -> bytes:
+        """The content of one ``adf_files`` row."""
+        rows = []
+        if self._src.has("adf_files"):
+            rows = self._q(
+                "SELECT content FROM adf_files WHERE path = ?", (path,), table="adf_files"
+            )
+        if not rows:
+            raise AdfError(f"adf_files has no file at path {path!r}", path=self.path)
+        v = rows[0][0]
+        return v.encode("utf-8") if isinstance(v, str) else bytes(v or b"")
+
+    # -- summary -------------------------------------------------------------------------
+    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+        """COUNT and MIN/MAX queries only, never a blob (see ``AgentFile.info``)."""
+        src = self._src
+        meta = self.meta()
+        cfg = self.config()
+        out: dict[str, Any] = {
+            "path": self.path,
+            "name": self.name,
+            "handle": meta.get("adf_handle") or cfg.get("handle"),
+            "schema_version": self.schema_version,
+            "adf_version": meta.get("adf_version") or cfg.get("adf_version"),
+            "file_bytes": os.path.getsize(src.path),
+            "open_mode": src.mode,
+            "clean_close": meta.get("adf_clean_close"),
+            "sidecars": [s for s in ("-wal", "-shm") if os.path.exists(str(src.path) + s)],
+        }
+        ckpt = meta.get("adf_runtime_turn_checkpoint")
+        status = None
+        if ckpt:
+            try:
+                status = orjson.loads(ckpt).get("status")
+            except (orjson.JSONDecodeError, AttributeError):
+                status = "unreadable"
+        out["turn_checkpoint"] = status
+        out["live"] = not bool(meta.get("adf_clean_close")) or bool(out["sidecars"])
+        model = cfg.get("model")
+        model = model if isinstance(model, dict) else {}
+        out["model"] = model.get("model_id") or None
+        out["provider"] = model.get("provider") or None
+        out["compact_threshold"] = compact_threshold(cfg)
+        out["audit_settings"] = audit_settings(cfg)
+        n, lo, hi, t0, t1 = 0, None, None, None, None
+        if src.has("adf_loop"):
+            n, lo, hi = src.query(
+                "SELECT COUNT(*), MIN(seq), MAX(seq) FROM adf_loop", table="adf_loop"
+            )[0]
+            if src.has("adf_loop", "created_at"):
+                # The first and last stamped rows by seq, found through the rowid: O(log n) and one
+                # row read each, where MIN/MAX(created_at) would read every row's overflow pages.
+                # The runtime stamps rows as it appends them, so these are the earliest and latest
+                # times unless the clock went backwards.
+                sql = (
+                    "SELECT created_at FROM adf_loop WHERE created_at IS NOT NULL "
+                    "AND created_at != 0 ORDER BY seq {} LIMIT 1"
+                )
+                first = src.query(sql.format("ASC"), table="adf_loop")
+                last = src.query(sql.format("DESC"), table="adf_loop")
+                t0 = first[0][0] if first else None
+                t1 = last[0][0] if last else None
+        out["loop_rows"] = n
+        out["loop_seq_range"] = (lo, hi)
+        out["highest_seq"] = self.highest_seq()
+        out["first_live_at"] = _iso(t0)
+        out["last_live_at"] = _iso(t1)
+        by_source: dict[str, int] = {}
+        if src.has("adf_audit"):
+            for source, cnt in src.query(
+                "SELECT source, COUNT(*) FROM adf_audit GROUP BY source", table="adf_audit"
+            ):
+                by_source[str(source)] = int(cnt)
+        out["audit_rows"] = by_source
+        out["audited_loop_entries"] = out["audit_json_chars"] = out["audit_compressed_bytes"] = None
+        if sizes:
+            entries = size = packed = 0
+            if src.has("adf_audit"):
+                for source, ent, sz, pk in src.query(
+                    "SELECT source, SUM(entry_count), SUM(size_bytes), SUM(length(data)) "
+                    "FROM adf_audit GROUP BY source",
+                    table="adf_audit",
+                ):
+                    if source == "loop":
+                        entries += int(ent or 0)
+                    size += int(sz or 0)
+                    packed += int(pk or 0)
+            out["audited_loop_entries"] = entries
+            out["audit_json_chars"] = size
+            out["audit_compressed_bytes"] = packed
+        for table, key in (
+            ("adf_inbox", "inbox_rows"),
+            ("adf_outbox", "outbox_rows"),
+            ("adf_files", "files"),
+            ("adf_logs", "log_rows"),
+            ("adf_tasks", "tasks"),
+            ("adf_timers", "timers"),
+        ):
+            out[key] = (
+                int(src.query(f"SELECT COUNT(*) FROM {table}", table=table)[0][0])
+                if src.has(table)
+                else 0
+            )
+        return out
+
+
+def _iso(ms: Any) -> str | None:
+    # Beyond ~year 2262 pandas cannot represent the instant; a hostile file may hold anything.
+    if not isinstance(ms, int) or ms <= 0 or ms >= (2**63 - 1) // 1_000_000:
+        return None
+    return str(pd.Timestamp(ms, unit="ms", tz="UTC").isoformat())

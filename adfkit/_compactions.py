@@ -1,0 +1,361 @@
+"""Compactions and clears: what each one swept, kept, summarised, recalled and cost.
+
+One row per event of the history (``compactions()``), the identifiers each summary kept or
+dropped (``summary_recall()``) and the rows the agent fetched again afterwards
+(``refetches()``), all over the replay of :mod:`adfkit._replay`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+import pandas as pd
+
+from . import schema
+from ._errors import AdfError
+from ._recall import identifiers, recalled
+from ._replay import ReplayRow, ReplayState, as_int, replay_state
+from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
+from ._settings import threshold_at, threshold_schedule
+from ._source import AgentSource, Key
+from ._tables import tool_calls
+
+_COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
+_RECALL: Key[pd.DataFrame | None] = Key("compactions.recall")
+_REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
+ID_KINDS = schema.ID_KINDS
+
+
+def _row_text(r: ReplayRow) -> str:
+    blocks, _ = parse_content(r.content)
+    return "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
+
+
+# -- compactions -------------------------------------------------------------------------
+def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
+    """Every compaction and clear over the whole history. One row per event, in order.
+
+    Events whose swept rows were discarded (loop audit off) are listed too, with NA sizes.
+
+    Parameters
+    ----------
+    cache_window : how many model calls before and after each event the cache columns sum.
+
+    Columns (dtype):
+
+    - ``event_id`` (Int64: 0-based, the argument of :meth:`summary_recall`), ``event``
+      (string: ``compaction``/``clear``), ``kind`` (string: ``auto`` after a memory-flush
+      nudge and grace call, ``preflight`` (the pre-flight guard, no grace call),
+      ``manual`` (a ``loop_compact`` call) or ``clear``; when the swept rows were
+      discarded, an automatic one is reported as ``auto``), ``instructions`` (string: the
+      ``loop_compact`` instructions), ``summary_seq`` (Int64), ``created_at``
+      (datetime64[ms, UTC]: the summary's time, else the audit row's)
+    - ``boundary_seq`` (Int64: rows with a larger seq came after), ``audited`` (boolean:
+      an audit row holds the swept rows), ``audit_ids`` (object: tuple), ``summary_lost``
+      (bool: known only from its archive)
+    - ``swept_start``, ``swept_end``, ``n_swept`` (Int64: seq range and row count swept,
+      context rows included; NA when unknown), ``swept_seqs`` (object: tuple of the swept
+      seqs present in the history, display order)
+    - ``swept_chars``, ``swept_tokens`` (Int64: estimator characters and tokens (§9.1) of the
+      swept conversation rows, i.e. what the summarizer was given, tail excluded; NA when
+      rows were discarded)
+    - ``summary_chars``, ``summary_tokens`` (Int64: the summary row, marker and footer
+      included), ``compression_ratio`` (Float64: swept_tokens / summary_tokens)
+    - ``compaction_input``, ``compaction_output`` (Int64: the compaction call's own usage,
+      stored on the summary row), ``compaction_model`` (string)
+    - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
+    - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
+      event), ``threshold`` (Int64: in force then)
+    - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
+      kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
+      swept identifiers that the summary repeats (:meth:`summary_recall`)
+    - ``n_refetches``, ``refetch_tokens`` (Int64: see :meth:`refetches`)
+    - ``cache_write_before``, ``cache_write_after``, ``cache_read_before``,
+      ``cache_read_after`` (Int64: summed over ``cache_window`` model calls before and after
+      the event)
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> c = adfkit.open_adf("sample_agents/long-runner.adf").compactions()
+    >>> c["kind"].tolist().count("manual")
+    1
+    """
+    return src.memo.get(_COMPACTIONS, lambda: _compactions(src, cache_window), cache_window).copy(
+        deep=False
+    )
+
+
+def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
+    st = replay_state(src)
+    ev = st.events
+    sched = threshold_schedule(src)
+    present = set(st.order)
+    a = src.audit()
+    a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
+    h = src.history().set_index("seq")
+    ref = refetches(src)
+    calls = np.asarray(st.calls, dtype="int64")
+    recs: list[dict[str, Any]] = []
+    prev_bound: int | None = None
+    prev_tail: list[int] = []
+    for j in range(len(ev)):
+        e = ev.iloc[j]
+        b = int(e["boundary_seq"])
+        s_seq = as_int(e["summary_seq"])
+        audited = bool(len(e["audit_ids"]))
+        swept = st.swept[j]
+        tail = st.tails[j]
+        kind = _event_kind(src, st, j)
+        # range and size
+        if audited:
+            known = swept
+            missing = 0
+            lo = min(swept) if swept else None
+            hi = max(swept) if swept else None
+        else:
+            lo = min([prev_bound + 1, *prev_tail]) if prev_bound is not None else None
+            hi = b
+            if lo is not None:
+                rng = set(range(lo, hi + 1)) | set(prev_tail)
+                missing = sum(1 for q in rng if q not in present)
+            else:
+                missing = None
+            known = swept
+        n_swept = None if missing is None else len(known) + missing
+        summ_rows = [st.rows[q] for q in known if q not in tail]
+        conv_rows = [r for r in summ_rows if r.conv]
+        sch: int | None = None  # unknown when the swept rows are gone
+        stok: int | None = None
+        if audited or (missing == 0 and lo is not None):
+            sch = sum(r.chars for r in conv_rows)
+            stok = estimate_tokens(
+                sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows)
+            )
+        srow = st.rows.get(s_seq) if s_seq is not None else None
+        sum_chars = srow.chars if srow else None
+        sum_tok = estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media) if srow else None
+        ratio = stok / sum_tok if stok is not None and sum_tok else None
+        before = calls[calls <= b]
+        trig = st.rows[int(before[-1])].ttot if len(before) else None
+        if s_seq is not None and s_seq in h.index:
+            created = h.at[s_seq, "created_at"]
+        else:
+            ts = [t for x in e["audit_ids"] if (t := a_times.get(x)) is not None and not pd.isna(t)]
+            created = max(ts) if ts else pd.NaT
+        rec = {
+            "event_id": j,
+            "event": str(e["event"]),
+            "kind": kind,
+            "instructions": st.instructions[j] if st.instructions[j] else None,
+            "summary_seq": s_seq,
+            "created_at": created,
+            "boundary_seq": b,
+            "audited": audited,
+            "audit_ids": tuple(e["audit_ids"]),
+            "summary_lost": bool(e["summary_lost"]),
+            "swept_start": lo,
+            "swept_end": hi,
+            "n_swept": n_swept,
+            "swept_seqs": tuple(known),
+            "swept_chars": sch,
+            "swept_tokens": stok,
+            "summary_chars": sum_chars,
+            "summary_tokens": sum_tok,
+            "compression_ratio": ratio,
+            "compaction_input": srow.tin if srow else None,
+            "compaction_output": srow.tout if srow else None,
+            "compaction_model": h.at[s_seq, "model"] if srow else None,
+            "tail_seqs": tuple(tail),
+            "n_tail": len(tail),
+            "trigger_tokens": trig,
+            "threshold": threshold_at(sched, b)[0],
+        }
+        rec.update(_recall_columns(src, st, j))
+        mine = ref[ref["event_id"] == j]
+        rec["n_refetches"] = len(mine)
+        rec["refetch_tokens"] = int(mine["result_tokens"].fillna(0).sum())
+        after = calls[calls > b][:cache_window]
+        bef = before[-cache_window:] if cache_window else before[:0]
+        for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
+            rec[f"{name}_before"] = sum(getattr(st.rows[int(q)], attr) or 0 for q in bef)
+            rec[f"{name}_after"] = sum(getattr(st.rows[int(q)], attr) or 0 for q in after)
+        recs.append(rec)
+        prev_bound, prev_tail = b, list(tail)
+    df = schema.frame(recs, schema.COMPACTIONS)
+    return df.copy(deep=False)
+
+
+def _event_kind(src: AgentSource, st: ReplayState, j: int) -> str:
+    ev = st.events
+    if str(ev["event"].iloc[j]) == "clear":
+        return "clear"
+    if st.manual[j]:
+        return "manual"
+    swept = st.swept[j]
+    if not swept:
+        return "auto"
+    # auto: a memory-flush nudge followed by at least one model call before the event
+    nudges = [q for q in swept if st.rows[q].sub == "memory_flush"]
+    if nudges and any(st.rows[q].call and q > nudges[-1] for q in swept):
+        return "auto"
+    return "preflight"
+
+
+def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]:
+    rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
+    for k in ID_KINDS:
+        rec[f"recall_{k}"] = None
+    df = _recall_frame(src, st, j)
+    if df is None:
+        return rec
+    rec["n_identifiers"] = len(df)
+    rec["n_recalled"] = int(df["recalled"].sum())
+    rec["recall"] = float(df["recalled"].mean()) if len(df) else None
+    for k in ID_KINDS:
+        sub = df[df["kind"] == k]
+        rec[f"recall_{k}"] = float(sub["recalled"].mean()) if len(sub) else None
+    return rec
+
+
+def _recall_frame(src: AgentSource, st: ReplayState, j: int) -> pd.DataFrame | None:
+    return src.memo.get(_RECALL, lambda: _build_recall_frame(st, j), j)
+
+
+def _build_recall_frame(st: ReplayState, j: int) -> pd.DataFrame | None:
+    ev = st.events
+    s_seq = as_int(ev["summary_seq"].iloc[j])
+    if str(ev["event"].iloc[j]) != "compaction" or s_seq is None or s_seq not in st.rows:
+        return None
+    if not len(ev["audit_ids"].iloc[j]):
+        return None
+    summary = strip_summary(_row_text(st.rows[s_seq]))
+    tail = set(st.tails[j])
+    rows = [st.rows[q] for q in st.swept[j] if q not in tail]
+    ids = identifiers(rows)
+    df = pd.DataFrame(
+        {
+            "kind": pd.array([k for k, _, _ in ids], dtype="string"),
+            "value": pd.array([v for _, v, _ in ids], dtype="string"),
+            "first_seq": pd.array([q for _, _, q in ids], dtype="Int64"),
+            "recalled": np.array([recalled(k, v, summary) for k, v, _ in ids], dtype=bool),
+        }
+    )
+    return df
+
+
+def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
+    """Which identifiers of what a compaction swept its summary repeats. One row per
+    distinct identifier in the swept conversation rows (tail excluded).
+
+    Parameters
+    ----------
+    event : the ``event_id`` of a compaction in :meth:`compactions`.
+
+    Columns: ``kind`` (string: ``path``, ``url``, ``tool``, ``message_id``, ``number``,
+    ``seq``), ``value`` (string), ``first_seq`` (Int64: the first swept row holding it),
+    ``recalled`` (bool: the summary text contains it; for ``seq`` as ``S<seq>``, for numbers
+    as a whole number). ``seq`` identifiers are the seqs of the swept rows that made tool
+    calls (and ``[S<n>]`` citations in the swept text): what a summary should cite.
+
+    Raises
+    ------
+    AdfError
+        no such event, a clear, or a compaction whose swept rows or summary are not in the
+        file (audit off, or summary discarded).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> r = adfkit.open_adf("sample_agents/long-runner.adf").summary_recall(0)
+    >>> set(r["kind"]) <= {"path", "url", "tool", "message_id", "number", "seq"}
+    True
+    """
+    st = replay_state(src)
+    if not 0 <= int(event) < len(st.events):
+        raise AdfError(
+            f"no compaction event {event} (there are {len(st.events)} events)", path=src.path
+        )
+    df = _recall_frame(src, st, int(event))
+    if df is None:
+        raise AdfError(
+            f"event {event} has no summary recall: it is a clear, or its swept rows or its "
+            "summary are not in the file",
+            path=src.path,
+        )
+    return df.copy()
+
+
+# -- refetches ---------------------------------------------------------------------------
+def refetches(src: AgentSource) -> pd.DataFrame:
+    """Tool calls that repeat, after a compaction, a call that the compaction swept. One row
+    per repeating call (same tool name, same arguments), made in the epoch that follows.
+
+    Columns: ``event_id`` (Int64, as in :meth:`compactions`), ``summary_seq`` (Int64),
+    ``seq`` (Int64: the assistant row of the repeat), ``tool_name``, ``tool_input``
+    (string: compact JSON), ``swept_seq`` (Int64: the latest swept call it repeats),
+    ``result_seq`` (Int64), ``result_tokens`` (Int64: the result row's estimated tokens),
+    ``call_tokens_input`` (Int64: the reported input of the repeating call).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> r = adfkit.open_adf("sample_agents/long-runner.adf").refetches()
+    >>> bool((r["seq"] > r["swept_seq"]).all())
+    True
+    """
+    return src.memo.get(_REFETCHES, lambda: _refetches(src)).copy(deep=False)
+
+
+def _refetches(src: AgentSource) -> pd.DataFrame:
+    st = replay_state(src)
+    ev = st.events
+    tc = tool_calls(src, history=True)
+    sigs: list[tuple[int, str, str, int | None]] = []
+    for cs, name, inp, rs in zip(
+        tc["call_seq"], tc["tool_name"], tc["tool_input"], tc["result_seq"], strict=True
+    ):
+        if pd.isna(cs) or name in ("loop_compact", "loop_clear"):
+            continue
+        try:
+            canon = orjson.dumps(orjson.loads(inp), option=orjson.OPT_SORT_KEYS).decode()
+        except (orjson.JSONDecodeError, TypeError):
+            canon = str(inp)
+        sigs.append((int(cs), str(name), canon, as_int(rs)))
+    bounds = [int(b) for b in ev["boundary_seq"]]
+    recs = []
+    for j in range(len(ev)):
+        if str(ev["event"].iloc[j]) != "compaction":
+            continue
+        swept = set(st.swept[j]) - set(st.tails[j])
+        hi = bounds[j + 1] if j + 1 < len(ev) else None
+        last: dict[tuple[str, str], int] = {}
+        for cs, name, canon, _ in sigs:
+            if cs in swept:
+                last[(name, canon)] = cs
+        for cs, name, canon, rs in sigs:
+            if cs <= bounds[j] or (hi is not None and cs > hi):
+                continue
+            orig = last.get((name, canon))
+            if orig is None:
+                continue
+            rr = st.rows.get(rs) if rs is not None else None
+            recs.append(
+                {
+                    "event_id": j,
+                    "summary_seq": as_int(ev["summary_seq"].iloc[j]),
+                    "seq": cs,
+                    "tool_name": name,
+                    "tool_input": canon,
+                    "swept_seq": orig,
+                    "result_seq": rs,
+                    "result_tokens": (
+                        estimate_tokens(rr.chars + MESSAGE_OVERHEAD, rr.media) if rr else None
+                    ),
+                    "call_tokens_input": st.rows[cs].tin if cs in st.rows else None,
+                }
+            )
+    df = schema.frame(recs, schema.REFETCHES)
+    return df.copy(deep=False)

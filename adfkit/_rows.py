@@ -1,0 +1,469 @@
+"""The row rule: what one loop row is, whatever stored it.
+
+Every row, live (``adf_loop``) or archived (a decoded ``loop`` audit blob) or imported from
+another agent's transcript, goes through the same functions here: :func:`parse_content` and
+:func:`parse_tokens` read the stored values (and say whether they were malformed),
+:func:`row_facts` classifies the row (ADF_FORMAT.md §3.4, §7, §8.1) and counts the characters
+the runtime's estimator counts (§9.1). Pure functions over already-parsed values; no SQL, no
+pandas.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import orjson
+
+from ._js import js_length, js_string
+
+# --- kinds of rows (ADF_FORMAT.md §3.4, §7, §8.1) -------------------------------------------
+
+KINDS = (
+    "message",
+    "assistant",
+    "tool_result",
+    "context",
+    "compaction_summary",
+    "trigger",
+    "notice",
+    "unknown",
+)
+
+#: Start of a trigger row's text -> trigger kind (§8.1). First match wins.
+TRIGGER_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("A scheduled timer has fired", "timer"),
+    ("Agent started", "startup"),
+    ("[Inbox notification]", "inbox"),
+    ("You received a message from agent", "inbox"),
+    ("A batch of ", "batch"),
+    ("A task has been created", "task"),
+    ("A task has completed", "task"),
+    ("A file has been ", "file_change"),
+    ("An outbound message was sent", "outbox"),
+    ("A tool call has been intercepted", "tool_call"),
+    ("A log entry has been recorded", "log"),
+    ("An LLM call completed", "llm_call"),
+    ("You have been triggered.", "fallback"),
+)
+
+#: Start of a runtime notice's text -> notice kind (§3.4).
+NOTICE_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("[Continue working autonomously", "continue"),
+    ("[You have responded ", "no_tools_escalation"),
+    ("[USER INTERRUPT", "user_interrupt"),
+    ("Context is about to be compacted.", "memory_flush"),
+    ("[System notice:", "system_notice"),
+    ("[System] Turn ended by owner", "turn_ended"),
+    ("[Provider error (", "provider_error"),
+    ("[Provider unavailable (", "provider_unavailable"),
+)
+
+COMPACTION_MARKERS = ("[Loop Compacted, audited]", "[Loop Compacted]")
+SUMMARY_FOOTER = "\n\n---\nYour loop was compacted."
+_CONTEXT_RE = re.compile(r"^\[Context: ([^\]]+)\] ?")
+
+
+def parse_context_header(text: str) -> dict[str, str] | None:
+    """``[Context: cat | loop_inject=v2 | origin=o | key=k] ...`` -> its parts, else None.
+
+    Examples
+    --------
+    >>> parse_context_header("[Context: skills | loop_inject=v2 | key=reg] body")
+    {'category': 'skills', 'loop_inject': 'v2', 'key': 'reg'}
+    """
+    m = _CONTEXT_RE.match(text)
+    if not m:
+        return None
+    parts = [p.strip() for p in m.group(1).split(" | ")]
+    out = {"category": parts[0]}
+    for p in parts[1:]:
+        k, sep, v = p.partition("=")
+        if sep:
+            out[k] = v
+    return out
+
+
+def context_body(text: str) -> str:
+    """The text of a context row without its ``[Context: ...]`` header (and the one space
+    after it); other text unchanged.
+
+    Examples
+    --------
+    >>> context_body("[Context: system_prompt] You are helpful.")
+    'You are helpful.'
+    """
+    m = _CONTEXT_RE.match(text)
+    return text[m.end() :] if m else text
+
+
+def classify_user(first_text: Any, has_blocks: bool) -> tuple[str, str | None]:
+    """``(kind, subkind)`` of a user row without tool results, from the ``text`` of its first
+    text block (None when it has none) and whether it has any block."""
+    if not isinstance(first_text, str):
+        return ("message", None) if has_blocks else ("unknown", None)
+    if first_text.startswith("[Context: "):
+        hdr = parse_context_header(first_text)
+        if hdr:
+            return "context", hdr["category"]
+    if first_text.startswith("[Loop Compacted"):
+        return "compaction_summary", "audited" if first_text.startswith(
+            COMPACTION_MARKERS[0]
+        ) else "unaudited"
+    for prefix, kind in TRIGGER_PREFIXES:
+        if first_text.startswith(prefix):
+            return "trigger", kind
+    for prefix, kind in NOTICE_PREFIXES:
+        if first_text.startswith(prefix):
+            return "notice", kind
+    return "message", "chat"
+
+
+def classify(role: str | None, blocks: list[dict[str, Any]]) -> tuple[str, str | None]:
+    """Return ``(kind, subkind)`` of one loop row from its role and blocks.
+
+    ``subkind`` is the context category, trigger kind or notice kind, else None.
+
+    Examples
+    --------
+    >>> classify("user", [{"type": "text", "text": "[Context: skills] ..."}])
+    ('context', 'skills')
+    >>> classify("user", [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}])
+    ('tool_result', None)
+    """
+    kind, sub = row_facts(role, blocks)[:2]
+    return kind, sub
+
+
+# --- the runtime's fast estimator (§9.1) -------------------------------------------------
+
+
+def obj_chars(x: Any) -> int:
+    """The estimator's size of a JSON value: ``obj(x)`` in ADF_FORMAT.md §9.1.
+
+    Iterative, so a hostile value nested a thousand levels deep cannot exhaust the stack.
+    """
+    total = 0
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if v is None:
+            total += 4
+        elif isinstance(v, str):
+            total += js_length(v) + 2
+        elif isinstance(v, bool | int | float):
+            total += 5
+        elif isinstance(v, list):
+            total += 2 + len(v)
+            stack.extend(v)
+        elif isinstance(v, dict):
+            total += 2 + sum(js_length(str(k)) + 2 for k in v)
+            stack.extend(v.values())
+        else:
+            total += 10
+    return total
+
+
+def block_chars(b: dict[str, Any]) -> tuple[int, int]:
+    """``(text_chars, media_chars)`` the estimator counts for one block (no role overhead)."""
+    t = b.get("type")
+    if t == "text":
+        v = b.get("text")
+        return (js_length(v) if isinstance(v, str) else 0), 0
+    if t == "tool_use":
+        name = b.get("name") or ""
+        return js_length(str(name)) + obj_chars(b.get("input")), 0
+    if t == "tool_result":
+        return js_length(js_string(b.get("content"))), 0
+    if t == "thinking":
+        v = b.get("thinking")
+        n = js_length(v) if isinstance(v, str) else 0
+        if b.get("reasoning_details") is not None:
+            n += obj_chars(b.get("reasoning_details"))
+        return n, 0
+    if t in ("image_url", "video_url"):
+        u = b.get(t) if isinstance(b.get(t), dict) else b
+        url = u.get("url") if isinstance(u, dict) else None
+        return 0, (js_length(url) if isinstance(url, str) else 0)
+    if t == "input_audio":
+        a = b.get("input_audio")
+        a = a if isinstance(a, dict) else b
+        data, fmt = a.get("data"), a.get("format")
+        return (
+            js_length(fmt) if isinstance(fmt, str) else 0,
+            js_length(data) if isinstance(data, str) else 0,
+        )
+    return 0, 0
+
+
+#: Characters the estimator adds per message (role overhead).
+MESSAGE_OVERHEAD = 16
+
+
+def estimate_tokens(text_chars: int, media_chars: int = 0) -> int:
+    """``ceil(text_chars / 3.5) + ceil(media_chars / 100)``, the runtime's estimate."""
+    return math.ceil(text_chars / 3.5) + math.ceil(media_chars / 100)
+
+
+def block_text(b: dict[str, Any]) -> str:
+    """A readable one-string rendering of a block (for search and previews)."""
+    t = b.get("type")
+    if t == "text":
+        v = b.get("text")
+        return v if isinstance(v, str) else ""
+    if t == "thinking":
+        v = b.get("thinking")
+        return v if isinstance(v, str) else ""
+    if t == "tool_result":
+        return js_string(b.get("content"))
+    return ""
+
+
+def strip_summary(text: str) -> str:
+    """The summary text of a compaction row, without its marker and footer."""
+    for m in COMPACTION_MARKERS:
+        if text.startswith(m):
+            text = text[len(m) :].lstrip(" ")
+            break
+    i = text.rfind(SUMMARY_FOOTER)
+    return text[:i] if i >= 0 else text
+
+
+# --- stored values -----------------------------------------------------------------------
+
+TOKEN_KEYS = ("input", "output", "cache_read", "cache_write", "reasoning")
+#: The token columns of loop/history frames, ``tokens_total`` last.
+TOKEN_COLUMNS = (*(f"tokens_{k}" for k in TOKEN_KEYS), "tokens_total")
+
+
+def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
+    """``tokens`` column or blob field -> ({key: value}, malformed).
+
+    JSON object (only present keys), bare integer (legacy total), NULL or unparseable text.
+    """
+    out: dict[str, int | None] = dict.fromkeys(TOKEN_KEYS)
+    out["total"] = None
+    if raw is None:
+        return out, False
+    val = raw
+    if isinstance(raw, str | bytes):
+        try:
+            val = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return out, True
+    if isinstance(val, bool):
+        return out, True
+    if isinstance(val, int | float):
+        out["total"] = _count(val)
+        return out, out["total"] is None
+    if val is None:
+        return out, False
+    if not isinstance(val, dict):
+        return out, True
+    bad = False
+    for k in TOKEN_KEYS:
+        v = val.get(k)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            out[k] = _count(v)
+            bad = bad or out[k] is None
+        elif v is not None:
+            bad = True
+    if out["input"] is not None or out["output"] is not None:
+        out["total"] = _count((out["input"] or 0) + (out["output"] or 0))
+    return out, bad
+
+
+_I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+
+
+def _count(v: int | float) -> int | None:
+    """An integer that fits Int64 (floats truncated as before), else None (malformed)."""
+    if not (_I64_MIN < v < _I64_MAX):  # also NaN
+        return None
+    return int(v)
+
+
+def parse_content(raw: Any) -> tuple[list[dict[str, Any]], bool]:
+    """``content_json`` (text or parsed) -> (list of block dicts, malformed)."""
+    val = raw
+    if isinstance(raw, str | bytes):
+        try:
+            val = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return [], True
+    if isinstance(val, str):  # a plain-string message: one text block
+        return [{"type": "text", "text": val}], False
+    if isinstance(val, dict):
+        val = [val]
+    if not isinstance(val, list):
+        return [], True
+    blocks = [b for b in val if isinstance(b, dict)]
+    return blocks, len(blocks) != len(val)
+
+
+def blob_content(value: Any) -> Any:
+    """A loop blob element's ``content_json`` as :meth:`RowBuilder.add` takes it.
+
+    Blobs hold it parsed (ADF_FORMAT.md §4.2). A string there is either a stringified array
+    (accepted defensively) or a plain-string message, which the live table stores as JSON text.
+    """
+    if isinstance(value, str):
+        try:
+            if isinstance(orjson.loads(value), list | dict):
+                return value
+        except orjson.JSONDecodeError:
+            pass
+        return orjson.dumps(value).decode()
+    return value
+
+
+def _obj(x: Any) -> int:
+    """:func:`obj_chars` for parsed JSON, dispatching on exact types."""
+    try:
+        return _obj_fast(x)
+    except RecursionError:  # a hostile value nested ~1000 deep: the iterative version
+        return obj_chars(x)
+
+
+def _obj_fast(x: Any) -> int:
+    # Scalar members are counted inline (most tool inputs are flat): one call per container.
+    t = type(x)
+    if t is dict:
+        n = 2
+        for k, v in x.items():
+            n += (len(k) if type(k) is str and k.isascii() else js_length(str(k))) + 2
+            t = type(v)
+            if t is str:
+                n += (len(v) if v.isascii() else js_length(v)) + 2
+            elif t is int or t is float or t is bool:
+                n += 5
+            elif v is None:
+                n += 4
+            else:
+                n += _obj_fast(v)
+        return n
+    if t is list:
+        n = 2 + len(x)
+        for v in x:
+            t = type(v)
+            if t is str:
+                n += (len(v) if v.isascii() else js_length(v)) + 2
+            elif t is int or t is float or t is bool:
+                n += 5
+            elif v is None:
+                n += 4
+            else:
+                n += _obj_fast(v)
+        return n
+    if t is str:
+        return (len(x) if x.isascii() else js_length(x)) + 2
+    if t is int or t is float or t is bool:
+        return 5
+    if x is None:
+        return 4
+    return obj_chars(x)
+
+
+def row_facts(
+    role: Any, blocks: list[dict[str, Any]]
+) -> tuple[str, str | None, str, str, str, int, int]:
+    """The derived facts of one row: ``(kind, subkind, block_types, tool_names, text, chars,
+    media_chars)``.
+
+    ``blocks`` are the row's block objects (:func:`parse_content`); ``block_types`` and
+    ``tool_names`` are comma-joined, ``text`` joins the text blocks with newlines, ``chars`` and
+    ``media_chars`` are the estimator's counts without the per-message overhead.
+
+    Examples
+    --------
+    >>> row_facts("assistant", [{"type": "text", "text": "hi"},
+    ...                         {"type": "tool_use", "id": "t", "name": "fs_read", "input": {}}])
+    ('assistant', None, 'text,tool_use', 'fs_read', 'hi', 11, 0)
+    """
+    first_text: Any = None
+    saw_result = False
+    if len(blocks) == 1:
+        # One block (a message, trigger, context row or single tool result): the common case.
+        b = blocks[0]
+        t = b.get("type")
+        tools = ""
+        media = 0
+        if t == "text":
+            types = "text"
+            first_text = v = b.get("text")
+            if type(v) is str:
+                text = v
+                chars = len(v) if v.isascii() else js_length(v)
+            else:
+                text, chars = "", 0
+        elif t == "tool_result":
+            types, text = "tool_result", ""
+            saw_result = True
+            v = b.get("content")
+            if type(v) is str:
+                chars = len(v) if v.isascii() else js_length(v)
+            else:
+                chars = js_length(js_string(v))
+        elif t == "tool_use":
+            name = b.get("name")
+            s = str(name or "")
+            types, tools, text = "tool_use", str(name), ""
+            chars = (len(s) if s.isascii() else js_length(s)) + _obj(b.get("input"))
+        elif t == "thinking" and b.get("reasoning_details") is None:
+            v = b.get("thinking")
+            types, text = "thinking", ""
+            chars = (len(v) if v.isascii() else js_length(v)) if type(v) is str else 0
+        else:
+            types, text = (t if type(t) is str else str(t)), ""
+            chars, media = block_chars(b)
+    else:
+        parts: list[str] = []
+        tlist: list[str] = []
+        tool_list: list[str] = []
+        chars = media = 0
+        for b in blocks:
+            t = b.get("type")
+            if t == "text":
+                tlist.append("text")
+                v = b.get("text")
+                if first_text is None:
+                    first_text = v
+                if type(v) is str:
+                    parts.append(v)
+                    chars += len(v) if v.isascii() else js_length(v)
+            elif t == "tool_use":
+                tlist.append("tool_use")
+                name = b.get("name")
+                tool_list.append(str(name))
+                s = str(name or "")
+                chars += (len(s) if s.isascii() else js_length(s)) + _obj(b.get("input"))
+            elif t == "tool_result":
+                tlist.append("tool_result")
+                saw_result = True
+                v = b.get("content")
+                if type(v) is str:
+                    chars += len(v) if v.isascii() else js_length(v)
+                else:
+                    chars += js_length(js_string(v))
+            elif t == "thinking" and b.get("reasoning_details") is None:
+                tlist.append("thinking")
+                v = b.get("thinking")
+                if type(v) is str:
+                    chars += len(v) if v.isascii() else js_length(v)
+            else:
+                tlist.append(t if type(t) is str else str(t))
+                tc, mc = block_chars(b)
+                chars += tc
+                media += mc
+        types = ",".join(tlist)
+        tools = ",".join(tool_list)
+        text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    if role == "assistant":
+        return "assistant", None, types, tools, text, chars, media
+    if role != "user":
+        return "unknown", None, types, tools, text, chars, media
+    if saw_result:
+        return "tool_result", None, types, tools, text, chars, media
+    kind, sub = classify_user(first_text, bool(blocks))
+    return kind, sub, types, tools, text, chars, media

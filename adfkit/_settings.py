@@ -1,0 +1,211 @@
+"""The agent's settings over time: configuration changes and the compaction threshold in force.
+
+:func:`config_changes` lists every ``sys_update_config`` the agent made (from its tool calls and
+from ``adf_tasks``, which outlives discarded rows); :func:`threshold_schedule` is the one rule
+for the compaction threshold in force at any seq, used by the replay, the compactions, the
+simulator and the plots.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from . import schema
+from ._config import compact_threshold
+from ._js import loads_or_none
+from ._source import AgentSource, Key
+from ._tables import result_texts, tool_calls
+
+_CHANGES: Key[pd.DataFrame] = Key("settings.config_changes")
+_SCHEDULE: Key[list[tuple[int, int, str]]] = Key("settings.threshold_schedule")
+#: A dynamic-instructions warning names the threshold in force: ``threshold: 9,000``.
+_THRESHOLD_TEXT = re.compile(r"threshold:?\s*([0-9][0-9,]*)")
+_THRESHOLD_PATHS = ("context.compact_threshold", "model.compact_threshold")
+
+
+def _config_record(inp: Any) -> dict[str, Any]:
+    inp = inp if isinstance(inp, dict) else {}
+    val = inp.get("value")
+    reason = inp.get("_reason")
+    return {
+        "path": None if inp.get("path") is None else str(inp.get("path")),
+        "value": orjson.dumps(val).decode() if "value" in inp else None,
+        "action": str(inp.get("action") or "set"),
+        "reason": None if reason is None else str(reason),
+    }
+
+
+# -- configuration changes ---------------------------------------------------------------
+def config_changes(src: AgentSource) -> pd.DataFrame:
+    """Configuration changes the agent made. One row per ``sys_update_config`` call.
+
+    Calls come from the history (the assistant row's seq and time; success from the
+    matching ``tool_result``). ``sys_update_config`` is restricted by default, so each
+    approved call also leaves an ``adf_tasks`` row (``origin`` ``hil:...``): it is matched
+    to its call by arguments and time, and a task whose call was discarded with its loop
+    rows (a history gap) still gives a row, with ``source`` ``task`` and no seq.
+
+    Columns (dtype): ``seq`` (Int64: the call's assistant row), ``created_at``
+    (datetime64[ms, UTC]), ``epoch`` (Int64), ``path``, ``value`` (string: compact JSON),
+    ``action`` (string: ``set``, ``append`` or ``remove``), ``reason`` (string: the
+    ``_reason`` argument, if given), ``succeeded`` (boolean: from the tool result or the
+    task; NA when neither survives), ``result`` (string), ``result_seq`` (Int64), ``by``
+    (string: ``agent`` for a model tool call, else the task's origin), ``approved_by``
+    (string: the task's origin, e.g. ``hil:<agent>:<did>`` for a human approval),
+    ``task_id`` (string), ``source`` (string: ``tool_call``, ``tool_call+task`` or
+    ``task``).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> ch = adfkit.open_adf("sample_agents/mind-keeper.adf").config_changes()
+    >>> "context.audit.loop" in set(ch["path"])
+    True
+    """
+    return src.memo.get(_CHANGES, lambda: _config_changes(src)).copy(deep=False)
+
+
+def _config_changes(src: AgentSource) -> pd.DataFrame:
+    calls = tool_calls(src, history=True)
+    calls = calls[calls["tool_name"] == "sys_update_config"]
+    h = src.history()
+    epochs = dict(zip(h["seq"].tolist(), h["epoch"].tolist(), strict=True))
+    res_text = result_texts(src)
+    tasks = src.tasks()
+    tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
+    used: set[int] = set()
+    records: list[dict[str, Any]] = []
+    for r in calls.itertuples(index=False):
+        inp = loads_or_none(r.tool_input)
+        rec = _config_record(inp)
+        ok = None if pd.isna(r.is_error) else not bool(r.is_error)
+        rec.update(
+            seq=int(r.call_seq),
+            created_at=r.created_at,
+            epoch=epochs.get(int(r.call_seq)),
+            succeeded=ok,
+            result=res_text.get(str(r.tool_use_id)),
+            result_seq=None if pd.isna(r.result_seq) else int(r.result_seq),
+            by="agent",
+            approved_by=None,
+            task_id=None,
+            source="tool_call",
+        )
+        t_ms = schema.to_ms(r.created_at)
+        best = None
+        for i, trow in tasks.iterrows():
+            if i in used or loads_or_none(trow["args"]) != inp:
+                continue
+            d = abs((schema.to_ms(trow["created_at"]) or 0) - (t_ms or 0))
+            if best is None or d < best[0]:
+                best = (d, i)
+        if best is not None:
+            trow = tasks.loc[best[1]]
+            used.add(best[1])
+            rec.update(approved_by=trow["origin"], task_id=trow["id"], source="tool_call+task")
+            if rec["succeeded"] is None:
+                rec["succeeded"] = trow["status"] == "completed"
+                rec["result"] = trow["result"] if not pd.isna(trow["result"]) else None
+        records.append(rec)
+    for i, trow in tasks.iterrows():
+        if i in used:
+            continue
+        rec = _config_record(loads_or_none(trow["args"]))
+        rec.update(
+            seq=None,
+            created_at=trow["created_at"],
+            epoch=None,
+            succeeded=(
+                None
+                if trow["status"] in ("pending", "pending_approval", "running")
+                else trow["status"] == "completed"
+            ),
+            result=(
+                trow["result"]
+                if not pd.isna(trow["result"])
+                else (None if pd.isna(trow["error"]) else trow["error"])
+            ),
+            result_seq=None,
+            by=trow["origin"],
+            approved_by=trow["origin"],
+            task_id=trow["id"],
+            source="task",
+        )
+        records.append(rec)
+    df = schema.frame(records, schema.CONFIG_CHANGES)
+    return df.sort_values("created_at", kind="stable", na_position="last").reset_index(drop=True)
+
+
+def threshold_schedule(src: AgentSource) -> list[tuple[int, int, str]]:
+    """The compaction threshold in force over the agent's life: ``[(from_seq, threshold,
+    source), ...]`` ascending.
+
+    Every approved change of ``compact_threshold`` in :func:`config_changes` takes effect after
+    its call: from the row after the ``sys_update_config`` call, or, for a change known only
+    from ``adf_tasks`` (its rows were discarded), from the first row written after the task.
+    Before the first change the value is read from a context-warning text (``threshold: N``,
+    source ``warning_text``) when one exists, else the current config value is assumed
+    (``assumed``); with no change at all it is the config value (``config``).
+    """
+    return src.memo.get(_SCHEDULE, lambda: _schedule(src))
+
+
+def threshold_at(schedule: list[tuple[int, int, str]], seq: int) -> tuple[int, str]:
+    """``(threshold, source)`` in force at ``seq`` under a :func:`threshold_schedule`."""
+    val, source = schedule[0][1], schedule[0][2]
+    for f, v, s in schedule:
+        if f <= seq:
+            val, source = v, s
+    return val, source
+
+
+def _schedule(src: AgentSource) -> list[tuple[int, int, str]]:
+    current = compact_threshold(src.config())
+    h = src.history()
+    seqs = h["seq"].to_numpy(dtype="int64")
+    times = h["created_at"]
+    changes: list[tuple[int, int]] = []
+    for r in config_changes(src).itertuples(index=False):
+        if pd.isna(r.succeeded) or not bool(r.succeeded):
+            continue
+        val = _threshold_value(r.path, r.value)
+        if val is None:
+            continue
+        if not pd.isna(r.seq):
+            changes.append((int(r.seq) + 1, val))
+        elif not pd.isna(r.created_at):
+            later = seqs[(times > r.created_at).to_numpy(dtype=bool, na_value=False)]
+            if len(later):
+                changes.append((int(later.min()), val))
+    changes.sort(key=lambda c: c[0])
+    if not changes:
+        return [(0, current, "config")]
+    first = changes[0][0]
+    initial, source = current, "assumed"
+    ctx = h[(h["kind"] == "context") & (h["subkind"] == "dynamic_instructions")]
+    for s, text in zip(ctx["seq"].tolist(), ctx["text"].tolist(), strict=True):
+        if s >= first:
+            break
+        m = _THRESHOLD_TEXT.search(str(text))
+        if m:
+            initial, source = int(m.group(1).replace(",", "")), "warning_text"
+            break
+    return [(0, initial, source)] + [(f, v, "sys_update_config") for f, v in changes]
+
+
+def _threshold_value(path: Any, value: Any) -> int | None:
+    """The new ``compact_threshold`` a config change sets, if it sets one."""
+    if pd.isna(path) or pd.isna(value):
+        return None
+    val = loads_or_none(value)
+    if path in ("context", "model") and isinstance(val, dict):
+        val = val.get("compact_threshold")
+    elif path not in _THRESHOLD_PATHS:
+        return None
+    if isinstance(val, int | float) and not isinstance(val, bool):
+        return int(val)
+    return None

@@ -1,0 +1,198 @@
+"""The reader boundary: what every kind of agent record provides to the analyses.
+
+An :class:`AgentSource` is one agent's stored memory, read-only: its conversation rows (the live
+loop and the whole history, with the columns of :data:`adfkit.schema.LOOP`), the events that
+emptied the loop (compactions, clears), the archives those events wrote, its settings and its
+side tables. Analyses (replay, compactions, usage, observe, integrity, ...) are functions that
+take an ``AgentSource`` and read nothing else, so a new kind of record (an ADF file, another
+agent's transcript) is one new subclass and no change to any analysis.
+
+Derived results are cached per source in its :class:`Memo`, under typed :class:`Key` objects
+that the analysis modules own.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+import pandas as pd
+
+from . import schema
+from ._errors import AdfError
+from ._history import gaps
+
+T = TypeVar("T")
+
+
+class Key(Generic[T]):
+    """The typed name of one derived result cached in a :class:`Memo`.
+
+    Examples
+    --------
+    >>> memo = Memo()
+    >>> SQUARES: Key[list[int]] = Key("squares")
+    >>> memo.get(SQUARES, lambda: [i * i for i in range(4)])
+    [0, 1, 4, 9]
+    >>> memo.get(SQUARES, lambda: [])  # cached: the builder is not called again
+    [0, 1, 4, 9]
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r})"
+
+
+class Memo:
+    """Results derived from one source, each computed once: ``get(key, build, arg)``."""
+
+    def __init__(self) -> None:
+        self._values: dict[tuple[Key[Any], Hashable], Any] = {}
+
+    def get(self, key: Key[T], build: Callable[[], T], arg: Hashable = None) -> T:
+        """The value cached under ``(key, arg)``, built by ``build()`` on first use."""
+        k = (key, arg)
+        if k in self._values:
+            value: T = self._values[k]
+            return value
+        value = build()
+        self._values[k] = value
+        return value
+
+    def clear(self) -> None:
+        """Forget every cached value."""
+        self._values.clear()
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem a source found in its own storage (one row of ``integrity()``)."""
+
+    check: str
+    severity: str  # info, warning or error
+    table: str
+    rows: tuple[int, ...]
+    detail: str
+
+
+@dataclass(frozen=True)
+class StorageReport:
+    """What a source found when it checked its storage: findings, and the seq range each
+    unreadable archive should have held (audit id -> (first, last))."""
+
+    findings: tuple[Finding, ...] = ()
+    unreadable: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+class AgentSource(ABC):
+    """One agent's stored memory, read-only. Subclasses read one kind of record.
+
+    Required: :meth:`meta`, :meth:`loop`, :meth:`history`, :meth:`events`, :meth:`info`.
+    Everything else has a default that fits a record without that part (an empty frame with
+    the right columns, no settings, no archives), so analyses need no special cases.
+    """
+
+    #: Short name of the record kind (``"adf"``, ...).
+    format: str = ""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = os.fspath(path)
+        self.memo = Memo()
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def close(self) -> None:  # noqa: B027 - an optional hook: most sources hold no handle
+        """Release the underlying file (no-op by default)."""
+
+    # -- identity and settings -----------------------------------------------------------
+    @abstractmethod
+    def meta(self) -> dict[str, str]:
+        """Metadata as text key -> value."""
+
+    def config(self) -> dict[str, Any]:
+        """The agent's configuration as a dict (empty when the record has none)."""
+        return {}
+
+    @property
+    def name(self) -> str:
+        """A display name: the agent's own name if recorded, else the file's stem."""
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+    @abstractmethod
+    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+        """A cheap summary of the record (counts, settings, liveness)."""
+
+    # -- the conversation ----------------------------------------------------------------
+    @abstractmethod
+    def loop(self) -> pd.DataFrame:
+        """The rows in the context window now (columns of :data:`schema.LOOP`)."""
+
+    @abstractmethod
+    def history(self, *, errors: str = "warn") -> pd.DataFrame:
+        """Every row of the agent's life, one per seq (columns of :data:`schema.HISTORY`)."""
+
+    @abstractmethod
+    def events(self) -> pd.DataFrame:
+        """Events that emptied the loop (columns of :data:`schema.EVENTS`)."""
+
+    def highest_seq(self) -> int | None:
+        """The highest seq ever assigned, if the record says (rows lost at the end count)."""
+        return None
+
+    def history_gaps(self) -> pd.DataFrame:
+        """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""
+        h = self.history()
+        high = int(h["seq"].max()) if len(h) else 0
+        return gaps(h["seq"], max(high, self.highest_seq() or 0))
+
+    # -- archives ------------------------------------------------------------------------
+    def audit(self) -> pd.DataFrame:
+        """Archive rows, metadata only (columns of :data:`schema.AUDIT`)."""
+        return schema.frame([], schema.AUDIT)
+
+    def archive(self, audit_id: int) -> pd.DataFrame:
+        """The loop rows one archive holds (columns of :data:`schema.LOOP`)."""
+        raise AdfError(f"no archive with id={audit_id}", path=self.path)
+
+    def decode_audit(self, audit_id: int) -> pd.DataFrame | dict[str, Any] | list[Any]:
+        """One archive decoded: loop rows as a frame, other sources as parsed JSON."""
+        return self.archive(audit_id)
+
+    def storage_report(self) -> StorageReport:
+        """Problems in the storage itself (undecodable archives, wrong counters...)."""
+        return StorageReport()
+
+    # -- side tables ---------------------------------------------------------------------
+    def inbox(self) -> pd.DataFrame:
+        """Received messages (columns of :data:`schema.INBOX`)."""
+        return schema.frame([], schema.INBOX)
+
+    def outbox(self) -> pd.DataFrame:
+        """Sent messages (columns of :data:`schema.OUTBOX`)."""
+        return schema.frame([], schema.OUTBOX)
+
+    def files(self) -> pd.DataFrame:
+        """Stored files, metadata only (columns of :data:`schema.FILES`)."""
+        return schema.frame([], schema.FILES)
+
+    def read_file(self, path: str) -> bytes:
+        """The content of one stored file."""
+        raise AdfError(f"no stored file at path {path!r}", path=self.path)
+
+    def logs(self) -> pd.DataFrame:
+        """Runtime log entries (columns of :data:`schema.LOGS`)."""
+        return schema.frame([], schema.LOGS)
+
+    def tasks(self) -> pd.DataFrame:
+        """Tool tasks (columns of :data:`schema.TASKS`)."""
+        return schema.frame([], schema.TASKS)
+
+    def timers(self) -> pd.DataFrame:
+        """Timers (columns of :data:`schema.TIMERS`)."""
+        return schema.frame([], schema.TIMERS)

@@ -1,0 +1,114 @@
+"""The agent's timeline: the points where its loop was emptied or its prompt rebuilt.
+
+Resets (compactions, clears, history gaps), restarts, configuration changes: derived once from
+the history of an :class:`AgentSource` and shared by the replay, the context blocks, the mind
+and the compaction analyses.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+import pandas as pd
+
+from ._source import AgentSource, Key
+from ._tables import tool_calls
+
+_RESETS: Key[list[tuple[int, str, frozenset[int]]]] = Key("timeline.resets")
+_CONFIG_CALLS: Key[list[int]] = Key("timeline.config_calls")
+_GAPS: Key[list[tuple[int, int]]] = Key("timeline.gaps")
+
+
+def resets(src: AgentSource) -> list[tuple[int, str, frozenset[int]]]:
+    """Points where the loop was emptied: ``(first seq after, kind, preserved tail seqs)``.
+
+    A compaction resets at its summary's seq and keeps the rows of its preserved tail; a
+    clear, a compaction whose summary was lost and a history gap reset after their last
+    row. Sorted by seq.
+    """
+    return src.memo.get(_RESETS, lambda: _resets(src))
+
+
+def _resets(src: AgentSource) -> list[tuple[int, str, frozenset[int]]]:
+    h = src.history()
+    seqs = h["seq"].to_numpy(dtype="int64")
+    ords = dict(zip(h["seq"].tolist(), h["ord"].tolist(), strict=True))
+    out: list[tuple[int, str, frozenset[int]]] = []
+    for ev, s, b in zip(
+        src.events()["event"],
+        src.events()["summary_seq"],
+        src.events()["boundary_seq"],
+        strict=True,
+    ):
+        if not pd.isna(s):
+            o = ords.get(int(s))
+            tail = (
+                frozenset(int(q) for q in seqs if int(o) < q < int(s))
+                if o is not None and not pd.isna(o)
+                else frozenset()
+            )
+            out.append((int(s), str(ev), tail))
+        elif not pd.isna(b):
+            out.append((int(b) + 1, str(ev), frozenset()))
+    for g_end in src.history_gaps()["end_seq"]:
+        out.append((int(g_end) + 1, "gap", frozenset()))
+    # At one seq, a gap's reset is the same event as the compaction or clear: name that.
+    out.sort(key=lambda x: (x[0], x[1] != "gap"))
+    return out
+
+
+def restarts(src: AgentSource) -> list[int]:
+    """Seqs of the ``startup`` trigger rows (the runtime started again), ascending."""
+    h = src.history()
+    return sorted(
+        int(s) for s in h.loc[(h["kind"] == "trigger") & (h["subkind"] == "startup"), "seq"]
+    )
+
+
+def config_calls(src: AgentSource) -> list[int]:
+    """Seqs of the assistant rows of successful ``sys_update_config`` calls."""
+
+    def build() -> list[int]:
+        c = tool_calls(src, history=True)
+        c = c[(c["tool_name"] == "sys_update_config") & ~c["is_error"].fillna(True)]
+        return sorted(int(s) for s in c["call_seq"])
+
+    return src.memo.get(_CONFIG_CALLS, build)
+
+
+def reset_between(src: AgentSource, lo: int, hi: int, *, config: bool = False) -> str | None:
+    """The last event after seq ``lo`` and before ``hi`` that makes the runtime write a
+    context block again: ``compaction``, ``clear``, ``gap`` (rows lost: an unaudited reset),
+    ``restart`` and, with ``config=True`` (the system prompt hashes the config),
+    ``config_change``."""
+    found: tuple[int, str] | None = None
+    points_ = resets(src)
+    k = bisect.bisect_right([r[0] for r in points_], hi) - 1  # last reset at or before hi
+    if k >= 0 and points_[k][0] > lo:
+        found = (points_[k][0], points_[k][1])
+    for points, kind in (
+        (restarts(src), "restart"),
+        (config_calls(src) if config else [], "config_change"),
+    ):
+        j = bisect.bisect_left(points, hi) - 1  # last point before hi
+        if j >= 0 and points[j] > lo and (found is None or points[j] > found[0]):
+            found = (points[j], kind)
+    return None if found is None else found[1]
+
+
+def gap_list(src: AgentSource) -> list[tuple[int, int]]:
+    """The history gaps as ``(first seq, last seq)`` pairs, ascending."""
+
+    def build() -> list[tuple[int, int]]:
+        g = src.history_gaps()
+        return [(int(a), int(b)) for a, b in zip(g["start_seq"], g["end_seq"], strict=True)]
+
+    return src.memo.get(_GAPS, build)
+
+
+def gap_between(src: AgentSource, lo: int, hi: int) -> tuple[int, int] | None:
+    """The first history gap with seqs strictly between ``lo`` and ``hi``, if any."""
+    for a, b in gap_list(src):
+        if b > lo and a < hi:
+            return a, b
+    return None

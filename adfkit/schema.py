@@ -1,0 +1,544 @@
+"""Every table adfkit returns: its columns and their dtypes, and the one typed-frame builder.
+
+Each constant maps column name -> pandas dtype, in column order; the method or function that
+returns the table documents the meaning of each column (a test checks that every column here is
+named in that docstring). :func:`frame` is the one place where records become a typed frame.
+
+Examples
+--------
+>>> from adfkit import schema
+>>> list(schema.GAPS)
+['start_seq', 'end_seq', 'n_seqs']
+>>> schema.frame([{"start_seq": 3, "end_seq": 5, "n_seqs": 3}], schema.GAPS).dtypes.tolist()
+[Int64Dtype(), Int64Dtype(), Int64Dtype()]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Column -> dtype of the loop/history frames (documented in AgentFile.loop()).
+LOOP: dict[str, str] = {
+    "seq": "Int64",
+    "ord": "Int64",
+    "position": "Int64",
+    "role": "category",
+    "kind": "category",
+    "subkind": "string",
+    "context_category": "string",
+    "model": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "tokens_input": "Int64",
+    "tokens_output": "Int64",
+    "tokens_cache_read": "Int64",
+    "tokens_cache_write": "Int64",
+    "tokens_reasoning": "Int64",
+    "tokens_total": "Int64",
+    "n_blocks": "Int64",
+    "block_types": "string",
+    "tool_names": "string",
+    "text": "string",
+    "chars": "Int64",
+    "media_chars": "Int64",
+    "est_tokens": "Int64",
+    "content": "string",
+    "origin": "category",
+    "audit_id": "Int64",
+    "malformed": "bool",
+}
+
+#: The loop columns plus ``epoch`` (events before the row) and ``copies`` (stored copies of it).
+HISTORY: dict[str, str] = {**LOOP, "epoch": "Int64", "copies": "Int64"}
+
+#: One row per ``adf_audit`` row (metadata; ``source`` is a category of the sources present).
+AUDIT: dict[str, str] = {
+    "id": "Int64",
+    "source": "category",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "ref": "string",
+    "entry_count": "Int64",
+    "size_bytes": "Int64",
+    "compressed_bytes": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "start_at": "datetime64[ms, UTC]",
+    "end_at": "datetime64[ms, UTC]",
+}
+
+#: One row per compaction, clear or repair found in the history.
+EVENTS: dict[str, str] = {
+    "event": "string",
+    "summary_seq": "Int64",
+    "boundary_seq": "Int64",
+    "audit_ids": "object",
+    "summary_lost": "bool",
+}
+
+#: One row per seq range lost without audit.
+GAPS: dict[str, str] = {"start_seq": "Int64", "end_seq": "Int64", "n_seqs": "Int64"}
+
+_S = "string"
+_T = "datetime64[ms, UTC]"
+INBOX: dict[str, str] = {
+    **dict.fromkeys(
+        ("id", "message_id", "from", "to", "thread_id", "subject", "content", "content_type"), _S
+    ),
+    "source": _S,
+    "status": _S,
+    "sent_at": _T,
+    "received_at": _T,
+}
+OUTBOX: dict[str, str] = {
+    **dict.fromkeys(
+        ("id", "message_id", "from", "to", "address", "thread_id", "subject", "content"), _S
+    ),
+    "content_type": _S,
+    "status": _S,
+    "status_code": "Int64",
+    "created_at": _T,
+    "delivered_at": _T,
+}
+FILES: dict[str, str] = {
+    "path": _S,
+    "mime_type": _S,
+    "protection": _S,
+    "size": "Int64",
+    "authorized": "boolean",
+    "created_at": _T,
+    "updated_at": _T,
+}
+LOGS: dict[str, str] = {
+    "id": "Int64",
+    **dict.fromkeys(("level", "origin", "event", "target", "message", "data"), _S),
+    "created_at": _T,
+}
+TASKS: dict[str, str] = {
+    **dict.fromkeys(("id", "tool", "args", "status", "result", "error", "origin"), _S),
+    "requires_authorization": "boolean",
+    "created_at": _T,
+    "completed_at": _T,
+}
+TIMERS: dict[str, str] = {
+    "id": "Int64",
+    **dict.fromkeys(("schedule_json", "payload", "scope", "lambda"), _S),
+    "run_count": "Int64",
+    "expired": "boolean",
+    "next_wake_at": _T,
+    "created_at": _T,
+    "last_fired_at": _T,
+}
+
+BLOCKS: dict[str, str] = {
+    "seq": "Int64",
+    "block_index": "Int64",
+    "type": "string",
+    "text": "string",
+    "tool_use_id": "string",
+    "tool_name": "string",
+    "tool_input": "string",
+    "is_error": "boolean",
+    "chars": "Int64",
+}
+
+#: One row per ``tool_use`` block joined to its ``tool_result``.
+TOOL_CALLS: dict[str, str] = {
+    "call_seq": "Int64",
+    "tool_use_id": "string",
+    "tool_name": "string",
+    "tool_input": "string",
+    "result_seq": "Int64",
+    "result_preview": "string",
+    "result_chars": "Int64",
+    "is_error": "boolean",
+    "matched": "bool",
+    "created_at": "datetime64[ms, UTC]",
+}
+
+REPLAY: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "epoch": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "context_seqs": "object",
+    "n_context_rows": "Int64",
+    "system_prompt_seq": "Int64",
+    "system_prompt_tokens": "float64",
+    "dynamic_instructions_seq": "Int64",
+    "dynamic_instructions_tokens": "float64",
+    "summary_tokens": "float64",
+    "message_tokens": "float64",
+    "assistant_tokens": "float64",
+    "tool_result_tokens": "float64",
+    "inject_tokens": "float64",
+    "est_chars": "Int64",
+    "est_media_chars": "Int64",
+    "est_tokens": "Int64",
+    "tokens_input": "Int64",
+    "tokens_output": "Int64",
+    "tokens_cache_read": "Int64",
+    "tokens_cache_write": "Int64",
+    "tokens_total": "Int64",
+    "report_minus_est": "Int64",
+    "chat_tokens_before": "Int64",
+    "threshold": "Int64",
+    "threshold_source": "string",
+    "over_threshold": "boolean",
+}
+
+#: Kinds of identifiers whose recall :func:`compactions` measures (one column each).
+ID_KINDS = ("path", "url", "tool", "message_id", "number", "seq")
+
+COMPACTIONS: dict[str, str] = {
+    "event_id": "Int64",
+    "event": "string",
+    "kind": "string",
+    "instructions": "string",
+    "summary_seq": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "boundary_seq": "Int64",
+    "audited": "boolean",
+    "audit_ids": "object",
+    "summary_lost": "bool",
+    "swept_start": "Int64",
+    "swept_end": "Int64",
+    "n_swept": "Int64",
+    "swept_seqs": "object",
+    "swept_chars": "Int64",
+    "swept_tokens": "Int64",
+    "summary_chars": "Int64",
+    "summary_tokens": "Int64",
+    "compression_ratio": "Float64",
+    "compaction_input": "Int64",
+    "compaction_output": "Int64",
+    "compaction_model": "string",
+    "tail_seqs": "object",
+    "n_tail": "Int64",
+    "trigger_tokens": "Int64",
+    "threshold": "Int64",
+    "n_identifiers": "Int64",
+    "n_recalled": "Int64",
+    "recall": "Float64",
+    **{f"recall_{k}": "Float64" for k in ID_KINDS},
+    "n_refetches": "Int64",
+    "refetch_tokens": "Int64",
+    "cache_write_before": "Int64",
+    "cache_write_after": "Int64",
+    "cache_read_before": "Int64",
+    "cache_read_after": "Int64",
+}
+
+REFETCHES: dict[str, str] = {
+    "event_id": "Int64",
+    "summary_seq": "Int64",
+    "seq": "Int64",
+    "tool_name": "string",
+    "tool_input": "string",
+    "swept_seq": "Int64",
+    "result_seq": "Int64",
+    "result_tokens": "Int64",
+    "call_tokens_input": "Int64",
+}
+
+#: One row per identifier a compaction swept: is it in the summary?
+SUMMARY_RECALL: dict[str, str] = {
+    "kind": "string",
+    "value": "string",
+    "first_seq": "Int64",
+    "recalled": "bool",
+}
+
+SIM_EVENTS: dict[str, str] = {
+    "event_id": "Int64",
+    "kind": "string",
+    "simulated": "bool",
+    "before_call": "Int64",
+    "boundary_seq": "Int64",
+    "summary_seq": "Int64",
+    "matches_real": "bool",
+    "dropped_seqs": "object",
+    "n_dropped": "Int64",
+    "dropped_tokens": "Int64",
+    "kept_seqs": "object",
+    "summary_tokens": "Int64",
+    "chat_tokens": "Int64",
+    "threshold": "Int64",
+    "compaction_input": "Int64",
+    "compaction_output": "Int64",
+}
+
+SIM_CALLS: dict[str, str] = {
+    "seq": "Int64",
+    "epoch": "Int64",
+    "est_tokens_real": "Int64",
+    "est_tokens_sim": "Int64",
+    "tokens_input_real": "Int64",
+    "tokens_input_sim": "Int64",
+    "tokens_output": "Int64",
+    "tokens_total_real": "Int64",
+    "tokens_total_sim": "Int64",
+    "threshold": "Int64",
+    "n_rows_sim": "Int64",
+}
+
+#: Columns of :meth:`UsageMixin.usage` and their dtypes.
+USAGE: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "epoch": "Int64",
+    "call_kind": "category",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "tokens_input": "Int64",
+    "tokens_output": "Int64",
+    "tokens_cache_read": "Int64",
+    "tokens_cache_write": "Int64",
+    "tokens_reasoning": "Int64",
+    "tokens_total": "Int64",
+    "cum_input": "Int64",
+    "cum_output": "Int64",
+    "cum_total": "Int64",
+    "price_input": "float64",
+    "price_output": "float64",
+    "cost_usd": "float64",
+    "cum_cost_usd": "float64",
+}
+
+CONTEXT_BLOCKS: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "epoch": "Int64",
+    "category": "string",
+    "loop_inject": "bool",
+    "origin": "string",
+    "key": "string",
+    "text": "string",
+    "chars": "Int64",
+    "est_tokens": "Int64",
+    "prev_seq": "Int64",
+    "lines_added": "Int64",
+    "lines_removed": "Int64",
+    "diff": "string",
+    "identical": "bool",
+    "reset_before": "string",
+    "change": "string",
+    "gap_before": "bool",
+    "delivered": "boolean",
+    "stored": "string",
+    "audit_id": "Int64",
+}
+
+COMPOSITION: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "epoch": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "system_prompt_seq": "Int64",
+    "system_prompt_tokens": "float64",
+    "dynamic_instructions_seq": "Int64",
+    "dynamic_instructions_tokens": "float64",
+    "summary_tokens": "float64",
+    "message_tokens": "float64",
+    "assistant_tokens": "float64",
+    "tool_result_tokens": "float64",
+    "inject_tokens": "float64",
+    "n_messages": "Int64",
+    "context_chars": "Int64",
+    "context_media_chars": "Int64",
+    "est_tokens": "Int64",
+    "total_tokens": "float64",
+    "tokens_input": "Int64",
+}
+
+CONFIG_CHANGES: dict[str, str] = {
+    "seq": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "epoch": "Int64",
+    "path": "string",
+    "value": "string",
+    "action": "string",
+    "reason": "string",
+    "succeeded": "boolean",
+    "result": "string",
+    "result_seq": "Int64",
+    "by": "string",
+    "approved_by": "string",
+    "task_id": "string",
+    "source": "string",
+}
+
+MIND_HISTORY: dict[str, str] = {
+    "path": "string",
+    "version": "Int64",
+    "seq": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "op": "string",
+    "source": "string",
+    "rebuilt": "bool",
+    "content": "string",
+    "chars": "Int64",
+    "current": "bool",
+    "note": "string",
+}
+
+MIND_PAGES: dict[str, str] = {
+    "path": "string",
+    "slug": "string",
+    "type": "string",
+    "description": "string",
+    "status": "string",
+    "stale_after": "string",
+    "sources": "object",
+    "title": "string",
+    "linked": "bool",
+    "problems": "string",
+    "body": "string",
+    "size": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "updated_at": "datetime64[ms, UTC]",
+}
+
+MIND_LOG: dict[str, str] = {
+    "position": "Int64",
+    "date": "datetime64[ms, UTC]",
+    "action": "string",
+    "title": "string",
+    "page": "string",
+    "body": "string",
+}
+
+OBSERVE_TURNS: dict[str, str] = {
+    "turn": "Int64",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "n_rows": "Int64",
+    "start_at": "datetime64[ms, UTC]",
+    "trigger_kind": "string",
+    "n_calls": "Int64",
+    "n_world": "Int64",
+    "n_internal": "Int64",
+    "n_bookkeeping": "Int64",
+    "is_null_turn": "bool",
+    "tokens_in": "Int64",
+    "tokens_out": "Int64",
+    "epoch": "Int64",
+}
+
+OBSERVE_CALLS: dict[str, str] = {
+    "turn": "Int64",
+    "seq": "Int64",
+    "block_index": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "tool": "string",
+    "class": "string",
+    "signature": "string",
+    "input": "string",
+    "tool_use_id": "string",
+}
+
+OBSERVE_SIGNATURES: dict[str, str] = {
+    "signature": "string",
+    "tool": "string",
+    "count": "Int64",
+    "n_turns": "Int64",
+    "first_seq": "Int64",
+    "last_seq": "Int64",
+    "first_seen": "datetime64[ms, UTC]",
+    "last_seen": "datetime64[ms, UTC]",
+}
+
+OBSERVE_STREAKS: dict[str, str] = {
+    "first_turn": "Int64",
+    "last_turn": "Int64",
+    "length": "Int64",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "start_at": "datetime64[ms, UTC]",
+    "current": "bool",
+}
+
+OBSERVE_ANOMALIES: dict[str, str] = {
+    "check": "string",
+    "tripped": "bool",
+    "value": "Int64",
+    "threshold": "Int64",
+    "window_turns": "Int64",
+    "detail": "string",
+    "turns": "object",
+    "seqs": "object",
+    "signatures": "object",
+}
+
+#: Columns of the report and their dtypes.
+INTEGRITY: dict[str, str] = {
+    "check": "string",
+    "severity": "category",
+    "table": "string",
+    "rows": "object",
+    "detail": "string",
+}
+
+#: Error table columns (one row per file that could not be loaded).
+FLEET_ERRORS: dict[str, str] = {"path": "string", "error": "string", "message": "string"}
+
+
+def frame(
+    data: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], columns: Mapping[str, str]
+) -> pd.DataFrame:
+    """A frame with exactly ``columns`` (name -> dtype), from records or from column lists.
+
+    ``data`` is a list of dicts (a missing key is NA) or a dict of equal-length lists. Values
+    are converted per dtype: ``Int64`` takes ints and whole floats (NA for None, NaN, pd.NA),
+    ``boolean`` takes truthy values or NA, ``bool`` plain truth values, datetime columns take
+    timestamps or NaT/None, ``object`` keeps values as they are (tuples, lists, dicts); any
+    other dtype goes through ``astype``.
+    """
+    if isinstance(data, Mapping):
+        cols = {c: list(data.get(c, ())) for c in columns}
+        n = max((len(v) for v in cols.values()), default=0)
+        cols = {c: v if v or not n else [None] * n for c, v in cols.items()}
+    else:
+        cols = {c: [r.get(c) for r in data] for c in columns}
+    out: dict[str, Any] = {}
+    for name, dtype in columns.items():
+        out[name] = _column(cols[name], dtype)
+    return pd.DataFrame(out, columns=list(columns))
+
+
+def to_ms(ts: Any) -> int | None:
+    """A timestamp as milliseconds since the epoch (None for a missing one)."""
+    return None if ts is None or pd.isna(ts) else int(pd.Timestamp(ts).value // 1_000_000)
+
+
+def _na(v: Any) -> bool:
+    return v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and v != v)
+
+
+def _column(v: list[Any], dtype: str) -> Any:
+    if dtype == "object":
+        s = pd.Series([None] * len(v), dtype=object)
+        for i, x in enumerate(v):
+            s.iloc[i] = x
+        return s
+    if dtype.startswith("datetime"):
+        # Integers are epoch milliseconds; anything else a timestamp (or NaT/None).
+        if all(_na(x) or (isinstance(x, int | np.integer) and not isinstance(x, bool)) for x in v):
+            ms = pd.Series(pd.array([None if _na(x) else int(x) for x in v], dtype="Int64"))
+            return pd.to_datetime(ms.astype("float64"), unit="ms", utc=True).astype(dtype)
+        return pd.to_datetime(
+            pd.Series([pd.NaT if _na(x) else x for x in v], dtype=object), utc=True
+        ).astype(dtype)
+    if dtype == "Int64":
+        return pd.array([None if _na(x) else int(x) for x in v], dtype="Int64")
+    if dtype == "boolean":
+        return pd.array([None if _na(x) else bool(x) for x in v], dtype="boolean")
+    if dtype == "bool":
+        return np.array([bool(x) for x in v], dtype=bool)
+    if dtype == "category":
+        return pd.Series(v, dtype=object).astype("category")
+    return pd.Series([None if _na(x) else x for x in v], dtype=object).astype(dtype)
