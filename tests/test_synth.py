@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import pathlib
@@ -82,6 +83,19 @@ def _is_context(row) -> bool:
 
 
 # ---------------------------------------------------------------------------
+
+
+def test_never_imports_adfkit():
+    """No adfsynth module imports adfkit: its ground truth must check the reader, not repeat it."""
+    for path in sorted((ROOT / "adfsynth").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            assert not [n for n in names if n.split(".")[0] == "adfkit"], path.name
 
 
 def test_determinism(tmp_path):
