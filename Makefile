@@ -23,14 +23,15 @@ demo: $(STAMP)
 	@$(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html
 
 lint: $(STAMP)
-	$(BIN)/ruff check adfkit tests benchmarks
-	$(BIN)/ruff format --check adfkit tests benchmarks
+	$(BIN)/ruff check adfkit adfsynth tests benchmarks
+	$(BIN)/ruff format --check adfkit adfsynth tests benchmarks
+	$(BIN)/mypy
 
 test: lint
 	MPLBACKEND=Agg $(BIN)/python -m pytest -q
 
 samples: $(STAMP)
-	$(BIN)/python -m adfkit.synth sample_agents/
+	$(BIN)/python -m adfsynth sample_agents/
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py

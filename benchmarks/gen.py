@@ -23,23 +23,10 @@ from typing import Any
 import brotli
 import orjson
 
-BASE_MS = 1_780_300_800_000
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # adfsynth, when run directly
+from adfsynth.ddl import schema_ddl  # noqa: E402
 
-SCHEMA = """
-CREATE TABLE adf_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL,
-  protection TEXT NOT NULL DEFAULT 'none');
-CREATE TABLE adf_config (id INTEGER PRIMARY KEY CHECK (id = 1), config_json TEXT NOT NULL,
-  updated_at TEXT NOT NULL);
-CREATE TABLE adf_loop (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT NOT NULL,
-  content_json TEXT NOT NULL, model TEXT, tokens TEXT, created_at INTEGER NOT NULL, ord INTEGER);
-CREATE TABLE adf_files (path TEXT PRIMARY KEY, content BLOB NOT NULL, mime_type TEXT,
-  size INTEGER NOT NULL, protection TEXT NOT NULL DEFAULT 'none',
-  authorized INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE adf_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL,
-  start_seq INTEGER, end_seq INTEGER, ref TEXT, entry_count INTEGER NOT NULL,
-  size_bytes INTEGER NOT NULL, data BLOB NOT NULL, created_at INTEGER NOT NULL);
-CREATE INDEX idx_adf_audit_source_start ON adf_audit (source, start_seq);
-"""
+BASE_MS = 1_780_300_800_000
 
 TOOLS = ("fs_read", "fs_write", "db_query", "msg_send", "web_fetch", "mcp_github_search")
 
@@ -170,7 +157,7 @@ def write_agent(
     if tmp.exists():
         tmp.unlink()
     con = sqlite3.connect(tmp)
-    con.executescript(SCHEMA)
+    con.executescript(schema_ddl(28))
     con.execute("PRAGMA journal_mode=OFF")
     con.execute("PRAGMA synchronous=OFF")
     meta = {"adf_version": "0.2", "adf_schema_version": "28", "adf_name": path.stem}

@@ -1,7 +1,8 @@
 """Hand-built tiny agent files for tests: every value is written in the test that uses it.
 
 ``build(path, loop=[...], audit=[...], ...)`` writes a schema-28 ``.adf`` (or an older layout
-with ``schema=27`` / ``schema=20``) with the stdlib ``sqlite3`` and ``brotli``.
+with ``schema=27`` / ``schema=20``) with the stdlib ``sqlite3`` and ``brotli``, in the tables
+of ``adfsynth.ddl``.
 """
 
 from __future__ import annotations
@@ -13,49 +14,9 @@ from typing import Any
 
 import brotli
 
-BASE_MS = 1_790_000_000_000
+from adfsynth.ddl import schema_ddl
 
-SCHEMA_28 = """
-CREATE TABLE adf_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL,
-  protection TEXT NOT NULL DEFAULT 'none');
-CREATE TABLE adf_config (id INTEGER PRIMARY KEY CHECK (id = 1), config_json TEXT NOT NULL,
-  updated_at TEXT NOT NULL);
-CREATE TABLE adf_loop (seq INTEGER PRIMARY KEY AUTOINCREMENT, role TEXT NOT NULL,
-  content_json TEXT NOT NULL, model TEXT, tokens TEXT, created_at INTEGER NOT NULL, ord INTEGER);
-CREATE TABLE adf_inbox (id TEXT PRIMARY KEY, message_id TEXT, "from" TEXT NOT NULL, "to" TEXT,
-  reply_to TEXT, network TEXT DEFAULT 'devnet', thread_id TEXT, parent_id TEXT, subject TEXT,
-  content TEXT NOT NULL, content_type TEXT, attachments TEXT, meta TEXT, sender_alias TEXT,
-  recipient_alias TEXT, owner TEXT, card TEXT, return_path TEXT, source TEXT DEFAULT 'mesh',
-  source_context TEXT, sent_at INTEGER, received_at INTEGER NOT NULL,
-  status TEXT NOT NULL DEFAULT 'unread', original_message TEXT);
-CREATE TABLE adf_outbox (id TEXT PRIMARY KEY, message_id TEXT, "from" TEXT NOT NULL,
-  "to" TEXT NOT NULL, address TEXT DEFAULT '', reply_to TEXT, network TEXT DEFAULT 'devnet',
-  thread_id TEXT, parent_id TEXT, subject TEXT, content TEXT NOT NULL, content_type TEXT,
-  attachments TEXT, meta TEXT, sender_alias TEXT, recipient_alias TEXT, owner TEXT, card TEXT,
-  return_path TEXT, status_code INTEGER, created_at INTEGER NOT NULL, delivered_at INTEGER,
-  status TEXT NOT NULL DEFAULT 'pending', original_message TEXT);
-CREATE TABLE adf_timers (id INTEGER PRIMARY KEY AUTOINCREMENT, schedule_json TEXT NOT NULL,
-  next_wake_at INTEGER NOT NULL, payload TEXT, scope TEXT NOT NULL DEFAULT '["system"]',
-  lambda TEXT, warm INTEGER NOT NULL DEFAULT 0, run_count INTEGER NOT NULL DEFAULT 0,
-  created_at INTEGER NOT NULL, last_fired_at INTEGER, locked INTEGER NOT NULL DEFAULT 0,
-  expired INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE adf_files (path TEXT PRIMARY KEY, content BLOB NOT NULL, mime_type TEXT,
-  size INTEGER NOT NULL, protection TEXT NOT NULL DEFAULT 'none',
-  authorized INTEGER NOT NULL DEFAULT 0, created_at TEXT NOT NULL, updated_at TEXT NOT NULL);
-CREATE TABLE adf_audit (id INTEGER PRIMARY KEY AUTOINCREMENT, source TEXT NOT NULL,
-  start_seq INTEGER, end_seq INTEGER, ref TEXT, entry_count INTEGER NOT NULL,
-  size_bytes INTEGER NOT NULL, data BLOB NOT NULL, created_at INTEGER NOT NULL);
-CREATE TABLE adf_identity (purpose TEXT PRIMARY KEY, value BLOB NOT NULL,
-  encryption_algo TEXT DEFAULT 'plain', salt BLOB, kdf_params TEXT,
-  code_access INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE adf_tasks (id TEXT PRIMARY KEY, tool TEXT NOT NULL, args TEXT NOT NULL DEFAULT '{}',
-  status TEXT NOT NULL DEFAULT 'pending', result TEXT, error TEXT, created_at INTEGER NOT NULL,
-  completed_at INTEGER, origin TEXT, requires_authorization INTEGER NOT NULL DEFAULT 0,
-  executor_managed INTEGER NOT NULL DEFAULT 0, approval_meta TEXT);
-CREATE TABLE adf_logs (id INTEGER PRIMARY KEY AUTOINCREMENT, level TEXT NOT NULL DEFAULT 'info',
-  origin TEXT, event TEXT, target TEXT, message TEXT NOT NULL, data TEXT,
-  created_at INTEGER NOT NULL);
-"""
+BASE_MS = 1_790_000_000_000
 
 SECRET = b"FAKE-PRIVATE-KEY-never-to-be-read"
 
@@ -148,12 +109,8 @@ def build(
     """
     path = Path(path)
     con = sqlite3.connect(path)
-    ddl = SCHEMA_28
-    if schema < 28:
-        ddl = ddl.replace(", ord INTEGER)", ")").replace(
-            "start_seq INTEGER, end_seq INTEGER, ref TEXT,",
-            "start_at INTEGER NOT NULL, end_at INTEGER NOT NULL,",
-        )
+    # any schema below 28 gets the schema-27 layout (only the meta key says which schema it is)
+    ddl = schema_ddl(28 if schema >= 28 else 27)
     if not not_null:
         ddl = ddl.replace(" NOT NULL", "")
     if loop_columns is not None:

@@ -8,8 +8,9 @@ from adfbuild import build, row, text
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit import Mind, schema, synth
+from adfkit import Mind, schema
 from adfkit._mind import parse_front_matter, split_sections
+from adfsynth.scenarios import MIND_PAGES
 
 INDEX = """# Mind
 
@@ -185,14 +186,14 @@ def test_front_matter_parser_edge_cases():
 
 
 def test_sample_mind_keeper_pages_match_synth():
-    """The simulator writes the pages of adfkit.synth._MIND_PAGES (slug, type, description)."""
+    """The simulator writes the pages of its ``MIND_PAGES`` (slug, type, description)."""
     m = adfkit.open_adf(sample("mind-keeper")).mind()
     got = sorted(m.pages[["slug", "type", "description"]].itertuples(index=False, name=None))
-    assert got == sorted(synth._MIND_PAGES)
+    assert got == sorted(MIND_PAGES)
     assert m.pages["linked"].all()
     assert set(m.log["action"]) <= {"ingest", "update", "lint"}
     ingested = set(m.log.loc[m.log["action"] == "ingest", "page"])
-    assert ingested == {f"mind/{slug}.md" for slug, _, _ in synth._MIND_PAGES}
+    assert ingested == {f"mind/{slug}.md" for slug, _, _ in MIND_PAGES}
 
 
 def test_runtime_mind_keeper_is_well_formed():

@@ -491,7 +491,7 @@ def test_summary_and_repr_are_readable(base_file):
     assert d["tokens_in"] == 720 and d["tokens_out"] == 42 and d["null_turns"] == 1
 
 
-# --- sample agents: planted behaviour from adfkit.synth ground truth -------------------------
+# --- sample agents: planted behaviour from adfsynth ground truth ------------------------------
 
 
 def _truth(name: str) -> dict:

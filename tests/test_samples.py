@@ -1,4 +1,4 @@
-"""The reader against the ground truth that adfkit.synth recorded while writing each sample."""
+"""The reader against the ground truth that adfsynth recorded while writing each sample."""
 
 from __future__ import annotations
 

@@ -3,8 +3,8 @@ exports can redact bodies and config secrets, and rendered HTML escapes agent te
 H37-H40 of ROBUSTNESS.md).
 
 ``tests/adfbuild.py`` stores the fake key ``SECRET`` in ``adf_identity``; the sample agents
-store ``synth.FAKE_SECRET``. Both are known to the test, so their absence can be checked in
-every value the public API produces without the test reading the table either.
+store ``adfsynth.writer.FAKE_SECRET``. Both are known to the test, so their absence can be
+checked in every value the public API produces without the test reading the table either.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from adfkit import cli, export, widgets
 from adfkit._html import clip, escape, safe_frame_html
 from adfkit._redact import REDACTED, redact_config, redact_frame
 from adfkit._report import write_report
-from adfkit.synth import FAKE_SECRET
+from adfsynth.writer import FAKE_SECRET
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
@@ -109,7 +109,7 @@ def traced(monkeypatch) -> list[str]:
 
 def test_h37_identity_is_never_selected(agent_file, monkeypatch, capsys):
     """A trace of every statement (open, every public method, ``adfkit info``) never names
-    adf_identity, and the reader's own connection (``agent.source.sqlite.con``) is traced as well."""
+    adf_identity, and the reader's own connection (``agent.source.sqlite.con``) is traced too."""
     statements = traced(monkeypatch)
     with adfkit.open_adf(agent_file) as agent:
         own: list[str] = []

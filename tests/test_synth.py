@@ -1,7 +1,8 @@
-"""Tests for adfkit.synth, checked with plain sqlite3 + brotli + json (not adfkit's reader)."""
+"""Tests for adfsynth, checked with plain sqlite3 + brotli + json (not adfkit's reader)."""
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import pathlib
@@ -10,17 +11,23 @@ import sqlite3
 import brotli
 import pytest
 
-from adfkit import synth
+from adfsynth.estimator import estimate_tokens, js_len
+from adfsynth.observation import signature, tool_class
+from adfsynth.runtime import Sim
+from adfsynth.scenarios import SCENARIOS
+from adfsynth.texts import STARTUP_TEXT, context_category
+from adfsynth.truth import GroundTruth, sha1
+from adfsynth.writer import write_all, write_scenario
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_agents"
-NAMES = list(synth.SCENARIOS)
+NAMES = list(SCENARIOS)
 
 
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     folder = tmp_path_factory.mktemp("synth")
-    truths = synth.write_all(folder)
+    truths = write_all(folder)
     return folder, truths
 
 
@@ -78,10 +85,23 @@ def _is_context(row) -> bool:
 # ---------------------------------------------------------------------------
 
 
+def test_never_imports_adfkit():
+    """No adfsynth module imports adfkit: its ground truth must check the reader, not repeat it."""
+    for path in sorted((ROOT / "adfsynth").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                names = [node.module or ""]
+            else:
+                continue
+            assert not [n for n in names if n.split(".")[0] == "adfkit"], path.name
+
+
 def test_determinism(tmp_path):
     for name in ("long-runner", "messenger", "legacy-v27"):
-        a = synth.write_scenario(name, tmp_path / f"a-{name}.adf", seed=3)
-        b = synth.write_scenario(name, tmp_path / f"b-{name}.adf", seed=3)
+        a = write_scenario(name, tmp_path / f"a-{name}.adf", seed=3)
+        b = write_scenario(name, tmp_path / f"b-{name}.adf", seed=3)
         assert a.to_json() == b.to_json()
         assert (tmp_path / f"a-{name}.adf").read_bytes() == (
             tmp_path / f"b-{name}.adf"
@@ -89,15 +109,15 @@ def test_determinism(tmp_path):
 
 
 def test_seeds_differ(tmp_path):
-    a = synth.write_scenario("forgetful", tmp_path / "a.adf", seed=1)
-    b = synth.write_scenario("forgetful", tmp_path / "b.adf", seed=2)
+    a = write_scenario("forgetful", tmp_path / "a.adf", seed=1)
+    b = write_scenario("forgetful", tmp_path / "b.adf", seed=2)
     assert a.to_json() != b.to_json()
 
 
 def test_truth_roundtrip(generated):
     _, truths = generated
     for gt in truths.values():
-        again = synth.GroundTruth.from_dict(json.loads(gt.to_json()))
+        again = GroundTruth.from_dict(json.loads(gt.to_json()))
         assert again.to_json() == gt.to_json()
 
 
@@ -244,7 +264,7 @@ def test_tool_pairs(generated):
 
 
 def _estimate(rows):
-    return synth.estimate_tokens([r["content_json"] for r in rows])
+    return estimate_tokens([r["content_json"] for r in rows])
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -335,7 +355,7 @@ def _ref_turns(history):
     for tr in turns:
         if tr["kind"] == "compaction":
             continue
-        cls = [synth.tool_class(n, i) for n, i in tr["calls"]]
+        cls = [tool_class(n, i) for n, i in tr["calls"]]
         n_world, n_int = cls.count("world"), cls.count("internal")
         tr["null"] = bool(cls) and n_world == 0 and n_int == 0
         tr["world"] = n_world
@@ -354,7 +374,7 @@ def _anomalies(history):
     sigs = {}
     for tr in rolled:
         for n, i in tr["calls"]:
-            k = synth.signature(n, i)
+            k = signature(n, i)
             sigs[k] = sigs.get(k, 0) + 1
     spend = (
         len(window) >= 20
@@ -455,7 +475,7 @@ def test_mind_keeper(generated):
         mind, end, _ = rest.partition("\n</injected_file>\n")
         assert sep and end and text.count("<injected_file ") == 2, ctx["seq"]
         assert '<injected_file path="soul.md">\n# Soul\n' in head
-        assert synth.sha1(mind) == ctx["mind_sha1"]
+        assert sha1(mind) == ctx["mind_sha1"]
         n_prompts += 1
     # 7 prompts (session start, after each of the 4 compactions, after each config change);
     # the 2 written while loop audit was off are lost with their span
@@ -483,15 +503,15 @@ def test_mind_keeper(generated):
             and b["name"] == "fs_write"
             and b["input"]["path"] == m["path"]
         ]
-        assert any(synth.sha1(c) == m["content_sha1"] for c in contents)
+        assert any(sha1(c) == m["content_sha1"] for c in contents)
 
 
 def test_preflight_sweeps_the_context_rows():
     """As the runtime (seen in the real big-runner): the context rows of an iteration are
     written before the pre-flight guard, so a pre-flight compaction sweeps them; the call goes
     out right after the summary and the rows follow at the next iteration."""
-    sim = synth.Sim("preflight", 0, threshold=30000, audit={"loop": True}, description="Probe.")
-    sim.trigger(synth.STARTUP_TEXT, "startup")  # seq 1
+    sim = Sim("preflight", 0, threshold=30000, audit={"loop": True}, description="Probe.")
+    sim.trigger(STARTUP_TEXT, "startup")  # seq 1
     # seq 2 prompt, seq 3 call, seq 4 results: the config change re-arms the prompt row, and a
     # 120000-char result lifts the estimate (34286 tokens) over the threshold while chat tokens
     # (the last call's input + output) stay far below it
@@ -505,7 +525,7 @@ def test_preflight_sweeps_the_context_rows():
     assert sim.chat_tokens < 30000 <= sim.estimate()
     sim.step("Read it.")
     sim.step("Again.")
-    kinds = {s: synth.context_category(r["content"]) or r["role"] for s, r in sim.history.items()}
+    kinds = {s: context_category(r["content"]) or r["role"] for s, r in sim.history.items()}
     (comp,) = sim.gt.compactions
     assert comp["kind"] == "preflight" and comp["swept_seqs"] == [1, 2, 3, 4, 5]
     assert kinds[5] == "system_prompt" and comp["summary_seq"] == 6
@@ -547,8 +567,8 @@ def test_estimator_basics():
         [{"type": "tool_use", "name": "x", "input": {"a": 1}}],
     ]
     # 16+3 + 16 + 1 + (2 + 1 + 5 + 2) = 46 -> ceil(46/3.5) = 14
-    assert synth.estimate_tokens(rows) == math.ceil(46 / 3.5)
-    assert synth.js_len("😀") == 2
+    assert estimate_tokens(rows) == math.ceil(46 / 3.5)
+    assert js_len("😀") == 2
 
 
 def test_input_tokens_cover_conversation(generated):

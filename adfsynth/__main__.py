@@ -1,0 +1,34 @@
+"""``python -m adfsynth FOLDER [SCENARIO ...]``: write sample agents and their ground truth.
+
+Usage::
+
+    python -m adfsynth sample_agents/          # regenerate every committed sample
+    python -m adfsynth out/ long-runner clean  # just some scenarios
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+from .writer import write_all
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        print("usage: python -m adfsynth FOLDER [SCENARIO ...]", file=sys.stderr)
+        return 2
+    folder, names = argv[0], argv[1:] or None
+    for name, gt in write_all(folder, names=names).items():
+        size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
+        print(
+            f"{name}: {size} bytes, live={gt.n_live} history={gt.n_history} "
+            f"lost={len(gt.lost_seqs)} "
+            f"compactions={len(gt.compactions)} audit_rows={len(gt.audit_rows)}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
