@@ -25,6 +25,7 @@ from . import _blobs, _history, schema
 from ._adf_checks import check_storage
 from ._config import audit_settings, compact_threshold
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
+from ._js import JSONError, parse_json
 from ._loopframe import RowBuilder, side_frame
 from ._open import Source
 from ._source import AgentSource, Key, StorageReport
@@ -148,12 +149,12 @@ class AdfSource(AgentSource):
             rows = self._q("SELECT config_json FROM adf_config LIMIT 1", table="adf_config")
             if rows and rows[0][0] is not None:
                 try:
-                    val = orjson.loads(rows[0][0])
+                    val = parse_json(rows[0][0])
                     if isinstance(val, dict):
                         cfg = val
                     else:
-                        raise orjson.JSONDecodeError("not an object", "", 0)
-                except orjson.JSONDecodeError:
+                        raise JSONError("not an object")
+                except JSONError:
                     warnings.warn(
                         f"{self.path}: adf_config id=1: config_json is not a JSON object; "
                         "using an empty config (threshold and audit settings take defaults)",

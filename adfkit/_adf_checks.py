@@ -10,13 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import orjson
 import pandas as pd
 
 from . import _blobs
 from ._errors import BlobError, BlobTooLargeError
 from ._history import CLEAR_PAIR_MS, ranges
-from ._js import js_length
+from ._js import JSONError, js_length, parse_json
 from ._source import Finding, StorageReport
 
 
@@ -99,8 +98,8 @@ def _check_blobs(
             continue
         try:
             text = raw.decode("utf-8")
-            value = orjson.loads(raw)
-        except (UnicodeDecodeError, orjson.JSONDecodeError) as exc:
+            value = parse_json(raw)
+        except (UnicodeDecodeError, JSONError) as exc:
             kind = "UTF-8" if isinstance(exc, UnicodeDecodeError) else "JSON"
             rep.add(
                 "blob_undecodable",

@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import brotli
-import orjson
 
 from ._errors import BlobError, BlobTooLargeError
+from ._js import JSONError, parse_json
 
 #: Default cap on one decompressed audit blob (``open_adf(max_blob_bytes=...)``).
 DEFAULT_MAX_BLOB_BYTES = 256 * 1024 * 1024
@@ -70,8 +70,8 @@ def decompress(
 def parse(raw: bytes, *, path: str | None = None, audit_id: int | None = None) -> Any:
     """Parse decompressed blob bytes as UTF-8 JSON."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
+        return parse_json(raw)
+    except JSONError as exc:
         kind = "UTF-8" if "utf-8" in str(exc).lower() else "JSON"
         raise BlobError(
             f"adf_audit id={audit_id}: decompressed data is not valid {kind} ({exc})", path=path

@@ -21,6 +21,7 @@ from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summa
 from ._settings import threshold_at, threshold_schedule
 from ._source import AgentSource, Key
 from ._tables import tool_calls
+from ._timeline import gap_between
 
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
 _RECALL: Key[pd.DataFrame | None] = Key("compactions.recall")
@@ -67,7 +68,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       stored on the summary row), ``compaction_model`` (string)
     - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
     - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
-      event), ``threshold`` (Int64: in force then)
+      event, in its epoch; NA when rows discarded without audit lie between, so the
+      triggering call is unknown), ``threshold`` (Int64: in force then)
     - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
       kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
       swept identifiers that the summary repeats (:meth:`summary_recall`)
@@ -138,8 +140,17 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         sum_chars = srow.chars if srow else None
         sum_tok = estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media) if srow else None
         ratio = stok / sum_tok if stok is not None and sum_tok else None
+        # The call that triggered it: the last one before the boundary, in this epoch, with no
+        # discarded rows between them (else it is unknown, not the previous event's).
         before = calls[calls <= b]
-        trig = st.rows[int(before[-1])].ttot if len(before) else None
+        last = int(before[-1]) if len(before) else None
+        trig = (
+            st.rows[last].ttot
+            if last is not None
+            and (prev_bound is None or last > prev_bound)
+            and gap_between(src, last, b + 1) is None
+            else None
+        )
         if s_seq is not None and s_seq in h.index:
             created = h.at[s_seq, "created_at"]
         else:

@@ -14,9 +14,9 @@ import bisect
 from typing import Any
 
 import numpy as np
-import orjson
 import pandas as pd
 
+from ._js import JSONError, parse_json
 from ._loopframe import RowBuilder
 from ._rows import TOKEN_COLUMNS
 
@@ -267,8 +267,8 @@ def _parsed(raw: Any) -> Any:
     """``content`` parsed as JSON when it is JSON text, else as is."""
     if isinstance(raw, str | bytes):
         try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            return parse_json(raw)
+        except JSONError:
             return raw
     return raw
 

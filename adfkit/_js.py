@@ -8,7 +8,8 @@ works on values parsed from JSON:
 - :func:`js_string`: ``String(x ?? '')``;
 - :func:`js_stringify`: ``JSON.stringify(x)``;
 - :func:`string_hash` and :func:`base36`: the analyzer's 32-bit string hash and its radix-36 text;
-- :func:`js_falsy`: JavaScript falsiness of a JSON value.
+- :func:`js_falsy`: JavaScript falsiness of a JSON value;
+- :func:`parse_json`: ``JSON.parse`` of what ``JSON.stringify`` wrote, lone surrogates included.
 """
 
 from __future__ import annotations
@@ -234,6 +235,57 @@ def _js_stringify_deep(value: Any) -> str:
     return "".join(out)
 
 
+#: What a lone surrogate (half of a UTF-16 pair, e.g. a string cut in an emoji) reads as.
+LONE_SURROGATE = "\ufffd"
+
+
+class JSONError(ValueError):
+    """Text that is not JSON (or not UTF-8)."""
+
+
+def parse_json(raw: str | bytes | bytearray | memoryview) -> Any:
+    """``JSON.parse(raw)`` as JavaScript reads what ``JSON.stringify`` wrote.
+
+    JavaScript strings may hold lone UTF-16 surrogates (a string cut in the middle of an emoji
+    pair), which ``JSON.stringify`` writes as ``"\\ud83d"``. orjson rejects them; here they are
+    kept visible as U+FFFD, one UTF-16 unit as in JavaScript, so every size stays what the
+    runtime counted. Raises :class:`JSONError` for text that is not JSON or bytes that are not
+    UTF-8.
+
+    Examples
+    --------
+    >>> parse_json(b'{"t": "cut \\ud83d", "ok": "\\ud83d\\ude42"}')
+    {'t': 'cut \ufffd', 'ok': '🙂'}
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    # The slow path, only for text orjson refuses: the stdlib reads lone surrogate escapes.
+    try:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+        value = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise JSONError(str(first)) from None
+    try:
+        return _without_lone_surrogates(value)
+    except RecursionError:  # nested nearly as deep as the parser allows: refuse it whole
+        raise JSONError(f"{first} (nested too deep to clean)") from None
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return (
+            _LONE_SURROGATE.sub(LONE_SURROGATE, value) if _LONE_SURROGATE.search(value) else value
+        )
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
 def loads_or_none(text: Any) -> Any:
     """``JSON.parse(text)`` of a JSON string, or None when it is not text or not JSON.
 
@@ -245,6 +297,6 @@ def loads_or_none(text: Any) -> Any:
     if not isinstance(text, str):
         return None
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
+        return parse_json(text)
+    except JSONError:
         return None

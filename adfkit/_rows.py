@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from ._js import js_length, js_string
+from ._js import JSONError, js_length, js_string, parse_json
 
 # --- kinds of rows (ADF_FORMAT.md §3.4, §7, §8.1) -------------------------------------------
 
@@ -249,8 +249,8 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
     val = raw
     if isinstance(raw, str | bytes):
         try:
-            val = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            val = parse_json(raw)
+        except JSONError:
             return out, True
     if isinstance(val, bool):
         return out, True
@@ -289,8 +289,8 @@ def parse_content(raw: Any) -> tuple[list[dict[str, Any]], bool]:
     val = raw
     if isinstance(raw, str | bytes):
         try:
-            val = orjson.loads(raw)
-        except orjson.JSONDecodeError:
+            val = parse_json(raw)
+        except JSONError:
             return [], True
     if isinstance(val, str):  # a plain-string message: one text block
         return [{"type": "text", "text": val}], False
@@ -310,9 +310,9 @@ def blob_content(value: Any) -> Any:
     """
     if isinstance(value, str):
         try:
-            if isinstance(orjson.loads(value), list | dict):
+            if isinstance(parse_json(value), list | dict):
                 return value
-        except orjson.JSONDecodeError:
+        except JSONError:
             pass
         return orjson.dumps(value).decode()
     return value
