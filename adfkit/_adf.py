@@ -175,6 +175,7 @@ class AdfSource(AgentSource):
         return b.frame()
 
     def _add_live(self, b: RowBuilder) -> None:
+        b.created_at_stored = self._src.has("adf_loop", "created_at")
         if self._src.has("adf_loop"):
             cols = self._cols(
                 "adf_loop", ["seq", "ord", "role", "content_json", "model", "tokens", "created_at"]
@@ -337,7 +338,7 @@ class AdfSource(AgentSource):
                     if rows.n > start:
                         spans.append((aid, start, rows.n))
             self._add_live(rows)
-            rows.bad_content, rows.bad_tokens = [], []
+            rows.bad_content, rows.bad_tokens, rows.bad_nulls = [], [], []
         finally:
             if gc_was_on:
                 gc.enable()

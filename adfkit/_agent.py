@@ -151,9 +151,10 @@ class AgentFile:
         """
         return self.source.config()
 
-    def compact_threshold(self) -> int:
+    def compact_threshold(self) -> int | None:
         """The compaction threshold in force now (``context.compact_threshold``, else the
-        deprecated ``model.compact_threshold``, else 100000)."""
+        deprecated ``model.compact_threshold``, else 100000); None when the config sets a number
+        out of range (1e300, 2**64-1, 0 or below: see ``threshold_schedule``)."""
         return compact_threshold(self.source.config())
 
     def audit_settings(self) -> dict[str, bool]:

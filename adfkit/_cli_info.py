@@ -54,7 +54,12 @@ def format_info(info: dict[str, Any]) -> str:
             f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
         ),
         ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
-        ("threshold", f"{info['compact_threshold']:,} tokens"),
+        (
+            "threshold",
+            f"{info['compact_threshold']:,} tokens"
+            if info["compact_threshold"] is not None
+            else "NA (the config's number is out of range: no automatic compaction)",
+        ),
         ("messages", f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}"),
         ("files", f"{info['files']}"),
         ("active", f"{info['first_live_at'] or '-'} .. {info['last_live_at'] or '-'}"),

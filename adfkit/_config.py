@@ -6,15 +6,38 @@ its changes over time (those are in :mod:`adfkit._settings`).
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 #: The runtime's compaction threshold when the config sets none.
 DEFAULT_THRESHOLD = 100_000
+#: The largest threshold a JavaScript number holds exactly (``Number.MAX_SAFE_INTEGER``).
+MAX_THRESHOLD = 2**53 - 1
 
 
-def compact_threshold(cfg: dict[str, Any]) -> int:
+def threshold_value(v: Any) -> int | None:
+    """A compaction threshold as the integer it stands for, or None when it is no usable one:
+    not a number, not finite, not above 0, or past :data:`MAX_THRESHOLD` (1e300 or 2**64-1: a
+    limit the runtime never reaches, so it never compacts automatically).
+
+    Examples
+    --------
+    >>> threshold_value(9000), threshold_value(9000.0), threshold_value(1e300), threshold_value(-1)
+    (9000, 9000, None, None)
+    """
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        return None
+    x = float(v)
+    if not math.isfinite(x) or not 0 < x <= MAX_THRESHOLD:
+        return None
+    return int(x)
+
+
+def compact_threshold(cfg: dict[str, Any]) -> int | None:
     """``context.compact_threshold``, else the deprecated ``model.compact_threshold``, else
-    :data:`DEFAULT_THRESHOLD`.
+    :data:`DEFAULT_THRESHOLD`; None when the number set is out of range (see
+    :func:`threshold_value`).
 
     Examples
     --------
@@ -22,6 +45,8 @@ def compact_threshold(cfg: dict[str, Any]) -> int:
     9000
     >>> compact_threshold({})
     100000
+    >>> compact_threshold({"context": {"compact_threshold": 1e300}}) is None
+    True
     """
     for sect in ("context", "model"):
         v = (
@@ -30,7 +55,7 @@ def compact_threshold(cfg: dict[str, Any]) -> int:
             else None
         )
         if isinstance(v, int | float) and not isinstance(v, bool):
-            return int(v)
+            return threshold_value(v)
     return DEFAULT_THRESHOLD
 
 

@@ -156,6 +156,10 @@ class RowBuilder:
         self._pending: list[tuple[Any, ...]] = []
         self.bad_content: list[Any] = []
         self.bad_tokens: list[Any] = []
+        self.bad_nulls: list[Any] = []
+        #: Whether the layout stores ``created_at`` (pre-public files do not): a NULL there is
+        #: damage, an absent column is not.
+        self.created_at_stored = True
 
     def add(
         self,
@@ -229,6 +233,9 @@ class RowBuilder:
             self.bad_content.append(seq)
         if bad_t:
             self.bad_tokens.append(seq)
+        bad_n = role is None or (created_at is None and self.created_at_stored)
+        if bad_n:
+            self.bad_nulls.append(seq)
         kind, sub, types, tools, text, chars, media = row_facts(role, blocks)
         if bad_c and not blocks:
             kind = "unknown"
@@ -251,7 +258,7 @@ class RowBuilder:
                 _KIND_CODE[kind],
                 _ORIGIN_CODE[origin],
                 _ms(created_at),
-                bad_c or bad_t,
+                bad_c or bad_t or bad_n,
                 sub,
                 sub if kind == "context" else None,
                 model if isinstance(model, str) else None,
@@ -290,17 +297,22 @@ class RowBuilder:
                 self._strs[name] = []
 
     def warn(self, where: str, *, stacklevel: int = 4) -> None:
-        """Warn about the rows with unreadable content or tokens added since the last call."""
-        for what, seqs in (("content_json", self.bad_content), ("tokens", self.bad_tokens)):
+        """Warn about the rows with unreadable content or tokens, or a NULL role or
+        ``created_at``, added since the last call."""
+        for what, seqs in (
+            ("unreadable content_json", self.bad_content),
+            ("unreadable tokens", self.bad_tokens),
+            ("a NULL role or created_at", self.bad_nulls),
+        ):
             if seqs:
                 shown = ", ".join(map(str, seqs[:10])) + (" ..." if len(seqs) > 10 else "")
                 warnings.warn(
-                    f"{where}: {len(seqs)} row(s) with unreadable {what} (seq {shown}); "
+                    f"{where}: {len(seqs)} row(s) with {what} (seq {shown}); "
                     "kept and flagged in the 'malformed' column",
                     AdfWarning,
                     stacklevel=stacklevel,
                 )
-        self.bad_content, self.bad_tokens = [], []
+        self.bad_content, self.bad_tokens, self.bad_nulls = [], [], []
 
     def seqs(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The integer ``seq`` values of the rows at positions ``start:stop``."""

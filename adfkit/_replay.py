@@ -476,7 +476,7 @@ def _replay(src: AgentSource) -> pd.DataFrame:
         cols["chat_tokens_before"].append(chat)
         cols["threshold"].append(t)
         cols["threshold_source"].append(tsrc)
-        cols["over_threshold"].append(None if r.ttot is None else r.ttot >= t)
+        cols["over_threshold"].append(None if r.ttot is None or t is None else r.ttot >= t)
         chat = r.ttot if r.ttot is not None else e
     data: dict[str, Any] = {}
     for c, d in schema.REPLAY.items():

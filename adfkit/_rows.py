@@ -269,7 +269,7 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
             bad = bad or out[k] is None
         elif v is not None:
             bad = True
-    if out["input"] is not None or out["output"] is not None:
+    if not bad and (out["input"] is not None or out["output"] is not None):
         out["total"] = _count((out["input"] or 0) + (out["output"] or 0))
     return out, bad
 
@@ -278,8 +278,11 @@ _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 
 def _count(v: int | float) -> int | None:
-    """An integer that fits Int64 (floats truncated as before), else None (malformed)."""
-    if not (_I64_MIN < v < _I64_MAX):  # also NaN
+    """A token count: a whole number from 0 that fits Int64 (``5.0`` counts as 5), else None
+    (malformed: negative, fractional, NaN or huge counts are flagged, never summed)."""
+    if not (0 <= v < _I64_MAX):  # also NaN
+        return None
+    if isinstance(v, float) and not v.is_integer():
         return None
     return int(v)
 

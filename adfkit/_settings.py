@@ -9,19 +9,21 @@ simulator and the plots.
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Any
 
 import orjson
 import pandas as pd
 
 from . import schema
-from ._config import compact_threshold
+from ._config import compact_threshold, threshold_value
+from ._errors import AdfWarning
 from ._js import loads_or_none
 from ._source import AgentSource, Key
 from ._tables import result_texts, tool_calls
 
 _CHANGES: Key[pd.DataFrame] = Key("settings.config_changes")
-_SCHEDULE: Key[list[tuple[int, int, str]]] = Key("settings.threshold_schedule")
+_SCHEDULE: Key[list[tuple[int, int | None, str]]] = Key("settings.threshold_schedule")
 #: A dynamic-instructions warning names the threshold in force: ``threshold: 9,000``.
 _THRESHOLD_TEXT = re.compile(r"threshold:?\s*([0-9][0-9,]*)")
 _THRESHOLD_PATHS = ("context.compact_threshold", "model.compact_threshold")
@@ -140,7 +142,7 @@ def _config_changes(src: AgentSource) -> pd.DataFrame:
     return df.sort_values("created_at", kind="stable", na_position="last").reset_index(drop=True)
 
 
-def threshold_schedule(src: AgentSource) -> list[tuple[int, int, str]]:
+def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
     """The compaction threshold in force over the agent's life: ``[(from_seq, threshold,
     source), ...]`` ascending.
 
@@ -154,7 +156,7 @@ def threshold_schedule(src: AgentSource) -> list[tuple[int, int, str]]:
     return src.memo.get(_SCHEDULE, lambda: _schedule(src))
 
 
-def threshold_at(schedule: list[tuple[int, int, str]], seq: int) -> tuple[int, str]:
+def threshold_at(schedule: list[tuple[int, int | None, str]], seq: int) -> tuple[int | None, str]:
     """``(threshold, source)`` in force at ``seq`` under a :func:`threshold_schedule`."""
     val, source = schedule[0][1], schedule[0][2]
     for f, v, s in schedule:
@@ -163,18 +165,25 @@ def threshold_at(schedule: list[tuple[int, int, str]], seq: int) -> tuple[int, s
     return val, source
 
 
-def _schedule(src: AgentSource) -> list[tuple[int, int, str]]:
+def _schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
     current = compact_threshold(src.config())
+    if current is None:
+        warnings.warn(
+            f"{src.path}: compact_threshold in the config is out of range (not a number above 0 "
+            "and at most 2**53-1); the threshold is NA, and no automatic compaction is simulated",
+            AdfWarning,
+            stacklevel=4,
+        )
     h = src.history()
     seqs = h["seq"].to_numpy(dtype="int64")
     times = h["created_at"]
-    changes: list[tuple[int, int]] = []
+    changes: list[tuple[int, int | None]] = []
     for r in config_changes(src).itertuples(index=False):
         if pd.isna(r.succeeded) or not bool(r.succeeded):
             continue
-        val = _threshold_value(r.path, r.value)
-        if val is None:
+        if not _sets_threshold(r.path, r.value):
             continue
+        val = _threshold_value(r.path, r.value)
         if not pd.isna(r.seq):
             changes.append((int(r.seq) + 1, val))
         elif not pd.isna(r.created_at):
@@ -197,8 +206,8 @@ def _schedule(src: AgentSource) -> list[tuple[int, int, str]]:
     return [(0, initial, source)] + [(f, v, "sys_update_config") for f, v in changes]
 
 
-def _threshold_value(path: Any, value: Any) -> int | None:
-    """The new ``compact_threshold`` a config change sets, if it sets one."""
+def _new_threshold(path: Any, value: Any) -> Any:
+    """What a config change sets ``compact_threshold`` to (None when it sets no number)."""
     if pd.isna(path) or pd.isna(value):
         return None
     val = loads_or_none(value)
@@ -206,6 +215,14 @@ def _threshold_value(path: Any, value: Any) -> int | None:
         val = val.get("compact_threshold")
     elif path not in _THRESHOLD_PATHS:
         return None
-    if isinstance(val, int | float) and not isinstance(val, bool):
-        return int(val)
-    return None
+    return val if isinstance(val, int | float) and not isinstance(val, bool) else None
+
+
+def _sets_threshold(path: Any, value: Any) -> bool:
+    return _new_threshold(path, value) is not None
+
+
+def _threshold_value(path: Any, value: Any) -> int | None:
+    """The threshold a config change puts in force (None: out of range, see
+    :func:`adfkit._config.threshold_value`)."""
+    return threshold_value(_new_threshold(path, value))

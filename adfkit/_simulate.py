@@ -35,6 +35,7 @@ import pandas as pd
 
 from . import schema
 from ._compactions import compactions
+from ._config import threshold_value
 from ._js import js_length
 from ._opening import SourceLike, opened
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
@@ -73,6 +74,12 @@ class ThresholdPolicy:
     threshold: int | None = None
     preserve: int = 0
     manual: bool = True
+
+    def __post_init__(self) -> None:
+        if self.threshold is not None and threshold_value(self.threshold) is None:
+            raise ValueError(
+                f"threshold must be a number above 0 and at most 2**53-1, got {self.threshold!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -230,12 +237,12 @@ class _Sim:
             ]
         return _SRow(r.seq, r.kind, r.conv, r.chars, r.media, tr)
 
-    def threshold(self, seq: int) -> int:
+    def threshold(self, seq: int) -> int | None:
         pol = self.policy
         if isinstance(pol, TrimToolResultsPolicy):
             pol = pol.then  # type: ignore[assignment]
         if isinstance(pol, ThresholdPolicy) and pol.threshold is not None:
-            return int(pol.threshold)
+            return threshold_value(pol.threshold)
         return threshold_at(self.sched, seq)[0]
 
     def add_event(self, **kw: Any) -> None:
@@ -346,6 +353,8 @@ class _Sim:
         if not isinstance(pol, ThresholdPolicy):
             return seg_summary
         t = self.threshold(c)
+        if t is None:  # no usable threshold: the runtime never compacts automatically
+            return seg_summary
         if self.chat >= t and self.flushed:
             self.compact("auto", call=c, keep=pol.preserve, real_summary=seg_summary, threshold=t)
             return None
@@ -364,6 +373,8 @@ class _Sim:
         if not isinstance(pol, ThresholdPolicy):
             return
         t = self.threshold(c)
+        if t is None:
+            return
         bound = min(t + GRACE_EXTRA, math.floor(t * GRACE_FACTOR)) if self.grace else t
         if max(self.chat, self.est()) >= bound:
             self.compact(
@@ -685,13 +696,13 @@ def _sweep(
     for t in thresholds:
         res = _simulate(
             src,
-            ThresholdPolicy(int(t), preserve=preserve, manual=manual),
+            ThresholdPolicy(t, preserve=preserve, manual=manual),
             summary_chars,
         )
         s = res.summary
         recs.append(
             {
-                "threshold": int(t),
+                "threshold": threshold_value(t),
                 "n_compactions": s["n_compactions"],
                 "n_real_compactions": s["n_real_compactions"],
                 "tokens_sent": s["tokens_sent"],

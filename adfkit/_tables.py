@@ -39,13 +39,21 @@ def result_texts(src: AgentSource) -> dict[str, str]:
 
     def build() -> dict[str, str]:
         b = blocks(src, history=True)
-        r = b[b["type"] == "tool_result"].drop_duplicates("tool_use_id", keep="first")
+        r = b[(b["type"] == "tool_result") & _has_id(b)].drop_duplicates(
+            "tool_use_id", keep="first"
+        )
         return {
             str(u): ("" if pd.isna(t) else str(t))
             for u, t in zip(r["tool_use_id"], r["text"], strict=True)
         }
 
     return src.memo.get(_RESULT_TEXTS, build)
+
+
+def _has_id(frame: pd.DataFrame) -> pd.Series:
+    """Rows whose ``tool_use_id`` is a real id (not NA, not empty)."""
+    ids = frame["tool_use_id"]
+    return ids.notna() & (ids != "")
 
 
 def blocks_frame(loop: pd.DataFrame) -> pd.DataFrame:
@@ -84,7 +92,9 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
     """Each ``tool_use`` joined to the first later ``tool_result`` with its id."""
     uses = blocks[blocks["type"] == "tool_use"]
     res = blocks[blocks["type"] == "tool_result"]
-    res = res.drop_duplicates("tool_use_id", keep="first")
+    # A missing id never matches: a result without one joins no call (pandas would pair NA
+    # with NA).
+    res = res[_has_id(res)].drop_duplicates("tool_use_id", keep="first")
     out = uses[["seq", "tool_use_id", "tool_name", "tool_input"]].rename(
         columns={"seq": "call_seq"}
     )

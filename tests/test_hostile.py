@@ -672,13 +672,15 @@ def test_h18_nulls(built):
     assert loop["seq"].tolist() == [1, 2, 3]
     assert pd.isna(loop["role"].iloc[0]) and loop["kind"].iloc[0] == "unknown"
     assert pd.isna(loop["created_at"].iloc[0])
-    assert loop["malformed"].tolist() == [False, True, False]
+    # A NULL role (or created_at) is damage: flagged and warned about, like other row damage.
+    assert loop["malformed"].tolist() == [True, True, False]
     assert res["config"] == {} and res["name"] == "agent"
     assert set(res["blob_errors"]) == {1}
     assert "data is NoneType" in str(res["blob_errors"][1])
     assert res["files_content"] == {"mind.md": b""}
     msgs = [str(w.message) for w in caught]
     assert any("adf_audit id=1" in m and "missing from history()" in m for m in msgs)
+    assert any("with a NULL role or created_at (seq 1" in m for m in msgs)
 
 
 def _check_bad_blobs(path: Path, expected: dict[int, str]) -> None:
@@ -804,7 +806,8 @@ def test_h26_out_of_range_numbers(built):
     assert pd.isna(loop["created_at"].iloc[0])  # 10**18 ms is beyond year 2262
     assert loop["malformed"].tolist() == [False, True, True]
     assert pd.isna(loop["tokens_input"].iloc[1]) and loop["tokens_output"].iloc[1] == 2
-    assert loop["tokens_total"].isna().tolist() == [True, False, True]
+    # A row with a count out of range gets no total: a damaged count is flagged, not summed.
+    assert loop["tokens_total"].isna().tolist() == [True, True, True]
     a = res["audit"]
     assert pd.isna(a["entry_count"].iloc[0]) and pd.isna(a["size_bytes"].iloc[0])
     assert pd.isna(a["created_at"].iloc[0])
