@@ -16,9 +16,15 @@ Opening follows ADF_FORMAT.md §1.3 ("reading without leaving a trace"):
   opened; SQLite then replays the WAL or rolls the journal back *in the copy*, which gives the
   last committed state. The input is never touched.
 
-Every connection gets ``PRAGMA query_only = ON``. ``adf_identity`` is never selected: tables are
-read from an allowlist only, and an allowlisted name that is a view or a virtual table (which
-could select key material behind the reader's back) is refused.
+Every connection gets ``PRAGMA query_only = ON`` and ``PRAGMA trusted_schema = OFF`` (and, from
+Python 3.12, ``SQLITE_DBCONFIG_DEFENSIVE``). ``adf_identity`` is never selected: tables are read
+from an allowlist only, and each allowlisted table must be a plain table of its own, as SQLite
+reports it: ``sqlite_schema.type`` 'table', ``PRAGMA table_list`` type 'table' (not 'view',
+'virtual' or 'shadow'), a root page that no other table or index uses (neither
+``adf_identity``'s nor its indexes', nor another allowlisted table's), the same for its
+indexes, and no column computed when read (a virtual generated column). Anything else is refused
+with :class:`UnsafeSchemaError` (a view, virtual table or borrowed b-tree could read key material
+behind the reader's back). ``sqlite_sequence`` is checked like the others.
 
 Text that is not valid UTF-8 does not stop a read: the query is re-run with invalid bytes replaced
 by U+FFFD, and an :class:`AdfWarning` names the table.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import shutil
 import sqlite3
 import stat
@@ -44,6 +51,7 @@ from ._errors import (
     NewerSchemaWarning,
     NotAdfError,
     NotSQLiteError,
+    UnsafeSchemaError,
     UnsupportedSchemaError,
 )
 
@@ -69,6 +77,15 @@ ALLOWED_TABLES = frozenset(
 )
 
 SQLITE_HEADER = b"SQLite format 3\x00"
+
+#: ``PRAGMA table_list`` exists from SQLite 3.37.0.
+_HAS_TABLE_LIST = sqlite3.sqlite_version_info >= (3, 37, 0)
+
+
+def _words(sql: str) -> list[str]:
+    """Upper-cased words of SQL text with comments removed (only for SQLite < 3.37)."""
+    return re.sub(r"/\*.*?(\*/|$)|--[^\n]*", " ", sql, flags=re.S).upper().split()
+
 
 #: Rows fetched per step by :meth:`Source.cursor`.
 _BATCH = 2048
@@ -199,7 +216,11 @@ class Source:
             con = sqlite3.connect(
                 _uri(target, query), uri=True, timeout=self.timeout, check_same_thread=False
             )
+            if hasattr(con, "setconfig"):  # Python 3.12+
+                con.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+                con.setconfig(sqlite3.SQLITE_DBCONFIG_TRUSTED_SCHEMA, False)
             con.execute("PRAGMA query_only = ON")
+            con.execute("PRAGMA trusted_schema = OFF")
             if probe:
                 con.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except sqlite3.Error as exc:
@@ -331,26 +352,93 @@ class Source:
                 self.con.text_factory = str
 
     def _tables(self) -> set[str]:
+        """Names of the file's tables and views; every allowlisted one is checked to be a plain
+        table with storage of its own (:meth:`_check_plain`)."""
         assert self.con is not None
         try:
             rows = self.con.execute(
-                "SELECT type, name, sql FROM sqlite_master WHERE type IN ('table', 'view')"
+                "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master"
             ).fetchall()
+            out = {str(r[1]) for r in rows if r[0] in ("table", "view")}
+            self._check_plain(rows, out & ALLOWED_TABLES)
         except sqlite3.Error as exc:
             raise self.wrap(exc, "the schema") from None
-        out = set()
-        for kind, name, sql in rows:
-            if name in ALLOWED_TABLES and name != "sqlite_sequence":
-                text = sql if isinstance(sql, str) else ""
-                if kind != "table" or text.lstrip().upper().startswith("CREATE VIRTUAL"):
-                    what = "a view" if kind != "table" else "a virtual table"
-                    raise UnsupportedSchemaError(
-                        f"{name} is {what}, not a table; refusing to read it (a view or virtual "
-                        "table can select other tables, including adf_identity)",
-                        path=self.name,
-                    )
-            out.add(name)
         return out
+
+    def _refuse(self, table: str, problem: str) -> UnsafeSchemaError:
+        return UnsafeSchemaError(
+            f"{table} is {problem}; refusing to read it (reading it can select other tables, "
+            "including adf_identity)",
+            path=self.name,
+        )
+
+    def _table_kind(self, table: str) -> str | None:
+        """``PRAGMA table_list``'s type of ``table`` ('table', 'view', 'virtual', 'shadow');
+        None where SQLite is older than 3.37 (the pragma is then silently empty)."""
+        assert self.con is not None
+        if not _HAS_TABLE_LIST:
+            return None
+        rows = self.con.execute(f'PRAGMA main.table_list("{table}")').fetchall()
+        return str(rows[0][2]) if rows else None
+
+    def _check_plain(self, rows: list[tuple], allowed: set[str]) -> None:
+        """Refuse the file unless every allowlisted table is a plain table of its own.
+
+        Decided from what SQLite says, never from the text of the schema: the object's type in
+        ``sqlite_schema``, its type in ``PRAGMA table_list``, its root page (and its indexes'),
+        which no other object may use, and ``PRAGMA table_xinfo`` for computed columns.
+        """
+        assert self.con is not None
+        by_name = {str(r[1]): r for r in rows}
+        for table in sorted(allowed):
+            kind = by_name[table][0]
+            if kind != "table":
+                raise self._refuse(table, f"a {kind}, not a table")
+            listed = self._table_kind(table)
+            if listed is None:  # SQLite < 3.37: a virtual table has no b-tree of its own
+                root, sql = by_name[table][3], by_name[table][4]
+                words = _words(sql if isinstance(sql, str) else "")
+                listed = "virtual" if root == 0 or words[:2] == ["CREATE", "VIRTUAL"] else kind
+            if listed != "table":
+                what = {
+                    "virtual": "a virtual table",
+                    "shadow": "a shadow table of a virtual table",
+                    "view": "a view",
+                }.get(listed, f"a {listed}")
+                raise self._refuse(table, f"{what}, not a plain table")
+        # Storage: a b-tree belongs to one table or index. Page 1 is sqlite_schema's.
+        owners: dict[int, list[str]] = {1: ["sqlite_schema"]}
+        for kind, name, _tbl, root, _sql in rows:
+            if isinstance(root, int) and root > 0:
+                owners.setdefault(root, []).append(f"{kind} {name}")
+        wanted = {t.lower() for t in allowed}
+        for kind, name, tbl, root, _sql in rows:
+            if str(tbl).lower() not in wanted or kind not in ("table", "index"):
+                continue
+            if not isinstance(root, int) or root <= 0:
+                raise self._refuse(
+                    str(tbl), f"stored nowhere ({kind} {name} has root page {root!r})"
+                )
+            others = [o for o in owners[root] if o != f"{kind} {name}"]
+            if others:
+                whose = "its" if name == tbl else f"its index {name}'s"
+                raise self._refuse(
+                    str(tbl),
+                    f"not a table of its own ({whose} b-tree, page {root}, is also that of "
+                    f"{', '.join(others)})",
+                )
+        for table in sorted(allowed):
+            computed = [
+                str(r[1])
+                for r in self.con.execute(f'PRAGMA main.table_xinfo("{table}")').fetchall()
+                if r[6] == 2
+            ]
+            if computed:
+                raise self._refuse(
+                    table,
+                    f"computing column(s) {', '.join(computed)} when read (virtual generated "
+                    "columns; an agent file has none)",
+                )
 
     def _table_columns(self, table: str) -> list[str]:
         return [r[1] for r in self.query(f'PRAGMA table_info("{table}")', table=table)]

@@ -1,0 +1,315 @@
+"""Opening hardened against crafted files (cases H42-H46 of ROBUSTNESS.md).
+
+**Key material**, checked on several files built here by hand with ``sqlite3``: an allowlisted
+table that is not a plain table of its own (a view, a virtual or shadow table however its SQL
+text is spelled, a b-tree borrowed from ``adf_identity`` or another table, a column computed
+when read) is refused with ``UnsafeSchemaError``; connections run with ``trusted_schema=OFF``
+(and defensive mode where Python offers it).
+
+Every refusal is checked the same three ways: the exact error class naming the file, the folder
+byte-identical afterwards with no new file, and ``adfkit info`` printing one
+``adfkit: error: <file>: ...`` line with exit status 2 (no traceback, no byte of the key).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from adfbuild import SECRET, build, row, text
+from conftest import fingerprint
+from test_hostile import LOOP, exercise
+from test_readonly import INSERT, wal_file, writer
+
+import adfkit
+from adfkit import _open, cli
+from adfkit._errors import UnsafeSchemaError
+
+IDENTITY_ROOT = "(SELECT rootpage FROM sqlite_master WHERE name = 'adf_identity')"
+IDENTITY_INDEX_ROOT = (
+    "(SELECT rootpage FROM sqlite_master WHERE type = 'index' AND tbl_name = 'adf_identity')"
+)
+
+
+def hostile(path: Path, *stmts: str) -> Path:
+    """An agent file with the schema edited by hand (``writable_schema``), as an attacker
+    would: test code on a file the test just built, never on an input."""
+    build(path, loop=LOOP, audit=[{"source": "loop", "rows": [row(0, "user", text("old"))]}])
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA writable_schema = ON")
+    for s in stmts:
+        con.execute(s)
+    con.commit()
+    con.close()
+    return path
+
+
+def secret_forms() -> list[str]:
+    return [SECRET.decode(), SECRET.hex(), base64.b64encode(SECRET).decode()]
+
+
+def assert_refused(f: Path, error: type[adfkit.AdfError], match: str, capsys) -> None:
+    """``error`` (exactly that class) names the file and the problem; the folder is untouched;
+    ``adfkit info`` says it in one line, exit 2, with no trace of the key."""
+    before, names = fingerprint(f.parent), sorted(os.listdir(f.parent))
+    with pytest.raises(adfkit.AdfError) as info, adfkit.open_adf(f) as agent:
+        exercise(agent)
+    assert type(info.value) is error, repr(info.value)
+    assert str(info.value).startswith(f"{f}: ") and match in str(info.value), str(info.value)
+    capsys.readouterr()
+    rc = cli.main(["info", str(f)])
+    out, err = capsys.readouterr()
+    assert rc == 2 and out == "", (rc, out)
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"adfkit: error: {f}: "), err
+    assert match in lines[0]
+    for form in secret_forms():
+        assert form not in out + err
+    assert fingerprint(f.parent) == before and sorted(os.listdir(f.parent)) == names
+
+
+@pytest.fixture
+def private_tmp(tmp_path, monkeypatch) -> Path:
+    """This test's own temporary folder (for the private copies of this process)."""
+    t = tmp_path / "tmp"
+    t.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(t))
+    monkeypatch.setenv("TMPDIR", str(t))
+    return t
+
+
+# -- H42-H45: allowlisted tables that are not plain tables of their own ----------------------
+
+#: sqlite_sequence is on the allowlist (``highest_seq()``, ``adfkit info``): checked like the rest.
+SEQUENCE_CASES: dict[str, tuple[list[str], str]] = {
+    "view over adf_identity": (
+        [
+            "UPDATE sqlite_master SET type = 'view', rootpage = 0, sql = 'CREATE VIEW "
+            "sqlite_sequence(name, seq) AS SELECT ''adf_loop'', length(value) FROM adf_identity'"
+            " WHERE name = 'sqlite_sequence'"
+        ],
+        "sqlite_sequence is a view, not a table",
+    ),
+    "view giving a byte of the key": (
+        [
+            "UPDATE sqlite_master SET type = 'view', rootpage = 0, sql = 'CREATE VIEW "
+            "sqlite_sequence(name, seq) AS SELECT ''adf_loop'', unicode(CAST(value AS TEXT)) "
+            "FROM adf_identity' WHERE name = 'sqlite_sequence'"
+        ],
+        "sqlite_sequence is a view, not a table",
+    ),
+    "virtual table": (
+        [
+            "UPDATE sqlite_master SET rootpage = 0, sql = 'CREATE VIRTUAL TABLE sqlite_sequence "
+            "USING fts5(name, seq)' WHERE name = 'sqlite_sequence'"
+        ],
+        "sqlite_sequence is a virtual table",
+    ),
+    "root page of adf_identity": (
+        [f"UPDATE sqlite_master SET rootpage = {IDENTITY_ROOT} WHERE name = 'sqlite_sequence'"],
+        "sqlite_sequence is not a table of its own (its b-tree, page",
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(SEQUENCE_CASES))
+def test_h42_sqlite_sequence_not_a_plain_table(tmp_path, capsys, variant):
+    stmts, match = SEQUENCE_CASES[variant]
+    f = hostile(tmp_path / "agent.adf", *stmts)
+    assert_refused(f, UnsafeSchemaError, match, capsys)
+
+
+#: An FTS5 table reading adf_identity through a view whose columns have adf_audit's names.
+_LEAKY_AUDIT = [
+    "CREATE VIEW leak AS SELECT rowid AS rowid, purpose AS source, value AS data FROM adf_identity",
+    "DROP TABLE adf_audit",
+    "CREATE VIRTUAL TABLE adf_audit USING fts5(source, data, content='leak', "
+    "content_rowid='rowid')",
+]
+
+
+def _respell(text_: str) -> str:
+    return (
+        "UPDATE sqlite_master SET sql = replace(sql, 'CREATE VIRTUAL', '"
+        + text_
+        + "') WHERE name = 'adf_audit'"
+    )
+
+
+VIRTUAL_CASES: dict[str, tuple[list[str], str]] = {
+    "two spaces": ([*_LEAKY_AUDIT, _respell("CREATE  VIRTUAL")], "adf_audit is a virtual table"),
+    "a comment": (
+        [*_LEAKY_AUDIT, _respell("CREATE /* plain */ VIRTUAL")],
+        "adf_audit is a virtual table",
+    ),
+    "lower case, newline and tab": (
+        [*_LEAKY_AUDIT, _respell("create \n\tvirtual")],
+        "adf_audit is a virtual table",
+    ),
+    "a root page of its own": (
+        [*_LEAKY_AUDIT, "UPDATE sqlite_master SET rootpage = 2 WHERE name = 'adf_audit'"],
+        "adf_audit is a virtual table",
+    ),
+    "shadow table of an FTS5 table": (
+        ["DROP TABLE adf_config", "CREATE VIRTUAL TABLE adf USING fts5(x)"],
+        "adf_config is a shadow table of a virtual table",
+    ),
+}
+
+
+@pytest.mark.parametrize("table_list", [True, False], ids=["table_list", "sqlite<3.37"])
+@pytest.mark.parametrize("variant", sorted(VIRTUAL_CASES))
+def test_h43_virtual_or_shadow_table_however_spelled(
+    tmp_path, capsys, monkeypatch, variant, table_list
+):
+    """Whether a table is virtual is what SQLite says (``PRAGMA table_list``), not what its
+    stored SQL text starts with. Without the pragma (SQLite < 3.37) a root page of 0 or SQL
+    that reads ``CREATE VIRTUAL`` once comments and spacing are dropped still refuses it."""
+    stmts, match = VIRTUAL_CASES[variant]
+    if not table_list and variant.startswith("shadow"):
+        pytest.skip("shadow tables are told apart only by PRAGMA table_list (SQLite >= 3.37)")
+    monkeypatch.setattr(_open, "_HAS_TABLE_LIST", table_list, raising=False)
+    f = hostile(tmp_path / "agent.adf", *stmts)
+    assert_refused(f, UnsafeSchemaError, match, capsys)
+
+
+SHARED_CASES: dict[str, tuple[list[str], str]] = {
+    "adf_logs on adf_identity's b-tree": (
+        [f"UPDATE sqlite_master SET rootpage = {IDENTITY_ROOT} WHERE name = 'adf_logs'"],
+        "adf_logs is not a table of its own (its b-tree, page",
+    ),
+    "adf_meta on adf_identity's primary-key index": (
+        [f"UPDATE sqlite_master SET rootpage = {IDENTITY_INDEX_ROOT} WHERE name = 'adf_meta'"],
+        "index sqlite_autoindex_adf_identity_1",
+    ),
+    "an adf_audit index on adf_identity's index": (
+        [
+            "CREATE INDEX adf_audit_by_source ON adf_audit(source)",
+            f"UPDATE sqlite_master SET rootpage = {IDENTITY_INDEX_ROOT} "
+            "WHERE name = 'adf_audit_by_source'",
+        ],
+        "adf_audit is not a table of its own (its index adf_audit_by_source's b-tree",
+    ),
+    "adf_tasks on adf_logs's b-tree": (
+        [
+            "UPDATE sqlite_master SET rootpage = "
+            "(SELECT rootpage FROM sqlite_master WHERE name = 'adf_logs') "
+            "WHERE name = 'adf_tasks'"
+        ],
+        "table adf_logs",
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(SHARED_CASES))
+def test_h44_borrowed_b_tree(tmp_path, capsys, variant):
+    """A table (or one of its indexes) whose root page is another object's: reading it would
+    read that object's rows, adf_identity's key material above all."""
+    stmts, match = SHARED_CASES[variant]
+    f = hostile(tmp_path / "agent.adf", *stmts)
+    assert_refused(f, UnsafeSchemaError, match, capsys)
+
+
+def test_h44_borrowed_b_tree_would_leak(tmp_path):
+    """Why: SQLite itself reads adf_identity's rows through adf_logs (checked here with a plain
+    connection, test code), so the refusal is what keeps the key out of ``logs()``."""
+    f = hostile(tmp_path / "agent.adf", *SHARED_CASES["adf_logs on adf_identity's b-tree"][0])
+    con = sqlite3.connect(f"{f.as_uri()}?immutable=1", uri=True)
+    assert SECRET in [r[1] for r in con.execute("SELECT * FROM adf_logs")]
+    con.close()
+
+
+GENERATED_CASES: dict[str, tuple[list[str], str]] = {
+    "adf_meta.value": (
+        [
+            "UPDATE sqlite_master SET sql = 'CREATE TABLE adf_meta (key TEXT PRIMARY KEY, "
+            "protection TEXT, value TEXT AS (printf(''%.*c'', 100000, key)))' "
+            "WHERE name = 'adf_meta'"
+        ],
+        "adf_meta is computing column(s) value when read",
+    ),
+    "adf_files.content": (
+        [
+            "UPDATE sqlite_master SET sql = 'CREATE TABLE adf_files (path TEXT PRIMARY KEY, "
+            "mime_type TEXT, size INTEGER, protection TEXT, authorized INTEGER, created_at TEXT, "
+            "updated_at TEXT, content BLOB AS (zeroblob(size * 1000)))' WHERE name = 'adf_files'"
+        ],
+        "adf_files is computing column(s) content when read",
+    ),
+    "adf_logs.lvl (a column table_info does not list)": (
+        ["DROP TABLE adf_logs", "CREATE TABLE adf_logs (id INTEGER, lvl TEXT AS (upper(id)))"],
+        "adf_logs is computing column(s) lvl when read",
+    ),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(GENERATED_CASES))
+def test_h45_virtual_generated_column(tmp_path, capsys, variant):
+    """A virtual generated column is computed by the reader from an expression in the file
+    (deterministic functions only, so it cannot reach another table, but it can make a value
+    of a gigabyte); an agent file has none."""
+    stmts, match = GENERATED_CASES[variant]
+    f = hostile(tmp_path / "agent.adf", *stmts)
+    assert_refused(f, UnsafeSchemaError, match, capsys)
+
+
+# -- H46: connection settings -----------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def opened_in_mode(tmp_path: Path, mode: str) -> Iterator[adfkit.AgentFile]:
+    """An agent opened the given way: immutable (no sidecars), ro (live writer), copy."""
+    if mode == "immutable":
+        d = tmp_path / "plain"
+        d.mkdir()
+        with adfkit.open_adf(build(d / "agent.adf", loop=LOOP)) as agent:
+            yield agent
+    elif mode == "ro":
+        f = wal_file(tmp_path / "live")
+        stmts = ("PRAGMA wal_autocheckpoint=0", INSERT.format(seq=3, t="wal"))
+        with writer(f, *stmts), adfkit.open_adf(f) as agent:
+            yield agent
+    else:
+        with adfkit.open_adf(copy_mode_file(tmp_path)) as agent:
+            yield agent
+
+
+def copy_mode_file(tmp_path: Path) -> Path:
+    """A db + -wal with no -shm (a WAL-only row in it): opened through a private copy."""
+    src = wal_file(tmp_path / "src")
+    dst = tmp_path / "copied"
+    dst.mkdir()
+    with writer(src, "PRAGMA wal_autocheckpoint=0", INSERT.format(seq=3, t="wal")):
+        shutil.copyfile(src, dst / "agent.adf")
+        shutil.copyfile(f"{src}-wal", dst / "agent.adf-wal")
+    return dst / "agent.adf"
+
+
+@pytest.mark.parametrize("mode", ["immutable", "ro", "copy"])
+def test_h46_connection_does_not_trust_the_schema(tmp_path, mode, private_tmp):
+    """``trusted_schema`` is OFF on every connection (functions and virtual tables that are not
+    innocuous cannot run from the file's schema), whichever way the file was opened."""
+    with opened_in_mode(tmp_path, mode) as agent:
+        assert agent._src.mode == mode
+        assert agent._src.con.execute("PRAGMA trusted_schema").fetchone()[0] == 0
+        assert agent._src.con.execute("PRAGMA query_only").fetchone()[0] == 1
+        assert agent.loop()["seq"].tolist()[:2] == [1, 2]
+
+
+@pytest.mark.skipif(
+    not hasattr(sqlite3.Connection, "setconfig"),
+    reason="SQLITE_DBCONFIG_DEFENSIVE is reachable from Python 3.12 (Connection.setconfig)",
+)
+@pytest.mark.parametrize("mode", ["immutable", "ro", "copy"])
+def test_h46_connection_is_defensive(tmp_path, mode, private_tmp):
+    with opened_in_mode(tmp_path, mode) as agent:
+        con = agent._src.con
+        assert con.getconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE) is True
+        assert con.getconfig(sqlite3.SQLITE_DBCONFIG_TRUSTED_SCHEMA) is False
