@@ -16,6 +16,15 @@ Opening follows ADF_FORMAT.md §1.3 ("reading without leaving a trace"):
   opened; SQLite then replays the WAL or rolls the journal back *in the copy*, which gives the
   last committed state. The input is never touched.
 
+Only regular files are opened or copied. A sidecar that is a pipe, socket, device, directory or
+symbolic link is refused with :class:`SidecarError` before SQLite sees it (a FIFO ``-shm`` would
+block the open forever; a ``-wal`` linked to ``/dev/zero`` would never finish copying). A
+symbolic link is refused even when it points at a regular file: the runtime never makes one, and
+SQLite would follow it anywhere (another agent's WAL, a device). The input itself may be a
+symbolic link; its sidecars are then looked up beside the file it resolves to, as SQLite does.
+Copies are made from an open descriptor and stop at the size seen by ``fstat``, so a file that
+grows (or is swapped) while being copied cannot make the copy grow.
+
 Every connection gets ``PRAGMA query_only = ON`` and ``PRAGMA trusted_schema = OFF`` (and, from
 Python 3.12, ``SQLITE_DBCONFIG_DEFENSIVE``). ``adf_identity`` is never selected: tables are read
 from an allowlist only, and each allowlisted table must be a plain table of its own, as SQLite
@@ -32,10 +41,10 @@ by U+FFFD, and an :class:`AdfWarning` names the table.
 
 from __future__ import annotations
 
+import errno
 import os
 import pathlib
 import re
-import shutil
 import sqlite3
 import stat
 import tempfile
@@ -51,6 +60,7 @@ from ._errors import (
     NewerSchemaWarning,
     NotAdfError,
     NotSQLiteError,
+    SidecarError,
     UnsafeSchemaError,
     UnsupportedSchemaError,
 )
@@ -100,13 +110,87 @@ def _uri(path: pathlib.Path, query: str) -> str:
     return f"{path.as_uri()}?{query}"
 
 
-def _sidecars(path: pathlib.Path) -> tuple[bool, bool, bool]:
-    s = str(path)
-    return (
-        os.path.exists(s + "-wal"),
-        os.path.exists(s + "-shm"),
-        os.path.exists(s + "-journal"),
-    )
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_SIDECARS = ("-wal", "-shm", "-journal")
+
+
+def _kind(mode: int) -> str:
+    """What a non-regular file is, for messages."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return "not a regular file"
+
+
+def _sidecars(path: pathlib.Path, name: str | None = None) -> tuple[bool, bool, bool]:
+    """Which of ``-wal``, ``-shm``, ``-journal`` exist beside ``path``.
+
+    Looked at with ``lstat``: a sidecar that exists but is not a regular file (a symbolic link
+    included, even a dangling one) raises :class:`SidecarError` naming it; SQLite never sees it.
+    """
+    found = []
+    for suffix in _SIDECARS:
+        side = f"{path}{suffix}"
+        try:
+            st = os.lstat(side)
+        except FileNotFoundError:
+            found.append(False)
+            continue
+        except OSError as exc:
+            raise SidecarError(
+                f"cannot look at {os.path.basename(side)}: {exc.strerror}", path=name or path
+            ) from None
+        if not stat.S_ISREG(st.st_mode):
+            raise SidecarError(
+                f"{os.path.basename(side)} is {_kind(st.st_mode)}, not a regular file; "
+                "adfkit opens and copies only regular sidecar files (a runtime makes nothing "
+                "else): remove it or read a copy of the agent file",
+                path=name or path,
+            )
+        found.append(True)
+    return found[0], found[1], found[2]
+
+
+def _copy_bounded(src: pathlib.Path, dst: pathlib.Path, *, follow: bool) -> bool:
+    """Copy the regular file ``src`` to the new file ``dst`` (mode 0600); False if ``src`` is
+    absent.
+
+    ``src`` is opened without blocking (a FIFO cannot hang the open) and, unless ``follow``,
+    without following a symbolic link; it must be a regular file by ``fstat`` of that very
+    descriptor, and at most the ``st_size`` seen then is copied, so a file that grows while it
+    is copied (or ``/dev/zero`` swapped in) cannot make the copy grow. Raises ``OSError`` (with
+    ``errno``) or ``ValueError`` (not a regular file).
+    """
+    flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
+    try:
+        fd = os.open(src, flags)
+    except FileNotFoundError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(_kind(st.st_mode))
+        left = st.st_size
+        out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
+        with open(out, "wb", closefd=True) as fh:
+            while left > 0:
+                chunk = os.read(fd, min(left, 1 << 20))
+                if not chunk:
+                    break  # shrank since fstat: the copy is what is there
+                fh.write(chunk)
+                left -= len(chunk)
+    finally:
+        os.close(fd)
+    return True
 
 
 def refuse_beside_input(
@@ -146,7 +230,7 @@ class Source:
         self._check_header()
         try:
             self._open_and_probe()
-            if self.mode == "immutable" and any(_sidecars(self.path)):
+            if self.mode == "immutable" and any(_sidecars(self.path, self.name)):
                 # A writer opened the file while we looked: re-open the lock-aware way.
                 self.close()
                 self._open_and_probe()
@@ -179,8 +263,15 @@ class Source:
             # A FIFO or device would block or never end; SQLite needs a regular file anyway.
             raise AdfError("not a regular file (pipe, socket or device)", path=self.name)
         try:
-            with open(self.path, "rb") as fh:
-                head = fh.read(100)
+            # Without blocking, and checked again on the descriptor: the name may have been
+            # swapped for a FIFO since the stat above.
+            fd = os.open(self.path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise AdfError("not a regular file (pipe, socket or device)", path=self.name)
+                head = os.read(fd, 100)
+            finally:
+                os.close(fd)
         except OSError as exc:
             raise AdfError(f"cannot read the file: {exc.strerror}", path=self.name) from None
         if not head:
@@ -194,7 +285,7 @@ class Source:
             raise CorruptFileError("truncated SQLite header", path=self.name)
 
     def _connect(self) -> str:
-        wal, shm, journal = _sidecars(self.path)
+        wal, shm, journal = _sidecars(self.path, self.name)
         if wal and shm and not journal:
             try:
                 self.con = self._open(self.path, "mode=ro&readonly_shm=1", probe=True)
@@ -231,7 +322,9 @@ class Source:
 
     def _private_copy(self) -> pathlib.Path:
         """Copy the file and its ``-wal``/``-journal`` (never the ``-shm``) into a private
-        temporary folder; SQLite recovers the copy to its last committed state."""
+        temporary folder (files 0600); SQLite recovers the copy to its last committed state.
+
+        Only regular files are copied, each at most as long as it was when opened."""
         if self._tmpdir is None:
             self._tmpdir = tempfile.TemporaryDirectory(prefix="adfkit-")
         dst = pathlib.Path(self._tmpdir.name) / "agent.adf"
@@ -240,14 +333,25 @@ class Source:
             target = pathlib.Path(str(dst) + suffix)
             target.unlink(missing_ok=True)
             try:
-                shutil.copyfile(src, target)
-            except FileNotFoundError:
-                if not suffix:
-                    raise AdfError("file vanished while being opened", path=self.name) from None
-            except OSError as exc:
-                raise AdfError(
-                    f"cannot copy {src.name} to a private folder: {exc.strerror}", path=self.name
+                copied = _copy_bounded(src, target, follow=not suffix)
+            except ValueError as exc:
+                raise (SidecarError if suffix else AdfError)(
+                    f"{src.name} is {exc}, not a regular file; adfkit copies only regular files",
+                    path=self.name,
                 ) from None
+            except OSError as exc:
+                what = exc.strerror
+                if suffix and exc.errno == errno.ELOOP:
+                    raise SidecarError(
+                        f"{src.name} is a symbolic link, not a regular file; adfkit copies only "
+                        "regular sidecar files",
+                        path=self.name,
+                    ) from None
+                raise AdfError(
+                    f"cannot copy {src.name} to a private folder: {what}", path=self.name
+                ) from None
+            if not copied and not suffix:
+                raise AdfError("file vanished while being opened", path=self.name)
         return dst
 
     def close(self) -> None:

@@ -1,14 +1,21 @@
-"""Opening hardened against crafted files (cases H42-H46 of ROBUSTNESS.md).
+"""Opening hardened against crafted files (cases H42-H49 of ROBUSTNESS.md).
 
-**Key material**, checked on several files built here by hand with ``sqlite3``: an allowlisted
-table that is not a plain table of its own (a view, a virtual or shadow table however its SQL
-text is spelled, a b-tree borrowed from ``adf_identity`` or another table, a column computed
-when read) is refused with ``UnsafeSchemaError``; connections run with ``trusted_schema=OFF``
-(and defensive mode where Python offers it).
+Two classes, each checked on several files built here by hand with ``sqlite3``:
+
+* **key material** (H42-H46): an allowlisted table that is not a plain table of its own (a view,
+  a virtual or shadow table however its SQL text is spelled, a b-tree borrowed from
+  ``adf_identity`` or another table, a column computed when read) is refused with
+  ``UnsafeSchemaError``; connections run with ``trusted_schema=OFF`` (and defensive mode where
+  Python offers it);
+* **sidecars that are not files** (H47-H49): a ``-wal``/``-shm``/``-journal`` that is a FIFO,
+  socket, directory or symbolic link is refused with ``SidecarError`` before SQLite sees it; the
+  input is checked on its open descriptor; a private copy stops at the size seen by ``fstat``.
 
 Every refusal is checked the same three ways: the exact error class naming the file, the folder
 byte-identical afterwards with no new file, and ``adfkit info`` printing one
 ``adfkit: error: <file>: ...`` line with exit status 2 (no traceback, no byte of the key).
+Cases that could hang or fill the disk on a reader without these checks run ``adfkit info`` in a
+child process with a timeout and a file-size limit first.
 """
 
 from __future__ import annotations
@@ -16,21 +23,27 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import re
+import resource
 import shutil
+import socket
 import sqlite3
+import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from adfbuild import SECRET, build, row, text
-from conftest import fingerprint
+from conftest import ROOT, fingerprint
 from test_hostile import LOOP, exercise
 from test_readonly import INSERT, wal_file, writer
 
 import adfkit
 from adfkit import _open, cli
-from adfkit._errors import UnsafeSchemaError
+from adfkit._errors import SidecarError, UnsafeSchemaError
 
 IDENTITY_ROOT = "(SELECT rootpage FROM sqlite_master WHERE name = 'adf_identity')"
 IDENTITY_INDEX_ROOT = (
@@ -313,3 +326,192 @@ def test_h46_connection_is_defensive(tmp_path, mode, private_tmp):
         con = agent._src.con
         assert con.getconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE) is True
         assert con.getconfig(sqlite3.SQLITE_DBCONFIG_TRUSTED_SCHEMA) is False
+
+
+# -- H47-H49: only regular files are opened or copied -----------------------------------------
+
+PROBE_LIMIT = 64 << 20  #: the child may write at most this much per file (RLIMIT_FSIZE)
+
+
+def cli_in_child(f: Path, tmp: Path, timeout: float = 45) -> subprocess.CompletedProcess:
+    """``adfkit info f`` in a child process that may not run longer than ``timeout`` nor write
+    a file past 64 MiB, with its temporary folder in ``tmp`` (a reader without the checks
+    hangs on a FIFO, or copies /dev/zero until the disk is full)."""
+    tmp.mkdir(exist_ok=True)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (PROBE_LIMIT, PROBE_LIMIT))
+
+    env = {**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)}
+    try:
+        return subprocess.run(
+            [sys.executable, "-m", "adfkit", "info", str(f)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            preexec_fn=limit,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"adfkit info {f.name} did not return within {timeout:g} s (blocked)")
+
+
+def _fifo(p: Path) -> None:
+    os.mkfifo(p)
+
+
+def _socket(p: Path) -> None:
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(p))
+    s.close()
+
+
+def _zero(p: Path) -> None:
+    p.symlink_to("/dev/zero")
+
+
+def _dir(p: Path) -> None:
+    p.mkdir()
+
+
+def _dangling(p: Path) -> None:
+    p.symlink_to(p.parent / "nowhere")
+
+
+def _other_wal(p: Path) -> None:
+    """A link to another agent's (regular) WAL file."""
+    other = wal_file(p.parent.parent / "other")
+    with writer(other, "PRAGMA wal_autocheckpoint=0", INSERT.format(seq=3, t="theirs")):
+        pass
+    p.symlink_to(f"{other}-wal")
+
+
+#: (sidecars made regular first, the odd sidecar, how to make it, what it is called)
+SIDECAR_CASES: dict[str, tuple[tuple[str, ...], str, Callable[[Path], None], str]] = {
+    "-shm FIFO beside a -wal": (("-wal",), "-shm", _fifo, "a named pipe (FIFO)"),
+    "-wal FIFO beside a -shm": (("-shm",), "-wal", _fifo, "a named pipe (FIFO)"),
+    "-wal FIFO alone": ((), "-wal", _fifo, "a named pipe (FIFO)"),
+    "-journal FIFO": ((), "-journal", _fifo, "a named pipe (FIFO)"),
+    "-wal linked to /dev/zero": ((), "-wal", _zero, "a symbolic link"),
+    "-wal linked to /dev/zero beside a -shm": (("-shm",), "-wal", _zero, "a symbolic link"),
+    "-wal linked to another agent's WAL": ((), "-wal", _other_wal, "a symbolic link"),
+    "-wal dangling link beside a -shm": (("-shm",), "-wal", _dangling, "a symbolic link"),
+    "-shm directory beside a -wal": (("-wal",), "-shm", _dir, "a directory"),
+    "-journal socket": ((), "-journal", _socket, "a socket"),
+}
+
+
+def sidecar_case(tmp_path: Path, variant: str) -> Path:
+    regular, odd, make, _ = SIDECAR_CASES[variant]
+    d = tmp_path / "case"
+    d.mkdir()
+    f = build(d / "agent.adf", loop=LOOP, journal="wal")
+    for suffix in regular:
+        Path(f"{f}{suffix}").write_bytes(b"")
+    make(Path(f"{f}{odd}"))
+    return f
+
+
+@pytest.mark.parametrize("variant", sorted(SIDECAR_CASES))
+def test_h47_sidecar_not_a_regular_file(tmp_path, capsys, variant, private_tmp):
+    """A sidecar that is a FIFO, socket, directory or symbolic link (even to a regular file)
+    is refused before SQLite opens or anything is copied: no hang, no endless copy."""
+    _, odd, _, what = SIDECAR_CASES[variant]
+    f = sidecar_case(tmp_path, variant)
+    before, names = fingerprint(f.parent), sorted(os.listdir(f.parent))
+    child_tmp = tmp_path / "child-tmp"
+    res = cli_in_child(f, child_tmp)
+    match = f"agent.adf{odd} is {what}, not a regular file"
+    assert res.returncode == 2 and res.stdout == "", (res.returncode, res.stdout, res.stderr)
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"adfkit: error: {f}: {match}"), res.stderr
+    assert not any(p.is_file() for p in child_tmp.rglob("*")), "nothing copied"
+    with pytest.raises(SidecarError, match=re.escape(match)):
+        adfkit.open_adf(f)
+    assert_refused(f, SidecarError, match, capsys)
+    assert fingerprint(f.parent) == before and sorted(os.listdir(f.parent)) == names
+
+
+SWAP = textwrap.dedent(
+    """
+    import os, sys
+    import adfkit
+    fifo, regular = sys.argv[1], sys.argv[2]
+    real_stat = os.stat
+
+    def stat(p, *a, **k):  # the name was checked while it was still a regular file
+        return real_stat(regular if os.fspath(p) == fifo else p, *a, **k)
+
+    os.stat = stat
+    try:
+        adfkit.open_adf(fifo)
+    except adfkit.AdfError as exc:
+        print(exc)
+    """
+)
+
+
+def test_h48_input_swapped_for_a_fifo_after_the_check(tmp_path):
+    """The input is read through a descriptor opened without blocking and checked with
+    ``fstat``: a FIFO put in its place after the ``stat`` cannot hang the open."""
+    regular = build(tmp_path / "real.adf", loop=LOOP)
+    fifo = tmp_path / "agent.adf"
+    os.mkfifo(fifo)
+    try:
+        res = subprocess.run(
+            [sys.executable, "-c", SWAP, str(fifo), str(regular)],
+            capture_output=True,
+            text=True,
+            timeout=45,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("opening a FIFO blocked")
+    assert res.stdout.strip() == f"{fifo}: not a regular file (pipe, socket or device)", res
+
+
+@pytest.mark.parametrize("kind", ["device", "link to a FIFO", "socket"])
+def test_h48_input_not_a_regular_file(tmp_path, capsys, kind):
+    """The input itself: a device, a symbolic link to a FIFO, a socket (already refused before
+    these changes; kept as a guard for the descriptor-based check)."""
+    f = tmp_path / "agent.adf"
+    if kind == "device":
+        f.symlink_to("/dev/zero")
+    elif kind == "socket":
+        _socket(f)
+    else:
+        os.mkfifo(tmp_path / "pipe")
+        f.symlink_to(tmp_path / "pipe")
+    with pytest.raises(adfkit.AdfError, match=r"agent.adf: not a regular file"):
+        adfkit.open_adf(f)
+    assert cli.main(["info", str(f)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"adfkit: error: {f}: not a regular file")
+
+
+def test_h49_copy_stops_at_the_size_seen(tmp_path, monkeypatch, private_tmp):
+    """A -wal that grows while it is copied (a writer appending, here right after the copy's
+    ``fstat``): the private copy holds exactly the bytes there were then, and the rows read
+    are the committed ones."""
+    f = copy_mode_file(tmp_path)
+    wal = Path(f"{f}-wal")
+    size = wal.stat().st_size
+    real_fstat = os.fstat
+    grown: list[int] = []
+
+    def fstat(fd: int) -> os.stat_result:
+        st = real_fstat(fd)
+        with contextlib.suppress(OSError):
+            if not grown and os.readlink(f"/proc/self/fd/{fd}") == str(wal):
+                with open(wal, "ab") as fh:
+                    fh.write(os.urandom(1 << 20))
+                grown.append(1)
+        return st
+
+    monkeypatch.setattr(os, "fstat", fstat)
+    with adfkit.open_adf(f) as agent:
+        assert agent._src.mode == "copy" and grown
+        monkeypatch.setattr(os, "fstat", real_fstat)
+        copied = Path(agent._src._tmpdir.name) / "agent.adf-wal"
+        assert copied.stat().st_size == size
+        assert agent.loop()["seq"].tolist() == [1, 2, 3]
