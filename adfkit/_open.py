@@ -25,6 +25,12 @@ symbolic link; its sidecars are then looked up beside the file it resolves to, a
 Copies are made from an open descriptor and stop at the size seen by ``fstat``, so a file that
 grows (or is swapped) while being copied cannot make the copy grow.
 
+Private copies hold the whole file, ``adf_identity`` included. They live in
+``<tempdir>/adfkit-<uid>/`` (mode 0700), one folder per copy (0700, files 0600) named
+``<pid>-<random>``, beside a lock file its process holds (``flock``) while the copy exists.
+A process killed before it could remove its copy releases the lock with its death, and every
+later :class:`Source` of the same user (in any process) removes folders whose lock is free.
+
 Every connection gets ``PRAGMA query_only = ON`` and ``PRAGMA trusted_schema = OFF`` (and, from
 Python 3.12, ``SQLITE_DBCONFIG_DEFENSIVE``). ``adf_identity`` is never selected: tables are read
 from an allowlist only, and each allowlisted table must be a plain table of its own, as SQLite
@@ -41,16 +47,25 @@ by U+FFFD, and an :class:`AdfWarning` names the table.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pathlib
 import re
+import secrets
+import shutil
 import sqlite3
 import stat
 import tempfile
 import warnings
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: no flock, stale copies are not swept
+    fcntl = None  # type: ignore[assignment]
 
 from ._errors import (
     AdfError,
@@ -193,6 +208,132 @@ def _copy_bounded(src: pathlib.Path, dst: pathlib.Path, *, follow: bool) -> bool
     return True
 
 
+# -- private copies ------------------------------------------------------------------------------
+
+
+def _private_root() -> pathlib.Path:
+    """``<tempdir>/adfkit-<uid>``: this user's folder of private copies (not created here)."""
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    tag = str(uid) if uid is not None else (os.environ.get("USERNAME") or "user")
+    return pathlib.Path(tempfile.gettempdir()) / f"adfkit-{tag}"
+
+
+def _make_private_root(name: str) -> pathlib.Path:
+    """Create (0700) or check this user's folder of private copies."""
+    root = _private_root()
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(root, 0o700)
+    st = os.lstat(root)
+    uid = os.getuid() if hasattr(os, "getuid") else st.st_uid
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != uid:
+        raise AdfError(
+            f"cannot make a private copy: {root} is not a folder of this user's "
+            "(remove it, or point TMPDIR elsewhere)",
+            path=name,
+        )
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(root, 0o700)  # ours, but readable by others: close it
+    return root
+
+
+def sweep_stale_copies() -> int:
+    """Remove private copies whose process is gone (killed before it could clean up).
+
+    A copy's folder ``<pid>-<random>`` sits beside ``<pid>-<random>.lock``, which its process
+    holds with ``flock`` for as long as the copy exists; the kernel releases it when the
+    process dies, however it dies. A lock that can be taken therefore belongs to a dead process:
+    its folder and lock file are removed. A folder without a lock file is left over from a
+    cleanup cut short, and is removed too. Returns how many folders were removed.
+    """
+    if fcntl is None:  # pragma: no cover - Windows
+        return 0
+    root = _private_root()
+    try:
+        st = os.lstat(root)
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+            return 0
+        entries = list(os.scandir(root))
+    except OSError:
+        return 0
+    removed = 0
+    names = {e.name for e in entries}
+    for e in entries:
+        stem, dot, ext = e.name.rpartition(".")
+        if dot and ext in ("lock", "new"):
+            try:
+                fd = os.open(e.path, os.O_RDWR | _O_NOFOLLOW | _O_CLOEXEC)
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)  # held: its process is alive
+                continue
+            try:
+                if os.path.isdir(root / stem):
+                    shutil.rmtree(root / stem, ignore_errors=True)
+                    removed += 1
+                with contextlib.suppress(OSError):
+                    os.unlink(e.path)
+            finally:
+                os.close(fd)
+        elif (
+            e.is_dir(follow_symlinks=False)
+            and f"{e.name}.lock" not in names
+            and not os.path.lexists(root / f"{e.name}.lock")
+        ):
+            shutil.rmtree(e.path, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _remove_private(name: str, lock: pathlib.Path, fd: int) -> None:
+    shutil.rmtree(name, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.unlink(lock)
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+class _PrivateDir:
+    """A folder for one private copy, locked for as long as it exists (see
+    :func:`sweep_stale_copies`). ``name`` is its path; ``cleanup()`` removes it, and so does
+    garbage collection or the end of the interpreter if nobody called it."""
+
+    def __init__(self, agent_name: str) -> None:
+        root = _make_private_root(agent_name)
+        for _ in range(8):
+            stem = f"{os.getpid()}-{secrets.token_hex(8)}"
+            fresh = root / f"{stem}.new"
+            fd = os.open(
+                fresh, os.O_RDWR | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600
+            )
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)  # a sweeper holds a free lock only briefly
+            try:
+                # Visible as a lock only once held: a sweeper never sees a free .lock of ours.
+                os.rename(fresh, root / f"{stem}.lock")
+            except FileNotFoundError:
+                os.close(fd)  # a sweeper took it for a dead one: try another name
+                continue
+            self.name = str(root / stem)
+            self._finalizer = weakref.finalize(
+                self, _remove_private, self.name, root / f"{stem}.lock", fd
+            )
+            try:
+                os.mkdir(self.name, 0o700)
+            except OSError:
+                self.cleanup()
+                raise
+            return
+        raise AdfError(
+            "cannot make a private copy: no private folder could be locked", path=agent_name
+        )
+
+    def cleanup(self) -> None:
+        self._finalizer()
+
+
 def refuse_beside_input(
     agent: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -222,11 +363,13 @@ class Source:
         self.path = pathlib.Path(path).expanduser().resolve()
         self.name = str(path)
         self.timeout = timeout
-        self._tmpdir: tempfile.TemporaryDirectory[str] | None = None
+        self._tmpdir: _PrivateDir | None = None
         self.con: sqlite3.Connection | None = None
         self._lenient_warned: set[str] = set()
         self.tables: set[str] = set()
         self.columns: dict[str, list[str]] = {}
+        with contextlib.suppress(OSError):
+            sweep_stale_copies()
         self._check_header()
         try:
             self._open_and_probe()
@@ -322,11 +465,17 @@ class Source:
 
     def _private_copy(self) -> pathlib.Path:
         """Copy the file and its ``-wal``/``-journal`` (never the ``-shm``) into a private
-        temporary folder (files 0600); SQLite recovers the copy to its last committed state.
+        folder (0700, files 0600); SQLite recovers the copy to its last committed state.
 
         Only regular files are copied, each at most as long as it was when opened."""
         if self._tmpdir is None:
-            self._tmpdir = tempfile.TemporaryDirectory(prefix="adfkit-")
+            try:
+                self._tmpdir = _PrivateDir(self.name)
+            except OSError as exc:
+                raise AdfError(
+                    f"cannot make a private copy in {_private_root()}: {exc.strerror}",
+                    path=self.name,
+                ) from None
         dst = pathlib.Path(self._tmpdir.name) / "agent.adf"
         for suffix in ("", "-wal", "-journal"):
             src = pathlib.Path(str(self.path) + suffix)

@@ -1,6 +1,6 @@
-"""Opening hardened against crafted files (cases H42-H49 of ROBUSTNESS.md).
+"""Opening hardened against crafted files (cases H42-H51 of ROBUSTNESS.md).
 
-Two classes, each checked on several files built here by hand with ``sqlite3``:
+Three classes, each checked on several files built here by hand with ``sqlite3``:
 
 * **key material** (H42-H46): an allowlisted table that is not a plain table of its own (a view,
   a virtual or shadow table however its SQL text is spelled, a b-tree borrowed from
@@ -9,7 +9,9 @@ Two classes, each checked on several files built here by hand with ``sqlite3``:
   Python offers it);
 * **sidecars that are not files** (H47-H49): a ``-wal``/``-shm``/``-journal`` that is a FIFO,
   socket, directory or symbolic link is refused with ``SidecarError`` before SQLite sees it; the
-  input is checked on its open descriptor; a private copy stops at the size seen by ``fstat``.
+  input is checked on its open descriptor; a private copy stops at the size seen by ``fstat``;
+* **private copies** (H50-H51): a copy left by a killed process is removed by the next open,
+  live ones are kept, and copies are readable by their user alone.
 
 Every refusal is checked the same three ways: the exact error class naming the file, the folder
 byte-identical afterwards with no new file, and ``adfkit info`` printing one
@@ -26,8 +28,10 @@ import os
 import re
 import resource
 import shutil
+import signal
 import socket
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -515,3 +519,113 @@ def test_h49_copy_stops_at_the_size_seen(tmp_path, monkeypatch, private_tmp):
         copied = Path(agent._src._tmpdir.name) / "agent.adf-wal"
         assert copied.stat().st_size == size
         assert agent.loop()["seq"].tolist() == [1, 2, 3]
+
+
+# -- H50-H51: private copies ------------------------------------------------------------------
+
+
+HOLDER = textwrap.dedent(
+    """
+    import sys
+    import adfkit
+    agent = adfkit.open_adf(sys.argv[1])
+    assert agent._src.mode == "copy"
+    print(agent._src._tmpdir.name, flush=True)
+    sys.stdin.readline()
+    """
+)
+
+
+def hold_copy(f: Path, tmp: Path) -> tuple[subprocess.Popen, Path]:
+    """A process that opened ``f`` through a private copy and keeps it open."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(f)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp), "PYTHONPATH": str(ROOT)},
+    )
+    line = proc.stdout.readline().strip()
+    assert line, proc.stderr.read()
+    return proc, Path(line)
+
+
+@pytest.mark.parametrize("next_open", ["a plain file", "another copy"])
+def test_h50_killed_process_copy_removed_at_next_open(tmp_path, private_tmp, next_open):
+    """SIGKILL a process holding a private copy (a copy of the whole file, adf_identity
+    included): the next open, of any file, in any process of the user, removes it; the copy of
+    a process still alive is kept."""
+    f = copy_mode_file(tmp_path)
+    killed, stale = hold_copy(f, private_tmp)
+    alive, live = hold_copy(f, private_tmp)
+    try:
+        assert (stale / "agent.adf").is_file() and (live / "agent.adf").is_file()
+        killed.send_signal(signal.SIGKILL)
+        killed.wait(timeout=10)
+        assert (stale / "agent.adf").is_file(), "SIGKILL leaves the copy behind"
+        if next_open == "a plain file":
+            d = tmp_path / "plain"
+            d.mkdir()
+            with adfkit.open_adf(build(d / "agent.adf", loop=LOOP)) as agent:
+                assert agent._src.mode == "immutable"
+        else:
+            with adfkit.open_adf(f) as agent:
+                assert agent._src.mode == "copy"
+        assert not stale.exists(), "the killed process's copy is removed"
+        assert (live / "agent.adf").is_file(), "a live process's copy is kept"
+        leftovers = [p.name for p in stale.parent.iterdir() if p.name.startswith(stale.name)]
+        assert leftovers == [], leftovers
+    finally:
+        alive.stdin.close()
+        alive.wait(timeout=10)
+        if killed.poll() is None:
+            killed.kill()
+    assert not live.exists(), "a process removes its copy when it ends cleanly"
+
+
+def test_h51_private_copy_readable_by_the_user_alone(tmp_path, private_tmp):
+    """Under umask 022 the copy's folder is 0700 and every file in it (the copy, its WAL and
+    the -shm SQLite makes there) 0600, in a per-user folder that is 0700 too."""
+    f = copy_mode_file(tmp_path)
+    old = os.umask(0o022)
+    try:
+        with adfkit.open_adf(f) as agent:
+            agent.loop()
+            d = Path(agent._src._tmpdir.name)
+            modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in d.iterdir()}
+            assert stat.S_IMODE(d.stat().st_mode) == 0o700
+            assert stat.S_IMODE(d.parent.stat().st_mode) == 0o700
+            assert d.parent.parent == private_tmp
+    finally:
+        os.umask(old)
+    assert "agent.adf" in modes and "agent.adf-wal" in modes
+    assert set(modes.values()) == {0o600}, modes
+
+
+@pytest.mark.parametrize("problem", ["another user's", "a symbolic link", "open to others"])
+def test_h51_per_user_folder_is_checked(tmp_path, private_tmp, problem):
+    """The per-user folder of copies is used only if it is this user's own folder: one made by
+    another user (or a link to elsewhere) is refused with an AdfError naming the file and
+    saying what to do; one of ours that others could read is closed to 0700 first."""
+    f = copy_mode_file(tmp_path)
+    root = private_tmp / f"adfkit-{os.getuid()}"
+    if problem == "a symbolic link":
+        (tmp_path / "elsewhere").mkdir()
+        root.symlink_to(tmp_path / "elsewhere")
+    else:
+        root.mkdir(mode=0o777)
+        root.chmod(0o777)
+        if problem == "another user's":
+            os.chown(root, os.getuid() + 4242, os.getgid() + 4242)
+    if problem == "open to others":
+        with adfkit.open_adf(f) as agent:
+            assert agent._src.mode == "copy"
+            assert Path(agent._src._tmpdir.name).parent == root
+        assert stat.S_IMODE(root.stat().st_mode) == 0o700
+        return
+    with pytest.raises(
+        adfkit.AdfError, match=re.escape(f"{f}: cannot make a private copy: {root}")
+    ):
+        adfkit.open_adf(f)
+    assert list((tmp_path / "elsewhere").iterdir() if problem == "a symbolic link" else []) == []
