@@ -28,6 +28,8 @@ from ._errors import (
     NewerSchemaWarning,
     NotAdfError,
     NotSQLiteError,
+    SidecarError,
+    UnsafeSchemaError,
     UnsupportedSchemaError,
 )
 from ._fleet import FleetResult, export, load_fleet
@@ -66,6 +68,8 @@ __all__ = [
     "SlidingWindowPolicy",
     "ThresholdPolicy",
     "TrimToolResultsPolicy",
+    "SidecarError",
+    "UnsafeSchemaError",
     "UnsupportedSchemaError",
     "__version__",
     "export",

@@ -58,3 +58,14 @@ class NewerSchemaWarning(AdfWarning):
 
 class CorruptFileError(AdfError):
     """SQLite reports the file as damaged (truncated, malformed pages)."""
+
+
+class UnsafeSchemaError(UnsupportedSchemaError):
+    """A table adfkit reads is not a plain table with storage of its own: a view, a virtual or
+    shadow table, a b-tree shared with another table or index (``adf_identity`` above all), or
+    a column computed when read. Reading it could reach key material, so the file is refused."""
+
+
+class SidecarError(AdfError):
+    """A ``-wal``, ``-shm`` or ``-journal`` beside the file is not a regular file (a pipe,
+    socket, device, directory or symbolic link): adfkit opens and copies regular files only."""

@@ -35,7 +35,7 @@ from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import fingerprint
 
 import adfkit
-from adfkit import AgentFile, _cli_info, cli
+from adfkit import AgentFile, UnsafeSchemaError, _cli_info, cli
 
 # -- using everything ------------------------------------------------------------------------
 
@@ -402,7 +402,7 @@ def make_deep(d: Path) -> Path:
 @case(
     "H28",
     "adf_loop is a view over adf_identity",
-    adfkit.UnsupportedSchemaError,
+    UnsafeSchemaError,
     "adf_loop is a view",
 )
 def make_identity_view(d: Path) -> Path:
@@ -459,7 +459,7 @@ def make_garbage(d: Path) -> Path:
 @case(
     "H36",
     "adf_audit a virtual table (FTS5 over adf_identity)",
-    adfkit.UnsupportedSchemaError,
+    UnsafeSchemaError,
     "virtual table",
 )
 def make_virtual(d: Path) -> Path:
@@ -834,9 +834,7 @@ def test_h27_deep_nesting(built):
 
 
 def test_h28_identity_view_is_refused(built):
-    with pytest.raises(
-        adfkit.UnsupportedSchemaError, match="can select other tables, including adf_identity"
-    ):
+    with pytest.raises(UnsafeSchemaError, match="can select other tables, including adf_identity"):
         adfkit.open_adf(built["H28"])
 
 
@@ -874,14 +872,20 @@ def test_h35_garbage_pages(built):
 
 
 def test_h36_virtual_table_is_refused(built):
-    with pytest.raises(adfkit.UnsupportedSchemaError, match="adf_audit is a virtual table"):
+    with pytest.raises(UnsafeSchemaError, match="adf_audit is a virtual table"):
         adfkit.open_adf(built["H36"])
 
 
 # -- the table in ROBUSTNESS.md is kept in step ----------------------------------------------
 
 ROBUSTNESS = Path(__file__).with_name("ROBUSTNESS.md")
-_TEST_FILES = ("test_hostile.py", "test_readonly.py", "test_secrets.py", "test_properties.py")
+_TEST_FILES = (
+    "test_hostile.py",
+    "test_readonly.py",
+    "test_secrets.py",
+    "test_properties.py",
+    "test_open_hardening.py",
+)
 
 
 def robustness_rows() -> list[dict[str, str]]:
