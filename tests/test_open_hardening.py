@@ -314,9 +314,9 @@ def test_h46_connection_does_not_trust_the_schema(tmp_path, mode, private_tmp):
     """``trusted_schema`` is OFF on every connection (functions and virtual tables that are not
     innocuous cannot run from the file's schema), whichever way the file was opened."""
     with opened_in_mode(tmp_path, mode) as agent:
-        assert agent._src.mode == mode
-        assert agent._src.con.execute("PRAGMA trusted_schema").fetchone()[0] == 0
-        assert agent._src.con.execute("PRAGMA query_only").fetchone()[0] == 1
+        assert agent.info()["open_mode"] == mode
+        assert agent.source.sqlite.con.execute("PRAGMA trusted_schema").fetchone()[0] == 0
+        assert agent.source.sqlite.con.execute("PRAGMA query_only").fetchone()[0] == 1
         assert agent.loop()["seq"].tolist()[:2] == [1, 2]
 
 
@@ -327,7 +327,7 @@ def test_h46_connection_does_not_trust_the_schema(tmp_path, mode, private_tmp):
 @pytest.mark.parametrize("mode", ["immutable", "ro", "copy"])
 def test_h46_connection_is_defensive(tmp_path, mode, private_tmp):
     with opened_in_mode(tmp_path, mode) as agent:
-        con = agent._src.con
+        con = agent.source.sqlite.con
         assert con.getconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE) is True
         assert con.getconfig(sqlite3.SQLITE_DBCONFIG_TRUSTED_SCHEMA) is False
 
@@ -514,9 +514,9 @@ def test_h49_copy_stops_at_the_size_seen(tmp_path, monkeypatch, private_tmp):
 
     monkeypatch.setattr(os, "fstat", fstat)
     with adfkit.open_adf(f) as agent:
-        assert agent._src.mode == "copy" and grown
+        assert agent.info()["open_mode"] == "copy" and grown
         monkeypatch.setattr(os, "fstat", real_fstat)
-        copied = Path(agent._src._tmpdir.name) / "agent.adf-wal"
+        copied = Path(agent.source.sqlite._tmpdir.name) / "agent.adf-wal"
         assert copied.stat().st_size == size
         assert agent.loop()["seq"].tolist() == [1, 2, 3]
 
@@ -529,8 +529,8 @@ HOLDER = textwrap.dedent(
     import sys
     import adfkit
     agent = adfkit.open_adf(sys.argv[1])
-    assert agent._src.mode == "copy"
-    print(agent._src._tmpdir.name, flush=True)
+    assert agent.info()["open_mode"] == "copy"
+    print(agent.source.sqlite._tmpdir.name, flush=True)
     sys.stdin.readline()
     """
 )
@@ -568,10 +568,10 @@ def test_h50_killed_process_copy_removed_at_next_open(tmp_path, private_tmp, nex
             d = tmp_path / "plain"
             d.mkdir()
             with adfkit.open_adf(build(d / "agent.adf", loop=LOOP)) as agent:
-                assert agent._src.mode == "immutable"
+                assert agent.info()["open_mode"] == "immutable"
         else:
             with adfkit.open_adf(f) as agent:
-                assert agent._src.mode == "copy"
+                assert agent.info()["open_mode"] == "copy"
         assert not stale.exists(), "the killed process's copy is removed"
         assert (live / "agent.adf").is_file(), "a live process's copy is kept"
         leftovers = [p.name for p in stale.parent.iterdir() if p.name.startswith(stale.name)]
@@ -592,7 +592,7 @@ def test_h51_private_copy_readable_by_the_user_alone(tmp_path, private_tmp):
     try:
         with adfkit.open_adf(f) as agent:
             agent.loop()
-            d = Path(agent._src._tmpdir.name)
+            d = Path(agent.source.sqlite._tmpdir.name)
             modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in d.iterdir()}
             assert stat.S_IMODE(d.stat().st_mode) == 0o700
             assert stat.S_IMODE(d.parent.stat().st_mode) == 0o700
@@ -620,8 +620,8 @@ def test_h51_per_user_folder_is_checked(tmp_path, private_tmp, problem):
             os.chown(root, os.getuid() + 4242, os.getgid() + 4242)
     if problem == "open to others":
         with adfkit.open_adf(f) as agent:
-            assert agent._src.mode == "copy"
-            assert Path(agent._src._tmpdir.name).parent == root
+            assert agent.info()["open_mode"] == "copy"
+            assert Path(agent.source.sqlite._tmpdir.name).parent == root
         assert stat.S_IMODE(root.stat().st_mode) == 0o700
         return
     with pytest.raises(
