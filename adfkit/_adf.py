@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import orjson
 import pandas as pd
 import pyarrow as pa
 
@@ -432,7 +431,7 @@ class AdfSource(AgentSource):
         return v.encode("utf-8") if isinstance(v, str) else bytes(v or b"")
 
     # -- summary -------------------------------------------------------------------------
-    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+    def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """COUNT and MIN/MAX queries only, never a blob (see ``AgentFile.info``)."""
         src = self._src
         meta = self.meta()
@@ -452,8 +451,8 @@ class AdfSource(AgentSource):
         status = None
         if ckpt:
             try:
-                status = orjson.loads(ckpt).get("status")
-            except (orjson.JSONDecodeError, AttributeError):
+                status = parse_json(ckpt).get("status")
+            except (JSONError, AttributeError):
                 status = "unreadable"
         out["turn_checkpoint"] = status
         out["live"] = not bool(meta.get("adf_clean_close")) or bool(out["sidecars"])
@@ -461,6 +460,15 @@ class AdfSource(AgentSource):
         model = model if isinstance(model, dict) else {}
         out["model"] = model.get("model_id") or None
         out["provider"] = model.get("provider") or None
+        out["model_source"] = "config" if out["model"] else None
+        if not out["model"] and src.has("adf_loop", "model"):
+            last = src.query(
+                "SELECT model FROM adf_loop WHERE role = 'assistant' AND model IS NOT NULL "
+                "ORDER BY seq DESC LIMIT 1",
+                table="adf_loop",
+            )
+            if last and isinstance(last[0][0], str):
+                out["model"], out["model_source"] = last[0][0], "loop"
         out["compact_threshold"] = compact_threshold(cfg)
         out["audit_settings"] = audit_settings(cfg)
         n, lo, hi, t0, t1 = 0, None, None, None, None
@@ -493,6 +501,15 @@ class AdfSource(AgentSource):
             ):
                 by_source[str(source)] = int(cnt)
         out["audit_rows"] = by_source
+        first_archive = (
+            src.query(
+                "SELECT created_at FROM adf_audit WHERE source = 'loop' ORDER BY id LIMIT 1",
+                table="adf_audit",
+            )
+            if by_source.get("loop") and src.has("adf_audit", "created_at")
+            else []
+        )
+        out["first_archived_at"] = _iso(first_archive[0][0]) if first_archive else None
         out["audited_loop_entries"] = out["audit_json_chars"] = out["audit_compressed_bytes"] = None
         if sizes:
             entries = size = packed = 0

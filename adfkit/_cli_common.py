@@ -1,11 +1,19 @@
-"""What every CLI command shares: one way to declare a subcommand."""
+"""What every CLI command shares: how a subcommand is declared, which agents it reads, and how
+its human output reaches the terminal."""
 
 from __future__ import annotations
 
 import argparse
 import inspect
-from collections.abc import Callable
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable
 from typing import Any
+
+from ._errors import AdfError
+from ._fleet import resolve_paths
+from ._terminal import printable
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -16,21 +24,72 @@ def add_command(
     handler: Handler,
     *,
     help: str,  # noqa: A002 - argparse's own name
-    path_help: str = "an .adf file",
-    path_metavar: str | None = None,
     json: bool = False,
+    prices: bool = False,
 ) -> argparse.ArgumentParser:
     """Add subcommand ``name``: its ``--help`` text is the handler's docstring (ending with an
-    ``Example:`` line), it takes one positional ``path`` and, with ``json``, a ``--json`` flag.
-    Every command module registers through here, so all commands share one shape."""
+    ``Example:`` line); it reads one or more agents (paths, folders or quoted globs: see
+    :func:`agent_paths`), with ``json`` a ``--json`` flag, with ``prices`` a ``--prices FILE``
+    option. Every command module registers through here, so all commands share one shape."""
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,
         description=inspect.cleandoc(handler.__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", help=path_help, metavar=path_metavar)
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="agent files: several paths, a folder (its agent files) or a quoted glob",
+    )
     if json:
         p.add_argument("--json", action="store_true", help="machine-readable output")
+    if prices:
+        p.add_argument(
+            "--prices",
+            metavar="FILE",
+            help="a JSON price table (USD per million tokens, shaped like adfkit's "
+            "data/prices.json) for models the shipped table lacks",
+        )
     p.set_defaults(func=handler)
     return p
+
+
+def agent_paths(specs: Iterable[str]) -> list[str]:
+    """Every agent file the user named: paths as given, folders as their agent files, globs
+    (quoted, so the shell left them) expanded. A glob or folder that matches nothing is an
+    :class:`AdfError`."""
+    return resolve_paths(list(specs))
+
+
+def say(text: str = "", *, err: bool = False) -> None:
+    """Print human output with every control character made visible (:func:`printable`)."""
+    print(printable(text), file=sys.stderr if err else sys.stdout)
+
+
+def error(exc: AdfError | str) -> None:
+    """The one form of an error line: ``adfkit: error: <file>: <problem>``."""
+    say(f"adfkit: error: {exc}", err=True)
+
+
+def dump_json(value: Any) -> str:
+    """JSON for ``--json``: controls are escaped by JSON; C1 controls too, which JSON allows raw
+    but a terminal would obey."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return re.sub(
+        "[\x80-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", text
+    )
+
+
+def for_each_agent(specs: Iterable[str], run: Callable[[str], int]) -> int:
+    """``run(path)`` for every agent named; an unreadable one prints its error line and the
+    others still run. Returns the worst exit status (2 when any agent could not be read)."""
+    status = 0
+    for path in agent_paths(specs):
+        try:
+            status = max(status, run(path))
+        except AdfError as exc:
+            error(exc)
+            status = 2
+    return status

@@ -3,38 +3,36 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from ._cli_common import add_command
+from ._cli_common import add_command, error, say
+from ._fleet import export
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     """Export every table and the history of each agent to Parquet, one folder per agent.
 
-    PATH_OR_GLOB is a file, a folder (its *.adf files) or a quoted glob pattern. Each folder
-    gets <table>.parquet (pandas dtypes round-trip) plus meta.json, config.json (secrets
-    redacted) and info.json; adf_identity is never read. --redact blanks message bodies,
+    PATH is a file, a folder (its agent files) or a quoted glob pattern; several may be given.
+    Each folder gets <table>.parquet (pandas dtypes round-trip) plus meta.json, config.json
+    (secrets redacted) and info.json; adf_identity is never read. --redact blanks message bodies,
     tool inputs and results, and file contents. A file that cannot be read is reported on
     stderr and the others are still exported (exit 1; exit 2 when none could be).
 
     Example: adfkit export "sample_agents/*.adf" --to build/export --redact
     """
-    from ._fleet import export
-
     written, errors = export(
-        args.path,
+        args.paths,
         args.to,
         redact=args.redact,
         engine=args.engine,
         workers=args.workers,
         progress=False if args.quiet else None,
     )
-    agents = written["agent"].nunique() if len(written) else 0
-    print(f"exported {agents} agent(s), {len(written)} file(s) to {args.to}")
-    for path, err, msg in errors.itertuples(index=False):
-        print(f"adfkit: {path}: {err}: {msg}", file=sys.stderr)
-    if len(errors) and not len(written):
+    for path, _err, msg in errors.itertuples(index=False):
+        error(f"{path}: {msg}")
+    if not len(written):
         return 2
+    agents = written["agent"].nunique()
+    say(f"exported {agents} agent(s), {len(written)} file(s) to {args.to}")
     return 1 if len(errors) else 0
 
 
@@ -45,10 +43,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "export",
         cmd_export,
         help="every table of many agents to Parquet",
-        path_help="an .adf file, a folder or a glob",
-        path_metavar="PATH_OR_GLOB",
     )
-    p.add_argument("--to", required=True, metavar="DIR", help="output folder")
+    p.add_argument(
+        "--to", default=".", metavar="DIR", help="output folder (default: the current folder)"
+    )
     p.add_argument("--redact", action="store_true", help="blank message bodies and contents")
     p.add_argument(
         "--engine",

@@ -1,13 +1,12 @@
-"""``adfkit info``: a cheap summary of an agent file."""
+"""``adfkit info``: a cheap summary of one or more agent files."""
 
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ._agent import open_adf
-from ._cli_common import add_command
+from ._cli_common import add_command, dump_json, for_each_agent, say
 
 
 def _fmt_bytes(n: int) -> str:
@@ -20,12 +19,30 @@ def _fmt_bytes(n: int) -> str:
 
 
 def format_info(info: dict[str, Any]) -> str:
-    """Render ``AgentFile.info()`` as aligned ``key: value`` lines."""
+    """Render ``AgentFile.info()`` as aligned ``key: value`` lines (the fields it documents)."""
     audit = info["audit_rows"]
     audit_txt = ", ".join(f"{k} {v}" for k, v in sorted(audit.items())) or "none"
     switches = info["audit_settings"]
     on = [k for k, v in switches.items() if v]
     lo, hi = info["loop_seq_range"]
+    model = info["model"] or "- (not recorded)"
+    if info.get("model_source") == "loop":
+        model += " (latest call; the config names none)"
+    if info["provider"]:
+        model += f" via {info['provider']}"
+    live = f"{info['loop_rows']:,} rows" + (f", seq {lo}..{hi}" if lo is not None else "")
+    if info["first_live_at"]:
+        live += f", {info['first_live_at']} .. {info['last_live_at']}"
+    history = (f"seq 1..{info['highest_seq']:,}" if info["highest_seq"] else "as the live loop") + (
+        f"; first archive written {info['first_archived_at']} (older rows are archived)"
+        if info.get("first_archived_at")
+        else ""
+    )
+    threshold = (
+        f"{info['compact_threshold']:,} tokens"
+        if info["compact_threshold"] is not None
+        else "NA (the config's number is out of range: no automatic compaction)"
+    )
     lines = [
         ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info.get("handle") else "")),
         ("file", f"{info['path']} ({_fmt_bytes(info['file_bytes'])})"),
@@ -36,52 +53,50 @@ def format_info(info: dict[str, Any]) -> str:
             + (f"; sidecars {', '.join(info['sidecars'])}" if info["sidecars"] else "")
             + (f"; last turn {info['turn_checkpoint']}" if info["turn_checkpoint"] else ""),
         ),
-        (
-            "model",
-            f"{info['model'] or '-'}" + (f" via {info['provider']}" if info["provider"] else ""),
-        ),
-        (
-            "live loop",
-            f"{info['loop_rows']:,} rows"
-            + (f", seq {lo}..{hi}" if lo is not None else "")
-            + (f", highest seq ever {info['highest_seq']}" if info["highest_seq"] else ""),
-        ),
+        ("model", model),
+        ("live loop", live),
+        ("history", history),
         (
             "audit",
             audit_txt
-            if info.get("audited_loop_entries") is None  # info() without sizes=True
+            if info.get("audited_loop_entries") is None  # info(sizes=False)
             else f"{audit_txt}; {info['audited_loop_entries']:,} archived loop entries, "
             f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
         ),
         ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
-        (
-            "threshold",
-            f"{info['compact_threshold']:,} tokens"
-            if info["compact_threshold"] is not None
-            else "NA (the config's number is out of range: no automatic compaction)",
-        ),
+        ("threshold", threshold),
         ("messages", f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}"),
         ("files", f"{info['files']}"),
-        ("active", f"{info['first_live_at'] or '-'} .. {info['last_live_at'] or '-'}"),
     ]
     width = max(len(k) for k, _ in lines)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
 
 
 def cmd_info(args: argparse.Namespace) -> int:
-    """Print a summary of an agent file (cheap: no blob is decoded; audit sizes included).
+    """Print a summary of each agent file (cheap: no blob is decoded; audit sizes included).
 
-    Example: adfkit info sample_agents/long-runner.adf
+    Several paths, folders or quoted globs may be given; each file gets its summary (a JSON
+    list with --json and more than one file).
+
+    Example: adfkit info sample_agents/*.adf
     """
-    with open_adf(args.path) as agent:
-        info = agent.info(sizes=True)
+    docs: list[dict[str, Any]] = []
+
+    def one(path: str) -> int:
+        with open_adf(path) as agent:
+            docs.append(agent.info())
+        if not args.json:
+            if len(docs) > 1:
+                say()
+            say(format_info(docs[-1]))
+        return 0
+
+    status = for_each_agent(args.paths, one)
     if args.json:
-        print(json.dumps(info, indent=2, default=str))
-    else:
-        print(format_info(info))
-    return 0
+        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+    return status
 
 
 def register(sub: Any) -> None:
     """Add ``info``."""
-    add_command(sub, "info", cmd_info, help="summary of an agent file", json=True)
+    add_command(sub, "info", cmd_info, help="summary of agent files", json=True)

@@ -7,11 +7,10 @@ severity warning or error), 2 unreadable input or bad usage.
 from __future__ import annotations
 
 import argparse
-import json
 from typing import Any
 
 from ._agent import open_adf
-from ._cli_common import add_command
+from ._cli_common import add_command, dump_json, for_each_agent, say
 from ._observe import SEGMENTATIONS, observe
 
 
@@ -20,16 +19,26 @@ def cmd_observe(args: argparse.Namespace) -> int:
 
     Exit status 0 when no check trips, 1 when one does, 2 when the file cannot be read.
 
+    Several paths, folders or quoted globs may be given.
+
     Example: adfkit observe sample_agents/long-runner.adf --segmentation reference
     """
-    with open_adf(args.path) as agent:
-        obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
-        d = {"path": agent.path, **obs.to_dict()}
+    docs: list[dict[str, Any]] = []
+
+    def one(path: str) -> int:
+        with open_adf(path) as agent:
+            obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
+            docs.append({"path": agent.path, **obs.to_dict()})
+        if not args.json:
+            if len(docs) > 1:
+                say()
+            say(obs.summary())
+        return 1 if obs.anomalies["tripped"].any() else 0
+
+    status = for_each_agent(args.paths, one)
     if args.json:
-        print(json.dumps(d, indent=2, ensure_ascii=False))
-    else:
-        print(obs.summary())
-    return 1 if obs.anomalies["tripped"].any() else 0
+        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+    return status
 
 
 def check_dict(path: str, report: Any) -> dict[str, Any]:
@@ -61,19 +70,27 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     Example: adfkit check sample_agents/forgetful.adf --json
     """
-    with open_adf(args.path) as agent:
-        report = agent.integrity()
-        d = check_dict(agent.path, report)
+    docs: list[dict[str, Any]] = []
+
+    def one(path: str) -> int:
+        with open_adf(path) as agent:
+            d = check_dict(agent.path, agent.integrity())
+        docs.append(d)
+        if args.json:
+            pass
+        elif not d["findings"]:
+            say(f"{d['path']}: no findings")
+        else:
+            c = d["counts"]
+            say(f"{d['path']}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
+            for f in d["findings"]:
+                say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
+        return 0 if d["clean"] else 1
+
+    status = for_each_agent(args.paths, one)
     if args.json:
-        print(json.dumps(d, indent=2, ensure_ascii=False))
-    elif not len(report):
-        print(f"{d['path']}: no findings")
-    else:
-        c = d["counts"]
-        print(f"{d['path']}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
-        for f in d["findings"]:
-            print(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
-    return 0 if d["clean"] else 1
+        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+    return status
 
 
 def register(sub: argparse._SubParsersAction) -> None:

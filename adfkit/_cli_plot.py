@@ -6,9 +6,9 @@ import argparse
 import os
 import sys
 
-from ._cli_common import add_command
+from ._cli_common import add_command, agent_paths
 from ._errors import AdfError
-from ._open import refuse_beside_input
+from ._outputs import check_output
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -33,13 +33,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
     kinds = [*plots.PLOTS, "all"]
     if args.kind not in kinds:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
+    paths = agent_paths(args.paths)
+    if len(paths) != 1:
+        raise AdfError("adfkit plot draws one agent at a time; give one PATH")
     out = os.path.abspath(args.output)
-    src = os.path.abspath(args.path)
-    if out == src or (args.kind != "all" and os.path.isdir(out)):
-        raise AdfError(f"-o {args.output!r} must be a new PNG path, not the input or a folder")
-    if args.kind != "all":  # save_all() checks its folder itself
-        refuse_beside_input(src, out)
-    with open_adf(args.path) as agent:
+    if args.kind != "all" and os.path.isdir(out):
+        raise AdfError(f"-o {args.output!r} must be a new PNG path, not a folder")
+    check_output(out, paths)
+    with open_adf(paths[0]) as agent:
         if args.kind == "all":
             for p in plots.save_all(agent, out, dpi=args.dpi):
                 print(p)

@@ -48,6 +48,10 @@ class FileBusyError(AdfError):
     """The file is locked by a writer for longer than the busy timeout."""
 
 
+class OutputPathError(AdfError):
+    """An output path adfkit refuses: an input file, or a name SQLite uses beside one."""
+
+
 class AdfWarning(UserWarning):
     """A recoverable problem: the row is kept and flagged, the table is still returned."""
 

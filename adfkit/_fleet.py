@@ -31,6 +31,7 @@ from ._adf import AdfSource
 from ._agent import AgentFile, open_adf
 from ._errors import AdfError
 from ._observe import observe
+from ._outputs import check_output, unique_names
 from ._redact import redact_config, redact_frame
 
 ENGINES = ("serial", "processes", "dask")
@@ -80,7 +81,7 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
             if not found:
                 raise AdfError(f"no file matches the pattern {p!r}")
             out += found
-        elif os.path.isdir(p):
+        elif os.path.isdir(p) and not p.rstrip("/").endswith(".adf"):  # a folder of agents
             found = sorted(str(x) for x in Path(p).glob("*.adf"))
             if not found:
                 raise AdfError(f"no .adf files in the folder {p!r}")
@@ -521,7 +522,8 @@ def export(
 ) -> FleetResult:
     """Write every table of each agent to Parquet, one folder per agent under ``to``.
 
-    Each folder (named after the file, ``-2``, ``-3`` ... on clashes) holds ``<table>.parquet``
+    Each folder (named after the file, made a safe name, ``-2``, ``-3`` ... on clashes) holds
+    ``<table>.parquet``
     for every table in :data:`EXPORT_TABLES` (``history``, ``loop``, ``events``, ``audit``,
     ``blocks`` and ``tool_calls`` of the history, the side tables, ``compactions``, ``usage``,
     ``turns``) and ``meta.json``, ``config.json`` (secrets redacted) and ``info.json``.
@@ -532,7 +534,8 @@ def export(
     Parameters
     ----------
     paths_or_glob : as for :func:`load_fleet`.
-    to : output folder (created if needed). It must not contain the inputs.
+    to : output folder (created when the first agent is written). It may be anywhere but an
+        input file or the name of an input's SQLite sidecar.
     redact : blank message bodies, tool inputs and results, and file contents.
     engine, client, workers, progress, max_blob_bytes : as for :func:`load_fleet`
         (default engine: ``serial``).
@@ -552,25 +555,12 @@ def export(
     True
     """
     paths = resolve_paths(paths_or_glob)
-    root = Path(to).expanduser().resolve()
-    for p in paths:
-        src = Path(p).expanduser().resolve()
-        if root == src:
-            raise AdfError(f"export folder {os.fspath(to)!r} is one of the input files")
-        if root == src.parent or src.parent in root.parents:
-            raise AdfError(
-                f"refusing to export into {os.fspath(to)!r}: it is inside the folder of the "
-                f"input {p}, and adfkit never creates files beside an input "
-                "(choose another folder)"
-            )
-    root_s = str(root)
-    os.makedirs(root_s, exist_ok=True)
-    dirs: list[str] = []
-    seen: dict[str, int] = {}
-    for p in paths:
-        stem = Path(p).stem or "agent"
-        seen[stem] = seen.get(stem, 0) + 1
-        dirs.append(os.path.join(root_s, stem if seen[stem] == 1 else f"{stem}-{seen[stem]}"))
+    root_s = str(check_output(to, paths))
+    # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
+    # and distinct (two ``a.adf`` from different folders give ``a`` and ``a-2``). Folders are
+    # created only for agents that open, so nothing is left behind when nothing is exported.
+    names = unique_names(Path(p).stem for p in paths)
+    dirs = [os.path.join(root_s, n) for n in names]
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     results = _run(
         _export_one_star,

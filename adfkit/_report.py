@@ -1,24 +1,28 @@
 """Headless reports: run a bundled notebook on one agent file and write self-contained HTML.
 
-The notebook's ``parameters`` cell holds ``AGENT = "..."``; a cell tagged
-``injected-parameters`` is inserted after it (papermill's convention, without papermill), the
-notebook runs in a fresh ``python3`` kernel (nbclient) and nbconvert's ``HTMLExporter`` turns it
-into one HTML file: plots are inline base64 PNG, and no script is loaded from the network.
+The notebook's ``parameters`` cell (``AGENT = "..."``, ``PRICES = None``) gets the values for
+this run, the notebook runs in a fresh ``python3`` kernel (nbclient) and nbconvert's
+``HTMLExporter`` turns it into one HTML file: plots are inline base64 PNG, no script is loaded
+from the network, a header says which agent, file, time and adfkit version, and no local path
+(the agent's folder, the kernel's temporary files) is left in the page.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ._agent import open_adf
+from ._bundled import notebooks_dir
 from ._errors import AdfError
-from ._open import refuse_beside_input
+from ._outputs import check_output, safe_name
 
-#: Where the bundled notebooks live (a source checkout: ``<repo>/notebooks``).
-NOTEBOOKS_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 DEFAULT_NOTEBOOK = "01-quickstart"
 
 # The lab template minus every <script src=...> from a CDN (require.js, MathJax, mermaid,
@@ -43,18 +47,25 @@ def available_notebooks() -> list[str]:
     >>> "01-quickstart" in available_notebooks()
     True
     """
-    if not NOTEBOOKS_DIR.is_dir():
+    folder = notebooks_dir()
+    if not folder.is_dir():
         return []
-    return sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb"))
+    return sorted(p.stem for p in folder.glob("*.ipynb"))
 
 
 def notebook_path(name: str | os.PathLike[str]) -> Path:
-    """Path of a bundled notebook by name (``01-quickstart``, ``02``...) or an ``.ipynb`` path.
+    """Path of a bundled notebook by name (``01-quickstart``), number (``1``, ``02``), unique
+    prefix or words of its name (``fleet``), or an ``.ipynb`` path.
 
     Raises
     ------
     ReportError
-        no such notebook; the message lists the ones there are.
+        no such notebook, or several match; the message lists the ones there are.
+
+    Examples
+    --------
+    >>> notebook_path("2").name, notebook_path("fleet").name
+    ('02-compaction-replay.ipynb', '04-fleet.ipynb')
     """
     p = Path(name)
     if p.suffix == ".ipynb" and p.is_file():
@@ -62,18 +73,26 @@ def notebook_path(name: str | os.PathLike[str]) -> Path:
     names = available_notebooks()
     if not names:
         raise ReportError(
-            f"the bundled notebooks are not at {NOTEBOOKS_DIR} (they come with a source "
-            "checkout of adfkit); pass the path of an .ipynb instead"
+            f"the bundled notebooks are not at {notebooks_dir()}; pass the path of an .ipynb"
         )
-    stem = p.stem if p.suffix == ".ipynb" else str(name)
-    hits = [n for n in names if n == stem] or [n for n in names if n.startswith(stem)]
-    if len(hits) != 1:
+    key = p.stem if p.suffix == ".ipynb" else str(name)
+    if key.isdigit() and any(n.startswith(f"{int(key):02d}-") for n in names):
+        key = f"{int(key):02d}-"  # a notebook's number
+    hits = (
+        [n for n in names if n == key]
+        or [n for n in names if n.startswith(key)]
+        or [n for n in names if key and key in n]
+    )
+    if len(hits) > 1:
+        raise ReportError(f"notebook {str(name)!r} matches {hits}; choose one of {names}")
+    if not hits:
         raise ReportError(f"no notebook {str(name)!r}; choose one of {names} or an .ipynb path")
-    return NOTEBOOKS_DIR / f"{hits[0]}.ipynb"
+    return notebooks_dir() / f"{hits[0]}.ipynb"
 
 
 def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
-    """Insert a cell tagged ``injected-parameters`` after the ``parameters`` cell (or first).
+    """Set the notebook's parameters: the cell tagged ``parameters`` (else a new first cell)
+    becomes one cell holding ``params``, so the report shows one parameter cell.
 
     Values are written with ``repr`` so any path round-trips. Returns the same notebook node.
 
@@ -83,18 +102,23 @@ def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
     >>> nb = nbformat.v4.new_notebook()
     >>> nb.cells = [nbformat.v4.new_code_cell('AGENT = "a.adf"',
     ...                                       metadata={"tags": ["parameters"]})]
-    >>> inject_parameters(nb, {"AGENT": "/x/b.adf"}).cells[1].source
-    "# Parameters\\nAGENT = '/x/b.adf'"
+    >>> nb = inject_parameters(nb, {"AGENT": "/x/b.adf"})
+    >>> len(nb.cells), nb.cells[0].source
+    (1, "# Parameters of this run\\nAGENT = '/x/b.adf'")
     """
     import nbformat
 
-    src = "# Parameters\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
-    cell = nbformat.v4.new_code_cell(src, metadata={"tags": ["injected-parameters"]})
+    src = "# Parameters of this run\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
+    tags = ["parameters", "injected-parameters"]
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     at = next(
-        (i + 1 for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), 0
+        (i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), None
     )
-    nb.cells.insert(at, cell)
+    if at is None:
+        nb.cells.insert(0, nbformat.v4.new_code_cell(src, metadata={"tags": tags}))
+    else:
+        nb.cells[at].source = src
+        nb.cells[at].metadata["tags"] = tags
     return nb
 
 
@@ -104,8 +128,12 @@ def execute_notebook(
     *,
     timeout: int = 120,
     kernel_name: str = "python3",
+    prices: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Any:
-    """Run a notebook top to bottom with ``AGENT`` set to ``agent``; return the executed node.
+    """Run a notebook top to bottom with ``AGENT`` set to ``agent`` (and ``PRICES`` to
+    ``prices``); return the executed node. ``progress(i, n)`` is called as cell ``i`` of ``n``
+    starts.
 
     The kernel's working directory is the notebook's folder, so relative paths in it resolve
     as they do in JupyterLab.
@@ -121,13 +149,24 @@ def execute_notebook(
 
     path = notebook_path(notebook)
     nb = nbformat.read(path, as_version=4)
-    inject_parameters(nb, {"AGENT": os.path.abspath(os.fspath(agent))})
+    params: dict[str, Any] = {"AGENT": os.path.abspath(os.fspath(agent))}
+    params["PRICES"] = None if prices is None else os.path.abspath(os.fspath(prices))
+    inject_parameters(nb, params)
+    n = sum(1 for c in nb.cells if c.cell_type == "code")
+    done = [0]
+
+    def started(**_: Any) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], n)
+
     client = NotebookClient(
         nb,
         timeout=timeout,
         kernel_name=kernel_name,
         resources={"metadata": {"path": str(path.parent)}},
         record_timing=False,
+        on_cell_execute=started,
     )
     # Plots must come out as inline PNG even when the caller set a non-GUI MPLBACKEND (Agg).
     env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
@@ -156,7 +195,7 @@ def execute_notebook(
     return nb
 
 
-def to_html(nb: Any) -> str:
+def to_html(nb: Any, *, title: str = "adfkit report") -> str:
     """Self-contained HTML of an executed notebook (inline images, no external scripts)."""
     from jinja2 import DictLoader
     from nbconvert import HTMLExporter
@@ -166,7 +205,7 @@ def to_html(nb: Any) -> str:
         template_file="adfkit_report.j2",
         embed_images=True,
     )
-    body, _ = exporter.from_notebook_node(_static(nb))
+    body, _ = exporter.from_notebook_node(_static(nb), resources={"metadata": {"name": title}})
     # Belt and braces: no script may come from elsewhere.
     return re.sub(r"<script[^>]*\bsrc=[^>]*>\s*</script>", "", body)
 
@@ -191,21 +230,26 @@ def _static(nb: Any) -> Any:
 
 def write_report(
     agent: str | os.PathLike[str],
-    output: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
     *,
     notebook: str = DEFAULT_NOTEBOOK,
     timeout: int = 120,
+    prices: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Run a bundled notebook on one agent file and write it as one HTML file.
 
     Parameters
     ----------
-    agent : the ``.adf`` file (opened read-only, as everywhere in adfkit).
-    output : the HTML file to write; its folder is created if needed, and it may not be the
-        agent file's folder.
-    notebook : a bundled notebook name (``01-quickstart`` ... ``05-teaching-memory``; a
-        unique prefix such as ``02`` works) or a path to an ``.ipynb``.
+    agent : the agent file (opened read-only, as everywhere in adfkit).
+    output : the HTML file to write (default ``<agent stem>-report.html`` in the current
+        folder); its folder is created if needed. It may be anywhere but the input itself or a
+        name SQLite uses beside it (``-wal``, ``-shm``, ``-journal``).
+    notebook : a bundled notebook name (``01-quickstart`` ... ``05-teaching-memory``), number
+        (``2``), unique prefix or word (``fleet``), or a path to an ``.ipynb``.
     timeout : seconds allowed per cell.
+    prices : a JSON price table for models the shipped table lacks (``usage(prices=...)``).
+    progress : called with ``(cell, cells)`` as each code cell starts.
 
     Returns
     -------
@@ -216,7 +260,8 @@ def write_report(
     ------
     AdfError
         the agent file cannot be read (checked before a kernel starts), or a
-        :class:`ReportError`: unknown notebook, a failing cell, an output beside the input.
+        :class:`ReportError`: unknown notebook, a failing cell, an output that is not
+        ``.html`` or is an input.
 
     Examples
     --------
@@ -225,16 +270,82 @@ def write_report(
     >>> write_report("sample_agents/clean.adf", out).name  # doctest: +SKIP
     'report.html'
     """
-    from ._agent import open_adf
+    from . import __version__
 
-    agent_p, out_p = Path(agent), Path(output)
-    refuse_beside_input(agent_p, out_p, error=ReportError)
+    agent_p = Path(agent)
+    if output is None:
+        output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
+    out_p = check_output(output, [agent_p])
     if out_p.suffix.lower() not in (".html", ".htm"):
-        raise ReportError(f"the report is HTML: give an output path ending in .html, got {out_p}")
+        raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
     with open_adf(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
+        name = handle.name
         handle.info()
-    nb = execute_notebook(notebook, agent_p, timeout=timeout)
-    html = to_html(nb)
+    nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    nb = _for_readers(nb, agent_p, prices)
+    nb.cells.insert(0, _header(name, agent_p.name, notebook_path(notebook).stem, when, __version__))
+    title = f"adfkit report: {name} ({agent_p.name})"
+    html = to_html(nb, title=title)
     out_p.parent.mkdir(parents=True, exist_ok=True)
     out_p.write_text(html, encoding="utf-8")
-    return out_p.resolve()
+    return out_p
+
+
+def _header(name: str, file: str, notebook: str, when: str, version: str) -> Any:
+    """The report's first cell: which agent, which file, which notebook, when, which adfkit."""
+    import html
+
+    import nbformat
+
+    e = html.escape
+    return nbformat.v4.new_markdown_cell(
+        f"# adfkit report: {e(name)}\n\n"
+        f"Agent file **{e(file)}** · notebook `{e(notebook)}` · made {when} with adfkit "
+        f"{e(version)}. The agent file was read, never written."
+    )
+
+
+def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) -> Any:
+    """The executed notebook without local paths: the parameter cell names the file only, and
+    the agent's folder, the notebook's and the kernel's temporary files leave every output."""
+    folder = str(agent.resolve().parent)
+    abs_agent = str(agent.resolve())
+    shown = {"AGENT": agent.name, "PRICES": None if prices is None else Path(prices).name}
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.source = "# Parameters of this run (folders not shown)\n" + "\n".join(
+                f"{k} = {v!r}" for k, v in shown.items()
+            )
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = _scrub(out["text"], abs_agent, folder, agent.name)
+            for key, val in list(out.get("data", {}).items()):
+                if key.startswith("text/") and isinstance(val, str):
+                    out["data"][key] = _scrub(val, abs_agent, folder, agent.name)
+    return nb
+
+
+_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
+
+
+def _scrub(text: str, abs_agent: str, folder: str, name: str) -> str:
+    text = _KERNEL_FILE.sub("", text)
+    text = text.replace(abs_agent, name).replace(folder + os.sep, "").replace(folder, ".")
+    home = os.path.expanduser("~")
+    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text
+
+
+def stderr_progress(label: str) -> Callable[[int, int], None]:
+    """A progress callback that says on stderr which cell runs (one updating line on a
+    terminal, a line every few cells otherwise)."""
+    tty = sys.stderr.isatty()
+
+    def show(i: int, n: int) -> None:
+        if tty:
+            end = "\n" if i == n else ""
+            print(f"\r{label}: cell {i}/{n}", end=end, file=sys.stderr, flush=True)
+        elif i == 1 or i == n or i % 5 == 0:
+            print(f"{label}: cell {i}/{n}", file=sys.stderr, flush=True)
+
+    return show

@@ -125,7 +125,7 @@ class AgentSource(ABC):
         return os.path.splitext(os.path.basename(self.path))[0]
 
     @abstractmethod
-    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+    def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """A cheap summary of the record (counts, settings, liveness)."""
 
     # -- the conversation ----------------------------------------------------------------

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
 from . import __version__, _cli_fleet, _cli_info, _cli_observe, _cli_plot, _cli_report
+from ._cli_common import error, say
 from ._errors import AdfError
 
 #: The modules that add subcommands, in the order ``--help`` lists them.
@@ -21,7 +23,8 @@ COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_report)
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="adfkit", description="Look inside the memory of ADF agents (read-only)."
+        prog="adfkit",
+        description="Look inside the memory of LLM agents (ADF files, read-only).",
     )
     parser.add_argument("--version", action="version", version=f"adfkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -43,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             warnings.showwarning = _show_warning
             return int(args.func(args))
     except AdfError as exc:
-        print(f"adfkit: error: {exc}", file=sys.stderr)
+        error(exc)
         return 2
     except BrokenPipeError:  # pragma: no cover - `adfkit ... | head`
         return 0
@@ -52,17 +55,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # a bug, not bad input: still one line, no traceback
         if os.environ.get("ADFKIT_TRACEBACK"):
             raise
-        print(
-            f"adfkit: error: internal error ({type(exc).__name__}: {exc}); "
-            "please report it (set ADFKIT_TRACEBACK=1 for details)",
-            file=sys.stderr,
+        error(
+            f"internal error ({type(exc).__name__}: {exc}); "
+            "please report it (set ADFKIT_TRACEBACK=1 for details)"
         )
         return 2
 
 
+_SHOWN: set[str] = set()
+_UNPRICED = re.compile(r"no price for model\(s\) (.*?): their cost_usd is NaN")
+
+
 def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
-    """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback)."""
-    print(f"adfkit: warning: {message}", file=sys.stderr)
+    """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback); the
+    missing-price warning once per run, in the command line's terms."""
+    text = str(message)
+    m = _UNPRICED.search(text)
+    if m:
+        key = "prices"
+        text = (
+            f"no price for model(s) {m.group(1)}: their cost is shown as unknown; "
+            "pass --prices FILE (a JSON price table) to price them"
+        )
+        if key in _SHOWN:
+            return
+        _SHOWN.add(key)
+    say(f"adfkit: warning: {text}", err=True)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -155,12 +155,49 @@ def test_name_clashes_get_separate_folders(agent_file, tmp_path):
     assert (tmp_path / "o" / "exp").is_dir() and (tmp_path / "o" / "exp-2").is_dir()
 
 
-def test_export_refuses_to_write_beside_an_input(tmp_path):
-    """The export folder may not be the inputs' folder or lie inside it."""
+def test_export_never_writes_an_input_or_its_sidecar_names(tmp_path):
+    """One rule: not onto an input nor a name SQLite takes beside it; anywhere else is fine,
+    the input's own folder included."""
     f = build(tmp_path / "a.adf", loop=[row(1, "user", text("hi"))])
-    for target in (tmp_path, tmp_path / "out", tmp_path / "out" / "deeper", f):
-        with pytest.raises(adfkit.AdfError, match="a.adf"):
+    for target in (f, tmp_path / "a.adf-wal", tmp_path / "a.adf-shm", tmp_path / "a.adf-journal"):
+        with pytest.raises(adfkit.AdfError, match="refusing to write .*a.adf"):
             adfkit.export(str(f), target)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.adf"]
-    written, errors = adfkit.export(str(f), tmp_path.parent / f"{tmp_path.name}-export")
+    written, errors = adfkit.export(str(f), tmp_path / "out")
     assert errors.empty and "history" in set(written["table"])
+    assert (tmp_path / "out" / "a" / "history.parquet").is_file()
+
+
+def test_export_names_stay_inside_and_never_collide(tmp_path):
+    """``...adf`` has the stem ``..``; two ``a.adf`` from different folders, and an ``a-2.adf``,
+    each get their own folder inside ``--to``."""
+    (tmp_path / "x").mkdir()
+    (tmp_path / "y").mkdir()
+    loop = [row(1, "user", text("hi"))]
+    paths = [
+        build(tmp_path / "x" / "...adf", loop=loop),
+        build(tmp_path / "x" / "a.adf", loop=loop),
+        build(tmp_path / "y" / "a.adf", loop=loop),
+        build(tmp_path / "y" / "a-2.adf", loop=loop),
+    ]
+    out = tmp_path / "out"
+    written, errors = adfkit.export([str(p) for p in paths], out)
+    assert errors.empty
+    assert sorted(p.name for p in out.iterdir()) == ["a", "a-2", "a-3", "agent"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "x", "y"]  # nothing outside
+    assert written.groupby("file").size().max() == 1  # no file written twice
+
+
+def test_export_of_nothing_creates_nothing(tmp_path, capsys):
+    from adfkit.cli import main
+
+    readme = tmp_path / "README.md"
+    readme.write_text("# not an agent")
+    assert main(["export", str(readme), "--to", str(tmp_path / "e4")]) == 2
+    got = capsys.readouterr()
+    assert got.out == ""
+    assert got.err.splitlines() == [
+        f"adfkit: error: {readme}: not an SQLite database (the file starts with text)"
+    ] or got.err.startswith(f"adfkit: error: {readme}: ")
+    assert len(got.err.splitlines()) == 1
+    assert not (tmp_path / "e4").exists()

@@ -17,7 +17,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "adfkit"
 #: Layer of every module, bottom first. A module may import its own layer or lower ones.
 LAYERS: dict[str, int] = {
     # 0 foundation: no adfkit imports but each other
-    **dict.fromkeys(["_errors", "_js", "schema", "_config", "_html", "_redact"], 0),
+    **dict.fromkeys(
+        ["_errors", "_js", "schema", "_config", "_html", "_redact", "_outputs", "_terminal"]
+        + ["_bundled"],
+        0,
+    ),
     # 1 reader core: opening, raw tables, blobs, the row rule, the merged history, the boundary
     **dict.fromkeys(
         [

@@ -422,7 +422,8 @@ def test_cli_info_and_version(turn_file, capsys):
 
     assert main(["info", str(turn_file)]) == 0
     out = capsys.readouterr().out
-    assert "live loop  4 rows, seq 5..8, highest seq ever 8" in out
+    assert "live loop  4 rows, seq 5..8, " in out
+    assert "history    seq 1..8; first archive written " in out
     assert "audit      loop 1; 4 archived loop entries" in out
     assert "threshold  1,000 tokens" in out
     with pytest.raises(SystemExit):
@@ -433,7 +434,7 @@ def test_cli_info_and_version(turn_file, capsys):
 
 
 def test_info_counts_from_the_index_and_sizes_on_request(tmp_path):
-    """info() counts audit rows per source; the size sums only with sizes=True."""
+    """info() counts audit rows per source; the size sums unless sizes=False."""
     blob = brotli.compress(b"[]")
     p = build(
         tmp_path / "a.adf",
@@ -445,7 +446,7 @@ def test_info_counts_from_the_index_and_sizes_on_request(tmp_path):
         ],
     )
     with adfkit.open_adf(p) as agent:
-        cheap, full = agent.info(), agent.info(sizes=True)
+        cheap, full = agent.info(sizes=False), agent.info()
     assert cheap["audit_rows"] == full["audit_rows"] == {"file": 1, "loop": 2}
     assert cheap["audited_loop_entries"] is None and cheap["audit_compressed_bytes"] is None
     assert full["audited_loop_entries"] == 5  # loop rows only

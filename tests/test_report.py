@@ -10,6 +10,7 @@ from adfbuild import build, result, row, text, use
 from conftest import fingerprint, sample
 
 from adfkit import AdfError
+from adfkit._errors import OutputPathError
 from adfkit._report import (
     ReportError,
     available_notebooks,
@@ -55,19 +56,17 @@ def hostile(tmp_path):
     return p
 
 
-def test_inject_parameters_goes_after_the_parameters_cell():
+def test_inject_parameters_replaces_the_parameters_cell():
+    """One parameter cell in the report: the notebook's own, holding this run's values."""
     nb = _nb("print(AGENT)")
     inject_parameters(nb, {"AGENT": "/data/a b.adf"})
-    assert [c.metadata.get("tags", []) for c in nb.cells] == [
-        ["parameters"],
-        ["injected-parameters"],
-        [],
-    ]
-    assert nb.cells[1].source.endswith("AGENT = '/data/a b.adf'")
+    tags = [c.metadata.get("tags", []) for c in nb.cells]
+    assert tags == [["parameters", "injected-parameters"], []]
+    assert nb.cells[0].source.endswith("AGENT = '/data/a b.adf'")
     inject_parameters(nb, {"AGENT": "/other.adf"})  # re-injecting replaces, never stacks
-    assert len(nb.cells) == 3 and "/other.adf" in nb.cells[1].source
+    assert len(nb.cells) == 2 and "/other.adf" in nb.cells[0].source
     bare = inject_parameters(_nb("1", params=False), {"AGENT": "y"})
-    assert bare.cells[0].metadata["tags"] == ["injected-parameters"]
+    assert bare.cells[0].metadata["tags"] == ["parameters", "injected-parameters"]
 
 
 def test_notebook_names_and_prefixes():
@@ -76,8 +75,10 @@ def test_notebook_names_and_prefixes():
     assert notebook_path("04-fleet").name == "04-fleet.ipynb"
     with pytest.raises(ReportError, match="choose one of .*01-quickstart"):
         notebook_path("nope")
-    with pytest.raises(ReportError):
-        notebook_path("0")  # ambiguous prefix
+    with pytest.raises(ReportError, match="matches .*01-quickstart.*02-compaction-replay"):
+        notebook_path("0")  # ambiguous prefix: the message lists what it matches
+    assert notebook_path("1").name == "01-quickstart.ipynb"  # a number
+    assert notebook_path("teaching").name == "05-teaching-memory.ipynb"  # a word of the name
 
 
 def test_report_is_self_contained_inert_and_leaves_the_input_alone(tmp_path, hostile):
@@ -108,11 +109,14 @@ def test_report_is_self_contained_inert_and_leaves_the_input_alone(tmp_path, hos
     assert 'data-kind="context"' in html  # the Loop-tab view made it into the report
 
 
-def test_report_refuses_to_write_beside_the_input(tmp_path, hostile):
-    with pytest.raises(ReportError, match="next to the agent file"):
-        write_report(hostile, hostile.parent / "report.html")
-    with pytest.raises(ReportError, match="overwrite the agent file"):
-        write_report(hostile, hostile)
+def test_report_never_writes_an_input_or_its_sidecar_names(tmp_path, hostile):
+    for target in (hostile, hostile.parent / f"{hostile.name}-wal"):
+        with pytest.raises(OutputPathError, match="refusing to write"):
+            write_report(hostile, target)
+    link = tmp_path / "link.adf"
+    link.symlink_to(hostile)
+    with pytest.raises(OutputPathError, match="-journal"):
+        write_report(link, hostile.parent / f"{hostile.name}-journal")  # through the link too
     with pytest.raises(ReportError, match=r"ending in \.html"):
         write_report(hostile, tmp_path / "r.txt")
 
@@ -131,11 +135,19 @@ def test_report_on_a_bad_file_fails_before_any_kernel(tmp_path, capsys):
 
 def test_report_cli_quickstart_on_a_sample(tmp_path, capsys):
     out = tmp_path / "reports" / "long-runner.html"
-    assert main(["report", str(sample("long-runner")), "-o", str(out)]) == 0
-    assert capsys.readouterr().out.strip() == str(out.resolve())
+    agent = sample("long-runner")
+    assert main(["report", str(agent), "-o", str(out)]) == 0
+    got = capsys.readouterr()
+    assert got.out.strip() == str(out.resolve())
+    assert "report long-runner.adf: cell 1/" in got.err  # progress on stderr
     html = out.read_text()
     assert "Quickstart" in html
-    assert "long-runner" in html
+    # A header says which agent, which file, when and which adfkit; the title too.
+    assert "<title>adfkit report: long-runner (long-runner.adf)</title>" in html
+    assert re.search(r"Agent file <strong>long-runner.adf</strong> .* made \d{4}-\d\d-\d\d", html)
+    # One parameter cell, naming the file only; no local folder anywhere in the page.
+    assert html.count("Parameters of this run") == 1
+    assert str(agent.parent) not in html and "/tmp/ipykernel" not in html
     assert len(re.findall(r'<img [^>]*src="data:image/png;base64,', html)) >= 1
     assert not re.search(r"<script[^>]*\bsrc=", html)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parent.parent
 DEFAULT_AGENT = "../sample_agents/long-runner.adf"
 
 PARAMS = f'''# Parameters: the agent file to look at (a path relative to this notebook, or absolute).
