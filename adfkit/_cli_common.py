@@ -4,8 +4,10 @@ its human output reaches the terminal."""
 from __future__ import annotations
 
 import argparse
+import glob
 import inspect
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
@@ -61,6 +63,12 @@ def agent_paths(specs: Iterable[str]) -> list[str]:
     (quoted, so the shell left them) expanded. A glob or folder that matches nothing is an
     :class:`AdfError`."""
     return resolve_paths(list(specs))
+
+
+def single(specs: list[str]) -> bool:
+    """Whether the user named exactly one file (not a glob or folder): ``--json`` then prints
+    one object, else a list."""
+    return len(specs) == 1 and not glob.has_magic(specs[0]) and not os.path.isdir(specs[0])
 
 
 def say(text: str = "", *, err: bool = False) -> None:

@@ -26,6 +26,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         engine=args.engine,
         workers=args.workers,
         progress=False if args.quiet else None,
+        prices=args.prices,
     )
     for path, _err, msg in errors.itertuples(index=False):
         error(f"{path}: {msg}")
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "export",
         cmd_export,
         help="every table of many agents to Parquet",
+        prices=True,
     )
     p.add_argument(
         "--to", default=".", metavar="DIR", help="output folder (default: the current folder)"

@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from ._agent import open_adf
-from ._cli_common import add_command, dump_json, for_each_agent, say
+from ._cli_common import add_command, dump_json, for_each_agent, say, single
 
 
 def _fmt_bytes(n: int) -> str:
@@ -93,7 +93,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     status = for_each_agent(args.paths, one)
     if args.json:
-        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+        print(dump_json(docs[0] if docs and single(args.paths) else docs))
     return status
 
 

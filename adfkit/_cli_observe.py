@@ -10,7 +10,7 @@ import argparse
 from typing import Any
 
 from ._agent import open_adf
-from ._cli_common import add_command, dump_json, for_each_agent, say
+from ._cli_common import add_command, dump_json, for_each_agent, say, single
 from ._observe import SEGMENTATIONS, observe
 
 
@@ -37,7 +37,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
 
     status = for_each_agent(args.paths, one)
     if args.json:
-        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+        print(dump_json(docs[0] if docs and single(args.paths) else docs))
     return status
 
 
@@ -89,7 +89,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     status = for_each_agent(args.paths, one)
     if args.json:
-        print(dump_json(docs[0] if len(docs) == 1 and len(args.paths) == 1 else docs))
+        print(dump_json(docs[0] if docs and single(args.paths) else docs))
     return status
 
 

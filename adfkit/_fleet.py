@@ -471,7 +471,9 @@ def _to_parquet(df: pd.DataFrame, path: str) -> None:
         df.to_parquet(path, engine="pyarrow", index=False)
 
 
-def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any]) -> Any:
+def _export_one(
+    path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
+) -> Any:
     """Write one agent's folder; returns (manifest rows, error row or None)."""
     written: list[tuple[str, str, str, int]] = []
     try:
@@ -493,6 +495,8 @@ def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, An
                 if table not in TABLES and not hasattr(agent, table):
                     continue  # a table this version of adfkit does not have
                 try:
+                    if table == "usage" and prices is not None:
+                        kw = {**kw, "prices": prices}
                     df = get_table(agent, table, **kw)
                     if redact:
                         df = redact_frame(df)
@@ -519,6 +523,7 @@ def export(
     workers: int | None = None,
     progress: bool | None = None,
     max_blob_bytes: int | None = None,
+    prices: Any = None,
 ) -> FleetResult:
     """Write every table of each agent to Parquet, one folder per agent under ``to``.
 
@@ -539,6 +544,7 @@ def export(
     redact : blank message bodies, tool inputs and results, and file contents.
     engine, client, workers, progress, max_blob_bytes : as for :func:`load_fleet`
         (default engine: ``serial``).
+    prices : extra prices for ``usage`` (as ``AgentFile.usage(prices=...)``).
 
     Returns
     -------
@@ -565,7 +571,7 @@ def export(
     results = _run(
         _export_one_star,
         [orjson.dumps([p, d]).decode() for p, d in zip(paths, dirs, strict=True)],
-        (redact, open_kwargs),
+        (redact, open_kwargs, prices),
         engine=engine,
         workers=workers,
         client=client,
@@ -579,6 +585,8 @@ def export(
     return FleetResult(manifest, _errors_frame([e for _, e in results if e is not None]))
 
 
-def _export_one_star(job: str, redact: bool, open_kwargs: dict[str, Any]) -> Any:
+def _export_one_star(
+    job: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
+) -> Any:
     path, out_dir = orjson.loads(job)
-    return _export_one(path, out_dir, redact, open_kwargs)
+    return _export_one(path, out_dir, redact, open_kwargs, prices)

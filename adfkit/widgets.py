@@ -54,6 +54,9 @@ __all__ = [
 ]
 
 ALL = "(all)"
+#: Classes that tell JupyterLab's MathJax (2 and 3) to leave an element alone: agent text such
+#: as ``$$x$$`` is shown as written, never typeset.
+INERT = "tex2jax_ignore mathjax_ignore"
 
 #: Colours of the row kinds (the context blocks are teal, as in the runtime's Loop tab).
 KIND_COLORS: dict[str, str] = {
@@ -143,7 +146,7 @@ def _block_html(b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
         name = escape(b.get("name"))
         inp = _json(b.get("input"))
         return (
-            f'<details class="adf-tool-use"><summary>&#128295; <b>{name}</b> '
+            f'<details class="adf-tool-use"><summary>call <b>{name}</b> '
             f'<span class="adf-head">{escape(b.get("id"))}</span></summary>'
             f"<pre>{_clip(inp, max_chars)}</pre></details>"
         )
@@ -271,7 +274,7 @@ def rows_html(
     parts = [_row_html(r, names, max_chars) for r in records]
     if not parts:
         parts = ['<div class="adf-empty">No rows match.</div>']
-    return (_STYLE if style else "") + '<div class="adf-loop">' + "".join(parts) + "</div>"
+    return (_STYLE if style else "") + f'<div class="adf-loop {INERT}">' + "".join(parts) + "</div>"
 
 
 def composition_html(composition: Mapping[str, Any] | pd.Series, *, title: str = "") -> str:
@@ -306,10 +309,10 @@ def composition_html(composition: Mapping[str, Any] | pd.Series, *, title: str =
         )
     head = f"<div><b>{escape(title)}</b></div>" if title else ""
     return (
-        f'{head}<div class="adf-bar">{"".join(segs)}</div>'
+        f'<div class="{INERT}">{head}<div class="adf-bar">{"".join(segs)}</div>'
         f'<table class="adf-table"><tr><th>kind</th><th>est. tokens</th><th>share</th></tr>'
         f'{"".join(rows)}<tr><td><b>total</b></td><td style="text-align:right"><b>{total:,}'
-        "</b></td><td></td></tr></table>"
+        "</b></td><td></td></tr></table></div>"
     )
 
 
@@ -356,7 +359,7 @@ def audit_html(
         out.append(f'<pre class="adf-file">{_clip(text, max_chars)}</pre>')
     else:
         out.append(f'<pre class="adf-json">{_clip(_json(decoded), max_chars * 4)}</pre>')
-    return '<div class="adf-loop">' + "".join(out) + "</div>"
+    return f'<div class="adf-loop {INERT}">' + "".join(out) + "</div>"
 
 
 # -- widgets ---------------------------------------------------------------------------------
@@ -396,7 +399,8 @@ class LoopBrowser(_Shown):
 
     Attributes
     ----------
-    scope, kind, role, tool, search, page, page_size : the controls (set ``.value``).
+    scope, kind, role, tool, search, page, page_size : the controls (set ``.value``; the
+        tool filter's value is a tool name, or None for every tool).
     html : the ``ipywidgets.HTML`` showing the current page (``.html.value``).
     status : a label ``rows a-b of n``.
     widget : the box holding all of them.
@@ -423,13 +427,21 @@ class LoopBrowser(_Shown):
         self._state: dict[str, dict[str, Any]] = {}
         scopes = ["frame"] if self._given is not None else ["loop", "history"]
         self.scope = w.ToggleButtons(
-            options=scopes, value=scopes[-1] if history else scopes[0], description="rows"
+            options=scopes,
+            value=scopes[-1] if history else scopes[0],
+            description="show",
+            style={"button_width": "auto"},
+            layout=w.Layout(width="auto", flex="0 0 auto"),
         )
         self.kind = w.Dropdown(options=[ALL], value=ALL, description="kind")
         self.role = w.Dropdown(options=[ALL, "user", "assistant"], value=ALL, description="role")
-        self.tool = w.Dropdown(options=[ALL], value=ALL, description="tool")
+        # Tools are values, not text: a tool named "a,b" or "(all)" is one option of its own;
+        # None stands for no filter.
+        self.tool = w.Dropdown(options=[(ALL, None)], value=None, description="tool")
         self.search = w.Text(value="", description="text", placeholder="contains...")
-        self.page_size = w.BoundedIntText(value=page_size, min=1, max=10_000, description="rows")
+        self.page_size = w.BoundedIntText(
+            value=page_size, min=1, max=10_000, description="per page"
+        )
         self.page = w.BoundedIntText(value=1, min=1, max=1, description="page")
         self.prev = w.Button(description="<", layout=w.Layout(width="3em"))
         self.next = w.Button(description=">", layout=w.Layout(width="3em"))
@@ -463,19 +475,23 @@ class LoopBrowser(_Shown):
             else:
                 df = self._agent.loop()  # type: ignore[union-attr]
             df = df.reset_index(drop=True)
-            tools: set[str] = set()
-            for v in df["tool_names"].dropna().unique() if "tool_names" in df else []:
-                tools.update(t for t in str(v).split(",") if t)
             self._state[name] = {
                 "frame": df,
                 "seq": df["seq"].to_numpy(dtype="int64"),
                 "kind": df["kind"].astype("object").to_numpy(),
                 "role": df["role"].astype("object").to_numpy(),
-                "tools": sorted(tools),
                 "masks": {},
                 "calls": None,
             }
         return self._state[name]
+
+    def _tools(self, st: dict[str, Any]) -> list[str]:
+        """The tool names called in this scope, each one value (from the calls themselves)."""
+        if "tools" not in st:
+            names = self._calls(st)["tool_name"].dropna().astype(str)
+            st["tools"] = sorted(set(names))
+        tools: list[str] = st["tools"]
+        return tools
 
     @property
     def frame(self) -> pd.DataFrame:
@@ -521,9 +537,11 @@ class LoopBrowser(_Shown):
         """Row numbers (into :attr:`frame`) that pass the current filters, in display order."""
         st = self._scope_state()
         mask = np.ones(len(st["seq"]), dtype=bool)
-        for field, ctl in (("kind", self.kind), ("role", self.role), ("tool", self.tool)):
+        for field, ctl in (("kind", self.kind), ("role", self.role)):
             if ctl.value != ALL:
                 mask &= self._mask(field, ctl.value)
+        if self.tool.value is not None:
+            mask &= self._mask("tool", self.tool.value)
         if self.search.value:
             mask &= self._mask("search", self.search.value)
         return np.flatnonzero(mask)
@@ -549,8 +567,8 @@ class LoopBrowser(_Shown):
             kinds = [k for k in pd.unique(st["kind"]) if isinstance(k, str)]
             self.kind.options = [ALL, *sorted(kinds)]
             self.kind.value = ALL
-            self.tool.options = [ALL, *st["tools"]]
-            self.tool.value = ALL
+            self.tool.options = [(ALL, None), *((t, t) for t in self._tools(st))]
+            self.tool.value = None
         finally:
             self._busy = False
         self._on_filter()
@@ -682,7 +700,12 @@ class ReplayPlayer(_Shown):
 
     Attributes
     ----------
-    call : an IntSlider over the model calls (0-based index into :attr:`calls`).
+    call : an IntSlider over the model calls, numbered from 1 as the readout and the title say
+        (call ``k`` is ``calls.iloc[k - 1]``); it spans the widget's width, and a text box beside
+        it takes a number typed in.
+    prev_call, next_call : buttons stepping one call back or forward.
+    compaction : a Dropdown of the compactions (and clears): choosing one jumps to the first
+        call after it; ``prev_compaction``/``next_compaction`` step between them.
     play : a Play control linked to the slider in the browser.
     html : the ``ipywidgets.HTML`` (composition bar and table, then the rows).
     calls : the model calls (:meth:`AgentFile.replay`), with the columns of ``history()``.
@@ -692,7 +715,9 @@ class ReplayPlayer(_Shown):
     >>> import adfkit
     >>> p = ReplayPlayer(adfkit.open_adf("sample_agents/long-runner.adf"))
     >>> p.call.value = 3
-    >>> p.call_seq == int(p.calls["seq"].iloc[3])
+    >>> p.call_seq == int(p.calls["seq"].iloc[2])
+    True
+    >>> p.next_compaction.click(); p.call.value > 3
     True
     """
 
@@ -706,20 +731,87 @@ class ReplayPlayer(_Shown):
         self.calls = self._history.set_index("seq").loc[seqs].reset_index()
         self._composition = rep
         n = max(1, len(self.calls))
-        self.call = w.IntSlider(value=0, min=0, max=n - 1, description="model call")
-        self.play = w.Play(value=0, min=0, max=n - 1, interval=500)
+        self.call = w.IntSlider(
+            value=1,
+            min=1,
+            max=n,
+            description="model call",
+            continuous_update=False,
+            layout=w.Layout(width="100%", flex="1 1 auto"),
+        )
+        self.typed = w.BoundedIntText(value=1, min=1, max=n, layout=w.Layout(width="7em"))
+        w.jslink((self.typed, "value"), (self.call, "value"))
+        self.play = w.Play(value=1, min=1, max=n, interval=500)
         w.jslink((self.play, "value"), (self.call, "value"))
+        self.prev_call = w.Button(description="prev call", layout=w.Layout(width="auto"))
+        self.next_call = w.Button(description="next call", layout=w.Layout(width="auto"))
+        self.prev_call.on_click(lambda _: self._go(int(self.call.value) - 1))
+        self.next_call.on_click(lambda _: self._go(int(self.call.value) + 1))
+        # Compactions and clears: the first call after each (1-based), to jump to.
+        seq_arr = np.asarray(seqs, dtype="int64")
+        ev = agent.events()
+        self._after: list[int] = []
+        labels: list[tuple[str, int | None]] = [("(jump to a compaction)", None)]
+        for j, (kind, b) in enumerate(zip(ev["event"], ev["boundary_seq"], strict=True)):
+            if _na(b):
+                continue
+            k = int(np.searchsorted(seq_arr, int(b), side="right"))
+            if k < len(seq_arr):
+                self._after.append(k + 1)
+                labels.append((f"{kind} {j + 1} (before call {k + 1})", k + 1))
+        self.compaction = w.Dropdown(options=labels, value=None, layout=w.Layout(width="auto"))
+        self.compaction.observe(
+            lambda ch: self._go(ch["new"]) if ch["new"] is not None else None, names="value"
+        )
+        self.prev_compaction = w.Button(
+            description="prev compaction", layout=w.Layout(width="auto")
+        )
+        self.next_compaction = w.Button(
+            description="next compaction", layout=w.Layout(width="auto")
+        )
+        self.prev_compaction.on_click(lambda _: self._jump(-1))
+        self.next_compaction.on_click(lambda _: self._jump(1))
         self.html = w.HTML()
         self.call.observe(lambda _: self._render(), names="value")
-        self.widget = w.VBox([w.HBox([self.play, self.call]), self.html])
+        self.widget = w.VBox(
+            [
+                w.HBox([self.call, self.typed], layout=w.Layout(width="100%")),
+                w.HBox(
+                    [
+                        self.play,
+                        self.prev_call,
+                        self.next_call,
+                        self.prev_compaction,
+                        self.next_compaction,
+                        self.compaction,
+                    ]
+                ),
+                self.html,
+            ]
+        )
         self._render()
+
+    def _go(self, k: int) -> None:
+        self.call.value = min(max(1, int(k)), int(self.call.max))
+
+    def _jump(self, d: int) -> None:
+        """To the first call after the next (``d=1``) or previous compaction."""
+        now = int(self.call.value)
+        if d > 0:
+            nxt = [k for k in self._after if k > now]
+            if nxt:
+                self._go(nxt[0])
+        else:
+            prv = [k for k in self._after if k < now]
+            if prv:
+                self._go(prv[-1])
 
     @property
     def call_seq(self) -> int | None:
         """The seq of the assistant row the slider is on."""
         if not len(self.calls):
             return None
-        return int(self.calls["seq"].iloc[int(self.call.value)])
+        return int(self.calls["seq"].iloc[int(self.call.value) - 1])
 
     @property
     def window(self) -> pd.DataFrame:
@@ -754,10 +846,10 @@ class ReplayPlayer(_Shown):
             self.html.value = _STYLE + '<div class="adf-empty">This file has no model calls.</div>'
             return
         win = self.window
-        call = self.calls.iloc[int(self.call.value)]
+        call = self.calls.iloc[int(self.call.value) - 1]
         tok = _tokens_txt(call.to_dict())
         title = (
-            f"call {int(self.call.value) + 1} of {len(self.calls)} (S{seq}): "
+            f"call {int(self.call.value)} of {len(self.calls)} (seq {seq}): "
             f"{len(win):,} rows in the window"
             + (f"; provider reported {tok} tokens" if tok else "")
         )

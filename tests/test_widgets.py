@@ -95,7 +95,7 @@ def test_loop_browser_filters_by_kind_role_tool_and_text(agent):
     b.role.value = "assistant"
     assert _html_seqs(b.html.value) == [3, 5, 9, 11]
     b.role.value = widgets.ALL
-    assert set(b.tool.options) == {widgets.ALL, "fs_read", "msg_send"}
+    assert b.tool.options == ((widgets.ALL, None), ("fs_read", "fs_read"), ("msg_send", "msg_send"))
     b.tool.value = "fs_read"  # the calls and the rows holding their results
     assert _html_seqs(b.html.value) == [3, 4, 9, 10]
     b.tool.value = "msg_send"
@@ -103,7 +103,7 @@ def test_loop_browser_filters_by_kind_role_tool_and_text(agent):
     b.role.value = "user"  # filters combine
     assert _html_seqs(b.html.value) == [10]
     b.role.value = widgets.ALL
-    b.tool.value = widgets.ALL
+    b.tool.value = None
     b.search.value = "HELLO"
     assert _html_seqs(b.html.value) == [7]
     assert "rows 1-1 of 1 (filtered from 11)" in b.status.value
@@ -209,16 +209,17 @@ def test_audit_explorer_without_audit(tmp_path):
 def test_replay_player_window_and_composition(agent):
     p = ReplayPlayer(agent)
     assert _seqs(p.calls) == [3, 5, 9, 11]
-    assert p.call.max == 3
-    p.call.value = 0
+    assert (p.call.min, p.call.max) == (1, 4)  # numbered from 1, as the title says
+    p.call.value = 1
     assert p.call_seq == 3
     w = p.window  # the system prompt in force, then the conversation
     assert _seqs(w[w["part"] == "system"]) == [2]
     assert _seqs(w[w["part"] == "message"]) == [1]
     # After the compaction the conversation starts at the summary: nothing swept is in it,
     # and the dynamic instructions come last, as the model received them.
-    p.call.value = 2
+    p.call.value = 3
     assert p.call_seq == 9
+    assert "call 3 of 4 (seq 9)" in p.html.value
     w = p.window
     assert _seqs(w[w["part"] == "message"]) == [6, 7]
     assert _seqs(w)[-1] == 8 and w["part"].iloc[-1] == "dynamic"
@@ -241,7 +242,7 @@ def test_replay_player_across_a_sample_compaction():
     first = truth["compactions"][0]
     with adfkit.open_adf(sample("long-runner")) as a:
         p = ReplayPlayer(a)
-        after = [i for i, s in enumerate(p.calls["seq"]) if s > first["summary_seq"]][0]
+        after = [i for i, s in enumerate(p.calls["seq"], 1) if s > first["summary_seq"]][0]
         p.call.value = after
         w = p.window
         seqs = set(_seqs(w[w["part"] == "message"]))
@@ -315,7 +316,7 @@ def test_hostile_agent_renders_inert(tmp_path):
             x.select.value = aid
             outputs.append(x.html.value)
         r = ReplayPlayer(a)
-        for i in range(r.call.max + 1):
+        for i in range(1, r.call.max + 1):
             r.call.value = i
             outputs.append(r.html.value)
     blob = "\n".join(outputs)
@@ -323,3 +324,71 @@ def test_hostile_agent_renders_inert(tmp_path):
     assert "&lt;img src=x onerror=alert(1)&gt;" in blob
     assert "<script>alert" not in blob  # ...but never as markup
     assert "<img src=x onerror" not in blob
+
+
+def test_replay_player_steps_and_jumps_to_compactions():
+    """Usable at thousands of calls: step buttons, a typed number, jumps between compactions."""
+    with adfkit.open_adf(sample("long-runner")) as a:
+        p = ReplayPlayer(a)
+        comp = a.compactions()
+    assert p.call.layout.width == "100%"
+    p.next_call.click()
+    p.next_call.click()
+    p.prev_call.click()
+    assert p.call.value == 2
+    p.next_compaction.click()
+    first = int(comp["summary_seq"].dropna().iloc[0])
+    # The first call after the first compaction: its window starts at that summary.
+    assert p.call_seq == int(p.calls.loc[p.calls["seq"] > first, "seq"].iloc[0])
+    here = p.call.value
+    p.next_compaction.click()
+    assert p.call.value > here
+    p.prev_compaction.click()
+    assert p.call.value == here
+    label, target = p.compaction.options[2]
+    p.compaction.value = target
+    assert p.call.value == target and label.startswith("compaction 2")
+    p.prev_call.click()
+    for _ in range(5):
+        p.prev_call.click()
+    p.call.value = 1
+    p.prev_call.click()
+    assert p.call.value == 1  # never below the first call
+
+
+def test_a_tool_named_like_a_list_or_the_all_option_is_one_filter(tmp_path):
+    from adfbuild import build, result, row, text, use
+
+    loop = [
+        row(1, "user", text("go")),
+        row(2, "assistant", [use("t1", "a,b", {})], tokens={"input": 5}),
+        row(3, "user", [result("t1", "one")]),
+        row(4, "assistant", [use("t2", "(all)", {})], tokens={"input": 6}),
+        row(5, "user", [result("t2", "two")]),
+    ]
+    f = build(tmp_path / "tools.adf", loop=loop)
+    with adfkit.open_adf(f) as a:
+        b = LoopBrowser(a)
+    assert [v for _, v in b.tool.options] == [None, "(all)", "a,b"]
+    b.tool.value = "a,b"
+    assert _seqs(b.page_frame) == [2, 3]
+    b.tool.value = "(all)"
+    assert _seqs(b.page_frame) == [4, 5]
+    b.tool.value = None
+    assert _seqs(b.page_frame) == [1, 2, 3, 4, 5]
+
+
+def test_agent_text_is_marked_for_mathjax_to_leave_alone():
+    import pandas as pd
+
+    page = pd.DataFrame(
+        {
+            "seq": [1],
+            "role": ["user"],
+            "kind": ["message"],
+            "content": ['[{"type":"text","text":"$$x^2$$"}]'],
+        }
+    )
+    html = widgets.rows_html(page)
+    assert 'class="adf-loop tex2jax_ignore mathjax_ignore"' in html and "$$x^2$$" in html
+    assert "tex2jax_ignore" in widgets.composition_html({"message": 3})
