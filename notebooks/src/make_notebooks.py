@@ -15,9 +15,11 @@ import nbformat
 HERE = Path(__file__).resolve().parent.parent
 DEFAULT_AGENT = "../sample_agents/long-runner.adf"
 
-PARAMS = f'''# Parameters: the agent file to look at (a path relative to this notebook, or absolute).
-# `adfkit report PATH` replaces this value; everything below works on any agent file.
-AGENT = "{DEFAULT_AGENT}"'''
+PARAMS = f'''# Parameters: the agent file to look at (a path relative to this notebook, or absolute),
+# and a JSON price table for models adfkit's own table lacks (None: unknown costs stay unknown).
+# `adfkit report PATH [--prices FILE]` replaces these values; everything below works on any file.
+AGENT = "{DEFAULT_AGENT}"
+PRICES = None'''
 
 SETUP = """import adfkit
 import adfkit.plots
@@ -36,10 +38,15 @@ def md(text: str, *, hidden: bool = False) -> nbformat.NotebookNode:
     return nbformat.v4.new_markdown_cell(text.strip("\n"), metadata=meta)
 
 
-def code(text: str, *, hidden: bool = False, tags: list[str] | None = None):
+def code(
+    text: str, *, hidden: bool = False, answer: bool = False, tags: list[str] | None = None
+):
     meta: dict = {}
     if hidden:
         meta["jupyter"] = {"source_hidden": True}
+    if answer:  # an exercise's answer: code and result stay folded until the reader opens them
+        meta["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+        meta["tags"] = ["answer"]
     if tags:
         meta["tags"] = tags
     return nbformat.v4.new_code_cell(text.strip("\n"), metadata=meta)
@@ -108,8 +115,15 @@ plt.show()"""
 calls.groupby("tool_name").agg(calls=("tool_use_id", "size"), errors=("is_error", "sum"))"""
         ),
         code(
-            """usage = agent.usage()
-usage.groupby("call_kind", observed=True)[["tokens_input", "tokens_output", "cost_usd"]].sum()"""
+            """usage = agent.usage(prices=PRICES)
+# min_count=1: a total of unknown costs is unknown (NaN), never $0.
+totals = usage.groupby("call_kind", observed=True)[
+    ["tokens_input", "tokens_output", "tokens_total", "cost_usd"]
+].sum(min_count=1)
+known = usage["cost_usd"].notna()
+print(f"total cost: ${usage['cost_usd'].sum():,.4f}" if known.all() else
+      f"total cost: unknown ({int((~known).sum())} call(s) have no price)")
+totals"""
         ),
         md(
             """
@@ -155,13 +169,15 @@ at a chosen call, and what a different threshold would have done.
         md("## Each compaction (and clear)"),
         code(
             """compactions = agent.compactions()
-print(f"{len(compactions)} event(s); threshold now {agent.compact_threshold():,} tokens")
+threshold = agent.compact_threshold()
+print(f"{len(compactions)} event(s); threshold now "
+      + (f"{threshold:,} tokens" if threshold is not None else "not set (out of range)"))
 compactions[["event_id", "event", "kind", "summary_seq", "audited", "n_swept", "swept_tokens",
              "summary_tokens", "compression_ratio", "recall", "n_refetches", "threshold"]]"""
         ),
         md("## The sawtooth, and what each compaction swept against what it kept"),
         code(
-            """fig, (left, right) = plt.subplots(1, 2, figsize=(13, 4))
+            """fig, (left, right) = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
 adfkit.plots.context_sawtooth(agent, ax=left)
 adfkit.plots.compaction_ratio(agent, ax=right)
 plt.show()"""
@@ -229,16 +245,8 @@ calls = agent.replay()
 seq = int(calls["seq"].iloc[CALL])
 window = agent.context_at(seq)
 print(f"call S{seq}: {len(window)} rows; reported input {calls['tokens_input'].iloc[CALL]}")
-parts = agent.composition().set_index("seq").loc[seq]
-display(HTML(adfkit.widgets.composition_html({
-    "system prompt": parts["system_prompt_tokens"],
-    "dynamic instructions": parts["dynamic_instructions_tokens"],
-    "summary": parts["summary_tokens"],
-    "messages": parts["message_tokens"],
-    "assistant": parts["assistant_tokens"],
-    "tool results": parts["tool_result_tokens"],
-    "loop_inject": parts["inject_tokens"],
-}, title=f"estimated tokens sent at S{seq}")))
+adfkit.plots.composition_at(agent, seq)
+plt.show()
 window[["part", "seq", "kind", "subkind", "est_tokens"]].tail(12)"""
         ),
         md(
@@ -250,13 +258,13 @@ tokens would have been sent.
 """
         ),
         code(
-            """threshold = agent.compact_threshold()
+            """threshold = agent.compact_threshold() or 100_000
 thresholds = sorted({max(1000, int(threshold * f)) for f in (0.5, 0.75, 1, 1.5, 2, 4)})
 sweep = adfkit.simulate_sweep(agent, thresholds)
 sweep"""
         ),
         code(
-            """fig, ax = plt.subplots(figsize=(7, 3.5))
+            """fig, ax = plt.subplots(figsize=(8, 4), layout="constrained")
 ax.plot(sweep["threshold"], sweep["n_compactions"], marker="o", label="compactions")
 ax.set_xlabel("compaction threshold (tokens)")
 ax.set_ylabel("compactions")
@@ -265,7 +273,8 @@ ax2 = ax.twinx()
 ax2.plot(sweep["threshold"], sweep["tokens_sent_ratio"], color="tab:red", marker="s",
          label="tokens sent / actual")
 ax2.set_ylabel("tokens sent / actual")
-fig.legend(loc="upper right")
+# One legend for both axes, below the plot, so it hides no point.
+fig.legend(loc="outside lower center", ncols=3, frameon=False)
 plt.show()"""
         ),
         md(
@@ -330,7 +339,8 @@ calls without results. One row per finding, worst first.
             """findings = agent.integrity()
 if findings.empty:
     print("no integrity findings")
-findings[["check", "severity", "table", "detail"]]"""
+else:
+    display(findings[["check", "severity", "table", "detail"]])"""
         ),
         md("## The mind\n`mind.md` is the index; `mind/<slug>.md` pages hold the rest; `mind/log.md` is the log."),
         code(
@@ -360,9 +370,10 @@ history.tail(8)"""
 FLEET = notebook(
     "A fleet of agents",
     """
-Many agents side by side: every `.adf` file in the folder of `AGENT` (the sample agents by
-default), loaded with `adfkit.load_fleet`. Each table gets `agent` and `agent_path` columns;
-files that cannot be read land in the error table instead of stopping the load.
+Many agents side by side: every agent file in the folder of `AGENT` (the sample agents by
+default), loaded with `adfkit.load_fleet`. Which agents compact most, what their compactions
+lose, what each one costs, which ones behave oddly. Each table gets `agent` and `agent_path`
+columns; files that cannot be read land in the error table instead of stopping the load.
 """,
     [
         code(
@@ -370,41 +381,98 @@ files that cannot be read land in the error table instead of stopping the load.
 
 folder = Path(AGENT).resolve().parent
 paths = sorted(folder.glob("*.adf"))
+print(f"{len(paths)} agent files in {folder.name}/")
 [p.name for p in paths]"""
         ),
-        md("## One summary row per agent"),
+        md("## Who is who: one summary row per agent"),
         code(
-            """info, errors = adfkit.load_fleet(paths, "info", engine="serial", sizes=True)
+            """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
 display(errors)
-info[["agent", "schema_version", "loop_rows", "audited_loop_entries", "compact_threshold"]]"""
+info[["agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
+      "compact_threshold"]]"""
         ),
-        md("## Every row of every history"),
-        code(
-            """fleet, errors = adfkit.load_fleet(paths, "history", engine="serial")
-print(f"{len(fleet):,} rows from {fleet['agent'].nunique()} agents; {len(errors)} errors")
-fleet.groupby(["agent", "kind"], observed=True).size().unstack(fill_value=0)"""
-        ),
-        md("## Compactions and tokens per agent"),
-        code(
-            """per_agent = fleet.groupby("agent").agg(
-    rows=("seq", "size"),
-    archived=("origin", lambda s: int((s == "audit").sum())),
-    epochs=("epoch", "max"),
-    tokens_input=("tokens_input", "sum"),
-    tokens_output=("tokens_output", "sum"),
-)
-per_agent"""
+        md(
+            """
+## Which agents compact most, and what do they lose?
+One row per compaction of every agent: how much each swept, how small its summary was, and how
+many of the swept identifiers (paths, ids, numbers) the summary still names (`recall`).
+Compactions with audit off have no swept rows to measure: their sizes are unknown (NaN).
+"""
         ),
         code(
-            """fig, ax = plt.subplots(figsize=(8, 3))
-per_agent["tokens_input"].sort_values().plot.barh(ax=ax)
-ax.set_xlabel("input tokens over the lifetime")
+            """comp, errors = adfkit.load_fleet(paths, "compactions", engine="serial")
+lost = comp.groupby("agent").agg(
+    compactions=("event_id", "size"),
+    audited=("audited", "sum"),
+    swept_tokens=("swept_tokens", lambda s: s.sum(min_count=1)),
+    median_ratio=("compression_ratio", "median"),
+    recall=("recall", "mean"),
+).sort_values("compactions", ascending=False)
+lost"""
+        ),
+        code(
+            """fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
+shown = lost.dropna(subset=["recall", "median_ratio"])
+ax.scatter(shown["median_ratio"], shown["recall"], s=30 + 20 * shown["compactions"])
+for name, r in shown.iterrows():
+    ax.annotate(name, (r["median_ratio"], r["recall"]), xytext=(4, 4),
+                textcoords="offset points")
+ax.set_xlabel("median compression (swept tokens / summary tokens)")
+ax.set_ylabel("mean recall of swept identifiers")
+ax.set_title("Does a summary that compresses harder forget more?")
 plt.show()"""
         ),
-        md("## Anomalies across the fleet"),
+        md(
+            """
+## What each agent costs
+Tokens and cost per agent from `usage()` (every model call, compaction calls included). Older
+layouts record only a total per call: those calls count in `tokens_total` but not in the
+input/output split, and their cost is unknown. A model the shipped price table lacks also makes
+the cost unknown: set `PRICES` to a JSON price table to fill it in. Unknown stays unknown
+(NaN), never $0.
+"""
+        ),
+        code(
+            """usage, errors = adfkit.load_fleet(paths, "usage", engine="serial", prices=PRICES)
+spend = usage.groupby("agent").agg(
+    calls=("seq", "size"),
+    tokens_total=("tokens_total", lambda s: s.sum(min_count=1)),
+    tokens_input=("tokens_input", lambda s: s.sum(min_count=1)),
+    tokens_output=("tokens_output", lambda s: s.sum(min_count=1)),
+    cost_usd=("cost_usd", lambda s: s.sum() if s.notna().all() else float("nan")),
+    unpriced_calls=("cost_usd", lambda s: int(s.isna().sum())),
+)
+spend.sort_values("tokens_total", ascending=False)"""
+        ),
+        code(
+            """fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
+spend["tokens_total"].sort_values().plot.barh(ax=ax, color="tab:blue")
+ax.set_xlabel("tokens over the lifetime (input + output; the total where only it is recorded)")
+ax.set_ylabel("")
+plt.show()"""
+        ),
+        md("## Anomalies side by side\nThe self-observation checks of every agent, one column per check."),
         code(
             """anomalies, errors = adfkit.load_fleet(paths, "anomalies", engine="serial")
 anomalies.pivot_table(index="agent", columns="check", values="tripped", aggfunc="any")"""
+        ),
+        md(
+            """
+## Past one machine: Dask
+`load_fleet` runs the same per-file work on a process pool (`engine="processes"`) or on a Dask
+cluster (`engine="dask"`, with your own `client=` or a local one), so the code above scales from
+this folder to thousands of agents on many machines. Frames come back in input order and equal
+the serial ones. Set `RUN_DASK = True` to try it here (it starts a local cluster).
+"""
+        ),
+        code(
+            """RUN_DASK = False
+if RUN_DASK:
+    # On a cluster: from dask.distributed import Client; client = Client("scheduler:8786")
+    # and pass client=client.
+    dask_usage, dask_errors = adfkit.load_fleet(paths, "usage", engine="dask", prices=PRICES)
+    pd.testing.assert_frame_equal(dask_usage, usage)
+    print("dask gave the same", len(dask_usage), "rows")"""
         ),
     ],
 )
@@ -418,7 +486,8 @@ A lesson for students. An LLM agent has no memory between calls: every call send
 writes to its **mind** (files it re-reads). And when audit is on, everything compaction swept is
 kept in the **audit** archive, so we can check what was forgotten.
 
-Each section ends with a short exercise; the answers are folded away below it.
+Each section ends with an exercise. Try it in a new cell first; the answer sits in a folded
+cell below it (click the bar to unfold it, in JupyterLab).
 """,
     [
         md(
@@ -437,15 +506,18 @@ HTML(adfkit.widgets.rows_html(loop.head(6)))"""
         code("adfkit.widgets.LoopBrowser(agent, page_size=5)"),
         md(
             """
-**Exercise 1.** How many rows of each kind are in the live loop right now?
+**Exercise 1.** The live loop is what the model will be sent next. Which kind of row takes the
+most estimated tokens in it, and what share of the whole?
 
-<details><summary>Answer</summary>
-
-`agent.loop()["kind"].value_counts()` (the hidden cell below computes it).
-</details>
+*Hint:* `loop` has a `kind` and an `est_tokens` column.
 """
         ),
-        code('agent.loop()["kind"].value_counts()', hidden=True),
+        code(
+            """by_kind = loop.groupby("kind", observed=True)["est_tokens"].sum().sort_values()
+print(f"{by_kind.index[-1]}: {by_kind.iloc[-1]} of {by_kind.sum()} estimated tokens "
+      f"({by_kind.iloc[-1] / by_kind.sum():.0%})")""",
+            answer=True,
+        ),
         md(
             """
 ## 2. Compaction
@@ -454,26 +526,30 @@ replaced by a summary. Plotting the prompt size per call shows a sawtooth.
 """
         ),
         code(
-            """print(f"threshold: {agent.compact_threshold():,} tokens")
+            """threshold = agent.compact_threshold()
+print("threshold:", f"{threshold:,} tokens" if threshold is not None else "not set")
 ax = adfkit.plots.context_sawtooth(agent)
 plt.show()"""
         ),
         md(
             """
-**Exercise 2.** How many compactions (and clears) has this agent been through, and how many
-rows were archived by them?
+**Exercise 2.** Summaries are short, so they lose things. Which compaction squeezed hardest
+(the highest `compression_ratio`), and what share of the identifiers it swept (paths, ids,
+numbers) does its summary still name?
 
-<details><summary>Answer</summary>
-
-`len(agent.events())` counts the events; rows archived are the history rows with
-`origin == "audit"`. Run the hidden cell below.
-</details>
+*Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`.
 """
         ),
         code(
-            """history = agent.history()
-print(len(agent.events()), "events;", int((history["origin"] == "audit").sum()), "archived rows")""",
-            hidden=True,
+            """comp = agent.compactions().dropna(subset=["compression_ratio"])
+if len(comp):
+    hardest = comp.loc[comp["compression_ratio"].idxmax()]
+    print(f"compaction {hardest['event_id']} ({hardest['kind']}): "
+          f"{hardest['compression_ratio']:.1f}x smaller; its summary names "
+          f"{hardest['recall']:.0%} of the {hardest['n_identifiers']} identifiers it swept")
+else:
+    print("no compaction here has its swept rows in the file")""",
+            answer=True,
         ),
         md(
             """
@@ -490,22 +566,17 @@ print("seqs lost forever:", int(agent.history_gaps()["n_seqs"].sum()))"""
         ),
         md(
             """
-**Exercise 3.** What is the compression ratio of the audit archive (uncompressed JSON size over
-stored size)?
+**Exercise 3.** After a compaction, does the agent go and fetch again what it had just
+forgotten? Count, per compaction, the calls afterwards that repeat a call the compaction swept.
 
-<details><summary>Answer</summary>
-
-`audit["size_bytes"].sum() / audit["compressed_bytes"].sum()` (hidden cell below); it is
-undefined when the agent has no audit rows.
-</details>
+*Hint:* `agent.refetches()` has one row per such call, with `event_id`.
 """
         ),
         code(
-            """if len(audit):
-    print(round(audit["size_bytes"].sum() / audit["compressed_bytes"].sum(), 1))
-else:
-    print("no audit rows: audit is off, or nothing was ever swept")""",
-            hidden=True,
+            """ref = agent.refetches()
+print(f"{len(ref)} re-fetch(es) after {len(agent.compactions())} compaction(s)")
+ref.groupby("event_id").size().rename("refetches").to_frame()""",
+            answer=True,
         ),
         md(
             """
@@ -516,28 +587,26 @@ so what is written there survives when the loop is summarised.
         ),
         code(
             """files = agent.files()
-display(files[["path", "size", "updated_at"]])
+display(files[["path", "size", "updated_at"]].head(10))
 mind = [p for p in files["path"] if p == "mind.md" or p.startswith("mind/")]
 print(agent.read_text(mind[0])[:800] if mind else "this agent keeps no mind file")"""
         ),
         md(
             """
-**Exercise 4.** Which files did the agent write to most often (count `fs_write` calls by
-path)?
+**Exercise 4.** Tools fail too. Which tool failed most often, and what share of its calls
+failed?
 
-<details><summary>Answer</summary>
-
-Tool calls carry their input as JSON: parse it and count `path` (hidden cell below).
-</details>
+*Hint:* `agent.tool_calls(history=True)` has `tool_name` and `is_error`.
 """
         ),
         code(
-            """import json
-
-calls = agent.tool_calls(history=True)
-writes = calls[calls["tool_name"] == "fs_write"]
-pd.Series([json.loads(i).get("path") for i in writes["tool_input"]], dtype="string").value_counts().head()""",
-            hidden=True,
+            """calls = agent.tool_calls(history=True)
+stats = calls.groupby("tool_name").agg(calls=("tool_use_id", "size"),
+                                       failed=("is_error", "sum"))
+worst = stats.sort_values("failed").iloc[-1]
+print(f"{worst.name}: {worst['failed']} of {worst['calls']} calls failed "
+      f"({worst['failed'] / worst['calls']:.0%})")""",
+            answer=True,
         ),
         md(
             """
@@ -552,25 +621,17 @@ obs.anomalies[["check", "tripped", "detail"]]"""
         ),
         md(
             """
-**Exercise 5.** A compaction summary is short. Pick the last summary and compare its size with
-the rows it replaced: how many times smaller is it?
+**Exercise 5.** Which kind of trigger starts the most turns, and how many tool calls does such
+a turn make on average?
 
-<details><summary>Answer</summary>
-
-Use `history()`: the summary's `est_tokens` against the sum of `est_tokens` of the rows in the
-epoch before it (hidden cell below).
-</details>
+*Hint:* `obs.turns` has `trigger_kind` and `n_calls`.
 """
         ),
         code(
-            """summaries = history[history["kind"] == "compaction_summary"]
-if len(summaries):
-    s = summaries.iloc[-1]
-    before = history[history["epoch"] == s["epoch"] - 1]["est_tokens"].sum()
-    print(f"S{s['seq']}: {s['est_tokens']} tokens replacing about {before} ({before / max(1, s['est_tokens']):.0f}x)")
-else:
-    print("no summary in this agent's history")""",
-            hidden=True,
+            """per = obs.turns.groupby("trigger_kind")["n_calls"].agg(["size", "mean"])
+top = per.sort_values("size").iloc[-1]
+print(f"{top.name}: {int(top['size'])} turns, {top['mean']:.1f} tool calls each on average")""",
+            answer=True,
         ),
     ],
 )
