@@ -11,7 +11,7 @@ then one control of each widget is moved and the rendered rows must change.
 Screenshots for a person to look at land in ``build/browser/``: ``<notebook>.png`` (the whole
 notebook after Run All) and ``<notebook>-<Widget>.png`` (the widget after its control moved).
 
-No Chromium or no Playwright: the module is skipped, unless ``CI`` is set, where it fails.
+No Chromium or no Playwright: the browser tests are skipped, unless ``CI`` is set: then they fail.
 Chromium is looked for as ``$ADFKIT_CHROMIUM``, then ``chromium``/``chromium-browser`` on PATH.
 On Debian: ``apt-get install chromium``.
 """
@@ -77,7 +77,7 @@ AUDIT_ID = f"{AUDIT_META} tr:has(th:text-is('id')) td"
 
 # --- Browser and server set-up ------------------------------------------------------------
 VIEWPORT = {"width": 1400, "height": 1000}
-MAX_SHOT_HEIGHT = 16_000  # px; Chromium cannot capture much taller pages in one piece
+MAX_SHOT_HEIGHT = 16_000  # px; a cap, so a runaway measurement cannot make a huge image
 CHROMIUM_ARGS = [
     "--no-sandbox",  # running as root
     "--disable-gpu",
