@@ -154,11 +154,15 @@ def test_batches_cover_every_index_once_and_shrink_to_one():
     assert [len(b) for b in _batches(200, 2)][:3] == [8, 8, 8]  # 200 // (2 * 4) > 8
 
 
-def test_processes_with_many_batches_equal_serial(tmp_path):
+def test_processes_with_many_batches_equal_serial(tmp_path, monkeypatch):
     """40 files, two processes: batches claimed by both, pool results read back from files,
     input order kept; the spill folder is removed afterwards."""
     import tempfile
 
+    # A temp folder of its own: other runs of the suite on the machine spill into /tmp too.
+    spill_root = tmp_path / "tmp"
+    spill_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(spill_root))
     paths = []
     for i in range(40):
         live = [row(1 + k, "user", text(f"agent {i} row {k}")) for k in range(1 + i % 3)]

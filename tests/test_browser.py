@@ -1,0 +1,557 @@
+"""End to end: the notebooks and their widgets in a real JupyterLab, driven by Chromium.
+
+One JupyterLab server and one headless Chromium (Playwright for Python, the system's browser,
+never ``playwright install``) serve the whole module. The server runs on a free port of
+127.0.0.1 without a token, on a temporary copy of ``notebooks/`` and ``sample_agents/`` laid
+out as in the repository (the notebooks open ``../sample_agents/<name>.adf``), with its own
+Jupyter config, data, runtime and IPython folders, so nothing is written in the repository or
+next to an ``.adf`` input. Every notebook is run with Run > Run All Cells as a person would;
+then one control of each widget is moved and the rendered rows must change.
+
+Screenshots for a person to look at land in ``build/browser/``: ``<notebook>.png`` (the whole
+notebook after Run All) and ``<notebook>-<Widget>.png`` (the widget after its control moved).
+
+No Chromium or no Playwright: the browser tests are skipped, unless ``CI`` is set: then they fail.
+Chromium is looked for as ``$ADFKIT_CHROMIUM``, then ``chromium``/``chromium-browser`` on PATH.
+On Debian: ``apt-get install chromium``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from conftest import ROOT, fingerprint
+
+# --- Everything the tests look for in the page, in one place ---------------------------------
+# JupyterLab
+PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook on show
+CELL = ".jp-Cell"
+SCROLLER = ".jp-WindowedPanel-outer"  # the notebook's scrolling box
+OUTPUT = ".jp-OutputArea-output"
+STDERR = '.jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]'
+RUN_MENU = ".lm-MenuBar-itemLabel:text-is('Run')"
+RUN_ALL = "li.lm-Menu-item[data-command='runmenu:run-all']"
+#: Text in an output that means something went wrong.
+BAD_OUTPUT_TEXT = ("Error displaying widget", "Traceback")
+# ipywidgets: a displayed widget is a VBox straight in an output area; the three adfkit widgets
+# are told apart by the kinds of controls they hold, not by labels (which may be renamed).
+BOX = f"{OUTPUT} > .widget-vbox"
+WIDGETS = {
+    "LoopBrowser": f"{BOX}:has(.widget-toggle-buttons):has(.widget-dropdown)",
+    "ReplayPlayer": f"{BOX}:has(.widget-play):has(.widget-slider)",
+    "AuditExplorer": f"{BOX}:has(> .widget-dropdown):not(:has(.widget-toggle-buttons))",
+}
+#: Which notebook displays which widget (notebooks/make_notebooks.py).
+WIDGET_NOTEBOOKS = {
+    "LoopBrowser": ["01-quickstart", "05-teaching-memory"],
+    "ReplayPlayer": ["02-compaction-replay"],
+    "AuditExplorer": ["03-self-observation-audit"],
+}
+LABEL = "label.widget-label"  # a control's description
+DROPDOWN = ".widget-dropdown"
+#: LoopBrowser's kind filter: the dropdown with this description, and the kind chosen in it.
+KIND_LABEL = "kind"
+KIND_CHOICE = "context"
+STATUS = ":scope > .widget-label"  # LoopBrowser's "rows a-b of n" line
+SLIDER_READOUT = ".widget-slider .widget-readout"  # ReplayPlayer's slider, typed into
+SLIDER_HANDLE = ".widget-slider .noUi-handle"  # carries aria-valuenow / aria-valuemax
+AUDIT_SELECT = f"{DROPDOWN} select"  # AuditExplorer's only control
+HTML_OUT = ".widget-html"  # where each widget renders its HTML
+# adfkit's HTML (adfkit/widgets.py): one element per rendered row, with its seq and kind.
+ROW = ".adf-row[data-seq]"
+AUDIT_META = ".adf-audit-meta"  # the chosen audit row's metadata table
+AUDIT_ID = f"{AUDIT_META} tr:has(th:text-is('id')) td"
+
+# --- Browser and server set-up ------------------------------------------------------------
+VIEWPORT = {"width": 1400, "height": 1000}
+MAX_SHOT_HEIGHT = 16_000  # px; a cap, so a runaway measurement cannot make a huge image
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # running as root
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    # the machines reach only package registries: no background calls home
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+#: JupyterLab user settings for the run: no news or update checks (no network, no toast).
+LAB_SETTINGS = {
+    "@jupyterlab/apputils-extension/notification": {"fetchNews": "false", "checkForUpdates": False}
+}
+SERVER_START_S = 90
+RUN_ALL_S = 180  # per notebook; each runs in ~10 s here
+CHANGE_S = 20  # for a widget to re-render after a control moved
+SHOTS = ROOT / "build" / "browser"
+#: Repository folders the server's copies come from: they must come out untouched.
+TOUCHABLE = ("notebooks", "sample_agents")
+NOTEBOOKS = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+#: A notebook written only in the server's copy, to prove the checks see what they look for:
+#: a widget that cannot be displayed, text on stderr, an exception, and a cell after it.
+CANARY = "_canary"
+CANARY_CELLS = [
+    "from IPython.display import display\n"
+    'display({"application/vnd.jupyter.widget-view+json": {"model_id": "no-such-model",'
+    ' "version_major": 2, "version_minor": 0}}, raw=True)',
+    'import sys\nprint("canary on stderr", file=sys.stderr)',
+    "1 / 0",
+    'print("Run All stops before this cell")',
+]
+
+# JavaScript run in the page. JupyterLab is started with expose_app_in_browser, so the
+# notebook's model (execution counts and outputs, whatever is scrolled into view) is readable.
+JS_STATE = """() => {
+  const app = window.jupyterapp;
+  if (!app) return {error: "window.jupyterapp is missing (expose_app_in_browser off?)"};
+  const nb = app.shell.currentWidget;
+  if (!nb || !nb.content || !nb.content.model || !nb.sessionContext) return {ready: false};
+  const cells = nb.content.model.cells, out = [];
+  for (let i = 0; i < cells.length; i++) {
+    const c = cells.get(i);
+    if (c.type !== "code") continue;
+    const head = c.sharedModel.getSource().split("\\n")[0].slice(0, 80);
+    out.push({index: i, head: head, count: c.executionCount, outputs: c.outputs.toJSON()});
+  }
+  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return {ready: true, status: kernel ? kernel.status : "none", cells: out};
+}"""
+JS_DONE = (
+    "() => { const s = ("
+    + JS_STATE
+    + """)();
+  if (s.error) return s;
+  if (!s.ready || s.status !== "idle") return false;
+  const failed = s.cells.some(c => c.outputs.some(o => o.output_type === "error"));
+  return failed || s.cells.every(c => c.count !== null) ? s : false;
+}"""
+)
+JS_IDLE = "() => /Idle/.test(document.querySelector('#jp-main-statusbar')?.textContent || '')"
+JS_ROWS = "els => els.map(e => e.dataset.kind + ':' + e.dataset.seq)"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colours in IPython's tracebacks
+
+
+def _unavailable(reason: str) -> None:
+    """Skip locally; fail in CI, where the browser tests must really run."""
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason}; CI is set, so the browser tests must run", pytrace=False)
+    pytest.skip(reason)
+
+
+def _chromium() -> str | None:
+    given = os.environ.get("ADFKIT_CHROMIUM")
+    if given:
+        return given if os.access(given, os.X_OK) else None
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tail(path: Path, n: int = 30) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+class Lab:
+    """The JupyterLab server, the browser and one page per notebook, run on first use."""
+
+    def __init__(self, base: str, browser: Any, log: Path, before: dict) -> None:
+        self.base = base
+        self.before = before  # fingerprints of the repository folders the copies came from
+        self.browser = browser
+        self.log = log
+        self.pages: dict[str, Any] = {}
+        self.page_errors: dict[str, list[str]] = {}
+        self.state: dict[str, dict] = {}  # the notebook model after Run All
+        self.failed: dict[str, str] = {}
+
+    def run(self, stem: str) -> Any:
+        """The page of ``notebooks/<stem>.ipynb`` after Run All (run once, then cached)."""
+        if stem in self.failed:
+            pytest.fail(self.failed[stem], pytrace=False)
+        if stem not in self.state:
+            try:
+                self._run(stem)
+            except BaseException as exc:
+                self.failed[stem] = f"{stem}: Run All failed earlier: {exc}"
+                raise
+        return self.pages[stem]
+
+    def _run(self, stem: str) -> None:
+        page = self.browser.new_page(viewport=VIEWPORT)
+        page.set_default_timeout(60_000)
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        self.pages[stem], self.page_errors[stem] = page, errors
+        # A workspace of its own, reset: no tabs left from another notebook's run.
+        page.goto(f"{self.base}/lab/workspaces/t-{stem}/tree/notebooks/{stem}.ipynb?reset")
+        page.wait_for_selector(f"{PANEL} {CELL}")
+        page.wait_for_function(JS_IDLE)  # the kernel is up
+        page.evaluate("() => window.jupyterapp && window.jupyterapp.shell.collapseLeft()")
+        page.click(RUN_MENU)
+        page.click(RUN_ALL)
+        try:
+            done = page.wait_for_function(JS_DONE, timeout=RUN_ALL_S * 1000).json_value()
+        except Exception as exc:  # Playwright's TimeoutError
+            done = {"timeout": str(exc).splitlines()[0]}
+        if "timeout" in done:
+            state = page.evaluate(JS_STATE)
+            pending = [c["index"] for c in state.get("cells", []) if c["count"] is None]
+            pytest.fail(
+                f"{stem}: Run All did not finish in {RUN_ALL_S}s (kernel {state.get('status')},"
+                f" cells not run: {pending}): {done['timeout']}\nserver log:\n{_tail(self.log)}",
+                pytrace=False,
+            )
+        if "error" in done:
+            pytest.fail(f"{stem}: {done['error']}", pytrace=False)
+        self.state[stem] = done
+
+
+def _problems(lab: Lab, stem: str) -> list[str]:
+    """Every error a person would see in the notebook after Run All."""
+    page, state = lab.pages[stem], lab.state[stem]
+    found = []
+    for c in state["cells"]:
+        where = f"cell {c['index'] + 1} ({c['head']!r})"  # counted from 1, markdown included
+        if c["count"] is None:
+            found.append(f"{where}: not run")
+        for o in c["outputs"]:
+            if o["output_type"] == "error":
+                tb = ANSI.sub("", "\n".join(o.get("traceback", [])))[-1500:]
+                found.append(f"{where}: {o.get('ename')}: {o.get('evalue')}\n{tb}")
+            elif o["output_type"] == "stream" and o.get("name") == "stderr":
+                found.append(f"{where}: stderr: {''.join(o.get('text', ''))[:1500]}")
+    # What the page rendered (a widget that fails to render shows only here).
+    for text in page.locator(f"{PANEL} {STDERR}").all_text_contents():
+        found.append(f"rendered stderr: {text[:300]}")
+    for bad in BAD_OUTPUT_TEXT:
+        for text in page.locator(f"{PANEL} {OUTPUT}", has_text=bad).all_text_contents():
+            found.append(f"rendered output with {bad!r}: {text[:300]}")
+    found += [f"page error: {e}" for e in lab.page_errors[stem]]
+    return list(dict.fromkeys(found))  # the model and the page may report the same one
+
+
+def _fit_viewport(page: Any) -> None:
+    """Make the window as tall as the notebook, scrolled to the top: every cell is drawn, and a
+    full-page screenshot shows the whole notebook (JupyterLab's page never scrolls itself)."""
+    measure = f"""() => {{
+      const o = document.querySelector('{PANEL} {SCROLLER}');
+      if (!o) return null;
+      const cells = o.querySelectorAll('{CELL}');
+      o.scrollTop = 0;
+      if (!cells.length) return null;
+      // the last cell's bottom, not scrollHeight: that grows with the window (scroll past end)
+      const bottom = cells[cells.length - 1].getBoundingClientRect().bottom;
+      const top = o.getBoundingClientRect().top;
+      return [Math.ceil(bottom - top) + 40, window.innerHeight - o.clientHeight];
+    }}"""
+    height = VIEWPORT["height"]
+    for _ in range(5):  # off-screen cells have estimated heights until drawn: measure again
+        got = page.evaluate(measure)
+        if not got:
+            return
+        want = min(MAX_SHOT_HEIGHT, max(VIEWPORT["height"], got[0] + got[1]))
+        if want == height:
+            break
+        height = want
+        page.set_viewport_size({"width": VIEWPORT["width"], "height": height})
+        page.wait_for_timeout(300)
+    page.evaluate(measure)
+
+
+def _screenshot(page: Any, name: str, target: Any = None) -> Path:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    path = SHOTS / f"{name}.png"
+    try:
+        _fit_viewport(page)
+        (target or page).screenshot(path=str(path), **({} if target else {"full_page": True}))
+    finally:
+        page.set_viewport_size(VIEWPORT)
+    return path
+
+
+def _texts(locator: Any) -> list[str]:
+    """Visible texts; ipywidgets writes option labels with no-break spaces."""
+    return [t.replace("\xa0", " ").strip() for t in locator.all_text_contents()]
+
+
+def _labels(box: Any) -> list[str]:
+    return [t for t in _texts(box.locator(LABEL)) if t]
+
+
+def _widget(lab: Lab, stem: str, widget: str) -> Any:
+    """The one ``widget`` box displayed by notebook ``stem``, or a failure saying what was
+    there instead."""
+    page = lab.run(stem)
+    box = page.locator(f"{PANEL} {WIDGETS[widget]}")
+    try:
+        box.first.wait_for(state="attached", timeout=CHANGE_S * 1000)
+        found = True
+    except Exception:  # Playwright's TimeoutError; fail below, without the chained timeout
+        found = False
+    if not found:
+        boxes = page.locator(f"{PANEL} {BOX}")
+        seen = [_labels(boxes.nth(i)) for i in range(boxes.count())]
+        pytest.fail(
+            f"{stem}: no {widget} found (selector {WIDGETS[widget]!r}); widget boxes on the "
+            f"page, by their control labels: {seen or 'none'}; problems: {_problems(lab, stem)}",
+            pytrace=False,
+        )
+    assert box.count() == 1, f"{stem}: {box.count()} {widget} boxes, expected 1"
+    return box.first
+
+
+def _control(box: Any, selector: str, what: str) -> Any:
+    """The control matching ``selector`` in ``box``, or a failure listing the box's labels."""
+    ctl = box.locator(selector)
+    if ctl.count() != 1:
+        pytest.fail(
+            f"{what}: {ctl.count()} matches for {selector!r} (expected 1); the widget's control"
+            f" labels are {_labels(box)}",
+            pytrace=False,
+        )
+    return ctl
+
+
+def _rows(box: Any) -> list[str]:
+    """``kind:seq`` of every row the widget renders, in order."""
+    return box.locator(f"{HTML_OUT} {ROW}").evaluate_all(JS_ROWS)
+
+
+def _no_page_errors(lab: Lab, stem: str) -> None:
+    errors = lab.page_errors[stem]
+    assert not errors, f"{stem}: JavaScript errors in the page:\n" + "\n".join(errors)
+
+
+def _until_changed(read: Callable[[], Any], before: Any, what: str) -> Any:
+    deadline = time.monotonic() + CHANGE_S
+    while True:
+        now = read()
+        if now != before:
+            return now
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} did not change within {CHANGE_S}s: {before!r}", pytrace=False)
+        time.sleep(0.1)
+
+
+# --- Fixtures -----------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def playwright_browser() -> Iterator[Any]:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        _unavailable("Playwright for Python is not installed (pip install -e '.[dev]')")
+    exe = _chromium()
+    if exe is None:
+        where = os.environ.get("ADFKIT_CHROMIUM") or "chromium, chromium-browser on PATH"
+        _unavailable(f"no Chromium found ({where}): apt-get install chromium")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture(scope="module")
+def lab(playwright_browser, tmp_path_factory) -> Iterator[Lab]:
+    """JupyterLab on a temporary copy of the notebooks and sample agents."""
+    try:
+        import jupyterlab  # noqa: F401
+    except ImportError:
+        _unavailable("JupyterLab is not installed (pip install -e '.[notebooks]')")
+    tmp = tmp_path_factory.mktemp("lab")
+    root = tmp / "root"
+    shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.py"))
+    shutil.copytree(
+        ROOT / "sample_agents", root / "sample_agents", ignore=shutil.ignore_patterns("*.json")
+    )
+    canary = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CANARY_CELLS])
+    canary.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nbformat.write(canary, root / "notebooks" / f"{CANARY}.ipynb")
+    config = tmp / "config"
+    for name, values in LAB_SETTINGS.items():
+        f = config / "lab" / "user-settings" / f"{name}.jupyterlab-settings"
+        f.parent.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(values))
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(config),  # also holds the workspaces and user settings
+        "JUPYTER_DATA_DIR": str(tmp / "data"),  # no user kernelspecs: this Python's kernel
+        "JUPYTER_RUNTIME_DIR": str(tmp / "runtime"),
+        "IPYTHONDIR": str(tmp / "ipython"),
+    }
+    env.pop("MPLBACKEND", None)  # `make test` sets Agg; a person's kernel draws inline
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SHOTS.glob("*.png"):
+        old.unlink()
+    port = _free_port()
+    log = tmp / "jupyterlab.log"
+    cmd = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        "--allow-root",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.token=",
+        "--ServerApp.password=",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    before = {d: (fingerprint(ROOT / d), sorted(os.listdir(ROOT / d))) for d in TOUCHABLE}
+    with open(log, "wb") as out:
+        server = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=tmp)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_S
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"JupyterLab exited ({server.returncode}):\n{_tail(log)}")
+            try:
+                with urllib.request.urlopen(f"{base}/api/status", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"JupyterLab not up in {SERVER_START_S}s:\n{_tail(log)}")
+                time.sleep(0.2)
+        the_lab = Lab(base, playwright_browser, log, before)
+        yield the_lab
+        for page in the_lab.pages.values():
+            page.close()
+    finally:
+        server.terminate()  # this server only; it shuts its kernels down
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+
+
+# --- Tests --------------------------------------------------------------------------------
+def test_widget_notebooks_are_up_to_date():
+    """WIDGET_NOTEBOOKS lists exactly the notebooks whose code displays each widget."""
+    assert NOTEBOOKS, "no notebooks found in notebooks/"
+    for widget, stems in WIDGET_NOTEBOOKS.items():
+        shows = [
+            stem
+            for stem in NOTEBOOKS
+            if any(
+                f"{widget}(" in "".join(c["source"])
+                for c in json.loads((ROOT / "notebooks" / f"{stem}.ipynb").read_text())["cells"]
+                if c["cell_type"] == "code"
+            )
+        ]
+        assert shows == stems, f"{widget} is displayed by {shows}; WIDGET_NOTEBOOKS says {stems}"
+
+
+@pytest.mark.parametrize("stem", NOTEBOOKS)
+def test_run_all_without_errors(lab, stem):
+    """Run > Run All Cells in the browser: every code cell runs, no error shows anywhere."""
+    page = lab.run(stem)
+    problems = _problems(lab, stem)
+    shot = _screenshot(page, stem)
+    assert not problems, f"{stem} (screenshot {shot}):\n" + "\n\n".join(problems)
+    assert page.locator(f"{PANEL} {CELL}").count() > 0
+
+
+@pytest.mark.parametrize("stem", WIDGET_NOTEBOOKS["LoopBrowser"])
+def test_loop_browser_kind_filter(lab, stem):
+    box = _widget(lab, stem, "LoopBrowser")
+    what = f"{stem}: LoopBrowser"
+    kind = _control(box, f"{DROPDOWN}:has({LABEL}:text-is('{KIND_LABEL}')) select", what)
+    options = _texts(kind.locator("option"))
+    assert KIND_CHOICE in options, f"{what}: no {KIND_CHOICE!r} among the kinds {options}"
+    rows, status = _rows(box), box.locator(STATUS).inner_text()
+    assert rows, f"{what}: no rows rendered before filtering (status {status!r})"
+    assert {r.split(":")[0] for r in rows} != {KIND_CHOICE}, f"{what}: already filtered: {rows}"
+    kind.select_option(KIND_CHOICE)
+    after = _until_changed(lambda: _rows(box), rows, f"{what}: rows after kind={KIND_CHOICE}")
+    _screenshot(lab.pages[stem], f"{stem}-LoopBrowser", box)
+    assert after, f"{what}: no rows after kind={KIND_CHOICE} (status {status!r})"
+    assert {r.split(":")[0] for r in after} == {KIND_CHOICE}, f"{what}: {after}"
+    # the status line is a widget of its own, updated by a message of its own
+    _until_changed(lambda: box.locator(STATUS).inner_text(), status, f"{what}: status line")
+    _no_page_errors(lab, stem)
+
+
+def test_replay_player_slider(lab):
+    stem = WIDGET_NOTEBOOKS["ReplayPlayer"][0]
+    box = _widget(lab, stem, "ReplayPlayer")
+    what = f"{stem}: ReplayPlayer"
+    readout = _control(box, SLIDER_READOUT, what)
+    handle = _control(box, SLIDER_HANDLE, what)
+    last = int(float(handle.get_attribute("aria-valuemax")))
+    assert last > 0, f"{what}: the slider has a single position"
+    rows, html = _rows(box), box.locator(HTML_OUT).inner_text()
+    assert rows, f"{what}: no rows rendered at the first call"
+    readout.click()
+    readout.press("Control+A")
+    readout.type(str(last))
+    readout.press("Enter")
+    after = _until_changed(lambda: _rows(box), rows, f"{what}: rows after moving to {last}")
+    _screenshot(lab.pages[stem], f"{stem}-ReplayPlayer", box)
+    assert after, f"{what}: no rows rendered at call {last}"
+    assert int(float(handle.get_attribute("aria-valuenow"))) == last, f"{what}: handle not moved"
+    assert readout.inner_text().strip() == str(last), f"{what}: readout {readout.inner_text()!r}"
+    assert box.locator(HTML_OUT).inner_text() != html
+    _no_page_errors(lab, stem)
+
+
+def test_audit_explorer_row_choice(lab):
+    stem = WIDGET_NOTEBOOKS["AuditExplorer"][0]
+    box = _widget(lab, stem, "AuditExplorer")
+    what = f"{stem}: AuditExplorer"
+    select = _control(box, AUDIT_SELECT, what)
+    options = _texts(select.locator("option"))
+    assert len(options) > 1, f"{what}: a single audit row to choose from: {options}"
+    meta = box.locator(f"{HTML_OUT} {AUDIT_META}")
+    rows, shown = _rows(box), meta.inner_text()
+    select.select_option(index=len(options) - 1)
+    after = _until_changed(lambda: meta.inner_text(), shown, f"{what}: decoded audit row")
+    _screenshot(lab.pages[stem], f"{stem}-AuditExplorer", box)
+    assert _rows(box) != rows, f"{what}: the rendered rows stayed {rows[:5]}..."
+    shown_id = box.locator(f"{HTML_OUT} {AUDIT_ID}").inner_text().strip()
+    assert options[-1].startswith(f"#{shown_id} "), f"{what}: chose {options[-1]!r}: {after!r}"
+    _no_page_errors(lab, stem)
+
+
+def test_the_checks_see_errors(lab):
+    """The checks above are not vacuous: on a notebook with a widget that cannot be shown, a
+    line on stderr and an exception, each is reported, and Run All stops at the exception."""
+    page = lab.run(CANARY)
+    page.locator(f"{PANEL} {OUTPUT}", has_text=BAD_OUTPUT_TEXT[0]).first.wait_for()
+    found = "\n".join(_problems(lab, CANARY))
+    for expected in ("Error displaying widget", "canary on stderr", "ZeroDivisionError"):
+        assert expected in found, f"{expected!r} not reported; reported:\n{found}"
+    assert f"cell {len(CANARY_CELLS)} ({CANARY_CELLS[-1]!r}): not run" in found, found
+
+
+def test_repository_untouched(lab):
+    """The server ran on copies: no checkpoint, output or sidecar appeared in the repository."""
+    for d, seen in lab.before.items():
+        assert (fingerprint(ROOT / d), sorted(os.listdir(ROOT / d))) == seen, d
