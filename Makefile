@@ -21,6 +21,9 @@ demo: $(STAMP)
 	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"
 	@printf "report: "
 	@$(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html
+	@echo
+	@echo "Next: open build/demo/long-runner-report.html in a browser, look at build/plots/,"
+	@echo "or run 'make lab' to explore the notebooks in JupyterLab."
 
 lint: $(STAMP)
 	$(BIN)/ruff check adfkit adfsynth tests benchmarks
@@ -37,7 +40,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab notebooks/ $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 clean:
 	rm -rf build .pytest_cache

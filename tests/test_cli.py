@@ -58,7 +58,7 @@ def escapes(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["info", "check", "observe"])
-def test_control_characters_never_reach_the_terminal(escapes, capsys, command):
+def test_h60_control_characters_never_reach_the_terminal(escapes, capsys, command):
     main([command, str(escapes)])
     got = capsys.readouterr()
     for stream in (got.out, got.err):
@@ -67,7 +67,7 @@ def test_control_characters_never_reach_the_terminal(escapes, capsys, command):
         assert "\\x1b]0;pwned\\x07" in got.out  # shown, as an escape
 
 
-def test_json_output_escapes_c1_controls_too(escapes, capsys):
+def test_h60_json_output_escapes_c1_controls_too(escapes, capsys):
     main(["info", str(escapes), "--json"])
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x9b" not in out

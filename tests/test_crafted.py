@@ -29,7 +29,7 @@ def _loop() -> list[dict]:
 
 
 @pytest.mark.parametrize("value", [1e300, 2**64 - 1, -5, 0])
-def test_out_of_range_threshold_is_na_with_a_warning(tmp_path, value, capsys):
+def test_h56_out_of_range_threshold_is_na_with_a_warning(tmp_path, value, capsys):
     f = build(tmp_path / "t.adf", loop=_loop(), config={"context": {"compact_threshold": value}})
     with adfkit.open_adf(f) as agent:
         with pytest.warns(
@@ -50,12 +50,12 @@ def test_out_of_range_threshold_is_na_with_a_warning(tmp_path, value, capsys):
 
 
 @pytest.mark.parametrize("bad", [1e300, 2**64 - 1, -1, float("nan")])
-def test_out_of_range_policy_thresholds_are_refused_clearly(bad):
+def test_h56_out_of_range_policy_thresholds_are_refused_clearly(bad):
     with pytest.raises(ValueError, match="threshold must be a number above 0"):
         adfkit.ThresholdPolicy(threshold=bad)
 
 
-def test_a_change_to_an_out_of_range_threshold_is_na_from_then_on(tmp_path):
+def test_h56_a_change_to_an_out_of_range_threshold_is_na_from_then_on(tmp_path):
     loop = _loop()
     loop[1] = row(
         2,
@@ -81,7 +81,7 @@ def test_a_change_to_an_out_of_range_threshold_is_na_from_then_on(tmp_path):
         ({"input": 10, "output": 5}, False),
     ],
 )
-def test_negative_or_fractional_token_counts_are_flagged_not_summed(tmp_path, tokens, flagged):
+def test_h57_negative_or_fractional_token_counts_are_flagged_not_summed(tmp_path, tokens, flagged):
     loop = [row(1, "user", text("hi")), row(2, "assistant", text("yo"), tokens=tokens)]
     f = build(tmp_path / "n.adf", loop=loop)
     with warnings.catch_warnings(record=True) as got:
@@ -98,7 +98,7 @@ def test_negative_or_fractional_token_counts_are_flagged_not_summed(tmp_path, to
         assert h.loc[2, "tokens_total"] == 15
 
 
-def test_missing_tool_ids_never_match(tmp_path):
+def test_h58_missing_tool_ids_never_match(tmp_path):
     """A tool_use without an id and a tool_result whose tool_use_id is null are not a pair."""
     loop = [
         row(1, "user", text("go")),
@@ -124,7 +124,7 @@ def test_missing_tool_ids_never_match(tmp_path):
     assert set(rep.loc[rep["check"] == "tool_use_without_result", "rows"].iloc[0]) == {2, 4}
 
 
-def test_null_role_or_created_at_is_flagged_malformed(tmp_path):
+def test_h59_null_role_or_created_at_is_flagged_malformed(tmp_path):
     loop = [row(1, "user", text("hi")), row(2, "assistant", text("yo"), tokens={"input": 3})]
     f = build(
         tmp_path / "nulls.adf",
@@ -143,7 +143,7 @@ def test_null_role_or_created_at_is_flagged_malformed(tmp_path):
     assert h["kind"].tolist() == ["unknown", "assistant"]
 
 
-def test_a_layout_without_created_at_is_not_damage(tmp_path):
+def test_h59_a_layout_without_created_at_is_not_damage(tmp_path):
     """Pre-public files have no created_at column at all: nothing to flag."""
     loop = [row(1, "user", text("hi")), row(2, "assistant", text("yo"))]
     f = build(tmp_path / "old.adf", loop=loop, schema=12, loop_columns=("tokens",))

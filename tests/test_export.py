@@ -155,7 +155,7 @@ def test_name_clashes_get_separate_folders(agent_file, tmp_path):
     assert (tmp_path / "o" / "exp").is_dir() and (tmp_path / "o" / "exp-2").is_dir()
 
 
-def test_export_never_writes_an_input_or_its_sidecar_names(tmp_path):
+def test_h64_export_never_writes_an_input_or_its_sidecar_names(tmp_path):
     """One rule: not onto an input nor a name SQLite takes beside it; anywhere else is fine,
     the input's own folder included."""
     f = build(tmp_path / "a.adf", loop=[row(1, "user", text("hi"))])
@@ -168,7 +168,7 @@ def test_export_never_writes_an_input_or_its_sidecar_names(tmp_path):
     assert (tmp_path / "out" / "a" / "history.parquet").is_file()
 
 
-def test_export_names_stay_inside_and_never_collide(tmp_path):
+def test_h62_export_names_stay_inside_and_never_collide(tmp_path):
     """``...adf`` has the stem ``..``; two ``a.adf`` from different folders, and an ``a-2.adf``,
     each get their own folder inside ``--to``."""
     (tmp_path / "x").mkdir()

@@ -885,6 +885,12 @@ _TEST_FILES = (
     "test_secrets.py",
     "test_properties.py",
     "test_open_hardening.py",
+    "test_runtime_cases.py",
+    "test_crafted.py",
+    "test_cli.py",
+    "test_widgets.py",
+    "test_export.py",
+    "test_report.py",
 )
 
 

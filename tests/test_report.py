@@ -109,7 +109,7 @@ def test_report_is_self_contained_inert_and_leaves_the_input_alone(tmp_path, hos
     assert 'data-kind="context"' in html  # the Loop-tab view made it into the report
 
 
-def test_report_never_writes_an_input_or_its_sidecar_names(tmp_path, hostile):
+def test_h64_report_never_writes_an_input_or_its_sidecar_names(tmp_path, hostile):
     for target in (hostile, hostile.parent / f"{hostile.name}-wal"):
         with pytest.raises(OutputPathError, match="refusing to write"):
             write_report(hostile, target)

@@ -75,7 +75,7 @@ def surrogate_file(tmp_path):
     )
 
 
-def test_lone_surrogates_keep_every_row(surrogate_file):
+def test_h52_lone_surrogates_keep_every_row(surrogate_file):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no row is dropped or flagged, so nothing to warn about
         with adfkit.open_adf(surrogate_file) as agent:
@@ -97,7 +97,7 @@ def test_lone_surrogates_keep_every_row(surrogate_file):
     assert not (rep["check"] == "size_bytes_mismatch").any()
 
 
-def test_a_cut_emoji_in_a_copy_of_a_sample_loses_nothing(tmp_path):
+def test_h52_a_cut_emoji_in_a_copy_of_a_sample_loses_nothing(tmp_path):
     """The class on real-shaped data: one string of one archived row of long-runner cut."""
     import shutil
     import sqlite3
@@ -180,7 +180,7 @@ def threshold_file(tmp_path):
     )
 
 
-def test_threshold_known_only_from_tasks_is_in_force_everywhere(threshold_file):
+def test_h53_threshold_known_only_from_tasks_is_in_force_everywhere(threshold_file):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with adfkit.open_adf(threshold_file) as agent:
@@ -196,7 +196,7 @@ def test_threshold_known_only_from_tasks_is_in_force_everywhere(threshold_file):
     assert sim.loc[14, "threshold"] == 12000
 
 
-def test_trigger_tokens_of_a_compaction_whose_trigger_was_discarded_is_na(threshold_file):
+def test_h54_trigger_tokens_of_a_compaction_whose_trigger_was_discarded_is_na(threshold_file):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         comp = adfkit.open_adf(threshold_file).compactions()
@@ -204,3 +204,58 @@ def test_trigger_tokens_of_a_compaction_whose_trigger_was_discarded_is_na(thresh
     assert pd.isna(comp["trigger_tokens"].iloc[0])
     # The second one's is seq 11: 2000 + 70.
     assert comp["trigger_tokens"].iloc[1] == 2070
+
+
+# --- the provider-compatibility repair ------------------------------------------------------
+
+
+@pytest.fixture
+def repaired(tmp_path):
+    """ADF_FORMAT.md §4.3/§5: the runtime archived the whole loop (1..6), stripped its tool
+    blocks and wrote the survivors back under their old seqs; 3 and 4 (tool-only) are gone;
+    the agent then went on (7, 8)."""
+    t = {"input": 100, "output": 10}
+    original = [
+        row(1, "user", text("please list the files")),
+        row(
+            2,
+            "assistant",
+            [{"type": "text", "text": "looking"}, use("c1", "fs_list", {})],
+            tokens=t,
+        ),
+        row(3, "user", [result("c1", "a.md b.md")]),
+        row(4, "assistant", [use("c2", "fs_read", {"path": "a.md"})], tokens=t),
+        row(5, "user", [result("c2", "# A")]),
+        row(6, "assistant", text("a.md says A"), tokens=t),
+    ]
+    live = [
+        row(1, "user", text("please list the files")),
+        row(2, "assistant", text("looking"), tokens=t),
+        row(6, "assistant", text("a.md says A"), tokens=t),
+        row(7, "user", text("thanks")),
+        row(8, "assistant", text("welcome"), tokens=t),
+    ]
+    return build(tmp_path / "repaired.adf", loop=live, audit=[{"source": "loop", "rows": original}])
+
+
+def test_h55_a_repair_is_its_own_event_and_sweeps_nothing(repaired):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with adfkit.open_adf(repaired) as agent:
+            ev = agent.events()
+            h = agent.history().set_index("seq")
+            comp = agent.compactions()
+            rep = agent.replay().set_index("seq")
+            integ = agent.integrity()
+    assert ev["event"].tolist() == ["repair"]
+    assert list(ev["audit_ids"].iloc[0]) == [1]
+    # history keeps the original copies (the oldest blob), all of them, and no epoch starts.
+    assert h.index.tolist() == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert h.loc[2, "tool_names"] == "fs_list" and h.loc[2, "copies"] == 2
+    assert (h["epoch"] == 0).all()
+    assert comp["kind"].tolist() == ["repair"] and comp["n_swept"].tolist() == [0]
+    # The model kept seeing the survivors: at call 8 the window still holds 1, 2 and 6.
+    assert {1, 2, 6, 7}.issubset(set(rep.loc[8, "context_seqs"]))
+    dup = integ[integ["check"] == "duplicate_seqs"]
+    assert len(dup) == 1 and "repair" in dup["detail"].iloc[0]
+    assert dup["severity"].iloc[0] == "info"

@@ -356,7 +356,7 @@ def test_replay_player_steps_and_jumps_to_compactions():
     assert p.call.value == 1  # never below the first call
 
 
-def test_a_tool_named_like_a_list_or_the_all_option_is_one_filter(tmp_path):
+def test_h63_a_tool_named_like_a_list_or_the_all_option_is_one_filter(tmp_path):
     from adfbuild import build, result, row, text, use
 
     loop = [
@@ -378,7 +378,7 @@ def test_a_tool_named_like_a_list_or_the_all_option_is_one_filter(tmp_path):
     assert _seqs(b.page_frame) == [1, 2, 3, 4, 5]
 
 
-def test_agent_text_is_marked_for_mathjax_to_leave_alone():
+def test_h61_agent_text_is_marked_for_mathjax_to_leave_alone():
     import pandas as pd
 
     page = pd.DataFrame(
