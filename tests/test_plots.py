@@ -340,7 +340,7 @@ def test_cli_plot_errors(tmp_path, capsys):
     assert "invalid choice: 'pie'" in capsys.readouterr().err
     src = str(sample("clean"))
     assert main(["plot", src, "-o", src]) == 2
-    assert "must be a new PNG path" in capsys.readouterr().err
+    assert "plots are written as PNG" in capsys.readouterr().err
     assert main(["plot", str(tmp_path / "nope.adf"), "-o", str(tmp_path / "x.png")]) == 2
     assert capsys.readouterr().err.startswith("adfkit: error:")
 
@@ -902,7 +902,74 @@ def test_agent_file_with_an_out_of_range_threshold(value, tmp_path):
                 plt.close(ax.figure)
 
 
-# --- 8. where plots are written ---------------------------------------------------------
+# --- 8. the CLI writes what it says, where it is told -----------------------------------------
+
+
+def test_cli_adds_png_and_prints_the_path_written(tmp_path, capsys):
+    out = tmp_path / "ctx"
+    assert main(["plot", str(sample("clean")), "-o", str(out)]) == 0
+    assert capsys.readouterr().out == f"{out}.png\n"
+    assert (tmp_path / "ctx.png").read_bytes()[:8] == PNG
+    assert not out.exists()
+    assert main(["plot", str(sample("clean")), "-o", str(tmp_path / "x.svg")]) == 2
+    assert "give a .png name" in capsys.readouterr().err
+    assert not (tmp_path / "x.svg").exists()
+
+
+def test_cli_all_wants_a_folder_not_a_png_name(tmp_path, capsys):
+    out = tmp_path / "x.png"
+    assert main(["plot", str(sample("clean")), "--kind", "all", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "-o is a folder" in err
+    assert not out.exists()
+    (tmp_path / "afile").write_text("x")
+    assert main(["plot", str(sample("clean")), "--kind", "all", "-o", str(tmp_path / "afile")]) == 2
+    assert "is not a folder" in capsys.readouterr().err
+
+
+def test_cli_window_seq(tmp_path, capsys):
+    seq = int(adfkit.open_adf(sample("clean")).composition()["seq"].iloc[3])
+    out = tmp_path / "w.png"
+    assert (
+        main(["plot", str(sample("clean")), "--kind", "window", "--seq", str(seq), "-o", str(out)])
+        == 0
+    )
+    assert out.read_bytes()[:8] == PNG
+    assert (
+        main(["plot", str(sample("clean")), "--kind", "window", "--seq", "0", "-o", str(out)]) == 2
+    )
+    assert "is not a model call" in capsys.readouterr().err
+    assert main(["plot", str(sample("clean")), "--seq", "3", "-o", str(out)]) == 2
+
+
+def test_cli_writes_beside_the_input_but_never_onto_it(tmp_path, capsys):
+    """The agent file's own folder is fine; the file itself and SQLite's names for its
+    sidecars (-wal, -shm, -journal) are not, whatever the kind."""
+    src = tmp_path / "clean.adf"
+    src.write_bytes(sample("clean").read_bytes())
+    digest = fingerprint(tmp_path)["clean.adf"]
+    assert main(["plot", str(src), "-o", str(tmp_path / "ctx.png")]) == 0
+    assert main(["plot", str(src), "--kind", "all", "-o", str(tmp_path)]) == 0
+    written = capsys.readouterr().out.split()
+    assert written[0] == str(tmp_path / "ctx.png")
+    assert sorted(written[1:]) == sorted(str(tmp_path / f"clean-{k}.png") for k in plots.PLOTS)
+    assert all((tmp_path / p).exists() for p in written)
+    assert fingerprint(tmp_path)["clean.adf"] == digest
+    before = sorted(os.listdir(tmp_path))
+    for suffix in ("-wal", "-shm", "-journal"):
+        side = str(src) + suffix
+        assert main(["plot", str(src), "--kind", "all", "-o", side]) == 2
+        assert "SQLite would take it for the " + suffix in capsys.readouterr().err
+        assert main(["plot", str(src), "-o", side]) == 2
+        capsys.readouterr()
+    # an agent file that happens to have a .png name is not overwritten either
+    png_src = tmp_path / "agent.png"
+    png_src.write_bytes(src.read_bytes())
+    before.append("agent.png")
+    assert main(["plot", str(png_src), "-o", str(png_src)]) == 2
+    assert "refusing to overwrite the agent file" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == sorted(before)
+    assert fingerprint(tmp_path)["clean.adf"] == digest
 
 
 def test_save_all_beside_the_input_and_the_sidecar_rule(tmp_path):
