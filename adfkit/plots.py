@@ -132,7 +132,7 @@ ESTIMATE_COLS = ("est_tokens",)
 #: ``view="auto"`` draws one point per epoch instead of one per call.
 MANY_EVENTS = 40
 #: A threshold more than this many times the data's peak is kept out of view (with a note).
-THRESHOLD_CLIP = 2.0
+THRESHOLD_CLIP = 2.5
 #: The largest threshold that can be placed on a token axis (exact in float64).
 MAX_TOKENS = 2**53
 #: Views of :func:`context_sawtooth` and :func:`context_composition`.
@@ -233,8 +233,10 @@ def _fmt_count(v: Any) -> str:
     """A number as written in a note: ``200,000``; a huge one in scientific notation."""
     try:
         f = float(v)
-    except (TypeError, ValueError, OverflowError):
+    except OverflowError:
         return "a number too large to place"
+    except (TypeError, ValueError):
+        return f"{_short(v, 20)!r} (not a number)"
     if not math.isfinite(f):
         return str(f)
     return f"{f:,.0f}" if abs(f) <= MAX_TOKENS else f"{f:.3g}"
@@ -255,6 +257,12 @@ def _tick_labels(values: Sequence[float]) -> list[str]:
     vals = np.asarray(values, dtype="float64")
     fin = vals[np.isfinite(vals)]
     top = float(np.abs(fin).max()) if len(fin) else 0.0
+    if top >= 1e15:  # no token count is this large: scientific notation, enough digits
+        for p in range(2, 18):
+            sci = [f"{v:.{p}g}" if np.isfinite(v) else "" for v in vals]
+            if len(set(sci)) == len(sci):
+                return sci
+        return sci
     unit, suffix = next(((u, s) for u, s in _UNITS if top >= u), (1.0, ""))
 
     def label(v: float, d: int) -> str:
@@ -353,7 +361,11 @@ def _title(ax: Axes, title: str | None, default: str, name: str | None) -> None:
     if title is not None:
         ax.set_title(title)
         return
-    ax.set_title(f"{default}: {_short(name, 60)}" if name else default)
+    if not name:
+        ax.set_title(default)
+    else:  # a long name goes on a line of its own, so the title stays inside the figure
+        full = f"{default}: {_short(name, 60)}"
+        ax.set_title(full if len(full) <= 60 else f"{default}:\n{_short(name, 60)}")
     ax.title.set_parse_math(False)
     ax.title.set_usetex(False)
 
@@ -421,7 +433,6 @@ def _legend(
     handles: list[Any] | None = None,
     *,
     title: str | None = None,
-    ncols: int = 1,
 ) -> Legend | None:
     """The legend of what is drawn in view, outside the axes on the right when the figure
     has a layout engine to make room for it (the figures adfkit creates do), else inside
@@ -432,7 +443,7 @@ def _legend(
     labels = [str(h.get_label()) for h in keep]
     if not keep and not title:
         return None
-    kw: dict[str, Any] = {"title": title, "alignment": "left", "ncols": ncols}
+    kw: dict[str, Any] = {"title": title, "alignment": "left"}
     if figure_of(ax).get_layout_engine() is not None:
         kw.update(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     else:
@@ -549,7 +560,7 @@ def _choose_view(view: str, groups: np.ndarray | None) -> str:
     if view == "epochs" and groups is None:
         raise ValueError("view='epochs' needs an 'epoch' column (AgentFile.replay() has one)")
     if view == "auto":
-        many = groups is not None and int(groups[-1]) >= MANY_EVENTS
+        many = groups is not None and int(groups[-1]) > MANY_EVENTS
         return "epochs" if many else "calls"
     return view
 
@@ -926,7 +937,7 @@ def _usage_of(data: Data) -> tuple[pd.DataFrame, str | None]:
 def _names(values: Any, limit: int = 3) -> str:
     """Up to ``limit`` agent-given names, quoted and cut short; ``+N more`` for the rest."""
     vals = [str(v) for v in dict.fromkeys(values)]
-    shown = ", ".join(repr(_short(v, 32)) for v in vals[:limit])
+    shown = ", ".join(f"'{_short(v, 32)}'" for v in vals[:limit])  # as written, not repr()
     return shown + (f" +{len(vals) - limit} more" if len(vals) > limit else "")
 
 

@@ -665,6 +665,8 @@ def _check_readable(ax):
     fig.canvas.draw()
     r = fig.canvas.get_renderer()
     fig_box = fig.bbox
+    tb = ax.title.get_window_extent(r)
+    assert tb.x0 >= fig_box.x0 - 1 and tb.x1 <= fig_box.x1 + 1, "title clipped"
     leg = ax.get_legend()
     if leg is not None:
         lb = leg.get_window_extent(r)
@@ -813,11 +815,12 @@ def test_agent_text_is_drawn_as_plain_text(text, tmp_path):
             assert agent.name == text
             for kind, func in plots.PLOTS.items():
                 ax = func(agent)
+                _check_readable(ax)
                 ax.figure.savefig(tmp_path / f"{kind}.png")
                 title = ax.get_title()
                 assert title.endswith(text[:20]) or text[:20] in title, title
                 if kind == "growth":  # the unpriced model is named in the legend
-                    assert repr(text[:31])[1:-1] in ax.get_legend().get_title().get_text()
+                    assert f"no price for '{text[:31]}" in ax.get_legend().get_title().get_text()
                 plt.close(ax.figure)
             assert main(["plot", str(path), "--kind", "all", "-o", str(tmp_path / "all")]) == 0
 
