@@ -5,10 +5,22 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from ._cli_common import add_command, agent_paths
 from ._errors import AdfError
 from ._outputs import check_output
+
+
+def png_path(output: str) -> str:
+    """The file a single plot's ``-o`` names: as given when it ends in ``.png``, with
+    ``.png`` added when it has no suffix; any other suffix is an error (plots are PNG)."""
+    suffix = Path(output).suffix
+    if not suffix:
+        return output + ".png"
+    if suffix.lower() != ".png":
+        raise AdfError(f"-o {output!r}: plots are written as PNG; give a .png name (or none)")
+    return output
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -17,7 +29,13 @@ def cmd_plot(args: argparse.Namespace) -> int:
     Kinds: context (context size per call against the threshold, with compactions),
     growth (cumulative tokens), spend (tokens per turn), ratio (swept vs summary size per
     compaction), composition (what each call was sent, stacked by part, with compactions),
+    window (the parts of the context window at one call: --seq, default the last),
     all (every kind, written as <stem>-<kind>.png into the folder -o).
+
+    -o is a PNG file for one kind (.png is added to a name without a suffix) and a folder
+    for --kind all. Every path written is printed, one a line. The output may go anywhere,
+    the agent file's folder included, but never onto the agent file or the names SQLite
+    uses beside it (<file>-wal, <file>-shm, <file>-journal).
 
     Example: adfkit plot sample_agents/long-runner.adf --kind context -o context.png
     """
@@ -30,30 +48,46 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from . import plots
     from ._agent import open_adf
 
+    paths = agent_paths(args.paths)
+    if len(paths) != 1:
+        raise AdfError(f"adfkit plot draws one agent at a time; {len(paths)} were given")
     kinds = [*plots.PLOTS, "all"]
     if args.kind not in kinds:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
-    paths = agent_paths(args.paths)
-    if len(paths) != 1:
-        raise AdfError("adfkit plot draws one agent at a time; give one PATH")
-    out = os.path.abspath(args.output)
-    if args.kind != "all" and os.path.isdir(out):
-        raise AdfError(f"-o {args.output!r} must be a new PNG path, not a folder")
+    if args.seq is not None and args.kind != "window":
+        raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
+    if args.kind == "all":
+        if Path(args.output).suffix.lower() == ".png":
+            raise AdfError(
+                f"-o {args.output!r}: with --kind all, -o is a folder for the PNG files; "
+                "give a folder name, not a .png name"
+            )
+        check_output(args.output, paths)
+        if os.path.exists(args.output) and not os.path.isdir(args.output):
+            raise AdfError(f"-o {args.output!r} exists and is not a folder")
+        with open_adf(paths[0]) as agent:
+            for p in plots.save_all(agent, args.output, dpi=args.dpi):
+                print(p)
+        return 0
+    out = png_path(args.output)
+    if os.path.isdir(out):
+        raise AdfError(f"-o {out!r} is a folder; give a PNG file name (or use --kind all)")
     check_output(out, paths)
     with open_adf(paths[0]) as agent:
-        if args.kind == "all":
-            for p in plots.save_all(agent, out, dpi=args.dpi):
-                print(p)
-            return 0
-        fig = plots.figure_of(plots.PLOTS[args.kind](agent))
+        extra = {} if args.seq is None else {"seq": args.seq}
+        try:
+            ax = plots.PLOTS[args.kind](agent, **extra)
+        except ValueError as exc:
+            raise AdfError(str(exc)) from None
+        fig = plots.figure_of(ax)
         try:
             parent = os.path.dirname(out)
             if parent:
                 os.makedirs(parent, exist_ok=True)
-            fig.savefig(out, dpi=args.dpi)
+            fig.savefig(out, dpi=args.dpi, format="png")
         finally:
             plt.close(fig)
-    print(args.output)
+    print(out)
     return 0
 
 
@@ -65,7 +99,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         sub,
         "plot",
         cmd_plot,
-        help="draw a plot (context sawtooth, token growth, spend, ratio, composition) to a PNG",
+        help="draw a plot (context sawtooth, token growth, spend, ratio, composition, window) "
+        "to a PNG",
     )
     p.add_argument(
         "--kind",
@@ -74,6 +109,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="which plot (default: context); 'all' writes every kind into the folder -o",
     )
     p.add_argument(
-        "-o", "--output", required=True, help="PNG file to write (a folder with --kind all)"
+        "-o",
+        "--output",
+        required=True,
+        help="PNG file to write (.png added when there is no suffix); a folder with --kind all",
+    )
+    p.add_argument(
+        "--seq", type=int, default=None, help="--kind window: the call's seq (default: the last)"
     )
     p.add_argument("--dpi", type=int, default=120, help="resolution (default 120)")

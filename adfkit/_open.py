@@ -79,6 +79,7 @@ from ._errors import (
     UnsafeSchemaError,
     UnsupportedSchemaError,
 )
+from ._outputs import SIDECARS
 
 #: Highest storage schema this version of adfkit knows (``adf_meta.adf_schema_version``).
 KNOWN_SCHEMA = 28
@@ -128,7 +129,6 @@ def _uri(path: pathlib.Path, query: str) -> str:
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_SIDECARS = ("-wal", "-shm", "-journal")
 
 
 def _kind(mode: int) -> str:
@@ -153,7 +153,7 @@ def _sidecars(path: pathlib.Path, name: str | None = None) -> tuple[bool, bool, 
     included, even a dangling one) raises :class:`SidecarError` naming it; SQLite never sees it.
     """
     found = []
-    for suffix in _SIDECARS:
+    for suffix in SIDECARS:
         side = f"{path}{suffix}"
         try:
             st = os.lstat(side)
@@ -332,28 +332,6 @@ class _PrivateDir:
 
     def cleanup(self) -> None:
         self._finalizer()
-
-
-def refuse_beside_input(
-    agent: str | os.PathLike[str],
-    output: str | os.PathLike[str],
-    *,
-    error: type[AdfError] = AdfError,
-) -> None:
-    """Raise ``error`` when ``output`` is the agent file or lies in the agent file's folder.
-
-    adfkit never creates files beside an input: every writer (report, plots) checks its output
-    path here first.
-    """
-    a = pathlib.Path(agent).expanduser().resolve()
-    o = pathlib.Path(output).expanduser().resolve()
-    if o == a:
-        raise error(f"refusing to overwrite the agent file {agent} with {output}")
-    if o.parent == a.parent:
-        raise error(
-            f"refusing to write {output} next to the agent file {agent}; "
-            "adfkit never creates files beside an input (choose another folder)"
-        )
 
 
 class Source:

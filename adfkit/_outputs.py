@@ -48,6 +48,15 @@ def check_output(output: str | os.PathLike[str], inputs: Iterable[str | os.PathL
     ...
     adfkit._errors.OutputPathError: refusing to write agents/a.adf-wal: it is the name SQLite ...
     """
+    inputs = list(inputs)
+    out = Path(output).expanduser()
+    for item in inputs:  # the same file under another name (a hard link)
+        src = Path(item).expanduser()
+        if out.exists() and src.exists() and os.path.samefile(out, src):
+            raise OutputPathError(
+                f"refusing to write {os.fspath(output)}: it is the input file {os.fspath(item)} "
+                "under another name; adfkit never writes to an input"
+            )
     bad = forbidden(inputs)
     for form in _forms(output):
         if form in bad:
