@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ._cli_common import add_command, agent_paths
 from ._errors import AdfError
-from ._outputs import check_output
+from ._outputs import check_output, safe_name
 
 
 def png_path(output: str) -> str:
@@ -56,6 +56,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
+    if args.output is None:  # outputs go to the current folder by default
+        args.output = "." if args.kind == "all" else f"{safe_name(Path(paths[0]).stem)}-{args.kind}"
     if args.kind == "all":
         if Path(args.output).suffix.lower() == ".png":
             raise AdfError(
@@ -111,8 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "-o",
         "--output",
-        required=True,
-        help="PNG file to write (.png added when there is no suffix); a folder with --kind all",
+        help="PNG file to write (.png added when there is no suffix); a folder with --kind all "
+        "(default: <stem>-<kind>.png, or the current folder, here)",
     )
     p.add_argument(
         "--seq", type=int, default=None, help="--kind window: the call's seq (default: the last)"

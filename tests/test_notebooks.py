@@ -106,14 +106,40 @@ def test_notebook_shape(path):
     assert nb.cells[1].cell_type == "markdown" and nb.cells[1].source.startswith("# ")
 
 
-def test_teaching_notebook_hides_its_answers():
+def test_teaching_notebook_keeps_its_answers_out_of_sight():
+    """Each exercise is followed by its answer cell, whose code and output stay folded after
+    Run All until the reader opens them; the exercise text gives a hint, not the answer."""
     nb = nbformat.read(ROOT / "notebooks" / "05-teaching-memory.ipynb", as_version=4)
-    exercises = [c for c in nb.cells if c.cell_type == "markdown" and "**Exercise" in c.source]
-    assert len(exercises) >= 4
-    for c in exercises:
-        assert "<details>" in c.source and "</details>" in c.source
-    hidden = [c for c in nb.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
-    assert len(hidden) >= len(exercises) - 1
+    cells = nb.cells
+    exercises = [
+        i for i, c in enumerate(cells) if c.cell_type == "markdown" and "**Exercise" in c.source
+    ]
+    assert len(exercises) == 5
+    for i in exercises:
+        answer = cells[i + 1]
+        folded = answer.metadata.get("jupyter", {})
+        assert answer.cell_type == "code" and "answer" in answer.metadata.get("tags", [])
+        assert folded.get("source_hidden") and folded.get("outputs_hidden")
+        assert "Answer" not in cells[i].source  # no answer written in the exercise itself
+
+
+def test_teaching_answers_are_worth_finding_on_the_sample():
+    """Run on the bundled sample, every answer is a specific finding, not a bare listing."""
+    out = _report.execute_notebook(
+        ROOT / "notebooks" / "05-teaching-memory.ipynb", sample("long-runner"), timeout=60
+    )
+    texts = [
+        "".join(o.get("text", "") for o in c.get("outputs", []))
+        + "".join(str(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", []))
+        for c in out.cells
+        if "answer" in c.metadata.get("tags", [])
+    ]
+    assert len(texts) == 5
+    assert re.search(r"\d+% ?\)?", texts[0])  # a share of the loop's tokens
+    assert re.search(r"compaction \d+ \(\w+\): [\d.]+x smaller; its summary names \d+%", texts[1])
+    assert "re-fetch" in texts[2]
+    assert re.search(r"fs_read: 8 of 46 calls failed \(17%\)", texts[3])
+    assert re.search(r"\w+: \d+ turns, [\d.]+ tool calls each", texts[4])
 
 
 @pytest.mark.parametrize("agent", RUN_ON)
