@@ -293,11 +293,14 @@ class AgentFile:
         return self.source.history(errors=errors)
 
     def events(self) -> pd.DataFrame:
-        """Compaction and clear events found in the history. One row per event, in order.
+        """Compaction, clear and repair events found in the history. One row per event, in order.
 
-        Columns: ``event`` (``compaction`` or ``clear``), ``summary_seq`` (Int64), ``boundary_seq``
-        (Int64: rows with a larger seq were written after the event), ``audit_ids`` (tuple of
-        the ``loop`` audit rows written for it; empty when the history was discarded).
+        Columns: ``event`` (``compaction``, ``clear`` or ``repair``: the provider-compatibility
+        repair, which archives the loop and rewrites its rows without tool blocks under their
+        old seqs), ``summary_seq`` (Int64), ``boundary_seq`` (Int64: rows with a larger seq were
+        written after the event), ``audit_ids`` (tuple of the ``loop`` audit rows written for
+        it; empty when the history was discarded), ``summary_lost`` (bool: a compaction known
+        only from its archive, whose summary row was discarded later).
 
         Examples
         --------

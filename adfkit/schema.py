@@ -158,14 +158,9 @@ TOOL_CALLS: dict[str, str] = {
     "created_at": "datetime64[ms, UTC]",
 }
 
-REPLAY: dict[str, str] = {
-    "seq": "Int64",
-    "position": "Int64",
-    "epoch": "Int64",
-    "created_at": "datetime64[ms, UTC]",
-    "model": "string",
-    "context_seqs": "object",
-    "n_context_rows": "Int64",
+#: What a model call was sent, by part (estimated tokens): the columns ``replay()`` and
+#: ``composition()`` share.
+_PARTS: dict[str, str] = {
     "system_prompt_seq": "Int64",
     "system_prompt_tokens": "float64",
     "dynamic_instructions_seq": "Int64",
@@ -175,6 +170,17 @@ REPLAY: dict[str, str] = {
     "assistant_tokens": "float64",
     "tool_result_tokens": "float64",
     "inject_tokens": "float64",
+}
+
+REPLAY: dict[str, str] = {
+    "seq": "Int64",
+    "position": "Int64",
+    "epoch": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "context_seqs": "object",
+    "n_context_rows": "Int64",
+    **_PARTS,
     "est_chars": "Int64",
     "est_media_chars": "Int64",
     "est_tokens": "Int64",
@@ -338,15 +344,7 @@ COMPOSITION: dict[str, str] = {
     "position": "Int64",
     "epoch": "Int64",
     "created_at": "datetime64[ms, UTC]",
-    "system_prompt_seq": "Int64",
-    "system_prompt_tokens": "float64",
-    "dynamic_instructions_seq": "Int64",
-    "dynamic_instructions_tokens": "float64",
-    "summary_tokens": "float64",
-    "message_tokens": "float64",
-    "assistant_tokens": "float64",
-    "tool_result_tokens": "float64",
-    "inject_tokens": "float64",
+    **_PARTS,
     "n_messages": "Int64",
     "context_chars": "Int64",
     "context_media_chars": "Int64",
