@@ -267,17 +267,18 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
             return True
         return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
 
+    last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
     for i in summaries:
         s = int(seq[i])
+        before = [int(eligible[p]) for p in last[s]]  # display order
         for k in range(REAPPENDED_TAIL, 0, -1):
             found = [at.get(s + 1 + j) for j in range(k)]
             copies = [c for c in found if c is not None]
             if len(copies) < k or any(kind[c] == "context" for c in copies):
                 continue
-            before = eligible[eligible_seq < s]
             if len(before) < k:
                 continue
-            pairs = list(zip(copies, before[-k:].tolist(), strict=True))
+            pairs = list(zip(copies, before[-k:], strict=True))
             if all(
                 role[c] == role[o]
                 and same_tokens(c, o, j == 0)
@@ -286,6 +287,30 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
             ):
                 out.update({int(seq[c]): int(seq[o]) for c, o in pairs})
                 break
+    return out
+
+
+def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list[int]]:
+    """For each limit: the last ``k`` positions ``p`` (ascending) with ``values[p] < limit``.
+
+    One sweep over the values in ascending order, however many limits (each keeps the ``k``
+    largest positions seen so far).
+
+    Examples
+    --------
+    >>> _last_below(np.array([5, 1, 7, 2, 3]), [3, 6, 1], 2)
+    {1: [], 3: [1, 3], 6: [3, 4]}
+    """
+    order = np.argsort(values, kind="stable").tolist()
+    vals = values.tolist()
+    out: dict[int, list[int]] = {}
+    top: list[int] = []
+    i = 0
+    for lim in sorted(set(limits)):
+        while i < len(order) and vals[order[i]] < lim:
+            top = sorted([*top, order[i]])[-k:]
+            i += 1
+        out[lim] = list(top)
     return out
 
 
