@@ -1,5 +1,7 @@
 """Work that grows with the input, checked by its answers (timings live in ``benchmarks/``).
 
+Seqs far beyond the rows (a row at seq 10**12, or ``sqlite_sequence`` saying so) are ranges,
+never one object per missing seq: exact answers, and a memory bound measured in a fresh process.
 The path scanner of summary recall, rewritten to run in linear time, finds exactly what the
 regular expression it replaces finds (checked against that expression on short texts, where
 backtracking costs nothing); recall of numbers and seqs likewise. Many one-row archives give
@@ -8,7 +10,11 @@ the events, windows and compactions they should.
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+import textwrap
 import warnings
 
 import pytest
@@ -18,8 +24,132 @@ from hypothesis import strategies as st
 
 import adfkit
 from adfkit import _recall
+from adfkit._integrity import LISTED_LOST
+from adfkit.cli import main
 
+BIG = 10**12
 TOK = {"input": 5, "output": 1}
+
+
+def _rows_1_2_3() -> list[dict]:
+    return [
+        row(1, "user", text("hi"), created_at=BASE_MS + 1000),
+        row(2, "assistant", text("a"), tokens=TOK, created_at=BASE_MS + 2000),
+    ]
+
+
+@pytest.fixture
+def far_row(tmp_path):
+    """Seqs 1, 2, 3 and 10**12; 3 and 10**12 are unaudited compaction summaries."""
+    return build(
+        tmp_path / "far-row.adf",
+        loop=[
+            *_rows_1_2_3(),
+            row(3, "user", text("[Loop Compacted] first"), created_at=BASE_MS + 3000),
+            row(BIG, "user", text("[Loop Compacted] second"), created_at=BASE_MS + 4000),
+        ],
+    )
+
+
+@pytest.fixture
+def far_counter(tmp_path):
+    """Seqs 1, 2, 3 and sqlite_sequence at 10**12."""
+    return build(
+        tmp_path / "far-counter.adf",
+        loop=[*_rows_1_2_3(), row(3, "user", text("bye"), created_at=BASE_MS + 3000)],
+        highest_seq=BIG,
+    )
+
+
+def test_far_row_gaps_integrity_compactions_replay(far_row):
+    with adfkit.open_adf(far_row) as agent:
+        g = agent.history_gaps()
+        assert g.to_dict("records") == [{"start_seq": 4, "end_seq": BIG - 1, "n_seqs": BIG - 4}]
+        rep = agent.integrity()
+        assert rep["check"].tolist() == ["lost_seqs"]
+        assert rep["rows"].iloc[0] == range(4, BIG)  # past LISTED_LOST: a range, not a tuple
+        assert (
+            rep["detail"]
+            .iloc[0]
+            .startswith(f"seq 4..{BIG - 1} ({BIG - 4} row(s)) deleted and archived nowhere")
+        )
+        c = agent.compactions()
+        assert c["summary_seq"].tolist() == [3, BIG]
+        assert c["boundary_seq"].tolist() == [2, BIG - 1]
+        assert c["swept_seqs"].tolist() == [(1, 2), (3,)]
+        # the second event swept 3..BIG-1: seq 3 is in the history, the rest were discarded
+        assert (
+            c["swept_start"].isna().iloc[0]
+            and int(c["swept_start"].iloc[1]) == 3
+            and int(c["swept_end"].iloc[1]) == BIG - 1
+        )
+        assert int(c["n_swept"].iloc[1]) == BIG - 3
+        assert c["n_swept"].isna().iloc[0] and c["swept_tokens"].isna().all()
+        assert int(c["trigger_tokens"].iloc[0]) == 6 and c["trigger_tokens"].isna().iloc[1]
+        r = agent.replay()
+        assert r["seq"].tolist() == [2] and r["context_seqs"].tolist() == [(1,)]
+
+
+def test_far_counter_gaps_integrity_compactions_replay(far_counter):
+    with adfkit.open_adf(far_counter) as agent:
+        g = agent.history_gaps()
+        assert g.to_dict("records") == [{"start_seq": 4, "end_seq": BIG, "n_seqs": BIG - 3}]
+        rep = agent.integrity()
+        assert rep["check"].tolist() == ["lost_seqs"]
+        assert rep["rows"].iloc[0] == range(4, BIG + 1)
+        assert agent.compactions().empty
+        assert agent.replay()["seq"].tolist() == [2]
+
+
+def test_check_json_gives_the_ends_of_a_far_range(far_counter, capsys):
+    assert main(["check", str(far_counter), "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["check"], f["rows"]) for f in found] == [("lost_seqs", {"first": 4, "last": BIG})]
+
+
+def test_lost_seqs_listed_up_to_the_limit(tmp_path):
+    """Up to LISTED_LOST lost seqs in all, every lost_seqs row holds them as a tuple."""
+    f = build(tmp_path / "a.adf", loop=_rows_1_2_3(), highest_seq=2 + LISTED_LOST)
+    rep = adfkit.open_adf(f).integrity()
+    rows = rep.loc[rep["check"] == "lost_seqs", "rows"].iloc[0]
+    assert isinstance(rows, tuple) and rows == tuple(range(3, 3 + LISTED_LOST))
+    f = build(tmp_path / "b.adf", loop=_rows_1_2_3(), highest_seq=3 + LISTED_LOST)
+    rep = adfkit.open_adf(f).integrity()
+    assert rep.loc[rep["check"] == "lost_seqs", "rows"].iloc[0] == range(3, 4 + LISTED_LOST)
+
+
+def test_far_seqs_take_little_memory(far_row, far_counter):
+    """Every analysis of both files, and ``adfkit check``, in a fresh process: peak RSS.
+
+    The peak is the process image's own (VmHWM): ``getrusage``'s ``ru_maxrss`` would include
+    this test process's, which the child inherits across fork and exec."""
+    code = textwrap.dedent(
+        """
+        import resource, sys, warnings
+        import adfkit
+        from adfkit.cli import main
+        warnings.simplefilter("ignore")
+        for p in sys.argv[1:]:
+            with adfkit.open_adf(p) as a:
+                a.history_gaps(); a.integrity(); a.compactions(); a.replay(); a.events()
+                a.composition(); a.usage(); a.context_blocks(); a.mind_history()
+            main(["check", p, "--json"])
+        try:
+            with open("/proc/self/status") as fh:
+                print(next(int(x.split()[1]) for x in fh if x.startswith("VmHWM:")))
+        except OSError:  # no /proc: the inherited figure, an upper bound
+            print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(far_row), str(far_counter)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    peak_kb = int(out.stdout.strip().splitlines()[-1])
+    assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
 
 
 # -- summary recall: the path scanner and the number/seq lookups ---------------------------
