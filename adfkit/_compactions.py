@@ -226,8 +226,7 @@ def _missing(present: list[int], lo: int, hi: int, extra: list[int]) -> int:
 
 
 def _event_kind(st: ReplayState, j: int) -> str:
-    ev = st.events
-    if str(ev["event"].iat[j]) == "clear":
+    if st.kinds[j] == "clear":
         return "clear"
     if st.manual[j]:
         return "manual"
@@ -273,11 +272,10 @@ def _recall_found(src: AgentSource, st: ReplayState, j: int) -> _Found | None:
 
 
 def _find_recall(st: ReplayState, j: int) -> _Found | None:
-    ev = st.events
-    s_seq = as_int(ev["summary_seq"].iat[j])
-    if str(ev["event"].iat[j]) != "compaction" or s_seq is None or s_seq not in st.rows:
+    s_seq = st.summaries[j]
+    if st.kinds[j] != "compaction" or s_seq is None or s_seq not in st.rows:
         return None
-    if not len(ev["audit_ids"].iat[j]):
+    if not st.audit_ids[j]:
         return None
     summary = strip_summary(_row_text(st.rows[s_seq]))
     tail = set(st.tails[j])

@@ -83,8 +83,9 @@ def _b_start(t: str, r0: int, r1: int, pos: int) -> int:
 def _paths(t: str) -> list[tuple[int, int]]:
     """Spans of the path-like text in ``t``: the matches of the pattern described at
     :data:`_EXT`, in linear time."""
-    starts = [(m.start(), 0, 0) for m in _A_START.finditer(t)]
-    runs = [(m.start(), 1, m.end()) for m in _B_RUN.finditer(t)]
+    # A needs a "/", B a known extension: most texts skip one scan or both
+    starts = [(m.start(), 0, 0) for m in _A_START.finditer(t)] if "/" in t else []
+    runs = [(m.start(), 1, m.end()) for m in _B_RUN.finditer(t)] if _B_EXT.search(t) else []
     out: list[tuple[int, int]] = []
     pos = 0
     for at, kind, r1 in sorted(starts + runs):

@@ -111,6 +111,10 @@ class ReplayState:
     parts: dict[int, tuple[tuple[int, int], ...]]
     reappended: set[int] = field(default_factory=set)
     fallback: set[int] = field(default_factory=set)  # events whose tail was re-appended
+    # the columns of ``events`` as lists, per event
+    kinds: list[str] = field(default_factory=list)  # compaction or clear
+    summaries: list[int | None] = field(default_factory=list)
+    audit_ids: list[tuple[int, ...]] = field(default_factory=list)
 
 
 def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
@@ -291,6 +295,9 @@ def _build_replay(src: AgentSource) -> ReplayState:
         parts=part_sums,
         reappended=reappended,
         fallback=fallback,
+        kinds=kinds,
+        summaries=summ,
+        audit_ids=aids,
     )
 
 
