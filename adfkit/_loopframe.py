@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from array import array
 from typing import Any
 
 import numpy as np
@@ -150,10 +149,12 @@ class RowBuilder:
 
     def __init__(self) -> None:
         self.n = 0
-        # Integers go to a raw int64 buffer (NA = _NA_MS), not lists of int objects: thousands
-        # of long-lived ints scattered among each blob's short-lived parsed objects would pin
-        # the interpreter's memory arenas (measured: ~0.5 GB held on a 600 MB history).
-        self._ints: array[int] = array("q")
+        # Integers wait in a flat list (a C-level extend per row) and move to int64 matrices
+        # (NA = _NA_MS) at every flush: thousands of long-lived int objects scattered among
+        # each blob's short-lived parsed objects would pin the interpreter's memory arenas
+        # (measured: ~0.5 GB held on a 600 MB history).
+        self._ints: list[int] = []
+        self._int_chunks: list[np.ndarray] = []
         self._strs: list[Any] = []
         self._chunks: dict[str, list[pa.Array]] = {c: [] for c in _STR_COLS}
         self.bad_content: list[Any] = []
@@ -353,8 +354,9 @@ class RowBuilder:
         self.n += 1
 
     def flush(self) -> None:
-        """Move the text values added since the last call to Arrow (bounds memory: call it
-        every few thousand rows)."""
+        """Move the values added since the last call to numpy (integers) and Arrow (text);
+        bounds memory: call it every few thousand rows."""
+        self._flush_ints()
         strs = self._strs
         if strs:
             for j, name in enumerate(_STR_COLS):
@@ -379,16 +381,22 @@ class RowBuilder:
                 )
         self.bad_content, self.bad_tokens, self.bad_nulls = [], [], []
 
+    def _flush_ints(self) -> None:
+        if self._ints:
+            self._int_chunks.append(np.array(self._ints, dtype=np.int64).reshape(-1, _NF))
+            self._ints = []
+
     def seqs(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The integer ``seq`` values of the rows at positions ``start:stop``."""
-        stop = self.n if stop is None else stop
-        return [v for v in self._ints[start * _NF : stop * _NF : _NF] if v != _NA_MS]
+        vals: list[int] = self._field("seq")[start:stop].tolist()
+        return [v for v in vals if v != _NA_MS]
 
     def _field(self, name: str) -> np.ndarray:
-        """One integer field of every row added (a strided view of the buffer: copy it before
-        adding more rows)."""
-        buf = np.frombuffer(self._ints, dtype=np.int64)
-        return buf.reshape(-1, _NF)[:, _FIELD[name]]
+        """One integer field of every row added (a strided view)."""
+        self._flush_ints()
+        if len(self._int_chunks) != 1:  # one matrix, made when first needed
+            self._int_chunks = [np.concatenate([np.zeros((0, _NF), np.int64), *self._int_chunks])]
+        return self._int_chunks[0][:, _FIELD[name]]
 
     # -- columnar part ---------------------------------------------------------------------
     def int_array(self, name: str) -> tuple[np.ndarray, np.ndarray]:
