@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -45,6 +46,11 @@ _SIDE: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
     "tasks": ("adf_tasks", schema.TASKS, "created_at", ()),
     "timers": ("adf_timers", schema.TIMERS, "id", ()),
 }
+
+
+#: ``history()`` moves text to Arrow after this many rows or decompressed bytes of blobs.
+_FLUSH_ROWS = 8192
+_FLUSH_BYTES = 16 * 1024 * 1024
 
 
 class _Inline:
@@ -299,6 +305,8 @@ class AdfSource(AgentSource):
         bad: list[str] = []
         ids = iter(self.loop_audit_ids())
         pending: deque[tuple[int, Future[Any]]] = deque()
+        # decompressed bytes read so far; rows and bytes at the last flush
+        size = flushed = flushed_size = 0
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
@@ -321,7 +329,10 @@ class AdfSource(AgentSource):
                     aid, fut = pending.popleft()
                     fetch_next()
                     try:
-                        value = _blobs.unpack(fut.result(), "loop", path=self.path, audit_id=aid)
+                        raw = fut.result()
+                        size += len(raw)
+                        value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
+                        del raw
                     except BlobError as exc:
                         if errors == "raise":
                             raise
@@ -332,7 +343,9 @@ class AdfSource(AgentSource):
                     start = rows.n
                     rows.add_blob(value, aid)
                     del value
-                    rows.flush()
+                    if rows.n - flushed >= _FLUSH_ROWS or size - flushed_size >= _FLUSH_BYTES:
+                        rows.flush()
+                        flushed, flushed_size = rows.n, size
                     rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
                     if rows.n > start:
                         spans.append((aid, start, rows.n))
@@ -347,33 +360,36 @@ class AdfSource(AgentSource):
                 AdfWarning,
                 stacklevel=3,
             )
-        blob_seqs = {aid: rows.seqs(lo, hi) for aid, lo, hi in spans}
+        rows.flush()
+        tops = _history.blob_tops(rows, spans)
         positions, copies = _history.history_rows(rows)
         h = rows.frame(positions, consume=True)
         del rows
         pa.default_memory_pool().release_unused()
         h["copies"] = pd.array(copies, dtype="Int64")
-        ev = self._events_from(h, blob_seqs)
+        ev = self._events_from(h, tops)
         return _history.add_epochs(h, ev), ev
 
     def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
         started.set()
         return _blobs.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
 
-    def _events_from(self, h: pd.DataFrame, blob_seqs: dict[int, list[int]]) -> pd.DataFrame:
-        """``blob_seqs``: loop audit id -> seqs of every blob that decoded to at least a row."""
+    def _events_from(self, h: pd.DataFrame, tops: dict[int, int | None]) -> pd.DataFrame:
+        """``tops``: loop audit id -> highest seq of every blob that decoded to at least a
+        row."""
         a = self.audit()
-        times = {
-            int(i): int(t.value // 1_000_000) if not pd.isna(t) else 0
-            for i, t in zip(a["id"], a["created_at"], strict=True)
-        }
-        blob_seqs = dict(blob_seqs)
+        created = a["created_at"]
+        ms = created.dt.tz_localize(None).to_numpy("datetime64[ms]").view("int64")
+        ms = np.where(created.isna().to_numpy(bool), 0, ms)
+        ids = a["id"].astype("int64").tolist()
+        times = dict(zip(ids, ms.tolist(), strict=True))
+        tops = dict(tops)
         loop_ids = set(self.loop_audit_ids())
         # An undecodable blob still marks an event; its range comes from the metadata.
-        for aid, lo, hi in zip(a["id"], a["start_seq"], a["end_seq"], strict=True):
-            if int(aid) in loop_ids and int(aid) not in blob_seqs:
-                blob_seqs[int(aid)] = [int(x) for x in (lo, hi) if not pd.isna(x)]
-        return _history.events(h, blob_seqs, times)
+        for aid, lo, hi in zip(ids, a["start_seq"].tolist(), a["end_seq"].tolist(), strict=True):
+            if aid in loop_ids and aid not in tops:
+                tops[aid] = max((int(x) for x in (lo, hi) if not pd.isna(x)), default=None)
+        return _history.events(h, tops, times)
 
     def highest_seq(self) -> int | None:
         """The highest ``adf_loop`` seq ever assigned (``sqlite_sequence``), if recorded."""

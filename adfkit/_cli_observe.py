@@ -53,7 +53,12 @@ def check_dict(path: str, report: Any) -> dict[str, Any]:
                 "check": str(r.check),
                 "severity": str(r.severity),
                 "table": str(r.table),
-                "rows": [int(x) for x in r.rows],
+                # a range (lost seqs past integrity's listing limit): its ends, not every seq
+                "rows": (
+                    {"first": r.rows.start, "last": r.rows.stop - 1}
+                    if isinstance(r.rows, range)
+                    else [int(x) for x in r.rows]
+                ),
                 "detail": str(r.detail),
             }
             for r in report.itertuples(index=False)

@@ -7,6 +7,7 @@ dropped (``summary_recall()``) and the rows the agent fetched again afterwards
 
 from __future__ import annotations
 
+import bisect
 from typing import Any
 
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 
 from . import schema
 from ._errors import AdfError
-from ._recall import identifiers, recalled
+from ._recall import identifiers, recalled_all
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
 from ._settings import threshold_at, threshold_schedule
@@ -24,7 +25,6 @@ from ._tables import tool_calls
 from ._timeline import gap_between
 
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
-_RECALL: Key[pd.DataFrame | None] = Key("compactions.recall")
 _REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
 ID_KINDS = schema.ID_KINDS
 
@@ -94,23 +94,34 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
     sched = threshold_schedule(src)
-    present = set(st.order)
+    present = st.order  # ascending
     a = src.audit()
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
-    h = src.history().set_index("seq")
+    h = src.history()
+    at = {q: i for i, q in enumerate(h["seq"].tolist())}
+    h_created = h["created_at"].tolist()
+    h_model = h["model"].tolist()
     ref = refetches(src)
-    calls = np.asarray(st.calls, dtype="int64")
+    ref_counts: dict[int, tuple[int, int]] = {}  # event id -> (refetches, their tokens)
+    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].fillna(0).tolist(), strict=True):
+        n, tok = ref_counts.get(j, (0, 0))
+        ref_counts[j] = (n + 1, tok + int(t))
+    calls = st.calls  # ascending
+    ev_event = [str(x) for x in ev["event"]]
+    ev_bound = [int(x) for x in ev["boundary_seq"]]
+    ev_summary = [as_int(x) for x in ev["summary_seq"]]
+    ev_aids = [tuple(x) for x in ev["audit_ids"]]
+    ev_lost = [bool(x) for x in ev["summary_lost"]]
     recs: list[dict[str, Any]] = []
     prev_bound: int | None = None
     prev_tail: list[int] = []
     for j in range(len(ev)):
-        e = ev.iloc[j]
-        b = int(e["boundary_seq"])
-        s_seq = as_int(e["summary_seq"])
-        audited = bool(len(e["audit_ids"]))
+        b = ev_bound[j]
+        s_seq = ev_summary[j]
+        audited = bool(len(ev_aids[j]))
         swept = st.swept[j]
         tail = st.tails[j]
-        kind = _event_kind(src, st, j)
+        kind = _event_kind(st, j)
         # range and size
         if audited:
             known = swept
@@ -121,13 +132,13 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             lo = min([prev_bound + 1, *prev_tail]) if prev_bound is not None else None
             hi = b
             if lo is not None:
-                rng = set(range(lo, hi + 1)) | set(prev_tail)
-                missing = sum(1 for q in rng if q not in present)
+                missing = _missing(present, lo, hi, prev_tail)
             else:
                 missing = None
             known = swept
         n_swept = None if missing is None else len(known) + missing
-        summ_rows = [st.rows[q] for q in known if q not in tail]
+        tail_set = set(tail)
+        summ_rows = [st.rows[q] for q in known if q not in tail_set]
         conv_rows = [r for r in summ_rows if r.conv]
         sch: int | None = None  # unknown when the swept rows are gone
         stok: int | None = None
@@ -142,8 +153,8 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         # The call that triggered it: the last one before the boundary, in this epoch, with no
         # discarded rows between them (else it is unknown, not the previous event's).
-        before = calls[calls <= b]
-        last = int(before[-1]) if len(before) else None
+        k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
+        last = calls[k - 1] if k else None
         trig = (
             st.rows[last].ttot
             if last is not None
@@ -151,22 +162,22 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             and gap_between(src, last, b + 1) is None
             else None
         )
-        if s_seq is not None and s_seq in h.index:
-            created = h.at[s_seq, "created_at"]
+        if s_seq is not None and s_seq in at:
+            created = h_created[at[s_seq]]
         else:
-            ts = [t for x in e["audit_ids"] if (t := a_times.get(x)) is not None and not pd.isna(t)]
+            ts = [t for x in ev_aids[j] if (t := a_times.get(x)) is not None and not pd.isna(t)]
             created = max(ts) if ts else pd.NaT
         rec = {
             "event_id": j,
-            "event": str(e["event"]),
+            "event": ev_event[j],
             "kind": kind,
             "instructions": st.instructions[j] if st.instructions[j] else None,
             "summary_seq": s_seq,
             "created_at": created,
             "boundary_seq": b,
             "audited": audited,
-            "audit_ids": tuple(e["audit_ids"]),
-            "summary_lost": bool(e["summary_lost"]),
+            "audit_ids": ev_aids[j],
+            "summary_lost": ev_lost[j],
             "swept_start": lo,
             "swept_end": hi,
             "n_swept": n_swept,
@@ -178,30 +189,44 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "compression_ratio": ratio,
             "compaction_input": srow.tin if srow else None,
             "compaction_output": srow.tout if srow else None,
-            "compaction_model": h.at[s_seq, "model"] if srow else None,
+            "compaction_model": h_model[at[s_seq]] if srow else None,
             "tail_seqs": tuple(tail),
             "n_tail": len(tail),
             "trigger_tokens": trig,
             "threshold": threshold_at(sched, b)[0],
         }
         rec.update(_recall_columns(src, st, j))
-        mine = ref[ref["event_id"] == j]
-        rec["n_refetches"] = len(mine)
-        rec["refetch_tokens"] = int(mine["result_tokens"].fillna(0).sum())
-        after = calls[calls > b][:cache_window]
-        bef = before[-cache_window:] if cache_window else before[:0]
+        rec["n_refetches"], rec["refetch_tokens"] = ref_counts.get(j, (0, 0))
+        # calls[:k][-cache_window:] and calls[k:][:cache_window], without copying calls
+        bef = range(*slice(-cache_window, None).indices(k)) if cache_window else range(0)
+        aft = range(*slice(None, cache_window).indices(len(calls) - k))
+        before = [calls[i] for i in bef]
+        after = [calls[k + i] for i in aft]
         for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
-            rec[f"{name}_before"] = sum(getattr(st.rows[int(q)], attr) or 0 for q in bef)
-            rec[f"{name}_after"] = sum(getattr(st.rows[int(q)], attr) or 0 for q in after)
+            rec[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
+            rec[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
         recs.append(rec)
         prev_bound, prev_tail = b, list(tail)
     df = schema.frame(recs, schema.COMPACTIONS)
     return df.copy(deep=False)
 
 
-def _event_kind(src: AgentSource, st: ReplayState, j: int) -> str:
-    ev = st.events
-    if str(ev["event"].iloc[j]) == "clear":
+def _missing(present: list[int], lo: int, hi: int, extra: list[int]) -> int:
+    """How many seqs of ``lo..hi`` and ``extra`` are not in ``present`` (sorted, unique):
+    interval arithmetic, however wide the range."""
+
+    def has(q: int) -> bool:
+        i = bisect.bisect_left(present, q)
+        return i < len(present) and present[i] == q
+
+    n = 0
+    if hi >= lo:
+        n = (hi - lo + 1) - (bisect.bisect_right(present, hi) - bisect.bisect_left(present, lo))
+    return n + sum(1 for q in set(extra) if not lo <= q <= hi and not has(q))
+
+
+def _event_kind(st: ReplayState, j: int) -> str:
+    if st.kinds[j] == "clear":
         return "clear"
     if st.manual[j]:
         return "manual"
@@ -219,42 +244,64 @@ def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]
     rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
     for k in ID_KINDS:
         rec[f"recall_{k}"] = None
-    df = _recall_frame(src, st, j)
-    if df is None:
+    found = _recall_found(src, st, j)
+    if found is None:
         return rec
-    rec["n_identifiers"] = len(df)
-    rec["n_recalled"] = int(df["recalled"].sum())
-    rec["recall"] = float(df["recalled"].mean()) if len(df) else None
+    kinds, flags = found[0], found[3]
+    rec["n_identifiers"] = len(kinds)
+    rec["n_recalled"] = sum(flags)
+    rec["recall"] = sum(flags) / len(flags) if flags else None
+    by_kind: dict[str, list[int]] = {}
+    for k, f in zip(kinds, flags, strict=True):
+        by_kind.setdefault(k, [0, 0])
+        by_kind[k][0] += f
+        by_kind[k][1] += 1
     for k in ID_KINDS:
-        sub = df[df["kind"] == k]
-        rec[f"recall_{k}"] = float(sub["recalled"].mean()) if len(sub) else None
+        if k in by_kind:
+            rec[f"recall_{k}"] = by_kind[k][0] / by_kind[k][1]
     return rec
 
 
-def _recall_frame(src: AgentSource, st: ReplayState, j: int) -> pd.DataFrame | None:
-    return src.memo.get(_RECALL, lambda: _build_recall_frame(st, j), j)
+#: Identifiers of one event: kinds, values, first seqs and whether the summary recalls each.
+_Found = tuple[list[str], list[str], list[int], list[bool]]
+_FOUND: Key[_Found | None] = Key("compactions.recall")
 
 
-def _build_recall_frame(st: ReplayState, j: int) -> pd.DataFrame | None:
-    ev = st.events
-    s_seq = as_int(ev["summary_seq"].iloc[j])
-    if str(ev["event"].iloc[j]) != "compaction" or s_seq is None or s_seq not in st.rows:
+def _recall_found(src: AgentSource, st: ReplayState, j: int) -> _Found | None:
+    return src.memo.get(_FOUND, lambda: _find_recall(st, j), j)
+
+
+def _find_recall(st: ReplayState, j: int) -> _Found | None:
+    s_seq = st.summaries[j]
+    if st.kinds[j] != "compaction" or s_seq is None or s_seq not in st.rows:
         return None
-    if not len(ev["audit_ids"].iloc[j]):
+    if not st.audit_ids[j]:
         return None
     summary = strip_summary(_row_text(st.rows[s_seq]))
     tail = set(st.tails[j])
     rows = [st.rows[q] for q in st.swept[j] if q not in tail]
     ids = identifiers(rows)
-    df = pd.DataFrame(
+    return (
+        [k for k, _, _ in ids],
+        [v for _, v, _ in ids],
+        [q for _, _, q in ids],
+        recalled_all([(k, v) for k, v, _ in ids], summary),
+    )
+
+
+def _recall_frame(src: AgentSource, st: ReplayState, j: int) -> pd.DataFrame | None:
+    found = _recall_found(src, st, j)
+    if found is None:
+        return None
+    kinds, values, seqs, flags = found
+    return pd.DataFrame(
         {
-            "kind": pd.array([k for k, _, _ in ids], dtype="string"),
-            "value": pd.array([v for _, v, _ in ids], dtype="string"),
-            "first_seq": pd.array([q for _, _, q in ids], dtype="Int64"),
-            "recalled": np.array([recalled(k, v, summary) for k, v, _ in ids], dtype=bool),
+            "kind": pd.array(kinds, dtype="string"),
+            "value": pd.array(values, dtype="string"),
+            "first_seq": pd.array(seqs, dtype="Int64"),
+            "recalled": np.array(flags, dtype=bool),
         }
     )
-    return df
 
 
 def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
@@ -336,27 +383,38 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
             canon = str(inp)
         sigs.append((int(cs), str(name), canon, as_int(rs)))
     bounds = [int(b) for b in ev["boundary_seq"]]
+    kinds = [str(e) for e in ev["event"]]
+    summ = [as_int(x) for x in ev["summary_seq"]]
+    # every row is swept by one event at most: the call signatures each compaction swept
+    swept_by: dict[int, int] = {}
+    for j in range(len(ev)):
+        if kinds[j] == "compaction":
+            tail = set(st.tails[j])
+            swept_by.update((q, j) for q in st.swept[j] if q not in tail)
+    last: dict[int, dict[tuple[str, str], int]] = {}  # event -> signature -> latest swept call
+    for cs, name, canon, _ in sigs:
+        if (e := swept_by.get(cs)) is not None:
+            last.setdefault(e, {})[(name, canon)] = cs
+    by_seq = sorted(range(len(sigs)), key=lambda i: (sigs[i][0], i))
+    seqs = [sigs[i][0] for i in by_seq]
     recs = []
     for j in range(len(ev)):
-        if str(ev["event"].iloc[j]) != "compaction":
+        if kinds[j] != "compaction":
             continue
-        swept = set(st.swept[j]) - set(st.tails[j])
-        hi = bounds[j + 1] if j + 1 < len(ev) else None
-        last: dict[tuple[str, str], int] = {}
-        for cs, name, canon, _ in sigs:
-            if cs in swept:
-                last[(name, canon)] = cs
-        for cs, name, canon, rs in sigs:
-            if cs <= bounds[j] or (hi is not None and cs > hi):
-                continue
-            orig = last.get((name, canon))
+        # the calls after this event, up to the next event's boundary, in their order
+        lo = bisect.bisect_right(seqs, bounds[j])
+        hi = bisect.bisect_right(seqs, bounds[j + 1]) if j + 1 < len(ev) else len(seqs)
+        mine = last.get(j, {})
+        for i in sorted(by_seq[lo:hi]):
+            cs, name, canon, rs = sigs[i]
+            orig = mine.get((name, canon))
             if orig is None:
                 continue
             rr = st.rows.get(rs) if rs is not None else None
             recs.append(
                 {
                     "event_id": j,
-                    "summary_seq": as_int(ev["summary_seq"].iloc[j]),
+                    "summary_seq": summ[j],
                     "seq": cs,
                     "tool_name": name,
                     "tool_input": canon,

@@ -51,15 +51,34 @@ def history_rows(rows: RowBuilder) -> tuple[np.ndarray, np.ndarray]:
     return chosen[display], copies[display]
 
 
+def blob_tops(rows: RowBuilder, spans: list[tuple[int, int, int]]) -> dict[int, int | None]:
+    """Highest seq of each blob: ``spans`` holds ``(audit id, first row, end row)`` of the
+    rows each blob added to ``rows`` (None when none of them has a seq)."""
+    if not spans:
+        return {}
+    seq, na = rows.int_array("seq")
+    end = spans[-1][2]
+    seq = np.where(na, np.iinfo(np.int64).min, seq)[:end]
+    starts = np.array([lo for _, lo, _ in spans], dtype=np.int64)
+    # reduceat runs each span to the next one's start: the spans are non-empty, in order and
+    # contiguous (the blobs' rows were added one blob after the other)
+    top = np.maximum.reduceat(seq, starts)
+    has = np.logical_or.reduceat(~na[:end], starts)
+    return {
+        aid: (int(t) if h else None)
+        for (aid, _, _), t, h in zip(spans, top.tolist(), has.tolist(), strict=True)
+    }
+
+
 def events(
-    history: pd.DataFrame, blob_seqs: dict[int, list[int]], audit_times: dict[int, int]
+    history: pd.DataFrame, blob_tops: dict[int, int | None], audit_times: dict[int, int]
 ) -> pd.DataFrame:
     """Compaction and clear events, in order.
 
     Parameters
     ----------
     history : the merged history frame.
-    blob_seqs : loop audit id -> every seq its blob holds.
+    blob_tops : loop audit id -> the highest seq its blob holds (None when it holds none).
     audit_times : loop audit id -> its ``created_at`` in ms.
 
     Returns one row per event: ``event`` (``compaction``/``clear``), ``summary_seq`` (compactions),
@@ -73,18 +92,18 @@ def events(
         zip(summ["seq"].astype("int64"), summ["ord"].tolist(), strict=True), key=lambda x: x[0]
     )
     summary_seqs = [int(x[0]) for x in summaries]
-    seqs_present = set(history["seq"].astype("int64").tolist())
+    present: list[int] = sorted_unique(history["seq"].to_numpy(dtype="int64")).tolist()
+    high = present[-1] if present else 0
     attached: dict[int, list[int]] = {}
     loose: list[int] = []
-    for aid in sorted(blob_seqs):
-        seqs = blob_seqs[aid]
-        if not seqs:
+    for aid in sorted(blob_tops):
+        top = blob_tops[aid]
+        if top is None:
             loose.append(aid)
             continue
-        top = max(seqs)
         i = bisect.bisect_right(summary_seqs, top)  # the first summary after the archive
         target = summaries[i] if i < len(summaries) else None
-        if target is not None and _is_tail(range(top + 1, target[0]), target[1], seqs_present):
+        if target is not None and _is_tail(top + 1, int(target[0]), target[1], present):
             attached.setdefault(int(target[0]), []).append(aid)
         else:
             loose.append(aid)
@@ -111,11 +130,10 @@ def events(
         else:
             groups.append([aid])
     for g in groups:
-        top = max((max(blob_seqs[a]) for a in g if blob_seqs[a]), default=0)
+        top = max((t for a in g if (t := blob_tops[a]) is not None), default=0)
         # The row right after the archived ones is missing: that is where a compaction's
         # summary stood before a later, unaudited compaction discarded it.
-        high = max(seqs_present, default=0)
-        lost = top > 0 and (top + 1) not in seqs_present and (top + 1) <= high
+        lost = top > 0 and (top + 1) <= high and _count(present, top + 1, top + 2) == 0
         rows.append(
             {
                 "event": "compaction" if lost else "clear",
@@ -136,13 +154,30 @@ def events(
     return ev
 
 
-def _is_tail(between: range, s_ord: object, present: set[int]) -> bool:
-    """True when every seq between an archive and a summary is that summary's preserved tail."""
-    if any(q not in present for q in between):
+def _count(present: list[int], lo: int, hi: int) -> int:
+    """How many of the sorted unique seqs ``present`` lie in ``lo..hi-1``."""
+    return bisect.bisect_left(present, hi) - bisect.bisect_left(present, lo)
+
+
+def _is_tail(lo: int, hi: int, s_ord: object, present: list[int]) -> bool:
+    """True when every seq in ``lo..hi-1`` (between an archive and a summary) is present and
+    is that summary's preserved tail (a row written after the summary's ``ord``)."""
+    if hi <= lo:
+        return True
+    if _count(present, lo, hi) != hi - lo:
         return False
-    if s_ord is None or s_ord is pd.NA:
-        return len(between) == 0
-    return all(q > int(s_ord) for q in between)  # type: ignore[call-overload]
+    if not isinstance(s_ord, int):  # no ord (None or NA): no preserved tail
+        return False
+    return lo > s_ord
+
+
+def sorted_unique(values: np.ndarray) -> np.ndarray:
+    """``np.unique`` by sorting (numpy's hash-based unique is several times slower on the
+    nearly sorted seqs of a history)."""
+    s = np.sort(values)
+    keep = np.ones(len(s), dtype=bool)
+    keep[1:] = s[1:] != s[:-1]
+    return s[keep]
 
 
 def add_epochs(history: pd.DataFrame, ev: pd.DataFrame) -> pd.DataFrame:
@@ -155,7 +190,7 @@ def add_epochs(history: pd.DataFrame, ev: pd.DataFrame) -> pd.DataFrame:
 
 def gaps(present: pd.Series, high: int) -> pd.DataFrame:
     """Seq ranges in ``1..high`` missing from ``present``."""
-    have = np.unique(present.to_numpy(dtype="int64"))
+    have = sorted_unique(present.to_numpy(dtype="int64"))
     have = have[(have >= 1) & (have <= high)]
     starts, ends = [], []
     prev = 0
@@ -241,17 +276,18 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
             return True
         return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
 
+    last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
     for i in summaries:
         s = int(seq[i])
+        before = [int(eligible[p]) for p in last[s]]  # display order
         for k in range(REAPPENDED_TAIL, 0, -1):
             found = [at.get(s + 1 + j) for j in range(k)]
             copies = [c for c in found if c is not None]
             if len(copies) < k or any(kind[c] == "context" for c in copies):
                 continue
-            before = eligible[eligible_seq < s]
             if len(before) < k:
                 continue
-            pairs = list(zip(copies, before[-k:].tolist(), strict=True))
+            pairs = list(zip(copies, before[-k:], strict=True))
             if all(
                 role[c] == role[o]
                 and same_tokens(c, o, j == 0)
@@ -260,6 +296,30 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
             ):
                 out.update({int(seq[c]): int(seq[o]) for c, o in pairs})
                 break
+    return out
+
+
+def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list[int]]:
+    """For each limit: the last ``k`` positions ``p`` (ascending) with ``values[p] < limit``.
+
+    One sweep over the values in ascending order, however many limits (each keeps the ``k``
+    largest positions seen so far).
+
+    Examples
+    --------
+    >>> _last_below(np.array([5, 1, 7, 2, 3]), [3, 6, 1], 2)
+    {1: [], 3: [1, 3], 6: [3, 4]}
+    """
+    order = np.argsort(values, kind="stable").tolist()
+    vals = values.tolist()
+    out: dict[int, list[int]] = {}
+    top: list[int] = []
+    i = 0
+    for lim in sorted(set(limits)):
+        while i < len(order) and vals[order[i]] < lim:
+            top = sorted([*top, order[i]])[-k:]
+            i += 1
+        out[lim] = list(top)
     return out
 
 

@@ -42,6 +42,7 @@ check                         severity  ``table``   ``rows`` hold / meaning
 
 from __future__ import annotations
 
+import bisect
 import warnings
 from typing import Any
 
@@ -78,6 +79,18 @@ CHECK_ORDER = (
 )
 
 
+#: Lost seqs listed one by one in ``integrity()`` (a tuple per range); beyond this many in all,
+#: each ``lost_seqs`` row holds a ``range``.
+LISTED_LOST = 1_000_000
+
+
+class _Range:
+    """A range of seqs to report as it is (not expanded to a tuple)."""
+
+    def __init__(self, r: range) -> None:
+        self.range = r
+
+
 class _Report:
     def __init__(self) -> None:
         self.rows: list[dict[str, Any]] = []
@@ -88,7 +101,7 @@ class _Report:
                 "check": check,
                 "severity": severity,
                 "table": table,
-                "rows": tuple(int(r) for r in rows),
+                "rows": rows.range if isinstance(rows, _Range) else tuple(int(r) for r in rows),
                 "detail": detail,
             }
         )
@@ -122,7 +135,9 @@ def integrity(src: AgentSource) -> pd.DataFrame:
     -------
     DataFrame with columns ``check`` (string), ``severity`` (ordered category info < warning
     < error), ``table`` (string: ``adf_audit`` / ``adf_loop`` / ``adf_config``), ``rows``
-    (object: tuple of ints, audit ids for ``adf_audit``, seqs for ``adf_loop``), ``detail``
+    (object: tuple of ints, audit ids for ``adf_audit``, seqs for ``adf_loop``; when more
+    than :data:`LISTED_LOST` seqs are lost in all, each ``lost_seqs`` row holds a ``range`` of
+    its seqs instead, so a seq far beyond the rows costs no memory), ``detail``
     (string).
 
     Examples
@@ -164,12 +179,14 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
             "the oldest copy, the reference analyzer counts every copy",
         )
 
-    # Lost seq ranges.
+    # Lost seq ranges: kept as ranges, never one object per lost seq.
     gaps = src.history_gaps()
-    lost: set[int] = set()
-    for lo, hi, n in zip(gaps["start_seq"], gaps["end_seq"], gaps["n_seqs"], strict=True):
-        lo, hi = int(lo), int(hi)
-        lost.update(range(lo, hi + 1))
+    lost_lo = [int(x) for x in gaps["start_seq"]]
+    lost_hi = [int(x) for x in gaps["end_seq"]]
+    # the seqs of each range as a tuple, like every other finding; past LISTED_LOST seqs in all
+    # (a hostile seq or counter far beyond the rows) as a range object, the same seqs lazily
+    listed = sum(hi - lo + 1 for lo, hi in zip(lost_lo, lost_hi, strict=True)) <= LISTED_LOST
+    for lo, hi, n in zip(lost_lo, lost_hi, gaps["n_seqs"], strict=True):
         cover = [aid for aid, (s, e) in bad_ranges.items() if s <= hi and e >= lo]
         detail = (
             f"seq {lo}..{hi} ({int(n)} row(s)) deleted and archived nowhere: not in the live loop "
@@ -177,7 +194,12 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
         )
         if cover:
             detail += f" (undecodable audit row(s) {', '.join(map(str, cover))} may hold them)"
-        rep.add("lost_seqs", "warning", "adf_loop", range(lo, hi + 1), detail)
+        rows = range(lo, hi + 1)
+        rep.add("lost_seqs", "warning", "adf_loop", rows if listed else _Range(rows), detail)
+
+    def lost(q: int) -> bool:
+        i = bisect.bisect_right(lost_lo, q) - 1  # the last range starting at or before q
+        return i >= 0 and q <= lost_hi[i]
 
     # Loop audit switched off.
     if not audit_settings(src.config())["loop"]:
@@ -243,7 +265,7 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
     if len(orphan):
         os_ = sorted(set(orphan["seq"].astype(int)))
         # Right after lost rows, the call was most likely among them.
-        after_lost = [s for s in os_ if (s - 1) in lost]
+        after_lost = [s for s in os_ if lost(s - 1)]
         other = [s for s in os_ if s not in after_lost]
         if other:
             rep.add(

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import warnings
-from array import array
 from typing import Any
 
 import numpy as np
@@ -26,15 +25,17 @@ from ._rows import (
     MESSAGE_OVERHEAD,
     blob_content,
     parse_content,
-    parse_tokens,
     row_facts,
+    token_counts,
 )
 from .schema import LOOP
 
 _ROLES = ("user", "assistant")
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
-#: Integer columns built by :class:`RowBuilder` (besides ``position``, set when sorting).
+#: Integer fields of a row, in the order :class:`RowBuilder` stores them (one int64 each):
+#: the integer columns, then ``created_at`` (ms), the codes of the category columns and the
+#: ``malformed`` flag. ``position`` is set when sorting.
 _INT_COLS = (
     "seq",
     "ord",
@@ -49,7 +50,11 @@ _INT_COLS = (
     "media_chars",
     "audit_id",
 )
+_FIELDS = (*_INT_COLS, "created_at", "role", "kind", "origin", "malformed")
+_NF = len(_FIELDS)
+_FIELD = {c: i for i, c in enumerate(_FIELDS)}
 _STR_COLS = ("subkind", "context_category", "model", "block_types", "tool_names", "text", "content")
+_NS = len(_STR_COLS)
 _CATEGORIES: dict[str, tuple[str, ...]] = {
     "role": _ROLES,
     "kind": KINDS,
@@ -58,7 +63,6 @@ _CATEGORIES: dict[str, tuple[str, ...]] = {
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _ORIGIN_CODE = {"live": 0, "audit": 1}
 _NA_MS = np.iinfo(np.int64).min
-_NO_TOKENS, _ = parse_tokens(None)
 #: Text columns are built blob by blob and then copied once into the final order. The system
 #: allocator hands large freed buffers straight back to the OS, where Arrow's default pool
 #: (mimalloc) keeps them: measured on 600 MB of text, peak RSS ~2.4x the frame against ~3.4x.
@@ -135,25 +139,24 @@ def _text_array(values: list[Any]) -> pa.Array:
 
 
 class RowBuilder:
-    """Accumulates loop rows column by column, then makes one typed frame.
+    """Accumulates loop rows, then makes one typed frame.
 
-    The per-row work is plain Python over already-parsed values; everything after it is
-    columnar. Text columns move to Arrow at every :meth:`flush` (the caller flushes once per
-    blob), so the Python strings of only one blob are alive at a time.
+    The per-row work is plain Python over already-parsed values: each row appends its integer
+    fields to one flat int64 buffer and its text fields to one flat list. Everything after it
+    is columnar. Text moves to Arrow at every :meth:`flush` (the caller flushes every few
+    thousand rows or megabytes), so few Python strings are alive at a time.
     """
 
     def __init__(self) -> None:
         self.n = 0
-        # Integers go to raw int64 buffers (NA = _NA_MS), not lists of int objects: thousands
-        # of long-lived ints scattered among each blob's short-lived parsed objects would pin
-        # the interpreter's memory arenas (measured: ~0.5 GB held on a 600 MB history).
-        self._ints: dict[str, array[int]] = {c: array("q") for c in _INT_COLS}
-        self._codes: dict[str, array[int]] = {c: array("b") for c in _CATEGORIES}
-        self._created: array[int] = array("q")
-        self._malformed: list[bool] = []
-        self._strs: dict[str, list[Any]] = {c: [] for c in _STR_COLS}
+        # Integers wait in a flat list (a C-level extend per row) and move to int64 matrices
+        # (NA = _NA_MS) at every flush: thousands of long-lived int objects scattered among
+        # each blob's short-lived parsed objects would pin the interpreter's memory arenas
+        # (measured: ~0.5 GB held on a 600 MB history).
+        self._ints: list[int] = []
+        self._int_chunks: list[np.ndarray] = []
+        self._strs: list[Any] = []
         self._chunks: dict[str, list[pa.Array]] = {c: [] for c in _STR_COLS}
-        self._pending: list[tuple[Any, ...]] = []
         self.bad_content: list[Any] = []
         self.bad_tokens: list[Any] = []
         self.bad_nulls: list[Any] = []
@@ -186,33 +189,109 @@ class RowBuilder:
 
     def add_blob(self, value: list[Any], audit_id: int) -> None:
         """Add every element of a decoded ``loop`` blob (rows as :func:`_blobs.decode` gives
-        them, ``content_json`` already parsed); ``origin`` is ``audit``."""
+        them, ``content_json`` already parsed); ``origin`` is ``audit``.
+
+        The usual element (content a list of block objects) is flattened inline here, with the
+        same functions of the row rule as :meth:`add`; any other goes through :meth:`_add`.
+        """
+        na = _NA_MS
+        aid = na if (v := _ival(audit_id)) is None else v
+        put_ints = self._ints.extend
+        put_strs = self._strs.extend
+        bad_tokens, bad_nulls = self.bad_tokens, self.bad_nulls
+        need_created = self.created_at_stored
+        dumps = orjson.dumps
+        facts = row_facts
+        counts = token_counts
+        kind_code = _KIND_CODE
+        lo, hi, ms = _I64_MIN, _I64_MAX, _MS_LIMIT
+        n = 0
         for el in value:
             get = el.get
             content = get("content_json")
-            if type(content) is list and all(type(b) is dict for b in content):
-                blocks, bad_c = content, False
+            role = get("role")
+            seq = get("seq")
+            try:
+                if type(content) is not list:
+                    raise TypeError
+                # a block that is not an object has no .get: AttributeError
+                kind, sub, types, tools, text, chars, media = facts(role, content)
                 try:
-                    text: str | bytes | None = orjson.dumps(content)
+                    js: str | bytes | None = dumps(content)
                 except TypeError:
-                    text = json_text(content)
+                    js = json_text(content)
+            except (TypeError, AttributeError):
+                self._add_element(el, audit_id)
+                continue
+            tokens = get("tokens")
+            if tokens is None:
+                ti = to = tcr = tcw = tr = tt = na
+                bad_t = False
             else:
-                content = blob_content(content)
-                blocks, bad_c = parse_content(content)
-                text = content if isinstance(content, str) else json_text(content)
-            self._add(
-                get("seq"),
-                get("ord"),
-                get("role"),
-                blocks,
-                bad_c,
-                text,
-                get("model"),
-                get("tokens"),
-                get("created_at"),
-                "audit",
-                audit_id,
+                ti, to, tcr, tcw, tr, tt, bad_t = counts(tokens, na)
+                if bad_t:
+                    bad_tokens.append(seq)
+            o = get("ord")
+            created = get("created_at")
+            model = get("model")
+            bad = bad_t
+            if role is None or (created is None and need_created):
+                bad_nulls.append(seq)
+                bad = True
+            put_ints(
+                (
+                    seq if type(seq) is int and lo < seq <= hi else na,
+                    o if type(o) is int and lo < o <= hi else na,
+                    ti,
+                    to,
+                    tcr,
+                    tcw,
+                    tr,
+                    tt,
+                    len(content),
+                    chars,
+                    media,
+                    aid,
+                    created if type(created) is int and created and -ms < created < ms else na,
+                    0 if role == "user" else 1 if role == "assistant" else -1,
+                    kind_code[kind],
+                    1,  # audit
+                    bad,
+                )
             )
+            put_strs(
+                (
+                    sub,
+                    sub if kind == "context" else None,
+                    model if type(model) is str else None,
+                    types,
+                    tools,
+                    text,
+                    js,
+                )
+            )
+            n += 1
+        self.n += n
+
+    def _add_element(self, el: dict[str, Any], audit_id: int) -> None:
+        """One blob element whose content is not a list of block objects."""
+        get = el.get
+        content = blob_content(get("content_json"))
+        blocks, bad_c = parse_content(content)
+        text = content if isinstance(content, str) else json_text(content)
+        self._add(
+            get("seq"),
+            get("ord"),
+            get("role"),
+            blocks,
+            bad_c,
+            text,
+            get("model"),
+            get("tokens"),
+            get("created_at"),
+            "audit",
+            audit_id,
+        )
 
     def _add(
         self,
@@ -228,7 +307,8 @@ class RowBuilder:
         origin: str,
         audit_id: int | None,
     ) -> None:
-        toks, bad_t = (_NO_TOKENS, False) if tokens is None else parse_tokens(tokens)
+        na = _NA_MS
+        ti, to, tcr, tcw, tr, tt, bad_t = token_counts(tokens, na)
         if bad_c:
             self.bad_content.append(seq)
         if bad_t:
@@ -239,26 +319,29 @@ class RowBuilder:
         kind, sub, types, tools, text, chars, media = row_facts(role, blocks)
         if bad_c and not blocks:
             kind = "unknown"
-        na = _NA_MS
-        self._pending.append(
+        self._ints.extend(
             (
                 na if (v := _ival(seq)) is None else v,
                 na if (v := _ival(ord_)) is None else v,
-                na if (v := toks["input"]) is None else v,
-                na if (v := toks["output"]) is None else v,
-                na if (v := toks["cache_read"]) is None else v,
-                na if (v := toks["cache_write"]) is None else v,
-                na if (v := toks["reasoning"]) is None else v,
-                na if (v := toks["total"]) is None else v,
+                ti,
+                to,
+                tcr,
+                tcw,
+                tr,
+                tt,
                 len(blocks),
                 chars,
                 media,
                 na if (v := _ival(audit_id)) is None else v,
+                _ms(created_at),
                 0 if role == "user" else 1 if role == "assistant" else -1,
                 _KIND_CODE[kind],
                 _ORIGIN_CODE[origin],
-                _ms(created_at),
                 bad_c or bad_t or bad_n,
+            )
+        )
+        self._strs.extend(
+            (
                 sub,
                 sub if kind == "context" else None,
                 model if isinstance(model, str) else None,
@@ -270,31 +353,15 @@ class RowBuilder:
         )
         self.n += 1
 
-    def _move_pending(self) -> None:
-        """Move the rows added since the last call (one tuple each) to the column buffers."""
-        pending = self._pending
-        if not pending:
-            return
-        cols = list(zip(*pending, strict=True))
-        self._pending = []
-        ints, codes, strs = self._ints, self._codes, self._strs
-        for name, col in zip(_INT_COLS, cols, strict=False):
-            ints[name].extend(col)
-        k = len(_INT_COLS)
-        for j, name in enumerate(("role", "kind", "origin")):
-            codes[name].extend(cols[k + j])
-        self._created.extend(cols[k + 3])
-        self._malformed.extend(cols[k + 4])
-        for name, col in zip(_STR_COLS, cols[k + 5 :], strict=True):
-            strs[name].extend(col)
-
     def flush(self) -> None:
-        """Move the pending text values to Arrow (call once per blob to bound memory)."""
-        self._move_pending()
-        for name, values in self._strs.items():
-            if values:
-                self._chunks[name].append(_text_array(values))
-                self._strs[name] = []
+        """Move the values added since the last call to numpy (integers) and Arrow (text);
+        bounds memory: call it every few thousand rows."""
+        self._flush_ints()
+        strs = self._strs
+        if strs:
+            for j, name in enumerate(_STR_COLS):
+                self._chunks[name].append(_text_array(strs[j::_NS]))
+            self._strs = []
 
     def warn(self, where: str, *, stacklevel: int = 4) -> None:
         """Warn about the rows with unreadable content or tokens, or a NULL role or
@@ -314,16 +381,27 @@ class RowBuilder:
                 )
         self.bad_content, self.bad_tokens, self.bad_nulls = [], [], []
 
+    def _flush_ints(self) -> None:
+        if self._ints:
+            self._int_chunks.append(np.array(self._ints, dtype=np.int64).reshape(-1, _NF))
+            self._ints = []
+
     def seqs(self, start: int = 0, stop: int | None = None) -> list[int]:
         """The integer ``seq`` values of the rows at positions ``start:stop``."""
-        self._move_pending()
-        return [v for v in self._ints["seq"][start:stop] if v != _NA_MS]
+        vals: list[int] = self._field("seq")[start:stop].tolist()
+        return [v for v in vals if v != _NA_MS]
+
+    def _field(self, name: str) -> np.ndarray:
+        """One integer field of every row added (a strided view)."""
+        self._flush_ints()
+        if len(self._int_chunks) != 1:  # one matrix, made when first needed
+            self._int_chunks = [np.concatenate([np.zeros((0, _NF), np.int64), *self._int_chunks])]
+        return self._int_chunks[0][:, _FIELD[name]]
 
     # -- columnar part ---------------------------------------------------------------------
     def int_array(self, name: str) -> tuple[np.ndarray, np.ndarray]:
         """``(values, mask)`` of an integer column over every row added (NA -> 0, masked)."""
-        self._move_pending()
-        vals = np.frombuffer(self._ints[name], dtype=np.int64).copy()
+        vals = self._field(name).copy()
         mask = vals == _NA_MS
         vals[mask] = 0
         return vals, mask
@@ -356,15 +434,15 @@ class RowBuilder:
                 vals, mask = self.int_array(name) if name != "est_tokens" else self._est()
                 data[name] = pd.arrays.IntegerArray(vals[rows], mask[rows])
             elif dtype == "category":
-                codes = np.frombuffer(self._codes[name], dtype=np.int8)[rows]
+                codes = self._field(name)[rows].astype(np.int8)
                 data[name] = pd.Categorical.from_codes(
                     codes, dtype=pd.CategoricalDtype(list(_CATEGORIES[name]))
                 )
             elif dtype.startswith("datetime"):
-                ms = np.frombuffer(self._created, dtype=np.int64)[rows]
+                ms = self._field(name)[rows]
                 data[name] = pd.Series(ms.view("datetime64[ms]")).dt.tz_localize("UTC").array
             elif dtype == "bool":
-                data[name] = np.asarray(self._malformed, dtype=bool)[rows]
+                data[name] = self._field(name)[rows].astype(bool)
             else:
                 chunks = self._chunks.pop(name) if consume else self._chunks[name]
                 data[name] = pd.arrays.ArrowStringArray(_gather(chunks, rows, idx))

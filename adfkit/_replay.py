@@ -32,7 +32,7 @@ from ._rows import (
 )
 from ._settings import threshold_at, threshold_schedule
 from ._source import AgentSource, Key
-from ._timeline import gap_list, resets, restarts
+from ._timeline import gap_between, resets, restarts
 
 #: Conversation parts of a call: the columns of :meth:`AgentFile.replay` (and
 #: :meth:`AgentFile.composition`) that sum to its estimate, by kind of row: compaction summary,
@@ -111,6 +111,10 @@ class ReplayState:
     parts: dict[int, tuple[tuple[int, int], ...]]
     reappended: set[int] = field(default_factory=set)
     fallback: set[int] = field(default_factory=set)  # events whose tail was re-appended
+    # the columns of ``events`` as lists, per event
+    kinds: list[str] = field(default_factory=list)  # compaction or clear
+    summaries: list[int | None] = field(default_factory=list)
+    audit_ids: list[tuple[int, ...]] = field(default_factory=list)
 
 
 def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
@@ -197,6 +201,10 @@ def _build_replay(src: AgentSource) -> ReplayState:
         rows[q].call = False
     fallback: set[int] = set()
     ev_order = sorted(range(n_ev), key=lambda j: (bounds[j], j))
+    event_of_summary: dict[int, int] = {}  # summary seq -> its first event
+    for j in range(n_ev - 1, -1, -1):
+        if (sj := summ[j]) is not None:
+            event_of_summary[sj] = j
     p = 0
 
     def apply(j: int) -> None:
@@ -240,11 +248,11 @@ def _build_replay(src: AgentSource) -> ReplayState:
         live[s] = r
         # a fallback-path summary: its preserved tail is the originals of the copies after it
         if r.kind == "compaction_summary" and r.ord is None and s + 1 in copies:
-            j = next((k for k in range(n_ev) if summ[k] == s), None)
-            if j is not None and not tails[j]:
+            e = event_of_summary.get(s)
+            if e is not None and not tails[e]:
                 t = [copies[q] for q in range(s + 1, s + 1 + MANUAL_TAIL) if q in copies]
-                tails[j] = t
-                fallback.add(j)
+                tails[e] = t
+                fallback.add(e)
     while p < len(ev_order):
         apply(ev_order[p])
         p += 1
@@ -253,10 +261,20 @@ def _build_replay(src: AgentSource) -> ReplayState:
     manual = [False] * n_ev
     instructions: list[str | None] = [None] * n_ev
     forced = [False] * n_ev
+    # index in ``order`` of the latest model call at or before each index (-1: none)
+    last_call: list[int] = []
+    k = -1
+    for i, q in enumerate(order):
+        r = rows[q]
+        if r.kind == "assistant" and r.call:
+            k = i
+        last_call.append(k)
     for j in range(n_ev):
         if kinds[j] == "compaction":
             forced[j] = lost[j] or not aids[j] or bounds[j] not in present
-            call = _loop_compact_before(rows, order, bounds[j])
+            i = bisect.bisect_right(order, bounds[j]) - 1
+            c = last_call[i] if i >= 0 else -1
+            call = _loop_compact_call(rows[order[c]]) if c >= 0 else None
             if call is not None:
                 manual[j] = True
                 instructions[j] = call
@@ -277,27 +295,24 @@ def _build_replay(src: AgentSource) -> ReplayState:
         parts=part_sums,
         reappended=reappended,
         fallback=fallback,
+        kinds=kinds,
+        summaries=summ,
+        audit_ids=aids,
     )
 
 
 _NO_INSTR = ""
 
 
-def _loop_compact_before(rows: dict[int, ReplayRow], order: list[int], boundary: int) -> str | None:
-    """The latest model call at or before ``boundary``: if it called ``loop_compact`` (and its
-    results are stored before the boundary), return its instructions ('' when none)."""
-    i = int(np.searchsorted(np.asarray(order), boundary, side="right")) - 1
-    while i >= 0:
-        r = rows[order[i]]
-        if r.kind == "assistant" and r.call:
-            blocks, _ = parse_content(r.content)
-            for b in blocks:
-                if b.get("type") == "tool_use" and b.get("name") == "loop_compact":
-                    inp = b.get("input")
-                    v = inp.get("instructions") if isinstance(inp, dict) else None
-                    return v if isinstance(v, str) else _NO_INSTR
-            return None
-        i -= 1
+def _loop_compact_call(r: ReplayRow) -> str | None:
+    """When the model call ``r`` (the latest at or before an event's boundary) called
+    ``loop_compact``, its instructions ('' when none); else None."""
+    blocks, _ = parse_content(r.content)
+    for b in blocks:
+        if b.get("type") == "tool_use" and b.get("name") == "loop_compact":
+            inp = b.get("input")
+            v = inp.get("instructions") if isinstance(inp, dict) else None
+            return v if isinstance(v, str) else _NO_INSTR
     return None
 
 
@@ -329,12 +344,11 @@ def _prompt_parts(
     di_seq = [q for q, _ in di]
     r_points = [r[0] for r in resets(src)]
     restart_points = restarts(src)
-    gaps = gap_list(src)
     out: dict[int, tuple[int | None, float, int | None, float]] = {}
     for c in st.calls:
         j = bisect.bisect_right(sp_pos, positions[c]) - 1
         sp_s, sp_t = None, math.nan
-        if j >= 0 and not any(hi > sp[j][1] and lo < c for lo, hi in gaps):
+        if j >= 0 and gap_between(src, sp[j][1], c) is None:
             sp_s, sp_t = sp[j][1], sp[j][2] / 3.5
         k = bisect.bisect_right(r_points, c) - 1
         start = r_points[k] if k >= 0 else 0
@@ -436,7 +450,7 @@ def _replay(src: AgentSource) -> pd.DataFrame:
     }
     chat: int | None = None
     epoch_prev = None
-    bounds = [int(b) for b in st.events["boundary_seq"]]
+    bounds = sorted(int(b) for b in st.events["boundary_seq"])
     epochs = hc["epoch"].tolist()
     for i, s in enumerate(st.calls):
         r = st.rows[s]
@@ -467,7 +481,8 @@ def _replay(src: AgentSource) -> pd.DataFrame:
         cols["tokens_total"].append(r.ttot)
         cols["report_minus_est"].append(None if r.tin is None else r.tin - e)
         if chat is None:  # first call of an epoch: the estimate of the rebuilt conversation
-            lim = max((b for b in bounds if b < s), default=0)
+            k = bisect.bisect_left(bounds, s)  # the bounds below s: bounds[:k]
+            lim = bounds[k - 1] if k else 0
             first = [q for q in conv if st.rows[q].kind == "compaction_summary" or q <= lim]
             chat = estimate_tokens(
                 sum(st.rows[q].chars + MESSAGE_OVERHEAD for q in first),

@@ -60,6 +60,8 @@ NOTICE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("[Provider unavailable (", "provider_unavailable"),
 )
 
+_TRIGGER_OR_NOTICE = tuple(p for p, _ in TRIGGER_PREFIXES + NOTICE_PREFIXES)
+
 COMPACTION_MARKERS = ("[Loop Compacted, audited]", "[Loop Compacted]")
 SUMMARY_FOOTER = "\n\n---\nYour loop was compacted."
 _CONTEXT_RE = re.compile(r"^\[Context: ([^\]]+)\] ?")
@@ -111,6 +113,8 @@ def classify_user(first_text: Any, has_blocks: bool) -> tuple[str, str | None]:
         return "compaction_summary", "audited" if first_text.startswith(
             COMPACTION_MARKERS[0]
         ) else "unaudited"
+    if not first_text.startswith(_TRIGGER_OR_NOTICE):  # one call for most messages
+        return "message", "chat"
     for prefix, kind in TRIGGER_PREFIXES:
         if first_text.startswith(prefix):
             return "trigger", kind
@@ -275,6 +279,52 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
+#: Counts below this fit Int64 however two of them are added.
+_SAFE = 2**62
+
+
+def token_counts(raw: Any, na: Any = None) -> tuple[Any, Any, Any, Any, Any, Any, bool]:
+    """:func:`parse_tokens` as a tuple: ``(input, output, cache_read, cache_write, reasoning,
+    total, malformed)``, with ``na`` for every count that is absent.
+
+    Examples
+    --------
+    >>> token_counts({"input": 10, "output": 2})
+    (10, 2, None, None, None, 12, False)
+    >>> token_counts('{"input": "x", "output": 1}', na=-1)
+    (-1, 1, -1, -1, -1, -1, True)
+    """
+    if type(raw) is dict:
+        get = raw.get
+        i, o = get("input"), get("output")
+        cr, cw, r = get("cache_read"), get("cache_write"), get("reasoning")
+        # The common case, decided without a call: every count absent or a modest integer.
+        if (
+            (i is None or (type(i) is int and 0 <= i < _SAFE))
+            and (o is None or (type(o) is int and 0 <= o < _SAFE))
+            and (cr is None or (type(cr) is int and 0 <= cr < _SAFE))
+            and (cw is None or (type(cw) is int and 0 <= cw < _SAFE))
+            and (r is None or (type(r) is int and 0 <= r < _SAFE))
+        ):
+            if i is None:
+                total = na if o is None else o
+                i = na
+            else:
+                total = i if o is None else i + o
+            return (
+                i,
+                na if o is None else o,
+                na if cr is None else cr,
+                na if cw is None else cw,
+                na if r is None else r,
+                total,
+                False,
+            )
+    if raw is None:
+        return na, na, na, na, na, na, False
+    out, bad = parse_tokens(raw)
+    vals = [na if (v := out[k]) is None else v for k in (*TOKEN_KEYS, "total")]
+    return vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], bad
 
 
 def _count(v: int | float) -> int | None:

@@ -8,50 +8,49 @@ and the compaction analyses.
 from __future__ import annotations
 
 import bisect
+from typing import Any
 
 import pandas as pd
 
 from ._source import AgentSource, Key
 from ._tables import tool_calls
 
-_RESETS: Key[list[tuple[int, str, frozenset[int]]]] = Key("timeline.resets")
+_RESETS: Key[list[tuple[int, str, range]]] = Key("timeline.resets")
 _CONFIG_CALLS: Key[list[int]] = Key("timeline.config_calls")
-_GAPS: Key[list[tuple[int, int]]] = Key("timeline.gaps")
+_GAPS: Key[tuple[list[int], list[int]]] = Key("timeline.gaps")
 
 
-def resets(src: AgentSource) -> list[tuple[int, str, frozenset[int]]]:
-    """Points where the loop was emptied: ``(first seq after, kind, preserved tail seqs)``.
+def resets(src: AgentSource) -> list[tuple[int, str, range]]:
+    """Points where the loop was emptied: ``(first seq after, kind, preserved tail range)``.
 
-    A compaction resets at its summary's seq and keeps the rows of its preserved tail; a
-    clear, a compaction whose summary was lost and a history gap reset after their last
-    row. Sorted by seq.
+    A compaction resets at its summary's seq and keeps the rows of its preserved tail (the
+    rows written after the summary's ``ord`` and before the summary: the seqs of the tail
+    range); a clear, a compaction whose summary was lost and a history gap reset after their
+    last row, with an empty range. Sorted by seq.
     """
     return src.memo.get(_RESETS, lambda: _resets(src))
 
 
-def _resets(src: AgentSource) -> list[tuple[int, str, frozenset[int]]]:
+def _resets(src: AgentSource) -> list[tuple[int, str, range]]:
+    ev = src.events()
+    summ = ev.loc[ev["summary_seq"].notna().to_numpy(bool), "summary_seq"].astype("int64")
     h = src.history()
-    seqs = h["seq"].to_numpy(dtype="int64")
-    ords = dict(zip(h["seq"].tolist(), h["ord"].tolist(), strict=True))
-    out: list[tuple[int, str, frozenset[int]]] = []
-    for ev, s, b in zip(
-        src.events()["event"],
-        src.events()["summary_seq"],
-        src.events()["boundary_seq"],
-        strict=True,
+    ords: dict[int, Any] = {}
+    if len(summ):
+        want = h["seq"].isin(summ.tolist()).to_numpy(bool)
+        ords = dict(zip(h["seq"][want].tolist(), h["ord"][want].tolist(), strict=True))
+    out: list[tuple[int, str, range]] = []
+    for e, s, b in zip(
+        ev["event"].tolist(), ev["summary_seq"].tolist(), ev["boundary_seq"].tolist(), strict=True
     ):
         if not pd.isna(s):
             o = ords.get(int(s))
-            tail = (
-                frozenset(int(q) for q in seqs if int(o) < q < int(s))
-                if o is not None and not pd.isna(o)
-                else frozenset()
-            )
-            out.append((int(s), str(ev), tail))
+            tail = range(int(o) + 1, int(s)) if o is not None and not pd.isna(o) else range(0)
+            out.append((int(s), str(e), tail))
         elif not pd.isna(b):
-            out.append((int(b) + 1, str(ev), frozenset()))
-    for g_end in src.history_gaps()["end_seq"]:
-        out.append((int(g_end) + 1, "gap", frozenset()))
+            out.append((int(b) + 1, str(e), range(0)))
+    for g_end in gap_list(src)[1]:
+        out.append((g_end + 1, "gap", range(0)))
     # At one seq, a gap's reset is the same event as the compaction or clear: name that.
     out.sort(key=lambda x: (x[0], x[1] != "gap"))
     return out
@@ -96,19 +95,20 @@ def reset_between(src: AgentSource, lo: int, hi: int, *, config: bool = False) -
     return None if found is None else found[1]
 
 
-def gap_list(src: AgentSource) -> list[tuple[int, int]]:
-    """The history gaps as ``(first seq, last seq)`` pairs, ascending."""
+def gap_list(src: AgentSource) -> tuple[list[int], list[int]]:
+    """The history gaps as two ascending lists: their first seqs and their last seqs."""
 
-    def build() -> list[tuple[int, int]]:
+    def build() -> tuple[list[int], list[int]]:
         g = src.history_gaps()
-        return [(int(a), int(b)) for a, b in zip(g["start_seq"], g["end_seq"], strict=True)]
+        return [int(a) for a in g["start_seq"]], [int(b) for b in g["end_seq"]]
 
     return src.memo.get(_GAPS, build)
 
 
 def gap_between(src: AgentSource, lo: int, hi: int) -> tuple[int, int] | None:
     """The first history gap with seqs strictly between ``lo`` and ``hi``, if any."""
-    for a, b in gap_list(src):
-        if b > lo and a < hi:
-            return a, b
+    starts, ends = gap_list(src)
+    i = bisect.bisect_right(ends, lo)  # the first gap ending after lo (gaps are disjoint)
+    if i < len(starts) and starts[i] < hi:
+        return starts[i], ends[i]
     return None

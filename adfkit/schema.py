@@ -519,10 +519,11 @@ def _na(v: Any) -> bool:
 
 def _column(v: list[Any], dtype: str) -> Any:
     if dtype == "object":
-        s = pd.Series([None] * len(v), dtype=object)
+        # element by element: tuples of equal length must stay cells, not become a 2-D array
+        arr = np.empty(len(v), dtype=object)
         for i, x in enumerate(v):
-            s.iloc[i] = x
-        return s
+            arr[i] = x
+        return pd.Series(arr, dtype=object)
     if dtype.startswith("datetime"):
         # Integers are epoch milliseconds; anything else a timestamp (or NaT/None).
         if all(_na(x) or (isinstance(x, int | np.integer) and not isinstance(x, bool)) for x in v):

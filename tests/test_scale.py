@@ -1,0 +1,328 @@
+"""Work that grows with the input, checked by its answers (timings live in ``benchmarks/``).
+
+Seqs far beyond the rows (a row at seq 10**12, or ``sqlite_sequence`` saying so) are ranges,
+never one object per missing seq: exact answers, and a memory bound measured in a fresh process.
+The path scanner of summary recall, rewritten to run in linear time, finds exactly what the
+regular expression it replaces finds (checked against that expression on short texts, where
+backtracking costs nothing); recall of numbers and seqs likewise. Many one-row archives give
+the events, windows and compactions they should.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+from adfbuild import BASE_MS, build, result, row, text, use
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import adfkit
+from adfkit import _recall
+from adfkit._integrity import LISTED_LOST
+from adfkit.cli import main
+
+BIG = 10**12
+TOK = {"input": 5, "output": 1}
+
+
+def _rows_1_2_3() -> list[dict]:
+    return [
+        row(1, "user", text("hi"), created_at=BASE_MS + 1000),
+        row(2, "assistant", text("a"), tokens=TOK, created_at=BASE_MS + 2000),
+    ]
+
+
+@pytest.fixture
+def far_row(tmp_path):
+    """Seqs 1, 2, 3 and 10**12; 3 and 10**12 are unaudited compaction summaries."""
+    return build(
+        tmp_path / "far-row.adf",
+        loop=[
+            *_rows_1_2_3(),
+            row(3, "user", text("[Loop Compacted] first"), created_at=BASE_MS + 3000),
+            row(BIG, "user", text("[Loop Compacted] second"), created_at=BASE_MS + 4000),
+        ],
+    )
+
+
+@pytest.fixture
+def far_counter(tmp_path):
+    """Seqs 1, 2, 3 and sqlite_sequence at 10**12."""
+    return build(
+        tmp_path / "far-counter.adf",
+        loop=[*_rows_1_2_3(), row(3, "user", text("bye"), created_at=BASE_MS + 3000)],
+        highest_seq=BIG,
+    )
+
+
+def test_far_row_gaps_integrity_compactions_replay(far_row):
+    with adfkit.open_adf(far_row) as agent:
+        g = agent.history_gaps()
+        assert g.to_dict("records") == [{"start_seq": 4, "end_seq": BIG - 1, "n_seqs": BIG - 4}]
+        rep = agent.integrity()
+        assert rep["check"].tolist() == ["lost_seqs"]
+        assert rep["rows"].iloc[0] == range(4, BIG)  # past LISTED_LOST: a range, not a tuple
+        assert (
+            rep["detail"]
+            .iloc[0]
+            .startswith(f"seq 4..{BIG - 1} ({BIG - 4} row(s)) deleted and archived nowhere")
+        )
+        c = agent.compactions()
+        assert c["summary_seq"].tolist() == [3, BIG]
+        assert c["boundary_seq"].tolist() == [2, BIG - 1]
+        assert c["swept_seqs"].tolist() == [(1, 2), (3,)]
+        # the second event swept 3..BIG-1: seq 3 is in the history, the rest were discarded
+        assert (
+            c["swept_start"].isna().iloc[0]
+            and int(c["swept_start"].iloc[1]) == 3
+            and int(c["swept_end"].iloc[1]) == BIG - 1
+        )
+        assert int(c["n_swept"].iloc[1]) == BIG - 3
+        assert c["n_swept"].isna().iloc[0] and c["swept_tokens"].isna().all()
+        assert int(c["trigger_tokens"].iloc[0]) == 6 and c["trigger_tokens"].isna().iloc[1]
+        r = agent.replay()
+        assert r["seq"].tolist() == [2] and r["context_seqs"].tolist() == [(1,)]
+
+
+def test_far_counter_gaps_integrity_compactions_replay(far_counter):
+    with adfkit.open_adf(far_counter) as agent:
+        g = agent.history_gaps()
+        assert g.to_dict("records") == [{"start_seq": 4, "end_seq": BIG, "n_seqs": BIG - 3}]
+        rep = agent.integrity()
+        assert rep["check"].tolist() == ["lost_seqs"]
+        assert rep["rows"].iloc[0] == range(4, BIG + 1)
+        assert agent.compactions().empty
+        assert agent.replay()["seq"].tolist() == [2]
+
+
+def test_check_json_gives_the_ends_of_a_far_range(far_counter, capsys):
+    assert main(["check", str(far_counter), "--json"]) == 1
+    found = json.loads(capsys.readouterr().out)["findings"]
+    assert [(f["check"], f["rows"]) for f in found] == [("lost_seqs", {"first": 4, "last": BIG})]
+
+
+def test_lost_seqs_listed_up_to_the_limit(tmp_path):
+    """Up to LISTED_LOST lost seqs in all, every lost_seqs row holds them as a tuple."""
+    f = build(tmp_path / "a.adf", loop=_rows_1_2_3(), highest_seq=2 + LISTED_LOST)
+    rep = adfkit.open_adf(f).integrity()
+    rows = rep.loc[rep["check"] == "lost_seqs", "rows"].iloc[0]
+    assert isinstance(rows, tuple) and rows == tuple(range(3, 3 + LISTED_LOST))
+    f = build(tmp_path / "b.adf", loop=_rows_1_2_3(), highest_seq=3 + LISTED_LOST)
+    rep = adfkit.open_adf(f).integrity()
+    assert rep.loc[rep["check"] == "lost_seqs", "rows"].iloc[0] == range(3, 4 + LISTED_LOST)
+
+
+def test_far_seqs_take_little_memory(far_row, far_counter):
+    """Every analysis of both files, and ``adfkit check``, in a fresh process: peak RSS.
+
+    The peak is the process image's own (VmHWM): ``getrusage``'s ``ru_maxrss`` would include
+    this test process's, which the child inherits across fork and exec."""
+    code = textwrap.dedent(
+        """
+        import resource, sys, warnings
+        import adfkit
+        from adfkit.cli import main
+        warnings.simplefilter("ignore")
+        for p in sys.argv[1:]:
+            with adfkit.open_adf(p) as a:
+                a.history_gaps(); a.integrity(); a.compactions(); a.replay(); a.events()
+                a.composition(); a.usage(); a.context_blocks(); a.mind_history()
+            main(["check", p, "--json"])
+        try:
+            with open("/proc/self/status") as fh:
+                print(next(int(x.split()[1]) for x in fh if x.startswith("VmHWM:")))
+        except OSError:  # no /proc: the inherited figure, an upper bound
+            print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(far_row), str(far_counter)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    )
+    peak_kb = int(out.stdout.strip().splitlines()[-1])
+    assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+
+
+# -- summary recall: the path scanner and the number/seq lookups ---------------------------
+
+#: The expression the scanner replaces (quadratic on "a-a-a-..."; harmless on short texts).
+OLD_PATH = re.compile(
+    r"(?<![\w/.:-])(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}\b"
+    r"|\b[\w-]+\.(?:md|json|txt|csv|py|js|ts|ya?ml|html|log)\b"
+)
+
+
+def _old_paths(t: str) -> list[str]:
+    return [m.group(0) for m in OLD_PATH.finditer(t)]
+
+
+def _paths(t: str) -> list[str]:
+    return [t[a:b] for a, b in _recall._paths(t)]
+
+
+@pytest.mark.parametrize(
+    ("t", "want"),
+    [
+        ("see notes/a.md and b.json", ["notes/a.md", "b.json"]),
+        ("src/pkg/mod.py:12 and ./x/y.tar.gz", ["src/pkg/mod.py", "./x/y.tar.gz"]),
+        ("a/b.toolongextension c/d.ok", ["c/d.ok"]),
+        ("--draft-v2.md x.mdx my_notes.yml", ["draft-v2.md", "my_notes.yml"]),
+        ("x/a.md-foo.toolongextension", ["x/a.md"]),
+        ("http:x/a.md //b/c.md a//b.md", ["a.md", "c.md", "b.md"]),
+        ("a-" * 20 + ".md", ["a-" * 20 + ".md"]),
+        ("a-" * 20 + "b", []),
+        ("é/ü.md 日本/x.json", ["é/ü.md", "日本/x.json"]),
+    ],
+)
+def test_path_scanner_exact(t, want):
+    assert _paths(t) == want == _old_paths(t)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(list("ab-./:_ é1Z") + ["md", "json", "yml", "txt", "x9", "٣"])))
+def test_path_scanner_matches_the_expression(parts):
+    t = "".join(parts)
+    assert _paths(t) == _old_paths(t)
+
+
+def test_path_scanner_on_pathological_text():
+    """``a-`` repeated, and base64url text: the right answer, found in one pass."""
+    t = "a-" * 50_000
+    assert _paths(t) == []
+    assert _paths(t + "x.md") == [t + "x.md"]
+    b64 = "Zm9v-YmFy_YmF6-" * 5000
+    assert _paths("k/" + b64 + ".json") == ["k/" + b64 + ".json"]
+    numbers = []
+    _recall._scan_text("see " + "a-" * 10_000 + " 12345 and x/1234.md", numbers, numbers=True)
+    assert ("number", "12345") in numbers and ("number", "1234") not in numbers
+
+
+def _old_recalled(kind: str, value: str, summary: str) -> bool:
+    if kind == "seq":
+        return re.search(rf"\bS{re.escape(value)}\b", summary) is not None
+    if kind == "number":
+        return re.search(rf"(?<!\d){re.escape(value)}(?!\d)", summary) is not None
+    return value in summary
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "summary", "want"),
+    [
+        ("number", "123", "id 123.", True),
+        ("number", "123", "id 1234", False),
+        ("number", "123", "x-123", True),
+        ("number", "-123", "x-123", True),
+        ("number", "-123", "5-123", False),
+        ("number", "123", "٣123", False),
+        ("seq", "12", "see [S12].", True),
+        ("seq", "12", "see S123", False),
+        ("seq", "12", "see XS12", False),
+        ("seq", "12", "S12_a", False),
+        ("seq", "-5", "S-5 here", True),
+        ("path", "a/b.md", "kept a/b.mdx", True),
+    ],
+)
+def test_recall_exact(kind, value, summary, want):
+    assert _recall.recalled_all([(kind, value)], summary) == [want]
+    assert _old_recalled(kind, value, summary) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet="S1239-_ a٣x", max_size=20),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["seq", "number"]), st.from_regex(r"-?[12٣]{1,3}", fullmatch=True)
+        ),
+        max_size=6,
+    ),
+)
+def test_recall_matches_the_expressions(summary, ids):
+    assert _recall.recalled_all(ids, summary) == [_old_recalled(k, v, summary) for k, v in ids]
+
+
+def test_recall_of_many_numbers(tmp_path):
+    """A compaction that swept 3,000 numbers; the summary names every third one."""
+    nums = [str(100_000 + 7 * i) for i in range(3000)]
+    summary = "[Loop Compacted, audited] kept " + " ".join(nums[::3])
+    swept = [
+        row(1, "user", text("numbers: " + " ".join(nums))),
+        row(2, "assistant", text("ok"), tokens=TOK),
+    ]
+    f = build(
+        tmp_path / "n.adf",
+        loop=[row(3, "user", text(summary)), row(4, "assistant", text("done"), tokens=TOK)],
+        audit=[{"source": "loop", "rows": swept}],
+    )
+    r = adfkit.open_adf(f).summary_recall(0)
+    got = dict(zip(r.loc[r["kind"] == "number", "value"], r["recalled"], strict=False))
+    assert len(got) == 3000
+    assert [n for n in nums if got[n]] == nums[::3]
+
+
+# -- many archives ---------------------------------------------------------------------------
+
+
+def _one_row_archives(n: int, *, summaries: bool) -> tuple[list[dict], list[dict]]:
+    """``n`` turns (message, call, result); each archived alone, followed by a summary (or,
+    without summaries, archived by a clear)."""
+    loop: list[dict] = []
+    audit: list[dict] = []
+    seq = 0
+    for i in range(n):
+        rows = []
+        if summaries and i:
+            rows.append(loop.pop())  # the previous summary opens the next archive
+        for r in (
+            row(seq + 1, "user", text(f"task {i}")),
+            row(seq + 2, "assistant", [use(f"t{i}", "fs_read", {"path": f"n/{i}.md"})], tokens=TOK),
+            row(seq + 3, "user", [result(f"t{i}", f"content {i}")]),
+        ):
+            rows.append(r)
+        seq += 3
+        audit.append({"source": "loop", "rows": rows, "created_at": BASE_MS + 10**7 + i * 60_000})
+        if summaries:
+            seq += 1
+            loop.append(row(seq, "user", text(f"[Loop Compacted, audited] did task {i}")))
+    loop.append(row(seq + 1, "assistant", text("end"), tokens=TOK))
+    return loop, audit
+
+
+@pytest.mark.parametrize("summaries", [True, False])
+def test_many_archives(tmp_path, summaries):
+    n = 300
+    loop, audit = _one_row_archives(n, summaries=summaries)
+    f = build(tmp_path / "many.adf", loop=loop, audit=audit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        agent = adfkit.open_adf(f)
+        ev = agent.events()
+        c = agent.compactions()
+        r = agent.replay()
+    assert len(ev) == n
+    assert ev["audit_ids"].tolist() == [(i + 1,) for i in range(n)]
+    if summaries:
+        assert ev["event"].tolist() == ["compaction"] * n
+        assert ev["summary_seq"].tolist() == [4 * (i + 1) for i in range(n)]
+        # event i swept the previous summary (none for the first) and its turn
+        assert c["swept_seqs"].tolist() == [
+            tuple(range(max(1, 4 * i), 4 * i + 4)) for i in range(n)
+        ]
+        # a call sees the summary before it and its task; the last one, the last summary
+        assert r["context_seqs"].iloc[1] == (4, 5) and r["context_seqs"].iloc[-1] == (4 * n,)
+    else:
+        assert ev["event"].tolist() == ["clear"] * n
+        assert ev["boundary_seq"].tolist() == [3 * (i + 1) for i in range(n)]
+        assert c["swept_seqs"].tolist() == [tuple(range(3 * i + 1, 3 * i + 4)) for i in range(n)]
+        assert r["context_seqs"].iloc[1] == (4,) and r["context_seqs"].iloc[-1] == ()
+    assert len(r) == n + 1
+    assert c["n_refetches"].sum() == 0
