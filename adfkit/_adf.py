@@ -362,19 +362,22 @@ class AdfSource(AgentSource):
             )
         rows.flush()
         tops = _history.blob_tops(rows, spans)
+        rewritten = _history.rewritten_blobs(rows)
         positions, copies = _history.history_rows(rows)
         h = rows.frame(positions, consume=True)
         del rows
         pa.default_memory_pool().release_unused()
         h["copies"] = pd.array(copies, dtype="Int64")
-        ev = self._events_from(h, tops)
+        ev = self._events_from(h, tops, rewritten)
         return _history.add_epochs(h, ev), ev
 
     def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
         started.set()
         return _blobs.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
 
-    def _events_from(self, h: pd.DataFrame, tops: dict[int, int | None]) -> pd.DataFrame:
+    def _events_from(
+        self, h: pd.DataFrame, tops: dict[int, int | None], rewritten: set[int]
+    ) -> pd.DataFrame:
         """``tops``: loop audit id -> highest seq of every blob that decoded to at least a
         row."""
         a = self.audit()
@@ -389,7 +392,7 @@ class AdfSource(AgentSource):
         for aid, lo, hi in zip(ids, a["start_seq"].tolist(), a["end_seq"].tolist(), strict=True):
             if aid in loop_ids and aid not in tops:
                 tops[aid] = max((int(x) for x in (lo, hi) if not pd.isna(x)), default=None)
-        return _history.events(h, tops, times)
+        return _history.events(h, tops, times, rewritten)
 
     def highest_seq(self) -> int | None:
         """The highest ``adf_loop`` seq ever assigned (``sqlite_sequence``), if recorded."""

@@ -226,8 +226,8 @@ def _missing(present: list[int], lo: int, hi: int, extra: list[int]) -> int:
 
 
 def _event_kind(st: ReplayState, j: int) -> str:
-    if st.kinds[j] == "clear":
-        return "clear"
+    if st.kinds[j] in ("clear", "repair"):
+        return st.kinds[j]
     if st.manual[j]:
         return "manual"
     swept = st.swept[j]

@@ -70,20 +70,49 @@ def blob_tops(rows: RowBuilder, spans: list[tuple[int, int, int]]) -> dict[int, 
     }
 
 
+def rewritten_blobs(rows: RowBuilder) -> set[int]:
+    """Loop audit ids of the blobs some of whose seqs are stored again later, under the same
+    seq (in a later blob or the live loop): the provider-compatibility repair (ADF_FORMAT.md
+    §4.3) archives the loop, strips its tool blocks and writes the survivors back under their
+    old seqs. No other operation stores a seq again (a fallback compaction re-appends under new
+    seqs; the two blobs of a ``loop_clear`` share none)."""
+    seq, seq_na = rows.int_array("seq")
+    aid, live = rows.int_array("audit_id")
+    keep = ~seq_na
+    seq, aid, live = seq[keep], aid[keep], live[keep]
+    if not len(seq):
+        return set()
+    rank = np.where(live, np.iinfo(np.int64).max, aid)
+    order = np.lexsort((rank, seq))
+    s, r = seq[order], rank[order]
+    last = np.ones(len(s), dtype=bool)
+    last[:-1] = s[:-1] != s[1:]
+    # each row's group (one seq) ends at its last row, which holds the group's highest rank
+    ends = np.flatnonzero(last)
+    group_top = r[ends][np.searchsorted(ends, np.arange(len(s)))]
+    later = (r < group_top) & ~live[order]
+    return {int(a) for a in np.unique(aid[order][later]).tolist()}
+
+
 def events(
-    history: pd.DataFrame, blob_tops: dict[int, int | None], audit_times: dict[int, int]
+    history: pd.DataFrame,
+    blob_tops: dict[int, int | None],
+    audit_times: dict[int, int],
+    rewritten: set[int] | frozenset[int] = frozenset(),
 ) -> pd.DataFrame:
-    """Compaction and clear events, in order.
+    """Compaction, clear and repair events, in order.
 
     Parameters
     ----------
     history : the merged history frame.
     blob_tops : loop audit id -> the highest seq its blob holds (None when it holds none).
     audit_times : loop audit id -> its ``created_at`` in ms.
+    rewritten : the loop audit ids of repairs (:func:`rewritten_blobs`).
 
-    Returns one row per event: ``event`` (``compaction``/``clear``), ``summary_seq`` (compactions),
-    ``boundary_seq`` (rows with a larger seq come after the event), ``audit_ids`` (tuple),
-    ``summary_lost`` (a compaction known only from its archive: its summary was discarded).
+    Returns one row per event: ``event`` (``compaction``/``clear``/``repair``), ``summary_seq``
+    (compactions), ``boundary_seq`` (rows with a larger seq come after the event), ``audit_ids``
+    (tuple), ``summary_lost`` (a compaction known only from its archive: its summary was
+    discarded).
     """
     # Only the two columns needed: a boolean filter over the whole frame would gather every
     # text column's chunks too.
@@ -118,6 +147,19 @@ def events(
                 "summary_lost": False,
             }
         )
+    # A repair rewrote the loop it archived: an event of its own, which sweeps nothing.
+    for aid in loose:
+        if aid in rewritten:
+            rows.append(
+                {
+                    "event": "repair",
+                    "summary_seq": None,
+                    "boundary_seq": blob_tops[aid] or 0,
+                    "audit_ids": (aid,),
+                    "summary_lost": False,
+                }
+            )
+    loose = [aid for aid in loose if aid not in rewritten]
     # Group loose rows: a model-initiated loop_clear writes two in quick succession.
     groups: list[list[int]] = []
     for aid in loose:
@@ -181,8 +223,10 @@ def sorted_unique(values: np.ndarray) -> np.ndarray:
 
 
 def add_epochs(history: pd.DataFrame, ev: pd.DataFrame) -> pd.DataFrame:
-    """``epoch`` = number of events whose boundary lies before the row's seq."""
-    bounds = np.sort(ev["boundary_seq"].to_numpy(dtype="int64"))
+    """``epoch`` = number of compactions and clears whose boundary lies before the row's seq
+    (a repair empties no loop: it starts no epoch)."""
+    emptied = (ev["event"] != "repair").to_numpy(dtype=bool)
+    bounds = np.sort(ev["boundary_seq"].to_numpy(dtype="int64")[emptied])
     seqs = history["seq"].to_numpy(dtype="int64")
     history["epoch"] = pd.array(np.searchsorted(bounds, seqs, side="left"), dtype="Int64")
     return history

@@ -169,15 +169,32 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
     # Seqs held more than once.
     dup = by_seq.loc[by_seq["copies"].fillna(1) > 1, "seq"].astype(int).tolist()
     if dup:
-        rep.add(
-            "duplicate_seqs",
-            "warning",
-            "adf_loop",
-            dup,
-            f"{len(dup)} seq(s) stored more than once (archived twice, or archived and still "
-            f"live: a repair snapshot or fallback compaction): {ranges(dup)}; history() keeps "
-            "the oldest copy, the reference analyzer counts every copy",
-        )
+        ev = src.events()
+        repairs = ev[ev["event"] == "repair"]
+        repaired = {int(a) for ids in repairs["audit_ids"] for a in ids}
+        origin = dict(zip(by_seq["seq"].tolist(), by_seq["audit_id"].tolist(), strict=True))
+        explained = bool(repaired) and all(origin.get(q) in repaired for q in dup)
+        if explained:
+            rep.add(
+                "duplicate_seqs",
+                "info",
+                "adf_loop",
+                dup,
+                f"{len(dup)} seq(s) stored twice by the provider-compatibility repair (audit "
+                f"row(s) {ranges(sorted(repaired))}): the loop was archived, its tool blocks "
+                f"stripped and the survivors written back under their old seqs: {ranges(dup)}; "
+                "history() keeps the original (archived) copy",
+            )
+        else:
+            rep.add(
+                "duplicate_seqs",
+                "warning",
+                "adf_loop",
+                dup,
+                f"{len(dup)} seq(s) stored more than once (archived twice, or archived and still "
+                f"live: a repair snapshot or fallback compaction): {ranges(dup)}; history() keeps "
+                "the oldest copy, the reference analyzer counts every copy",
+            )
 
     # Lost seq ranges: kept as ranges, never one object per lost seq.
     gaps = src.history_gaps()

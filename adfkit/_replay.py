@@ -200,6 +200,8 @@ def _build_replay(src: AgentSource) -> ReplayState:
     for q in reappended:
         rows[q].call = False
     fallback: set[int] = set()
+    # seqs stored once: a repair's rows that were not written back
+    single = set(h.loc[(h["copies"] == 1).to_numpy(bool), "seq"].astype("int64").tolist())
     ev_order = sorted(range(n_ev), key=lambda j: (bounds[j], j))
     event_of_summary: dict[int, int] = {}  # summary seq -> its first event
     for j in range(n_ev - 1, -1, -1):
@@ -209,6 +211,13 @@ def _build_replay(src: AgentSource) -> ReplayState:
 
     def apply(j: int) -> None:
         b = bounds[j]
+        if kinds[j] == "repair":
+            # The loop stays; only rows the repair left empty (tool calls and results) are gone.
+            # They are not swept: nothing was summarised or cleared.
+            ids = set(aids[j])
+            for q in [q for q in live if live[q].audit_id in ids and q in single]:
+                del live[q]
+            return
         if kinds[j] == "clear":
             gone = [q for q in live if q <= b]
             keep: list[int] = []

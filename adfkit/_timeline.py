@@ -43,6 +43,8 @@ def _resets(src: AgentSource) -> list[tuple[int, str, range]]:
     for e, s, b in zip(
         ev["event"].tolist(), ev["summary_seq"].tolist(), ev["boundary_seq"].tolist(), strict=True
     ):
+        if e == "repair":  # the loop was rewritten, not emptied
+            continue
         if not pd.isna(s):
             o = ords.get(int(s))
             tail = range(int(o) + 1, int(s)) if o is not None and not pd.isna(o) else range(0)
