@@ -52,6 +52,7 @@ compaction events, abandoned branches, subagents and integrity findings. The for
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections.abc import Iterable
@@ -121,7 +122,7 @@ _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
 class _Rec:
     """One record with a uuid (or a uuid-less user/assistant record), in file order."""
 
-    __slots__ = ("line", "uuid", "parent", "type", "obj", "side")
+    __slots__ = ("line", "uuid", "parent", "type", "obj", "side", "pnode")
 
     def __init__(
         self, line: int, uuid: str, parent: Any, type_: str, obj: dict[str, Any] | None, side: bool
@@ -132,6 +133,7 @@ class _Rec:
         self.type = type_
         self.obj = obj
         self.side = side
+        self.pnode: _Rec | None = None
 
 
 @dataclass
@@ -409,31 +411,34 @@ class _Graph:
     an earlier copy's is a replay (dropped); otherwise it is a node of its own."""
 
     def __init__(self, recs: list[_Rec], fnd: Findings) -> None:
-        first: dict[str, _Rec] = {}
         latest: dict[str, _Rec] = {}
         copies: dict[str, list[_Rec]] = {}
         nodes: list[_Rec] = []
-        pnode: dict[int, _Rec | None] = {}
         later: list[_Rec] = []
         replays = 0
+        append = nodes.append
         for r in recs:
-            pu = _parent_uuid(r)
+            pu = r.parent
+            if pu is None and r.type == "system":
+                pu = _parent_uuid(r)
             pn = latest.get(pu) if pu is not None else None
             if pu is not None and pn is None:
                 later.append(r)
-            f = first.get(r.uuid)
+            u = r.uuid
+            f = latest.get(u)
             if f is not None:
-                if any(pnode.get(id(c)) is pn for c in copies[r.uuid]):
+                cs = copies.setdefault(u, [f])
+                if any(c.pnode is pn for c in cs):
                     replays += 1
                     continue
-                copies[r.uuid].append(r)
-            else:
-                first[r.uuid] = r
-                copies[r.uuid] = [r]
-            latest[r.uuid] = r
-            pnode[id(r)] = pn
-            nodes.append(r)
+                cs.append(r)
+            latest[u] = r
+            r.pnode = pn
+            append(r)
         self.missing: dict[int, str] = {}
+        first = dict(latest)
+        for u, cs in copies.items():
+            first[u] = cs[0]
         for r in later:  # parents written after their child (or never)
             pu = _parent_uuid(r)
             if pu is None:
@@ -441,7 +446,7 @@ class _Graph:
             p = first.get(pu)
             if p is None:
                 self.missing[id(r)] = pu
-            pnode[id(r)] = p
+            r.pnode = p
         if replays:
             fnd.add(
                 "duplicate_uuid",
@@ -449,12 +454,11 @@ class _Graph:
                 None,
                 f"{replays} record(s) repeat an earlier uuid and parent (replays); first kept",
             )
-        self.pnode = pnode
         self.nodes = nodes
 
     def parent_of(self, r: _Rec) -> tuple[_Rec | None, str | None]:
         """The record's parent and, when the parent uuid is not in the file, that uuid."""
-        return self.pnode.get(id(r)), self.missing.get(id(r))
+        return r.pnode, self.missing.get(id(r)) if self.missing else None
 
 
 def _parent_uuid(r: _Rec) -> str | None:
@@ -896,9 +900,11 @@ def _walk_active(
             st = obj.get("subtype")
             if st == "compact_boundary":
                 comp = _compaction(r, obj, window, fnd, events)
+                events[-1][0].extra["_pos"] = len(b.rows)
                 window[:] = list(comp["preserved"])
             elif st == "microcompact_boundary":
                 _microcompaction(r, obj, window, result_row, by_uuid, events)
+                events[-1][0].extra["_pos"] = len(b.rows)
             continue
         old = by_uuid.get(r.uuid)
         if old is not None:
@@ -1079,11 +1085,21 @@ def _finish(
         row.seq = n
     rows = [_final(r) for r in built.rows]
     branches = [_final(r) for r in built.branches]
+    # prompt size of the last call before each position and of the first call from it on
+    n_rows = len(built.rows)
+    last_before: list[int | None] = [None] * (n_rows + 1)
+    first_from: list[int | None] = [None] * (n_rows + 1)
+    for i, row in enumerate(built.rows):
+        last_before[i + 1] = _call_input(row) if _call_input(row) is not None else last_before[i]
+    for i in range(n_rows - 1, -1, -1):
+        v = _call_input(built.rows[i])
+        first_from[i] = v if v is not None else first_from[i + 1]
     events: list[TranscriptEvent] = []
     for ev, swept, pres, summary in built.events:
+        pos = ev.extra.pop("_pos", None)
         before = after = None
-        if ev.kind in ("compaction", "microcompaction"):
-            before, after = _around(built.rows, ev.line, summary)
+        if isinstance(pos, int):
+            before, after = last_before[pos], first_from[pos]
         events.append(
             TranscriptEvent(
                 kind=ev.kind,
@@ -1144,29 +1160,9 @@ def _finish(
     )
 
 
-def _around(rows: list[_RowB], line: int, summary: _RowB | None) -> tuple[int | None, int | None]:
-    """Prompt size of the last call before the boundary line and the first after the summary."""
-    before = after = None
-    pivot = None
-    for i, row in enumerate(rows):
-        if summary is not None and row is summary:
-            pivot = i
-            break
-        if summary is None and row.lines[0] > line:
-            pivot = i
-            break
-    end = pivot if pivot is not None else len(rows)
-    for row in reversed(rows[:end]):
-        c = row.call
-        if c is not None and c.row is row and "input" in c.tokens and row.lines[0] < line:
-            before = c.tokens["input"]
-            break
-    if pivot is not None:
-        for row in rows[pivot:]:
-            if row.call is not None and row.call.row is row and "input" in row.call.tokens:
-                after = row.call.tokens["input"]
-                break
-    return before, after
+def _call_input(row: _RowB) -> int | None:
+    c = row.call
+    return c.tokens.get("input") if c is not None and c.row is row else None
 
 
 def _final(r: _RowB) -> TranscriptRow:
@@ -1221,6 +1217,18 @@ def parse_claude_code(
     """
     p = Path(path)
     fnd = Findings()
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of small objects, no cycles: the collector only costs (~2x)
+    try:
+        return _parse(p, fnd, max_line_bytes, subagents, warn)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _parse(
+    p: Path, fnd: Findings, max_line_bytes: int, subagents: bool, warn: bool
+) -> ParsedTranscript:
     d = _read(p, max_line_bytes, fnd)
     main = [r for r in d.recs if not r.side]
     has_main = any(r.type in ("user", "assistant") for r in main)
@@ -1250,7 +1258,7 @@ def parse_claude_code(
         _link_subagents(out, built.agent_results)
     out.findings = fnd.done()
     if warn:
-        warn_findings(str(p), out.findings)
+        warn_findings(str(p), out.findings, stacklevel=4)
     return out
 
 

@@ -52,9 +52,13 @@ EVENT_KINDS = ("compaction", "microcompaction", "rewind")
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class TranscriptRow:
-    """One message as sent to or received from the model, in conversation order."""
+    """One message as sent to or received from the model, in conversation order.
+
+    Not frozen: a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, which triples the cost of building 100k+ rows. Treat it as read-only.
+    """
 
     seq: int
     role: str
