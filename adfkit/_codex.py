@@ -43,6 +43,7 @@ rollback events, ``token_count`` records and findings. The format reference is
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import re
@@ -909,9 +910,15 @@ def parse_codex(
     """
     p = Path(path)
     fnd = Findings()
-    items, meta, bad = _read(p, max_line_bytes, max_decompressed_bytes, fnd)
-    st = _build(items, meta, fnd, set(bad))
-    out = _finish(p, st, meta, fnd)
+    gc_was = gc.isenabled()
+    gc.disable()  # many small objects, no cycles: the collector only costs
+    try:
+        items, meta, bad = _read(p, max_line_bytes, max_decompressed_bytes, fnd)
+        st = _build(items, meta, fnd, set(bad))
+        out = _finish(p, st, meta, fnd)
+    finally:
+        if gc_was:
+            gc.enable()
     if warn:
         warn_findings(str(p), out.findings)
     return out
