@@ -48,6 +48,11 @@ class FileBusyError(AdfError):
     """The file is locked by a writer for longer than the busy timeout."""
 
 
+class NotTranscriptError(AdfError):
+    """The file is not an agent transcript of the expected format (empty, binary, an ``.adf``
+    SQLite file, JSON lines of another format...)."""
+
+
 class AdfWarning(UserWarning):
     """A recoverable problem: the row is kept and flagged, the table is still returned."""
 
