@@ -168,9 +168,11 @@ class RowBuilder:
         created_at: Any,
         origin: str,
         audit_id: int | None,
+        hint: str | None = None,
     ) -> None:
         """Add one stored row: ``content`` as JSON text (or already parsed), ``tokens`` as JSON
-        text, a bare integer or a parsed object."""
+        text, a bare integer or a parsed object; ``hint``: the kind the record states, if its
+        format says (:func:`adfkit._rows.row_facts`)."""
         blocks, bad_c = parse_content(content)
         if isinstance(content, str):
             text: str | bytes | None = content
@@ -178,7 +180,9 @@ class RowBuilder:
             text = content.decode("utf-8", "replace")
         else:
             text = json_text(content)  # UTF-8 bytes: Arrow takes them as is
-        self._add(seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, origin, audit_id)
+        self._add(
+            seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, origin, audit_id, hint
+        )
 
     def add_blob(self, value: list[Any], audit_id: int) -> None:
         """Add every element of a decoded ``loop`` blob (rows as :func:`_blobs.decode` gives
@@ -223,13 +227,14 @@ class RowBuilder:
         created_at: Any,
         origin: str,
         audit_id: int | None,
+        hint: str | None = None,
     ) -> None:
         toks, bad_t = (_NO_TOKENS, False) if tokens is None else parse_tokens(tokens)
         if bad_c:
             self.bad_content.append(seq)
         if bad_t:
             self.bad_tokens.append(seq)
-        kind, sub, types, tools, text, chars, media = row_facts(role, blocks)
+        kind, sub, types, tools, text, chars, media = row_facts(role, blocks, hint)
         if bad_c and not blocks:
             kind = "unknown"
         na = _NA_MS
