@@ -112,7 +112,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         tail = st.tails[j]
         kind = _event_kind(src, st, j)
         # range and size
-        if audited:
+        if audited or st.stated:
             known = swept
             missing = 0
             lo = min(swept) if swept else None
@@ -205,6 +205,9 @@ def _event_kind(src: AgentSource, st: ReplayState, j: int) -> str:
         return "clear"
     if st.manual[j]:
         return "manual"
+    stated = st.triggers[j] if st.triggers else None
+    if stated is not None:  # the record says (a transcript)
+        return stated
     swept = st.swept[j]
     if not swept:
         return "auto"

@@ -11,6 +11,7 @@ runtime's own estimator (§9.1): context rows excluded except delivered ``loop_i
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,6 +112,9 @@ class ReplayState:
     parts: dict[int, tuple[tuple[int, int], ...]]
     reappended: set[int] = field(default_factory=set)
     fallback: set[int] = field(default_factory=set)  # events whose tail was re-appended
+    # per event: the trigger the record states (auto/manual), None when it does not
+    triggers: list[str | None] = field(default_factory=list)
+    stated: bool = False  # the source states each event's sweep (AgentSource.window_changes)
 
 
 def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
@@ -174,6 +178,7 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
 def _build_replay(src: AgentSource) -> ReplayState:
     h = src.history()
     ev = src.events()
+    changes = src.window_changes()
     rows = _rows(h)
     order = sorted(rows)
     present = set(order)
@@ -201,6 +206,17 @@ def _build_replay(src: AgentSource) -> ReplayState:
 
     def apply(j: int) -> None:
         b = bounds[j]
+        if changes is not None:  # the record says what went, what stayed, what became a stub
+            c = changes[j]
+            went = [q for q in c.swept if q in live]
+            stubs = [q for q in c.cleared if q in live and q not in went]
+            for q in stubs:
+                live[q] = dataclasses.replace(live[q], chars=c.stub_chars, media=0)
+            swept[j] = sorted(went + stubs, key=lambda q: (live[q].key, q))
+            tails[j] = sorted((q for q in c.kept if q in live), key=lambda q: (live[q].key, q))
+            for q in went:
+                del live[q]
+            return
         if kinds[j] == "clear":
             gone = [q for q in live if q <= b]
             keep: list[int] = []
@@ -253,15 +269,24 @@ def _build_replay(src: AgentSource) -> ReplayState:
     manual = [False] * n_ev
     instructions: list[str | None] = [None] * n_ev
     forced = [False] * n_ev
+    triggers: list[str | None] = [None] * n_ev
     for j in range(n_ev):
         if kinds[j] == "compaction":
             forced[j] = lost[j] or not aids[j] or bounds[j] not in present
+            if changes is not None:
+                triggers[j] = changes[j].trigger
+                if changes[j].trigger == "manual":
+                    manual[j] = True
+                    instructions[j] = changes[j].instructions or _NO_INSTR
+                continue
             call = _loop_compact_before(rows, order, bounds[j])
             if call is not None:
                 manual[j] = True
                 instructions[j] = call
         else:
             forced[j] = bounds[j] not in present
+            if changes is not None:
+                triggers[j] = changes[j].trigger
     return ReplayState(
         rows=rows,
         order=order,
@@ -277,6 +302,8 @@ def _build_replay(src: AgentSource) -> ReplayState:
         parts=part_sums,
         reappended=reappended,
         fallback=fallback,
+        triggers=triggers,
+        stated=changes is not None,
     )
 
 
