@@ -53,6 +53,11 @@ class NotTranscriptError(AdfError):
     SQLite file, JSON lines of another format...)."""
 
 
+class UnknownFormatError(NotSQLiteError, NotTranscriptError):
+    """The file is none of the records adfkit reads: not an ADF agent file (SQLite), not a
+    Claude Code session, not a Codex rollout."""
+
+
 class AdfWarning(UserWarning):
     """A recoverable problem: the row is kept and flagged, the table is still returned."""
 

@@ -36,14 +36,16 @@ from typing import IO, Any, Literal
 import orjson
 
 from ._errors import AdfWarning, NotTranscriptError
+from ._rows import KIND_HINTS as _ROW_KIND_HINTS
 
 Format = Literal["claude_code", "codex"]
 
 #: Default cap on one line; longer lines are skipped with a finding (real lines reach ~1 MB).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 
-#: ``kind_hint`` values a parser may set (None: let the row classifier decide).
-KIND_HINTS = ("compaction_summary", "context", "message", "notice")
+#: ``kind_hint`` values a parser may set (None: let the row classifier decide); the row rule
+#: (:func:`adfkit._rows.row_facts`) applies them.
+KIND_HINTS = _ROW_KIND_HINTS
 
 #: ``TranscriptEvent.kind`` values.
 EVENT_KINDS = ("compaction", "microcompaction", "rewind")
