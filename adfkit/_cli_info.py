@@ -6,7 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from ._agent import open_adf
+from ._agent import open as open_agent
 from ._cli_common import add_command
 
 
@@ -68,7 +68,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     Example: adfkit info sample_agents/long-runner.adf
     """
-    with open_adf(args.path) as agent:
+    with open_agent(args.path) as agent:
         info = agent.info(sizes=True)
     if args.json:
         print(json.dumps(info, indent=2, default=str))

@@ -10,7 +10,7 @@ import argparse
 import json
 from typing import Any
 
-from ._agent import open_adf
+from ._agent import open as open_agent
 from ._cli_common import add_command
 from ._observe import SEGMENTATIONS, observe
 
@@ -22,7 +22,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
 
     Example: adfkit observe sample_agents/long-runner.adf --segmentation reference
     """
-    with open_adf(args.path) as agent:
+    with open_agent(args.path) as agent:
         obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
         d = {"path": agent.path, **obs.to_dict()}
     if args.json:
@@ -61,7 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     Example: adfkit check sample_agents/forgetful.adf --json
     """
-    with open_adf(args.path) as agent:
+    with open_agent(args.path) as agent:
         report = agent.integrity()
         d = check_dict(agent.path, report)
     if args.json:

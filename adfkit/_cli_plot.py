@@ -28,7 +28,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from . import plots
-    from ._agent import open_adf
+    from ._agent import open as open_agent
 
     kinds = [*plots.PLOTS, "all"]
     if args.kind not in kinds:
@@ -39,7 +39,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError(f"-o {args.output!r} must be a new PNG path, not the input or a folder")
     if args.kind != "all":  # save_all() checks its folder itself
         refuse_beside_input(src, out)
-    with open_adf(args.path) as agent:
+    with open_agent(args.path) as agent:
         if args.kind == "all":
             for p in plots.save_all(agent, out, dpi=args.dpi):
                 print(p)

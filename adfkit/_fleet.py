@@ -28,7 +28,8 @@ import pandas as pd
 
 from . import schema
 from ._adf import AdfSource
-from ._agent import AgentFile, open_adf
+from ._agent import AgentFile
+from ._agent import open as open_agent
 from ._errors import AdfError
 from ._observe import observe
 from ._redact import redact_config, redact_frame
@@ -122,7 +123,7 @@ def _load_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
     try:
-        with open_adf(path, **open_kwargs) as agent:
+        with open_agent(path, **open_kwargs) as agent:
             if getattr(_LOCAL, "busy_cores", False) and isinstance(agent.source, AdfSource):
                 agent.source.prefetch = False  # every core runs a loader: no decoding thread
             df = get_table(agent, table, **kwargs).reset_index(drop=True)
@@ -474,7 +475,7 @@ def _export_one(path: str, out_dir: str, redact: bool, open_kwargs: dict[str, An
     """Write one agent's folder; returns (manifest rows, error row or None)."""
     written: list[tuple[str, str, str, int]] = []
     try:
-        with open_adf(path, **open_kwargs) as agent:
+        with open_agent(path, **open_kwargs) as agent:
             os.makedirs(out_dir, exist_ok=True)
             name = agent.name
             docs = {
