@@ -104,6 +104,14 @@ META_TYPES = frozenset(
     }
 )
 CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+#: Lines that open with one of these are records adfkit never uses (file-history snapshots are
+#: about a third of a large file's bytes, TRANSCRIPTS.md §1.3): counted, not parsed. Claude Code
+#: writes ``type`` first in them.
+_SKIPPED = (
+    b'{"type":"file-history-snapshot"',
+    b'{"type":"file-history-delta"',
+    b'{"type":"queue-operation"',
+)
 _CODEX_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
 )
@@ -144,6 +152,8 @@ class _FileData:
     n_records: int = 0
     malformed_lines: set[int] = field(default_factory=set)
     notes: dict[int, str] = field(default_factory=dict)
+    #: ``progress`` records are links, never rows: uuid -> parentUuid (first copy wins)
+    progress: dict[str, str | None] = field(default_factory=dict)
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -159,9 +169,32 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     codex_like = 0
     recs_append = d.recs.append
     sids = d.session_ids
+    progress = d.progress
+    n_records = 0
+    limit = max_line_bytes + 1
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    n = 0
     with open(path, "rb", buffering=1 << 20) as f:
-        for n, data, complete in iter_lines(f, max_line_bytes):
-            if data is None:
+        readline = f.readline
+        while True:  # iter_lines() inlined: this loop runs once per line of a large file
+            data = readline(limit)
+            if not data:
+                break
+            n += 1
+            if data[-1] == 10:  # a whole line
+                complete = True
+                if data.isspace():
+                    continue
+            elif len(data) < limit:  # the last line, without its newline
+                if data.isspace():
+                    break
+                complete = False
+            else:  # longer than the cap: drop the rest of the line
+                while True:
+                    chunk = readline(1 << 20)
+                    if not chunk or chunk[-1:] == b"\n":
+                        break
                 fnd.add(
                     "huge_line",
                     "warning",
@@ -169,10 +202,14 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                     f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
                 )
                 continue
+            if complete and data.startswith(_SKIPPED):  # undo data, typed-ahead input
+                n_complete += 1
+                n_records += 1
+                continue
             try:
-                obj = orjson.loads(data)
+                obj = loads(data)
                 problem = None
-            except orjson.JSONDecodeError:
+            except decode_error:
                 obj, problem = loads_line(data)
             if obj is None:
                 if not complete:
@@ -196,25 +233,15 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                 continue
             t = obj.get("type")
             if t == "progress":
+                # most lines of a real file: kept as a parent link only, no graph node
+                n_records += 1
                 u = obj.get("uuid")
-                if type(u) is str:
-                    recs_append(
-                        _Rec(
-                            n,
-                            u,
-                            obj.get("parentUuid"),
-                            "progress",
-                            None,
-                            obj.get("isSidechain") is True,
-                        )
-                    )
-                d.n_records += 1
+                if type(u) is str and u not in progress:
+                    pu = obj.get("parentUuid")
+                    progress[u] = pu if type(pu) is str else None
                 continue
-            if t == "file-history-snapshot":
-                d.n_records += 1
-                continue
-            if t in ("user", "assistant", "attachment", "system"):
-                d.n_records += 1
+            if t == "user" or t == "assistant" or t == "attachment" or t == "system":
+                n_records += 1
                 u = obj.get("uuid")
                 if type(u) is not str:
                     if t == "system":
@@ -233,13 +260,14 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                     _meta_from(obj, meta)
                 continue
             if t in META_TYPES:
-                d.n_records += 1
+                n_records += 1
                 _meta_record(t, obj, meta)
                 continue
             if t in _CODEX_TYPES:
                 codex_like += 1
             key = t if isinstance(t, str) else f"<{type(t).__name__}>"
             unknown.setdefault(key[:60], []).append(n)
+    d.n_records = n_records
     if d.n_records == 0:
         if codex_like:
             raise NotTranscriptError(
@@ -408,9 +436,26 @@ def _call_key(obj: dict[str, Any], msg: dict[str, Any]) -> str | None:
 
 class _Graph:
     """uuid index and parent links. A duplicate uuid whose parent resolves to the same node as
-    an earlier copy's is a replay (dropped); otherwise it is a node of its own."""
+    an earlier copy's is a replay (dropped); otherwise it is a node of its own. ``progress``
+    records are not nodes: a parent link to one is followed through the progress chain to the
+    first record that is (a root if the chain ends, a missing parent if it dangles)."""
 
-    def __init__(self, recs: list[_Rec], fnd: Findings) -> None:
+    def __init__(
+        self, recs: list[_Rec], fnd: Findings, progress: dict[str, str | None] | None = None
+    ) -> None:
+        prog = progress or {}
+        cap = len(prog) + 1
+
+        def through(pu: str | None, line: int) -> str | None:
+            n = 0
+            while pu is not None and pu in prog:
+                pu = prog[pu]
+                n += 1
+                if n > cap:
+                    fnd.add("parent_cycle", "warning", line, "parentUuid chain loops; cut here")
+                    return None
+            return pu
+
         latest: dict[str, _Rec] = {}
         copies: dict[str, list[_Rec]] = {}
         nodes: list[_Rec] = []
@@ -421,6 +466,8 @@ class _Graph:
             pu = r.parent
             if pu is None and r.type == "system":
                 pu = _parent_uuid(r)
+            if pu is not None and pu in prog:
+                pu = through(pu, r.line)
             pn = latest.get(pu) if pu is not None else None
             if pu is not None and pn is None:
                 later.append(r)
@@ -440,7 +487,7 @@ class _Graph:
         for u, cs in copies.items():
             first[u] = cs[0]
         for r in later:  # parents written after their child (or never)
-            pu = _parent_uuid(r)
+            pu = through(_parent_uuid(r), r.line)
             if pu is None:
                 continue
             p = first.get(pu)
@@ -709,7 +756,7 @@ def _result_ids(r: _Rec) -> list[str] | None:
 
 
 def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
-    g = _Graph(recs, fnd)
+    g = _Graph(recs, fnd, d.progress)
     leaf = None
     for r in reversed(g.nodes):
         if r.type in ("user", "assistant"):
@@ -737,10 +784,17 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
     on_path = seen
 
     # splice recording artifacts, collect branches
+    off_path = [
+        r
+        for r in g.nodes
+        if id(r) not in on_path
+        and r.type in ("user", "assistant", "attachment")
+        and not (r.side and not side_group)
+    ]
     use_rec: dict[str, _Rec] = {}
     answered: set[str] = set()
     keys_on_path: set[str] = set()
-    for r in path:
+    for r in path if off_path else ():  # only needed to place records off the chain
         if r.type == "assistant":
             for i in _tool_use_ids(r):
                 use_rec.setdefault(i, r)
@@ -757,11 +811,7 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
     stitched: dict[int, list[_Rec]] = {}
     branch_recs: list[_Rec] = []
     rewrites = 0
-    for r in g.nodes:
-        if id(r) in on_path or r.type not in ("user", "assistant", "attachment"):
-            continue
-        if r.side and not side_group:
-            continue
+    for r in off_path:
         if r.type == "assistant":
             o = r.obj or {}
             m = o.get("message")
@@ -1267,13 +1317,21 @@ def _inline_sidechains(
 ) -> list[ParsedTranscript]:
     groups: dict[str, list[_Rec]] = {}
     by_uuid = {r.uuid: r for r in recs}
+    prog = d.progress
+
+    def parent(r: _Rec) -> str | None:
+        pu, n = r.parent, 0
+        while pu is not None and pu in prog and n <= len(prog):  # through progress links
+            pu, n = prog[pu], n + 1
+        return pu
+
     for r in recs:
         a = r.obj.get("agentId") if r.obj is not None else None
         if not isinstance(a, str):
             top = r
             seen = {id(r)}
-            while top.parent in by_uuid and id(by_uuid[top.parent]) not in seen:
-                top = by_uuid[top.parent]
+            while (pu := parent(top)) in by_uuid and id(by_uuid[pu]) not in seen:
+                top = by_uuid[pu]
                 seen.add(id(top))
             a = f"sidechain@{top.line}"
         groups.setdefault(a, []).append(r)
