@@ -35,6 +35,8 @@ Nothing is ever written: the file is read once, when the source is made.
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import os
 import re
 from pathlib import Path
@@ -50,10 +52,8 @@ from ._loopframe import RowBuilder
 from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
 from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow
 
-_HISTORY: Key[pd.DataFrame] = Key("transcript.history")
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
-_BRANCHES: Key[pd.DataFrame] = Key("transcript.branches")
 
 #: Claude Code's automatic compaction: the threshold is the model's context window minus the
 #: output reserved for the reply (20,000) minus a fixed buffer (13,000) (see
@@ -130,16 +130,47 @@ class TranscriptSource(AgentSource):
     Made by :func:`adfkit._opening.open_source` (``adfkit.open``, ``open_claude_code``,
     ``open_codex``) from a file, or from a :class:`ParsedTranscript` (a subagent's).
 
+    The rows are turned into the history frame once, here, with the cyclic garbage collector
+    paused (they are acyclic); the source then keeps the frame, not the parsed rows:
+    ``parsed`` is the reader's result without ``rows`` and ``other_branches`` (their place in
+    the file is :meth:`row_index`), so a long session costs one copy of its rows in memory and
+    no collector work afterwards.
+
     Parameters
     ----------
-    parsed : the reader's result for one file.
+    parsed : the reader's result for one file (not modified).
     """
 
     def __init__(self, parsed: ParsedTranscript) -> None:
         super().__init__(parsed.path)
-        self.parsed = parsed
         self.format = parsed.format
-        self._events_cache: tuple[pd.DataFrame, list[WindowChange], dict[int, int]] | None = None
+        self._subagents: list[AgentSource] | None = None
+        gc_was_on = gc.isenabled()
+        gc.disable()
+        try:
+            self._ev, self._changes, swept_by = _event_data(parsed)
+            h = _rows_frame(parsed.rows, swept_by, f"{self.path}: transcript rows")
+            h = add_epochs(h, self._ev[self._ev["event"] == "compaction"])
+            h["copies"] = pd.array(np.ones(len(h), dtype="int64"), dtype="Int64")
+            self._history = h
+            br = _rows_frame(parsed.other_branches, {}, f"{self.path}: abandoned branches")
+            names = {r.seq: r.branch for r in parsed.other_branches}
+            br["branch"] = pd.array([names.get(int(q)) for q in br["seq"]], dtype="string")
+            self._branches = br
+            every = [*parsed.rows, *parsed.other_branches]
+            self._index = pd.DataFrame(
+                {
+                    "seq": pd.array([r.seq for r in every], dtype="Int64"),
+                    "line": pd.array([r.line for r in every], dtype="Int64"),
+                    "uuid": pd.array([r.uuid for r in every], dtype="string"),
+                    "branch": pd.array([r.branch for r in every], dtype="string"),
+                }
+            )
+            #: The reader's result, without the rows (they are in the frames now).
+            self.parsed = dataclasses.replace(parsed, rows=[], other_branches=[])
+        finally:
+            if gc_was_on:
+                gc.enable()
 
     # -- identity and settings -----------------------------------------------------------
     @property
@@ -208,60 +239,12 @@ class TranscriptSource(AgentSource):
         }
 
     # -- rows ------------------------------------------------------------------------------
-    def _event_data(self) -> tuple[pd.DataFrame, list[WindowChange], dict[int, int]]:
-        """(events frame, window changes, swept seq -> archive id), built once."""
-        if self._events_cache is not None:
-            return self._events_cache
-        rows = self.parsed.rows
-        lines = np.array([r.line for r in rows], dtype="int64")
-        order = np.argsort(lines, kind="stable")
-        recs: list[dict[str, Any]] = []
-        changes: list[WindowChange] = []
-        swept_by: dict[int, int] = {}
-        aid = 0
-        for e in self.parsed.events:
-            if e.kind not in ("compaction", "microcompaction"):
-                continue  # rewinds: the abandoned rows are not in history()
-            bound = _boundary(e, rows, lines, order)
-            if e.kind == "compaction":
-                aid += 1
-                for q in e.swept:
-                    swept_by.setdefault(q, aid)
-                recs.append(
-                    {
-                        "event": "compaction",
-                        "summary_seq": e.summary_seq,
-                        "boundary_seq": bound,
-                        "audit_ids": (aid,),
-                        "summary_lost": e.summary_seq is None,
-                    }
-                )
-                focus = e.extra.get("user_context")
-                changes.append(
-                    WindowChange(
-                        swept=tuple(e.swept),
-                        kept=tuple(e.preserved),
-                        trigger=e.trigger or "auto",
-                        instructions=focus if isinstance(focus, str) else None,
-                    )
-                )
-            else:
-                recs.append(
-                    {
-                        "event": "microcompaction",
-                        "summary_seq": None,
-                        "boundary_seq": bound,
-                        "audit_ids": (),
-                        "summary_lost": False,
-                    }
-                )
-                stub = len(STUB_TEXT)
-                changes.append(
-                    WindowChange(cleared=tuple(e.swept), stub_chars=stub, trigger=e.trigger)
-                )
-        ev = schema.frame(recs, schema.EVENTS)
-        self._events_cache = (ev, changes, swept_by)
-        return self._events_cache
+    def row_index(self) -> pd.DataFrame:
+        """Where each row came from: ``seq`` (Int64, as in :meth:`history` and
+        :meth:`branches`), ``line`` (Int64: the file line of its first record), ``uuid``
+        (string: Claude Code's record uuid, Codex's item id if any), ``branch`` (string: NA on
+        the active conversation)."""
+        return self._index.copy()
 
     def _compaction_events(self) -> list[TranscriptEvent]:
         return [e for e in self.parsed.events if e.kind == "compaction"]
@@ -271,17 +254,7 @@ class TranscriptSource(AgentSource):
         compactions before the row) and ``copies`` (1: one row per seq)."""
         if errors not in ("warn", "raise"):
             raise ValueError(f"errors must be one of ['warn', 'raise'], got {errors!r}")
-        return self.memo.get(_HISTORY, self._build_history).copy(deep=False)
-
-    def _build_history(self) -> pd.DataFrame:
-        ev, _, swept_by = self._event_data()
-        b = RowBuilder()
-        _add_rows(b, self.parsed.rows, swept_by)
-        b.warn(f"{self.path}: transcript rows")
-        h = b.frame(consume=True)
-        h["copies"] = pd.array(np.ones(len(h), dtype="int64"), dtype="Int64")
-        h = add_epochs(h, ev[ev["event"] == "compaction"])
-        return h[list(schema.HISTORY)]
+        return self._history.copy(deep=False)
 
     def loop(self) -> pd.DataFrame:
         """The rows in the context window now: those no compaction swept (the last summary,
@@ -298,14 +271,14 @@ class TranscriptSource(AgentSource):
 
     def events(self) -> pd.DataFrame:
         """Compactions and microcompactions in order (columns of :data:`schema.EVENTS`)."""
-        return self._event_data()[0].copy()
+        return self._ev.copy()
 
     def window_changes(self) -> list[WindowChange]:
         """What each event swept, kept (Claude Code preserved segment, Codex replacement
         history) and cleared (microcompaction), as the file states it; the trigger recorded
         (Claude Code ``compactMetadata.trigger``, ``auto`` when missing, as inspect_swe assumes;
         Codex: the reader's heuristic) and a manual compaction's focus text."""
-        return list(self._event_data()[1])
+        return list(self._changes)
 
     # -- archives ------------------------------------------------------------------------
     def audit(self) -> pd.DataFrame:
@@ -371,23 +344,15 @@ class TranscriptSource(AgentSource):
         """The session's subagents (Claude Code ``subagents/agent-*.jsonl``, legacy
         ``agent-*.jsonl`` beside it, sidechains inside older files), each a source of its own;
         nested ones are listed too (``meta()["parent_agent_id"]`` says whose)."""
-        return [TranscriptSource(s) for s in self.parsed.subagents]
+        if self._subagents is None:
+            self._subagents = [TranscriptSource(s) for s in self.parsed.subagents]
+        return list(self._subagents)
 
     def branches(self) -> pd.DataFrame:
         """Rows of abandoned branches (a rewind, a rollback): the columns of
         :data:`schema.LOOP` plus ``branch`` (string: ``branch-1``...). Their seqs follow the
         active conversation's; they are in no other table."""
-
-        def build() -> pd.DataFrame:
-            b = RowBuilder()
-            _add_rows(b, self.parsed.other_branches, {})
-            b.warn(f"{self.path}: abandoned branches")
-            df = b.frame()
-            names = {r.seq: r.branch for r in self.parsed.other_branches}
-            df["branch"] = pd.array([names.get(int(s)) for s in df["seq"]], dtype="string")
-            return df
-
-        return self.memo.get(_BRANCHES, build).copy(deep=False)
+        return self._branches.copy(deep=False)
 
     # -- summary -------------------------------------------------------------------------
     def info(self, *, sizes: bool = False) -> dict[str, Any]:
@@ -447,12 +412,73 @@ class TranscriptSource(AgentSource):
             session_id=p.session_id,
             tool_version=p.meta.get("version") or p.meta.get("cli_version"),
             context_window=cfg["context_window"],
-            history_rows=len(p.rows),
+            history_rows=len(self._history),
             subagents=len(p.subagents),
-            branches=len({r.branch for r in p.other_branches}),
+            branches=int(self._branches["branch"].nunique()),
             findings=len(p.findings),
         )
         return out
+
+
+def _event_data(
+    parsed: ParsedTranscript,
+) -> tuple[pd.DataFrame, list[WindowChange], dict[int, int]]:
+    """(events frame, window changes, swept seq -> archive id) of a parsed transcript."""
+    rows = parsed.rows
+    lines = np.array([r.line for r in rows], dtype="int64")
+    order = np.argsort(lines, kind="stable")
+    recs: list[dict[str, Any]] = []
+    changes: list[WindowChange] = []
+    swept_by: dict[int, int] = {}
+    aid = 0
+    for e in parsed.events:
+        if e.kind not in ("compaction", "microcompaction"):
+            continue  # rewinds: the abandoned rows are not in history()
+        bound = _boundary(e, rows, lines, order)
+        if e.kind == "compaction":
+            aid += 1
+            for q in e.swept:
+                swept_by.setdefault(q, aid)
+            recs.append(
+                {
+                    "event": "compaction",
+                    "summary_seq": e.summary_seq,
+                    "boundary_seq": bound,
+                    "audit_ids": (aid,),
+                    "summary_lost": e.summary_seq is None,
+                }
+            )
+            focus = e.extra.get("user_context")
+            changes.append(
+                WindowChange(
+                    swept=tuple(e.swept),
+                    kept=tuple(e.preserved),
+                    trigger=e.trigger or "auto",
+                    instructions=focus if isinstance(focus, str) else None,
+                )
+            )
+        else:
+            recs.append(
+                {
+                    "event": "microcompaction",
+                    "summary_seq": None,
+                    "boundary_seq": bound,
+                    "audit_ids": (),
+                    "summary_lost": False,
+                }
+            )
+            stub = len(STUB_TEXT)
+            changes.append(WindowChange(cleared=tuple(e.swept), stub_chars=stub, trigger=e.trigger))
+
+    return schema.frame(recs, schema.EVENTS), changes, swept_by
+
+
+def _rows_frame(rows: list[TranscriptRow], swept_by: dict[int, int], where: str) -> pd.DataFrame:
+    """The rows as a loop frame, through the one row rule (warnings name ``where``)."""
+    b = RowBuilder()
+    _add_rows(b, rows, swept_by)
+    b.warn(where)
+    return b.frame(consume=True)
 
 
 def _boundary(
