@@ -122,8 +122,9 @@ def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
     >>> sessions = adfkit.list_claude_code_sessions("sample_agents/claude-code/projects")
     >>> path = sessions.set_index("session_id").path["24422850-abc3-4525-9567-e2fd4bd0adcb"]
     >>> c = adfkit.open_claude_code(path).compactions()
-    >>> c[["event", "kind", "n_swept", "n_tail"]].values.tolist()
-    [['compaction', 'auto', 100, 0], ['microcompaction', 'auto', 2, 0], ['compaction', 'manual', 73, 4], ['compaction', 'auto', 29, 2]]
+    >>> c[["event", "kind", "n_swept", "n_tail"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    [['compaction', 'auto', 100, 0], ['microcompaction', 'auto', 2, 0],
+     ['compaction', 'manual', 73, 4], ['compaction', 'auto', 29, 2]]
     """
     return AgentFile(open_source(path, format="claude_code"))
 
@@ -381,9 +382,11 @@ class AgentFile:
     def events(self) -> pd.DataFrame:
         """Compaction and clear events found in the history. One row per event, in order.
 
-        Columns: ``event`` (``compaction`` or ``clear``), ``summary_seq`` (Int64), ``boundary_seq``
-        (Int64: rows with a larger seq were written after the event), ``audit_ids`` (tuple of
-        the ``loop`` audit rows written for it; empty when the history was discarded).
+        Columns: ``event`` (``compaction`` or ``clear``; ``microcompaction`` in a Claude Code
+        session: tool results cleared to stubs, nothing archived), ``summary_seq`` (Int64),
+        ``boundary_seq`` (Int64: rows with a larger seq were written after the event),
+        ``audit_ids`` (tuple of the ``loop`` audit rows written for it; empty when the history
+        was discarded).
 
         Examples
         --------

@@ -50,8 +50,10 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       (string: ``compaction``/``clear``), ``kind`` (string: ``auto`` after a memory-flush
       nudge and grace call, ``preflight`` (the pre-flight guard, no grace call),
       ``manual`` (a ``loop_compact`` call) or ``clear``; when the swept rows were
-      discarded, an automatic one is reported as ``auto``), ``instructions`` (string: the
-      ``loop_compact`` instructions), ``summary_seq`` (Int64), ``created_at``
+      discarded, an automatic one is reported as ``auto``; for a transcript, the trigger
+      the record states: ``auto`` or ``manual``), ``instructions`` (string: the
+      ``loop_compact`` instructions, or a manual compaction's focus text), ``summary_seq``
+      (Int64), ``created_at``
       (datetime64[ms, UTC]: the summary's time, else the audit row's)
     - ``boundary_seq`` (Int64: rows with a larger seq came after), ``audited`` (boolean:
       an audit row holds the swept rows), ``audit_ids`` (object: tuple), ``summary_lost``

@@ -71,9 +71,10 @@ def ident(agent: AgentFile, seqs: Any) -> list[Any]:
     """The truth identifiers (uuid or first line) of history seqs, in the given order."""
     src = agent.source
     assert isinstance(src, TranscriptSource)
-    rows = {r.seq: r for r in [*src.parsed.rows, *src.parsed.other_branches]}
-    key = "uuid" if src.format == "claude_code" else "line"
-    return [getattr(rows[int(s)], key) for s in seqs]
+    idx = src.row_index().set_index("seq")
+    if src.format == "claude_code":
+        return [str(idx.at[int(s), "uuid"]) for s in seqs]
+    return [int(idx.at[int(s), "line"]) for s in seqs]
 
 
 def usage_sum(frame: pd.DataFrame) -> dict[str, int]:
@@ -355,9 +356,8 @@ def test_usage_counts_every_call_once(case: tuple[AgentFile, dict[str, Any]]) ->
     src = agent.source
     assert isinstance(src, TranscriptSource)
     assert sum(c.tokens.get("input", 0) for c in src.parsed.calls) == truth["usage"]["input"]
-    n_calls = sum(
-        1 for c in src.parsed.calls if c.seq is not None and c.seq <= len(src.parsed.rows)
-    )
+    n_active = len(agent.history())
+    n_calls = sum(1 for c in src.parsed.calls if c.seq is not None and c.seq <= n_active)
     assert len(u) == n_calls
     if src.format == "claude_code":
         assert (u["tokens_cache_write"].notna()).all()
@@ -619,3 +619,41 @@ def test_every_public_agentfile_member_is_exercised() -> None:
     assert sorted(n for n in public if not re.search(rf"\.{n}\b", text)) == []
     functions = {n for n in adfkit.__all__ if callable(getattr(adfkit, n)) and n[0].islower()}
     assert sorted(n for n in functions if f"adfkit.{n}(" not in text) == []
+
+
+def test_a_long_simulated_session_matches_its_truth(tmp_path: Path) -> None:
+    """Many automatic compactions (some preserving rows), microcompactions and rewinds in one
+    session, written by the sample simulator: rows, every compaction's swept and preserved
+    rows and the usage (branches included) are the simulator's."""
+    import random
+
+    from adfsynth.claude_code import SYSTEM_TOKENS, Session
+
+    rng = random.Random(3)
+    s = Session(rng, "5e55a0b1-0000-4000-8000-000000000001", "/w", "2.1.90", 1772352000000)
+    for n in range(1, 120):
+        s.turn(rng.randint(1, 5))
+        if n % 23 == 0:
+            s.microcompact(2)
+        if n % 37 == 0:
+            s.abandoned_branch()
+        if SYSTEM_TOKENS + sum(r.size for r in s.window) > 60_000:
+            s.compact("auto", preserve_last=rng.choice((0, 2)))
+    path = tmp_path / "5e55a0b1-0000-4000-8000-000000000001.jsonl"
+    path.write_text(s.text())
+    agent = adfkit.open(path)
+    assert len(s.compactions) >= 5
+    h = agent.history()
+    assert ident(agent, h["seq"]) == [r.uuid for r in s.rows]
+    c = agent.compactions()
+    comp = c[c["event"] == "compaction"].reset_index(drop=True)
+    assert len(comp) == len(s.compactions)
+    for j, t in enumerate(s.compactions):
+        assert set(ident(agent, comp.loc[j, "swept_seqs"])) == set(t["swept"])
+        assert set(ident(agent, comp.loc[j, "tail_seqs"])) == set(t["preserved"])
+    assert (c["event"] == "microcompaction").sum() == len(s.micro)
+    got = usage_sum(agent.usage())
+    for k, v in usage_sum(agent.source.branches()).items():
+        got[k] += v
+    assert {k: got[k] for k in s.usage} == s.usage
+    assert ident(agent, agent.source.branches()["seq"]) == [r.uuid for r in s.branch_rows]
