@@ -165,115 +165,134 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     d = _FileData()
     meta = d.meta
     unknown: dict[str, list[int]] = {}
-    n_complete = 0
-    codex_like = 0
+    counts = {"parsed": 0, "records": 0, "codex_like": 0}
     recs_append = d.recs.append
     sids = d.session_ids
     progress = d.progress
-    n_records = 0
     limit = max_line_bytes + 1
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
+
+    def take(n: int, obj: dict[str, Any], t: Any) -> None:
+        """Every record but a progress one with a uuid (the loop below does those)."""
+        counts["records"] += 1
+        if t == "progress":
+            return  # no uuid: a link to nothing
+        if t == "user" or t == "assistant" or t == "attachment" or t == "system":
+            u = obj.get("uuid")
+            if type(u) is not str:
+                if t == "system":
+                    return
+                fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
+                u = f"line:{n}"
+            recs_append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
+            sid = obj.get("sessionId")
+            if type(sid) is str:
+                sids[sid] = sids.get(sid, 0) + 1
+            if "cwd" not in meta:
+                _meta_from(obj, meta)
+            return
+        if t in META_TYPES:
+            _meta_record(t, obj, meta)
+            return
+        counts["records"] -= 1
+        if t in _CODEX_TYPES:
+            counts["codex_like"] += 1
+        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+        unknown.setdefault(key[:60], []).append(n)
+
+    def rare(n: int, data: bytes, complete: bool) -> None:
+        """A line off the usual path: not valid JSON (repaired if it can be), not an object,
+        or the last line without its newline."""
+        obj, problem = loads_line(data)
+        if obj is None:
+            if not complete:
+                fnd.add(
+                    "truncated_last_line",
+                    "warning",
+                    n,
+                    "last line is incomplete (no newline, not valid JSON): the session is "
+                    "probably still being written; read up to the line before",
+                )
+            else:
+                fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+            return
+        counts["parsed"] += 1
+        if problem is not None:
+            fnd.add("encoding", "warning", n, problem)
+            d.malformed_lines.add(n)
+            d.notes[n] = problem
+        if type(obj) is not dict:
+            fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+            return
+        t = obj.get("type")
+        u = obj.get("uuid")
+        if t == "progress" and type(u) is str:
+            counts["records"] += 1
+            if u not in progress:
+                pu = obj.get("parentUuid")
+                progress[u] = pu if type(pu) is str else None
+            return
+        take(n, obj, t)
+
     n = 0
+    n_skipped = 0
     with open(path, "rb", buffering=1 << 20) as f:
         readline = f.readline
-        while True:  # iter_lines() inlined: this loop runs once per line of a large file
+        while True:  # once per line of a large file: the usual case in as few steps as can be
             data = readline(limit)
             if not data:
                 break
             n += 1
-            if data[-1] == 10:  # a whole line
-                complete = True
-                if data.isspace():
+            if data[-1] == 10 and data[0] == 123:  # a whole line opening an object
+                if data.startswith(_SKIPPED):  # undo data, typed-ahead input: not parsed
+                    n_skipped += 1
                     continue
-            elif len(data) < limit:  # the last line, without its newline
-                if data.isspace():
+                try:
+                    obj = loads(data)
+                except decode_error:
+                    rare(n, data, True)
+                    continue
+                if type(obj) is dict:
+                    t = obj.get("type")
+                    if t == "progress":  # most lines of a real file: a parent link, no node
+                        u = obj.get("uuid")
+                        if type(u) is str:
+                            if u not in progress:
+                                pu = obj.get("parentUuid")
+                                progress[u] = pu if type(pu) is str else None
+                            continue
+                    counts["parsed"] += 1
+                    take(n, obj, t)
+                    continue
+                rare(n, data, True)
+                continue
+            if data[-1] == 10:  # a whole line that does not open an object
+                if not data.isspace():
+                    rare(n, data, True)
+                continue
+            if len(data) < limit:  # the last line, without its newline
+                if not data.isspace():
+                    rare(n, data, False)
+                break
+            while True:  # longer than the cap: drop the rest of the line
+                chunk = readline(1 << 20)
+                if not chunk or chunk[-1:] == b"\n":
                     break
-                complete = False
-            else:  # longer than the cap: drop the rest of the line
-                while True:
-                    chunk = readline(1 << 20)
-                    if not chunk or chunk[-1:] == b"\n":
-                        break
-                fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-                )
-                continue
-            if complete and data.startswith(_SKIPPED):  # undo data, typed-ahead input
-                n_complete += 1
-                n_records += 1
-                continue
-            try:
-                obj = loads(data)
-                problem = None
-            except decode_error:
-                obj, problem = loads_line(data)
-            if obj is None:
-                if not complete:
-                    fnd.add(
-                        "truncated_last_line",
-                        "warning",
-                        n,
-                        "last line is incomplete (no newline, not valid JSON): the session is "
-                        "probably still being written; read up to the line before",
-                    )
-                else:
-                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-                continue
-            n_complete += 1
-            if problem is not None:
-                fnd.add("encoding", "warning", n, problem)
-                d.malformed_lines.add(n)
-                d.notes[n] = problem
-            if type(obj) is not dict:
-                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-                continue
-            t = obj.get("type")
-            if t == "progress":
-                # most lines of a real file: kept as a parent link only, no graph node
-                n_records += 1
-                u = obj.get("uuid")
-                if type(u) is str and u not in progress:
-                    pu = obj.get("parentUuid")
-                    progress[u] = pu if type(pu) is str else None
-                continue
-            if t == "user" or t == "assistant" or t == "attachment" or t == "system":
-                n_records += 1
-                u = obj.get("uuid")
-                if type(u) is not str:
-                    if t == "system":
-                        continue
-                    fnd.add(
-                        "missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root"
-                    )
-                    u = f"line:{n}"
-                recs_append(
-                    _Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True)
-                )
-                s = obj.get("sessionId")
-                if type(s) is str:
-                    sids[s] = sids.get(s, 0) + 1
-                if "cwd" not in meta:
-                    _meta_from(obj, meta)
-                continue
-            if t in META_TYPES:
-                n_records += 1
-                _meta_record(t, obj, meta)
-                continue
-            if t in _CODEX_TYPES:
-                codex_like += 1
-            key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-            unknown.setdefault(key[:60], []).append(n)
-    d.n_records = n_records
+            fnd.add(
+                "huge_line",
+                "warning",
+                n,
+                f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
+            )
+    n_progress = len(progress)
+    d.n_records = counts["records"] + n_skipped + n_progress
     if d.n_records == 0:
-        if codex_like:
+        if counts["codex_like"]:
             raise NotTranscriptError(
                 f"a Codex rollout, not a {_WHAT}; read it with parse_codex", path=path
             )
-        if n_complete:
+        if counts["parsed"]:
             raise NotTranscriptError(
                 f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
                 f"summary...): not a {_WHAT}",
@@ -347,6 +366,9 @@ def _blocks(content: Any) -> tuple[list[dict[str, Any]], bool]:
             )
         elif t == "tool_use":
             inp = b.get("input")
+            if len(b) == 4 and type(inp) is dict and "id" in b and "name" in b:
+                out.append(b)  # already the ADF shape: no copy
+                continue
             out.append(
                 {
                     "type": "tool_use",
@@ -356,11 +378,15 @@ def _blocks(content: Any) -> tuple[list[dict[str, Any]], bool]:
                 }
             )
         elif t == "tool_result":
+            c = b.get("content")
+            if len(b) == 4 and type(c) is str and type(b.get("is_error")) is bool:
+                out.append(b)  # tool_use_id, content, is_error: already the ADF shape
+                continue
             out.append(
                 {
                     "type": "tool_result",
                     "tool_use_id": b.get("tool_use_id"),
-                    "content": result_text(b.get("content")),
+                    "content": result_text(c),
                     "is_error": b.get("is_error") is True,
                 }
             )
@@ -568,7 +594,7 @@ class _Call:
         self.row = row
         self.line = line
         self.usage = usage
-        self.tokens = anthropic_tokens(usage)
+        self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
         self.model = row.model
         self.n = 1
         self.created_at = row.created_at
@@ -718,7 +744,6 @@ class _Builder:
         o_old = as_int(c.usage.get("output_tokens")) or 0
         if o_new >= o_old:
             c.usage = usage
-            c.tokens = anthropic_tokens(usage)
 
 
 def _same_input(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -1126,6 +1151,8 @@ def _finish(
     session_id: str | None,
     agent_id: str | None,
 ) -> ParsedTranscript:
+    for c in built.calls:  # once per call, from the fragment chosen
+        c.tokens = anthropic_tokens(c.usage)
     n = 0
     for row in built.rows:
         n += 1
@@ -1196,6 +1223,8 @@ def _finish(
                 if r.model:
                     meta[k] = r.model
                     break
+    for rb in (*built.rows, *built.branches):
+        rb.call = None  # break the row <-> call cycles: reference counting frees them now
     return ParsedTranscript(
         path=str(path),
         format="claude_code",

@@ -571,6 +571,26 @@ def test_half_written_last_line(tmp_path: Path) -> None:
     assert [(f.check, f.line) for f in t.findings] == [("truncated_last_line", 3)]
 
 
+def test_lines_off_the_usual_path(tmp_path: Path) -> None:
+    """Blank and whitespace lines, an indented record, a JSON array, a progress record without a
+    uuid, a progress link through a line read the slow way, and a last line that is whole but
+    has no newline: each read as the format allows."""
+    log = Log()
+    log.user("u1", None, "hi")
+    log.raw(b"")
+    log.raw(b"   \t")
+    log.raw(b"  " + json.dumps(log._env("progress", "p1", "u1") | {"data": {}}).encode())
+    log.raw(b"[1, 2]")
+    log.raw(json.dumps(log._env("progress", None, "p1") | {"data": {}}).encode())
+    log.user("u2", "p1", "through the indented progress record")
+    tail = json.dumps(log._env("user", "u3", "u2") | {"message": {"role": "user", "content": "x"}})
+    p = log.write(tmp_path / "s.jsonl", tail=tail.encode())
+    with pytest.warns(AdfWarning, match="line 5: line is JSON but not an object"):
+        t = parse_claude_code(p)
+    assert uuids(t.rows) == ["u1", "u2", "u3"]
+    assert [(f.check, f.line) for f in t.findings] == [("not_an_object", 5)]
+
+
 def test_bad_json_unknown_type_non_utf8_huge_line(tmp_path: Path) -> None:
     log = Log()
     log.user("u1", None, "hi")
