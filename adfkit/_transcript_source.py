@@ -158,16 +158,20 @@ class TranscriptSource(AgentSource):
             br["branch"] = pd.array([names.get(int(q)) for q in br["seq"]], dtype="string")
             self._branches = br
             every = [*parsed.rows, *parsed.other_branches]
-            self._index = pd.DataFrame(
-                {
-                    "seq": pd.array([r.seq for r in every], dtype="Int64"),
-                    "line": pd.array([r.line for r in every], dtype="Int64"),
-                    "uuid": pd.array([r.uuid for r in every], dtype="string"),
-                    "branch": pd.array([r.branch for r in every], dtype="string"),
-                }
+            self._index = {  # a frame on demand; lists of plain values cost the collector nothing
+                "seq": [r.seq for r in every],
+                "line": [r.line for r in every],
+                "uuid": [r.uuid for r in every],
+                "branch": [r.branch for r in every],
+            }
+            self._model = _model_of(parsed)
+            self._window = _window_of(parsed)
+            self._calls = _call_columns(parsed)
+            #: The reader's result without its per-row and per-call objects (rows, calls and
+            #: token counts are in frames now: :meth:`history`, :meth:`branches`, :meth:`calls`).
+            self.parsed = dataclasses.replace(
+                parsed, rows=[], other_branches=[], calls=[], token_counts=[]
             )
-            #: The reader's result, without the rows (they are in the frames now).
-            self.parsed = dataclasses.replace(parsed, rows=[], other_branches=[])
         finally:
             if gc_was_on:
                 gc.enable()
@@ -203,21 +207,24 @@ class TranscriptSource(AgentSource):
 
     def model(self) -> str | None:
         """The model of the session: the last model call's, else the metadata's."""
-        for c in reversed(self.parsed.calls):
-            if c.model and not c.sidechain:
-                return c.model
-        m = self.parsed.meta.get("model")
-        return str(m) if m else None
+        return self._model
 
     def context_window(self) -> int | None:
         """The context window the file records (Codex), else None."""
-        for e in reversed(self.parsed.events):
-            if e.context_window:
-                return int(e.context_window)
-        for tc in reversed(self.parsed.token_counts):
-            if tc.context_window:
-                return int(tc.context_window)
-        return None
+        return self._window
+
+    def calls(self) -> pd.DataFrame:
+        """Every model call the file records, its usage counted once, in file order (those of
+        abandoned branches, subagents' own files excluded, and Codex calls no row holds, too).
+
+        Columns: ``key`` (string: Claude Code ``message.id:requestId``), ``seq`` (Int64: the
+        row holding the usage, NA when none), ``line`` (Int64), ``model`` (string),
+        ``created_at`` (datetime64[ms, UTC]), ``n_records`` (Int64: records the call was
+        written over), ``sidechain`` (bool), then ``tokens_input``, ``tokens_output``,
+        ``tokens_cache_read``, ``tokens_cache_write``, ``tokens_reasoning`` (Int64; ``input``
+        includes the cache parts).
+        """
+        return schema.frame(self._calls, _CALLS)
 
     def config(self) -> dict[str, Any]:
         """The settings the analyses read, in the shape of an ADF config.
@@ -244,7 +251,7 @@ class TranscriptSource(AgentSource):
         :meth:`branches`), ``line`` (Int64: the file line of its first record), ``uuid``
         (string: Claude Code's record uuid, Codex's item id if any), ``branch`` (string: NA on
         the active conversation)."""
-        return self._index.copy()
+        return schema.frame(self._index, _INDEX)
 
     def _compaction_events(self) -> list[TranscriptEvent]:
         return [e for e in self.parsed.events if e.kind == "compaction"]
@@ -418,6 +425,55 @@ class TranscriptSource(AgentSource):
             findings=len(p.findings),
         )
         return out
+
+
+#: Columns of :meth:`TranscriptSource.row_index` and :meth:`TranscriptSource.calls`.
+_INDEX = {"seq": "Int64", "line": "Int64", "uuid": "string", "branch": "string"}
+_TOKENS = ("input", "output", "cache_read", "cache_write", "reasoning")
+_CALLS = {
+    "key": "string",
+    "seq": "Int64",
+    "line": "Int64",
+    "model": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "n_records": "Int64",
+    "sidechain": "bool",
+    **{f"tokens_{k}": "Int64" for k in _TOKENS},
+}
+
+
+def _model_of(parsed: ParsedTranscript) -> str | None:
+    for c in reversed(parsed.calls):
+        if c.model and not c.sidechain:
+            return c.model
+    m = parsed.meta.get("model")
+    return str(m) if m else None
+
+
+def _window_of(parsed: ParsedTranscript) -> int | None:
+    for e in reversed(parsed.events):
+        if e.context_window:
+            return int(e.context_window)
+    for tc in reversed(parsed.token_counts):
+        if tc.context_window:
+            return int(tc.context_window)
+    return None
+
+
+def _call_columns(parsed: ParsedTranscript) -> dict[str, list[Any]]:
+    cs = parsed.calls
+    cols: dict[str, list[Any]] = {
+        "key": [c.key for c in cs],
+        "seq": [c.seq for c in cs],
+        "line": [c.line for c in cs],
+        "model": [c.model for c in cs],
+        "created_at": [c.created_at for c in cs],
+        "n_records": [c.n_records for c in cs],
+        "sidechain": [c.sidechain for c in cs],
+    }
+    for k in _TOKENS:
+        cols[f"tokens_{k}"] = [c.tokens.get(k) for c in cs]
+    return cols
 
 
 def _event_data(

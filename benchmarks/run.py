@@ -349,7 +349,7 @@ def transcripts(quick: bool) -> None:
     lines = sum(n for n, _ in mix.values())
     size = sum(b for _, b in mix.values())
     t_floor = t_hist = float("inf")
-    for _ in range(3):  # best of each: the machine is shared
+    for _ in range(5):  # best of each, interleaved: the machine is shared
         t_floor = min(t_floor, timed(lambda: transcript_floor(path)))
         t_hist = min(t_hist, timed(lambda: transcript_history(path)))
     rows = len(transcript_history(path))

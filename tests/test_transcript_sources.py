@@ -355,9 +355,10 @@ def test_usage_counts_every_call_once(case: tuple[AgentFile, dict[str, Any]]) ->
     assert got == want
     src = agent.source
     assert isinstance(src, TranscriptSource)
-    assert sum(c.tokens.get("input", 0) for c in src.parsed.calls) == truth["usage"]["input"]
-    n_active = len(agent.history())
-    n_calls = sum(1 for c in src.parsed.calls if c.seq is not None and c.seq <= n_active)
+    calls = src.calls()
+    assert list(calls.columns[:3]) == ["key", "seq", "line"]
+    assert usage_sum(calls) == {k: truth["usage"].get(k, 0) for k in usage_sum(calls)}
+    n_calls = int((calls["seq"] <= len(agent.history())).sum())
     assert len(u) == n_calls
     if src.format == "claude_code":
         assert (u["tokens_cache_write"].notna()).all()
