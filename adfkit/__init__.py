@@ -1,4 +1,4 @@
-"""adfkit: look inside the memory of ADF agents.
+"""adfkit: look inside the memory of ADF agents (and of Claude Code and Codex sessions).
 
 Open an agent file read-only and get its loop, audit history, compactions and metrics as
 pandas DataFrames::
@@ -8,6 +8,9 @@ pandas DataFrames::
         agent.history()        # the whole lifetime transcript
         agent.compactions()    # what each compaction swept
 
+``adfkit.open(path)`` also reads Claude Code session transcripts and Codex CLI rollouts
+(``list_claude_code_sessions``, ``list_codex_sessions`` find them), with the same tables.
+
 Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on demand).
 """
 
@@ -16,7 +19,9 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from . import schema
-from ._agent import AgentFile, open_adf
+from ._agent import AgentFile, open, open_adf, open_claude_code, open_codex
+from ._claude_code import list_claude_code_sessions
+from ._codex import list_codex_sessions
 from ._errors import (
     AdfError,
     AdfWarning,
@@ -28,7 +33,9 @@ from ._errors import (
     NewerSchemaWarning,
     NotAdfError,
     NotSQLiteError,
+    NotTranscriptError,
     SidecarError,
+    UnknownFormatError,
     UnsafeSchemaError,
     UnsupportedSchemaError,
 )
@@ -63,6 +70,7 @@ __all__ = [
     "NewerSchemaWarning",
     "NotAdfError",
     "NotSQLiteError",
+    "NotTranscriptError",
     "Observation",
     "SimulationResult",
     "SlidingWindowPolicy",
@@ -70,13 +78,20 @@ __all__ = [
     "TrimToolResultsPolicy",
     "SidecarError",
     "UnsafeSchemaError",
+    "NotTranscriptError",
+    "UnknownFormatError",
     "UnsupportedSchemaError",
     "__version__",
     "export",
+    "list_claude_code_sessions",
+    "list_codex_sessions",
     "load_fleet",
     "load_taxonomy",
     "observe",
+    "open",
     "open_adf",
+    "open_claude_code",
+    "open_codex",
     "schema",
     "signature",
     "simulate",

@@ -62,7 +62,95 @@ def open_adf(
     ...     agent.info()["schema_version"]
     28
     """
-    return AgentFile(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
+    return AgentFile(
+        open_source(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format="adf")
+    )
+
+
+def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is untouched elsewhere
+    path: str | os.PathLike[str],
+    *,
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+    timeout: float = 5.0,
+) -> AgentFile:
+    """Open any agent record adfkit reads, read-only: an ADF agent file (``.adf``), a Claude
+    Code session (``<session>.jsonl``, with its subagents) or a Codex CLI rollout
+    (``rollout-*.jsonl`` or ``.jsonl.zst``). The kind is recognised from the file's first bytes
+    and name (:func:`adfkit._opening.detect_format`); every table and analysis works the same
+    on all of them.
+
+    Parameters
+    ----------
+    path : the file. It is never written, and nothing is created beside it.
+    max_blob_bytes, timeout : as for :func:`open_adf` (ADF files only).
+
+    Raises
+    ------
+    AdfError
+        (or a subclass) naming the file: missing, damaged, or of no kind adfkit reads
+        (:class:`adfkit.UnknownFormatError`).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> adfkit.open("sample_agents/long-runner.adf").format
+    'adf'
+    >>> sessions = adfkit.list_claude_code_sessions("sample_agents/claude-code/projects")
+    >>> adfkit.open(sessions.path[0]).format
+    'claude_code'
+    """
+    return AgentFile(open_source(path, max_blob_bytes=max_blob_bytes, timeout=timeout))
+
+
+def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
+    """Open a Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``,
+    or a subagent's ``agent-<id>.jsonl``) read-only.
+
+    The file is read once, line by line; a half-written last line (a session still running) is
+    read up to the line before, with an :class:`adfkit.AdfWarning`. The session's subagents
+    are :meth:`AgentFile.subagents`. History is the active branch (after a rewind, the branch
+    the last record continues); abandoned branches are ``agent.source.branches()``.
+
+    Raises
+    ------
+    NotTranscriptError
+        the file is not a Claude Code transcript (empty, binary, an ``.adf``, a Codex rollout).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> sessions = adfkit.list_claude_code_sessions("sample_agents/claude-code/projects")
+    >>> path = sessions.set_index("session_id").path["24422850-abc3-4525-9567-e2fd4bd0adcb"]
+    >>> c = adfkit.open_claude_code(path).compactions()
+    >>> c[["event", "kind", "n_swept", "n_tail"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
+    [['compaction', 'auto', 100, 0], ['microcompaction', 'auto', 2, 0],
+     ['compaction', 'manual', 73, 4], ['compaction', 'auto', 29, 2]]
+    """
+    return AgentFile(open_source(path, format="claude_code"))
+
+
+def open_codex(path: str | os.PathLike[str]) -> AgentFile:
+    """Open a Codex CLI rollout (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``, or
+    ``.jsonl.zst``) read-only.
+
+    A half-written last line is read up to the line before, with an
+    :class:`adfkit.AdfWarning`; a ``.zst`` file is decompressed as a stream, capped.
+
+    Raises
+    ------
+    NotTranscriptError
+        the file is not a Codex rollout.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> sessions = adfkit.list_codex_sessions("sample_agents/codex")
+    >>> path = sessions.set_index("session_id").path["51ea40b0-7088-4482-8231-74d06cde3e3a"]
+    >>> agent = adfkit.open_codex(path)
+    >>> agent.compactions()["kind"].tolist(), agent.compact_threshold()
+    (['auto', 'manual', 'auto'], 244800)
+    """
+    return AgentFile(open_source(path, format="codex"))
 
 
 class AgentFile:
@@ -295,12 +383,13 @@ class AgentFile:
     def events(self) -> pd.DataFrame:
         """Compaction, clear and repair events found in the history. One row per event, in order.
 
-        Columns: ``event`` (``compaction``, ``clear`` or ``repair``: the provider-compatibility
+        Columns: ``event`` (``compaction``, ``clear``, ``repair``: the provider-compatibility
         repair, which archives the loop and rewrites its rows without tool blocks under their
-        old seqs), ``summary_seq`` (Int64), ``boundary_seq`` (Int64: rows with a larger seq were
-        written after the event), ``audit_ids`` (tuple of the ``loop`` audit rows written for
-        it; empty when the history was discarded), ``summary_lost`` (bool: a compaction known
-        only from its archive, whose summary row was discarded later).
+        old seqs, or, in a Claude Code session, ``microcompaction``: tool results cleared to
+        stubs, nothing archived), ``summary_seq`` (Int64), ``boundary_seq`` (Int64: rows with a
+        larger seq were written after the event), ``audit_ids`` (tuple of the ``loop`` audit
+        rows written for it; empty when the history was discarded), ``summary_lost`` (bool: a
+        compaction known only from its archive, whose summary row was discarded later).
 
         Examples
         --------
@@ -518,6 +607,27 @@ class AgentFile:
         True
         """
         return observe(self.source, taxonomy=taxonomy, segmentation=segmentation)
+
+    def subagents(self) -> list[AgentFile]:
+        """The agents this one started, each a handle of its own (empty for an ADF file).
+
+        For a Claude Code session: every subagent transcript (``subagents/agent-*.jsonl``,
+        legacy ``agent-*.jsonl`` beside the session, sidechains inside older files),
+        nested ones included; ``sub.meta()`` gives ``agent_id``, ``parent_tool_use_id`` (the
+        ``Task``/``Agent`` call that started it), ``parent_agent_id`` (None: this session) and
+        ``agent_type`` (``compact`` for the compaction helper ``agent-acompact-*``). Their usage
+        is not in this handle's :meth:`usage`.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> sessions = adfkit.list_claude_code_sessions("sample_agents/claude-code/projects")
+        >>> path = sessions.set_index("session_id").path["24422850-abc3-4525-9567-e2fd4bd0adcb"]
+        >>> subs = adfkit.open(path).subagents()
+        >>> sorted(s.name for s in subs)
+        ['agent-a1b2c3d4', 'agent-acompact-9f8e7d', 'agent-e5f6a7b8']
+        """
+        return [AgentFile(s) for s in self.source.subagents()]
 
     def mind(self) -> Mind:
         """The agent's mind as data: ``mind.md`` sections, ``mind/<slug>.md`` pages, the log.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._agent import open_adf
+from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
 
 
@@ -83,7 +83,7 @@ def cmd_info(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_adf(path) as agent:
+        with open_agent(path) as agent:
             docs.append(agent.info())
         if not args.json:
             if len(docs) > 1:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._agent import open_adf
+from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
 from ._observe import SEGMENTATIONS, observe
 
@@ -26,7 +26,7 @@ def cmd_observe(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_adf(path) as agent:
+        with open_agent(path) as agent:
             obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
             docs.append({"path": agent.path, **obs.to_dict()})
         if not args.json:
@@ -78,7 +78,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_adf(path) as agent:
+        with open_agent(path) as agent:
             d = check_dict(agent.path, agent.integrity())
         docs.append(d)
         if args.json:

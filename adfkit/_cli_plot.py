@@ -46,7 +46,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import matplotlib.pyplot as plt
 
     from . import plots
-    from ._agent import open_adf
+    from ._agent import open as open_agent
 
     paths = agent_paths(args.paths)
     if len(paths) != 1:
@@ -67,7 +67,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         check_output(args.output, paths)
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise AdfError(f"-o {args.output!r} exists and is not a folder")
-        with open_adf(paths[0]) as agent:
+        with open_agent(paths[0]) as agent:
             for p in plots.save_all(agent, args.output, dpi=args.dpi):
                 print(p)
         return 0
@@ -75,7 +75,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if os.path.isdir(out):
         raise AdfError(f"-o {out!r} is a folder; give a PNG file name (or use --kind all)")
     check_output(out, paths)
-    with open_adf(paths[0]) as agent:
+    with open_agent(paths[0]) as agent:
         extra = {} if args.seq is None else {"seq": args.seq}
         try:
             ax = plots.PLOTS[args.kind](agent, **extra)

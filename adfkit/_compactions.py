@@ -50,8 +50,10 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       (string: ``compaction``/``clear``), ``kind`` (string: ``auto`` after a memory-flush
       nudge and grace call, ``preflight`` (the pre-flight guard, no grace call),
       ``manual`` (a ``loop_compact`` call) or ``clear``; when the swept rows were
-      discarded, an automatic one is reported as ``auto``), ``instructions`` (string: the
-      ``loop_compact`` instructions), ``summary_seq`` (Int64), ``created_at``
+      discarded, an automatic one is reported as ``auto``; for a transcript, the trigger
+      the record states: ``auto`` or ``manual``), ``instructions`` (string: the
+      ``loop_compact`` instructions, or a manual compaction's focus text), ``summary_seq``
+      (Int64), ``created_at``
       (datetime64[ms, UTC]: the summary's time, else the audit row's)
     - ``boundary_seq`` (Int64: rows with a larger seq came after), ``audited`` (boolean:
       an audit row holds the swept rows), ``audit_ids`` (object: tuple), ``summary_lost``
@@ -123,7 +125,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         tail = st.tails[j]
         kind = _event_kind(st, j)
         # range and size
-        if audited:
+        if audited or st.stated:
             known = swept
             missing = 0
             lo = min(swept) if swept else None
@@ -230,6 +232,9 @@ def _event_kind(st: ReplayState, j: int) -> str:
         return st.kinds[j]
     if st.manual[j]:
         return "manual"
+    stated = st.triggers[j] if st.triggers else None
+    if stated is not None:  # the record says (a transcript)
+        return stated
     swept = st.swept[j]
     if not swept:
         return "auto"

@@ -52,6 +52,16 @@ class OutputPathError(AdfError):
     """An output path adfkit refuses: an input file, or a name SQLite uses beside one."""
 
 
+class NotTranscriptError(AdfError):
+    """The file is not an agent transcript of the expected format (empty, binary, an ``.adf``
+    SQLite file, JSON lines of another format...)."""
+
+
+class UnknownFormatError(NotSQLiteError, NotTranscriptError):
+    """The file is none of the records adfkit reads: not an ADF agent file (SQLite), not a
+    Claude Code session, not a Codex rollout."""
+
+
 class AdfWarning(UserWarning):
     """A recoverable problem: the row is kept and flagged, the table is still returned."""
 

@@ -28,7 +28,8 @@ import pandas as pd
 
 from . import schema
 from ._adf import AdfSource
-from ._agent import AgentFile, open_adf
+from ._agent import AgentFile
+from ._agent import open as open_agent
 from ._errors import AdfError
 from ._observe import observe
 from ._outputs import check_output, unique_names
@@ -82,9 +83,14 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
                 raise AdfError(f"no file matches the pattern {p!r}")
             out += found
         elif os.path.isdir(p) and not p.rstrip("/").endswith(".adf"):  # a folder of agents
-            found = sorted(str(x) for x in Path(p).glob("*.adf"))
+            found = sorted(
+                str(x)
+                for pattern in ("*.adf", "*.jsonl", "*.jsonl.zst")
+                for x in Path(p).glob(pattern)
+                if not x.name.startswith("agent-")  # Claude Code subagents go with their session
+            )
             if not found:
-                raise AdfError(f"no .adf files in the folder {p!r}")
+                raise AdfError(f"no agent files (.adf, .jsonl, .jsonl.zst) in the folder {p!r}")
             out += found
         else:
             out.append(p)
@@ -123,7 +129,7 @@ def _load_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
     try:
-        with open_adf(path, **open_kwargs) as agent:
+        with open_agent(path, **open_kwargs) as agent:
             if getattr(_LOCAL, "busy_cores", False) and isinstance(agent.source, AdfSource):
                 agent.source.prefetch = False  # every core runs a loader: no decoding thread
             df = get_table(agent, table, **kwargs).reset_index(drop=True)
@@ -477,7 +483,7 @@ def _export_one(
     """Write one agent's folder; returns (manifest rows, error row or None)."""
     written: list[tuple[str, str, str, int]] = []
     try:
-        with open_adf(path, **open_kwargs) as agent:
+        with open_agent(path, **open_kwargs) as agent:
             os.makedirs(out_dir, exist_ok=True)
             name = agent.name
             docs = {

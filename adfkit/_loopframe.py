@@ -175,9 +175,11 @@ class RowBuilder:
         created_at: Any,
         origin: str,
         audit_id: int | None,
+        hint: str | None = None,
     ) -> None:
         """Add one stored row: ``content`` as JSON text (or already parsed), ``tokens`` as JSON
-        text, a bare integer or a parsed object."""
+        text, a bare integer or a parsed object; ``hint``: the kind the record states, if its
+        format says (:func:`adfkit._rows.row_facts`)."""
         blocks, bad_c = parse_content(content)
         if isinstance(content, str):
             text: str | bytes | None = content
@@ -185,7 +187,9 @@ class RowBuilder:
             text = content.decode("utf-8", "replace")
         else:
             text = json_text(content)  # UTF-8 bytes: Arrow takes them as is
-        self._add(seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, origin, audit_id)
+        self._add(
+            seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, origin, audit_id, hint
+        )
 
     def add_blob(self, value: list[Any], audit_id: int) -> None:
         """Add every element of a decoded ``loop`` blob (rows as :func:`_blobs.decode` gives
@@ -306,6 +310,7 @@ class RowBuilder:
         created_at: Any,
         origin: str,
         audit_id: int | None,
+        hint: str | None = None,
     ) -> None:
         na = _NA_MS
         ti, to, tcr, tcw, tr, tt, bad_t = token_counts(tokens, na)
@@ -316,7 +321,7 @@ class RowBuilder:
         bad_n = role is None or (created_at is None and self.created_at_stored)
         if bad_n:
             self.bad_nulls.append(seq)
-        kind, sub, types, tools, text, chars, media = row_facts(role, blocks)
+        kind, sub, types, tools, text, chars, media = row_facts(role, blocks, hint)
         if bad_c and not blocks:
             kind = "unknown"
         self._ints.extend(

@@ -162,6 +162,28 @@ def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
     return dict(obj)
 
 
+def default_taxonomy(fmt: str = "adf") -> dict[str, Any]:
+    """The shipped taxonomy for one kind of record: ``adfkit/data/taxonomy.<format>.json``
+    when adfkit ships one (``claude_code``, ``codex``: their agents' own tools), else the ADF
+    default (``adfkit/data/taxonomy.json``, the skill's).
+
+    Examples
+    --------
+    >>> from adfkit._observe import default_taxonomy
+    >>> default_taxonomy("claude_code")["tools"]["Bash"]
+    'world'
+    >>> default_taxonomy("codex")["tools"]["update_plan"]
+    'bookkeeping'
+    >>> default_taxonomy("adf") == load_taxonomy()
+    True
+    """
+    res = resources.files("adfkit").joinpath(f"data/taxonomy.{fmt}.json")
+    if fmt == "adf" or not res.is_file():
+        return load_taxonomy()
+    obj: dict[str, Any] = json.loads(res.read_text("utf-8"))
+    return obj
+
+
 def thresholds_of(taxonomy: Mapping[str, Any]) -> dict[str, int]:
     """The three thresholds, with the reference's ``value || default`` fallback."""
     t = taxonomy.get("thresholds") or {}
@@ -485,8 +507,9 @@ def observe(
     ----------
     agent : an open :class:`AgentFile`, the path of an ``.adf`` file (opened and closed
         here), or a loop/history DataFrame (the columns of :meth:`AgentFile.loop`).
-    taxonomy : None (the shipped default), a mapping, or a JSON file path; see
-        :func:`load_taxonomy`.
+    taxonomy : None (the shipped default for the agent's kind: the skill's taxonomy for ADF
+        agents, :func:`default_taxonomy` for Claude Code and Codex sessions), a mapping, or a
+        JSON file path; see :func:`load_taxonomy`.
     segmentation : ``"smart"`` (default: display order, one copy per seq, context rows,
         notices and summaries are not turn boundaries, precise trigger kinds) or
         ``"reference"`` (the reference analyzer's boundaries exactly, quirks included). The
@@ -523,6 +546,8 @@ def observe(
         rows, hist, name = _frame_rows(agent, segmentation)
         return _observe_rows(rows, hist, tax, segmentation, name)
     with opened(agent) as src:
+        if taxonomy is None:  # the tools of the agent that wrote the record
+            tax = default_taxonomy(src.format)
         rows, hist, name = _source_rows(src, segmentation)
         return _observe_rows(rows, hist, tax, segmentation, name)
 

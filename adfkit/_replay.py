@@ -11,6 +11,7 @@ runtime's own estimator (§9.1): context rows excluded except delivered ``loop_i
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -115,6 +116,9 @@ class ReplayState:
     kinds: list[str] = field(default_factory=list)  # compaction or clear
     summaries: list[int | None] = field(default_factory=list)
     audit_ids: list[tuple[int, ...]] = field(default_factory=list)
+    # per event: the trigger the record states (auto/manual), None when it does not
+    triggers: list[str | None] = field(default_factory=list)
+    stated: bool = False  # the source states each event's sweep (AgentSource.window_changes)
 
 
 def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
@@ -178,6 +182,7 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
 def _build_replay(src: AgentSource) -> ReplayState:
     h = src.history()
     ev = src.events()
+    changes = src.window_changes()
     rows = _rows(h)
     order = sorted(rows)
     present = set(order)
@@ -216,6 +221,17 @@ def _build_replay(src: AgentSource) -> ReplayState:
             # They are not swept: nothing was summarised or cleared.
             ids = set(aids[j])
             for q in [q for q in live if live[q].audit_id in ids and q in single]:
+                del live[q]
+            return
+        if changes is not None:  # the record says what went, what stayed, what became a stub
+            c = changes[j]
+            went = [q for q in c.swept if q in live]
+            stubs = [q for q in c.cleared if q in live and q not in went]
+            for q in stubs:
+                live[q] = dataclasses.replace(live[q], chars=c.stub_chars, media=0)
+            swept[j] = sorted(went + stubs, key=lambda q: (live[q].key, q))
+            tails[j] = sorted((q for q in c.kept if q in live), key=lambda q: (live[q].key, q))
+            for q in went:
                 del live[q]
             return
         if kinds[j] == "clear":
@@ -278,9 +294,16 @@ def _build_replay(src: AgentSource) -> ReplayState:
         if r.kind == "assistant" and r.call:
             k = i
         last_call.append(k)
+    triggers: list[str | None] = [None] * n_ev
     for j in range(n_ev):
         if kinds[j] == "compaction":
             forced[j] = lost[j] or not aids[j] or bounds[j] not in present
+            if changes is not None:
+                triggers[j] = changes[j].trigger
+                if changes[j].trigger == "manual":
+                    manual[j] = True
+                    instructions[j] = changes[j].instructions or _NO_INSTR
+                continue
             i = bisect.bisect_right(order, bounds[j]) - 1
             c = last_call[i] if i >= 0 else -1
             call = _loop_compact_call(rows[order[c]]) if c >= 0 else None
@@ -289,6 +312,8 @@ def _build_replay(src: AgentSource) -> ReplayState:
                 instructions[j] = call
         else:
             forced[j] = bounds[j] not in present
+            if changes is not None:
+                triggers[j] = changes[j].trigger
     return ReplayState(
         rows=rows,
         order=order,
@@ -307,6 +332,8 @@ def _build_replay(src: AgentSource) -> ReplayState:
         kinds=kinds,
         summaries=summ,
         audit_ids=aids,
+        triggers=triggers,
+        stated=changes is not None,
     )
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._agent import open_adf
+from ._agent import open as open_agent
 from ._bundled import notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
@@ -278,7 +278,7 @@ def write_report(
     out_p = check_output(output, [agent_p])
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
-    with open_adf(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
+    with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()
     nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)

@@ -419,7 +419,7 @@ def _obj_fast(x: Any) -> int:
 
 
 def row_facts(
-    role: Any, blocks: list[dict[str, Any]]
+    role: Any, blocks: list[dict[str, Any]], hint: str | None = None
 ) -> tuple[str, str | None, str, str, str, int, int]:
     """The derived facts of one row: ``(kind, subkind, block_types, tool_names, text, chars,
     media_chars)``.
@@ -427,6 +427,11 @@ def row_facts(
     ``blocks`` are the row's block objects (:func:`parse_content`); ``block_types`` and
     ``tool_names`` are comma-joined, ``text`` joins the text blocks with newlines, ``chars`` and
     ``media_chars`` are the estimator's counts without the per-message overhead.
+
+    ``hint`` is the kind the record itself states, when its format says so (a transcript's
+    compaction summary, injected context, steering message, error notice: one of
+    :data:`KIND_HINTS`); it replaces the classification of a ``user`` or ``assistant`` row (see
+    :func:`hinted_kind`). ADF rows carry none: their kind comes from their content alone.
 
     Examples
     --------
@@ -512,6 +517,9 @@ def row_facts(
         types = ",".join(tlist)
         tools = ",".join(tool_list)
         text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    if hint is not None and role in ("user", "assistant"):
+        kind, sub = hinted_kind(hint, first_text)
+        return kind, sub, types, tools, text, chars, media
     if role == "assistant":
         return "assistant", None, types, tools, text, chars, media
     if role != "user":
@@ -520,3 +528,42 @@ def row_facts(
         return "tool_result", None, types, tools, text, chars, media
     kind, sub = classify_user(first_text, bool(blocks))
     return kind, sub, types, tools, text, chars, media
+
+
+#: Kinds a record may state for its row (``row_facts(hint=...)``).
+KIND_HINTS = ("compaction_summary", "context", "message", "notice")
+
+_LABEL_RE = re.compile(r"\s*(?:<([A-Za-z][\w.:-]*)|\[([A-Za-z][\w .-]*?)[:\]]|#+\s+(\S+))")
+
+
+def hinted_kind(hint: str, first_text: Any) -> tuple[str, str | None]:
+    """``(kind, subkind)`` of a row whose record states its kind (``hint``).
+
+    ``context``: the subkind (and context category) is the ``[Context: ...]`` category if the
+    text has that header, else the label the text opens with: an XML-style tag
+    (``<system-reminder>`` -> ``system-reminder``), a bracketed label (``[attachment: x]`` ->
+    ``attachment``) or a Markdown heading's first word; else ``injected``. ``message``: a chat
+    message (subkind ``chat``). ``compaction_summary`` and ``notice``: no subkind (no ADF marker
+    text). An unknown hint gives ``unknown``.
+
+    Examples
+    --------
+    >>> hinted_kind("context", "<system-reminder>As you answer...")
+    ('context', 'system-reminder')
+    >>> hinted_kind("compaction_summary", "This session is being continued...")
+    ('compaction_summary', None)
+    """
+    if hint == "context":
+        if isinstance(first_text, str):
+            hdr = parse_context_header(first_text)
+            if hdr:
+                return "context", hdr["category"]
+            m = _LABEL_RE.match(first_text)
+            if m:
+                return "context", next(g for g in m.groups() if g)
+        return "context", "injected"
+    if hint == "message":
+        return "message", "chat"
+    if hint in ("compaction_summary", "notice"):
+        return hint, None
+    return "unknown", None

@@ -91,6 +91,26 @@ class StorageReport:
     unreadable: dict[int, tuple[int, int]] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class WindowChange:
+    """What one event of :meth:`AgentSource.events` did to the context window, as the record
+    itself states it (a transcript names the rows a compaction kept; an ADF file does not).
+
+    ``swept``: seqs that left the window; ``kept``: seqs kept verbatim across the event (a
+    preserved segment, a replacement history); ``cleared``: seqs left in the window with their
+    content replaced by a short stub (``stub_chars`` characters each: a microcompaction);
+    ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
+    of a manual compaction.
+    """
+
+    swept: tuple[int, ...] = ()
+    kept: tuple[int, ...] = ()
+    cleared: tuple[int, ...] = ()
+    stub_chars: int = 0
+    trigger: str | None = None
+    instructions: str | None = None
+
+
 class AgentSource(ABC):
     """One agent's stored memory, read-only. Subclasses read one kind of record.
 
@@ -141,6 +161,12 @@ class AgentSource(ABC):
     def events(self) -> pd.DataFrame:
         """Events that emptied the loop (columns of :data:`schema.EVENTS`)."""
 
+    def window_changes(self) -> list[WindowChange] | None:
+        """One :class:`WindowChange` per row of :meth:`events`, when the record states what
+        each event swept and kept; None (the default) when the analyses must derive it from the
+        history (an ADF compaction keeps the rows placed after its summary, ADF_FORMAT.md §5)."""
+        return None
+
     def highest_seq(self) -> int | None:
         """The highest seq ever assigned, if the record says (rows lost at the end count)."""
         return None
@@ -167,6 +193,10 @@ class AgentSource(ABC):
     def storage_report(self) -> StorageReport:
         """Problems in the storage itself (undecodable archives, wrong counters...)."""
         return StorageReport()
+
+    def subagents(self) -> list[AgentSource]:
+        """The agents this one started, each a source of its own (none by default)."""
+        return []
 
     # -- side tables ---------------------------------------------------------------------
     def inbox(self) -> pd.DataFrame:

@@ -60,7 +60,8 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import numpy as np
 import pandas as pd
 
-from ._agent import AgentFile, open_adf
+from ._agent import AgentFile
+from ._agent import open as open_agent
 from ._outputs import check_output
 from ._usage import load_prices, turns_frame, usage_frame
 
@@ -179,7 +180,7 @@ def _agent(data: AgentLike) -> Iterator[AgentFile]:
     if isinstance(data, AgentFile):
         yield data
         return
-    with open_adf(data) as agent:
+    with open_agent(data) as agent:
         yield agent
 
 

@@ -3,8 +3,8 @@
 Prints ratios (same-process comparisons), which hold across machines better than seconds.
 Inputs are generated once and cached under ``build/bench`` (see ``benchmarks/gen.py``).
 
-Usage: ``python benchmarks/run.py [--quick] [--only history|memory|fleet|info]`` (``--quick``:
-small inputs, for a smoke test; ``--only``: run one section).
+Usage: ``python benchmarks/run.py [--quick] [--only history|memory|fleet|info|transcripts]``
+(``--quick``: small inputs, for a smoke test; ``--only``: run one section).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import statistics
 import subprocess
 import sys
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,6 +39,7 @@ GOALS = {
     "peak_vs_frame": 3.0,
     "fleet_speedup_per_core": 0.8,
     "info_large_vs_small": 2.0,
+    "transcript_history_vs_floor": 3.0,
 }
 
 
@@ -182,7 +184,7 @@ def main(argv: list[str]) -> int:
         return 0
     quick = "--quick" in argv
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    sections = ("history", "memory", "fleet", "info")
+    sections = ("history", "memory", "fleet", "info", "transcripts")
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
         return 2
@@ -198,16 +200,18 @@ def main(argv: list[str]) -> int:
     import gen
 
     t0 = time.perf_counter()
-    large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
     cores = os.cpu_count() or 1
-    with adfkit.open_adf(large) as agent:
-        info = agent.info(sizes=True)
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    print(
-        f"large agent: {large.name}, {info['audited_loop_entries']:,} archived entries in "
-        f"{info['audit_rows'].get('loop', 0):,} blobs, {info['audit_json_chars'] / 1e6:,.0f} MB "
-        f"of JSON, file {info['file_bytes'] / 1e6:,.0f} MB; fleet: {len(fleet)} agents"
-    )
+    if only != "transcripts":
+        large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
+        with adfkit.open_adf(large) as agent:
+            info = agent.info(sizes=True)
+        print(
+            f"large agent: {large.name}, {info['audited_loop_entries']:,} archived entries in "
+            f"{info['audit_rows'].get('loop', 0):,} blobs, "
+            f"{info['audit_json_chars'] / 1e6:,.0f} MB of JSON, file "
+            f"{info['file_bytes'] / 1e6:,.0f} MB; fleet: {len(fleet)} agents"
+        )
     print()
 
     if want("history"):
@@ -298,8 +302,73 @@ def main(argv: list[str]) -> int:
             f"{r_info:.2f}x ({verdict(r_info, GOALS['info_large_vs_small'])})"
         )
         print()
+    if want("transcripts"):
+        transcripts(quick)
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
+
+
+def transcript_floor(path: Path) -> None:
+    """Read every line of a transcript and parse it with orjson (objects dropped at once)."""
+    with open(path, "rb") as f:
+        for line in f:
+            orjson.loads(line)
+
+
+def transcript_history(path: Path) -> pd.DataFrame:
+    """What a user does: open the session and take its history."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        return adfkit.open(path).history()
+
+
+def transcript_mix(path: Path) -> dict[str, tuple[int, int]]:
+    """Lines and bytes per kind of record (tool results apart from other user records)."""
+    out: dict[str, tuple[int, int]] = {}
+    with open(path, "rb") as f:
+        for line in f:
+            obj = orjson.loads(line)
+            t = str(obj.get("type"))
+            if t == "user":
+                c = obj.get("message", {}).get("content")
+                if isinstance(c, list) and c and c[0].get("type") == "tool_result":
+                    t = "tool result"
+            n, b = out.get(t, (0, 0))
+            out[t] = (n + 1, b + len(line))
+    return out
+
+
+def transcripts(quick: bool) -> None:
+    """A large Claude Code session (``benchmarks/gen_transcript.py``) into history(), against
+    the floor of reading and orjson-parsing its lines, interleaved rounds in this process."""
+    import gen_transcript
+
+    mb = 20 if quick else 200
+    path = gen_transcript.ensure(ROOT / "build" / "bench", mb=mb)
+    mix = transcript_mix(path)
+    lines = sum(n for n, _ in mix.values())
+    size = sum(b for _, b in mix.values())
+    t_floor = t_hist = float("inf")
+    for _ in range(5):  # best of each, interleaved: the machine is shared
+        t_floor = min(t_floor, timed(lambda: transcript_floor(path)))
+        t_hist = min(t_hist, timed(lambda: transcript_history(path)))
+    rows = len(transcript_history(path))
+    r = t_hist / t_floor
+    print(
+        f"Claude Code transcript: {size / 1e6:,.0f} MB, {lines:,} lines "
+        f"({size / lines:,.0f} bytes a line), {rows:,} history rows"
+    )
+    top = sorted(mix.items(), key=lambda kv: -kv[1][1])[:5]
+    print(
+        "  mix (lines / bytes): "
+        + ", ".join(f"{k} {n / lines:.0%}/{b / size:.0%}" for k, (n, b) in top)
+    )
+    print(f"  floor (read + orjson every line)      {t_floor:7.2f} s   1.00x")
+    print(
+        f"  adfkit.open(path).history()           {t_hist:7.2f} s   {r:.2f}x of the floor "
+        f"({verdict(r, GOALS['transcript_history_vs_floor'])})"
+    )
+    print()
 
 
 if __name__ == "__main__":

@@ -934,7 +934,7 @@ def test_cli_unexpected_exception_is_one_line_too(built, monkeypatch, capsys):
     def boom(*a: Any, **k: Any) -> Any:
         raise ZeroDivisionError("oops")
 
-    monkeypatch.setattr(_cli_info, "open_adf", boom)
+    monkeypatch.setattr(_cli_info, "open_agent", boom)
     assert cli.main(["info", str(built["H04"])]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("adfkit: error: internal error (ZeroDivisionError")

@@ -33,6 +33,10 @@ LAYERS: dict[str, int] = {
             "_source",
             "_adf_checks",
             "_adf",
+            "_transcript",
+            "_claude_code",
+            "_codex",
+            "_transcript_source",
             "_opening",
         ],
         1,
@@ -77,7 +81,15 @@ LAYERS: dict[str, int] = {
     ),
 }
 #: Format-specific readers: no analysis may import them (only the boundary and the facade).
-READERS = {"_adf", "_adf_checks", "_open"}
+READERS = {
+    "_adf",
+    "_adf_checks",
+    "_open",
+    "_transcript",
+    "_claude_code",
+    "_codex",
+    "_transcript_source",
+}
 
 
 def _imports(path: Path) -> set[str]:

@@ -181,7 +181,7 @@ def test_h12_exclusive_lock_raises_file_busy(tmp_path, capsys, monkeypatch):
             adfkit.FileBusyError, match=r"agent.adf: locked by a writer for more than 0.2 s"
         ):
             adfkit.open_adf(f, timeout=0.2)
-        monkeypatch.setattr(_cli_info, "open_adf", functools.partial(adfkit.open_adf, timeout=0.2))
+        monkeypatch.setattr(_cli_info, "open_agent", functools.partial(adfkit.open, timeout=0.2))
         assert cli.main(["info", str(f)]) == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and err[0].startswith(f"adfkit: error: {f}: locked by a writer")

@@ -29,7 +29,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 pd.set_option("display.max_colwidth", 80)
-agent = adfkit.open_adf(AGENT)
+agent = adfkit.open(AGENT)
 agent"""
 
 

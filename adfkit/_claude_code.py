@@ -1,0 +1,1577 @@
+"""Claude Code session transcripts (``~/.claude/projects/<encoded-cwd>/<session>.jsonl``).
+
+Reads one session file read-only, line by line (each line parsed once with orjson), and rebuilds
+the conversation the model saw as :class:`~adfkit._transcript.TranscriptRow` objects, plus
+compaction events, abandoned branches, subagents and integrity findings. The format reference is
+``TRANSCRIPTS.md`` §1; the choices made where it is uncertain:
+
+- **Active branch** (§1.4 step 4, uncertain): the chain that ends at the *last-written* main-chain
+  ``user``/``assistant`` record (highest line number). ``summary.leafUuid`` and
+  ``last-prompt.leafUuid`` are recorded in ``meta`` but not used to choose. Every other
+  ``user``/``assistant`` record that is not on that chain, not a stitched recording artifact and
+  not a streaming re-write of a call on the chain goes to ``other_branches``, grouped by the
+  branch's topmost record (``branch-1``, ``branch-2``... in file order); each branch also gives a
+  ``rewind`` event (swept = the branch's rows; line and time = the active record that replaced it).
+- **Duplicate uuids** (§1.4 step 1): a copy with the same ``parentUuid`` is a replay and is
+  dropped (first occurrence wins); a copy with a *different* ``parentUuid`` is a re-parented
+  preserved message and becomes its own graph node. A ``parentUuid`` resolves to the latest copy
+  written before the child. A re-parented copy never makes a second row: the row stays at its
+  first position and the compaction lists it as preserved.
+- **Recording artifacts** (§1.4 step 4): ``progress`` records are walked through, never rows.
+  Off-chain ``user`` records holding only ``tool_result`` blocks for unanswered ``tool_use`` ids on
+  the chain are spliced in after the record holding the ``tool_use``; off-chain ``attachment``
+  records whose parent chain reaches the active chain are spliced in after that point.
+- **One API call over several records** (§1.5): records with the same call key
+  (``message.id:requestId``, or ``message.id``) that follow each other on the chain, with only
+  ``tool_result`` rows between them, are one row; blocks concatenated in chain order. Usage is
+  counted once per key: the fragment with the largest ``output_tokens`` (the last one on ties).
+  A key seen again on a separate row (another branch, a re-write) is not counted again
+  (``duplicate_usage`` finding). ``isApiErrorMessage`` and ``<synthetic>`` records carry no usage.
+- **Compaction** (§1.6): ``compact_boundary`` -> a ``compaction`` event; the next
+  ``isCompactSummary`` user row is its summary. ``swept`` = the rows in the context window just
+  before the boundary (everything since the session start or the previous summary, plus the
+  previous event's preserved rows) minus the preserved ones; ``preserved`` = rows whose uuid is in
+  ``preservedMessages.uuids`` (``preserved_messages.all_uuids``), else the run
+  ``preservedSegment.headUuid``..``tailUuid``. ``trigger`` is None when ``compactMetadata`` is
+  missing (not assumed ``auto``). ``tokens_before``/``tokens_after`` are the prompt sizes of the
+  last main-chain call before the boundary and the first one after the summary.
+  ``microcompact_boundary`` -> a ``microcompaction`` event whose swept rows are the
+  ``tool_result`` rows of ``compactedToolIds`` (and attachment rows of ``clearedAttachmentUUIDs``);
+  they stay in the window (as stubs).
+- **Subagents** (§1.1, §1.4 step 5): ``<session>/subagents/agent-*.jsonl`` (``.meta.json``
+  sidecar) and legacy ``agent-*.jsonl`` files beside the session whose ``sessionId`` matches are
+  parsed as their own transcripts. ``agent-acompact-*`` files are included with
+  ``meta["agent_type"] = "compact"``; their usage is not linked to any compaction (uncertain).
+  Sidechain records inside the main file (older versions) become subagents too, grouped by
+  ``agentId`` (else by their root). The spawning ``tool_use`` comes from the sidecar's
+  ``toolUseId``, else ``toolUseResult.agentId`` on a trunk result, else an ``agentId: <id>`` tail
+  in a result text.
+- ``created_at`` of a merged row is the time of its first record. Tool results whose content is a
+  list of parts become one string (text joined, other parts as ``[image]``-style placeholders).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from ._errors import NotTranscriptError
+from ._transcript import (
+    DEFAULT_MAX_LINE_BYTES,
+    Finding,
+    Findings,
+    ModelCall,
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    anthropic_tokens,
+    as_int,
+    iso_ms,
+    iter_lines,
+    loads_line,
+    read_head,
+    result_text,
+    sniff,
+    warn_findings,
+)
+
+_WHAT = "Claude Code transcript"
+
+#: Record types that carry no conversation content (§1.3), read as metadata or skipped.
+META_TYPES = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "agent-name",
+        "ai-title",
+        "mode",
+        "permission-mode",
+        "pr-link",
+        "agent-setting",
+        "file-history-delta",
+        "tag",
+    }
+)
+CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
+#: Lines that open with one of these are records adfkit never uses (file-history snapshots are
+#: about a third of a large file's bytes, TRANSCRIPTS.md §1.3): counted, not parsed. Claude Code
+#: writes ``type`` first in them.
+_SKIPPED = (
+    b'{"type":"file-history-snapshot"',
+    b'{"type":"file-history-delta"',
+    b'{"type":"queue-operation"',
+)
+_CODEX_TYPES = frozenset(
+    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+)
+
+_CONTEXT_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<system-reminder>",
+    "Caveat: The messages below were generated",
+)
+_AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
+
+
+class _Rec:
+    """One record with a uuid (or a uuid-less user/assistant record), in file order."""
+
+    __slots__ = ("line", "uuid", "parent", "type", "obj", "side", "pnode")
+
+    def __init__(
+        self, line: int, uuid: str, parent: Any, type_: str, obj: dict[str, Any] | None, side: bool
+    ) -> None:
+        self.line = line
+        self.uuid = uuid
+        self.parent = parent if isinstance(parent, str) else None
+        self.type = type_
+        self.obj = obj
+        self.side = side
+        self.pnode: _Rec | None = None
+
+
+@dataclass
+class _FileData:
+    recs: list[_Rec] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    session_ids: dict[str, int] = field(default_factory=dict)
+    n_records: int = 0
+    malformed_lines: set[int] = field(default_factory=set)
+    notes: dict[int, str] = field(default_factory=dict)
+    #: ``progress`` records are links, never rows: uuid -> parentUuid (first copy wins)
+    progress: dict[str, str | None] = field(default_factory=dict)
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
+    head = read_head(path)
+    sniff(path, head, _WHAT)
+    d = _FileData()
+    meta = d.meta
+    unknown: dict[str, list[int]] = {}
+    counts = {"parsed": 0, "records": 0, "codex_like": 0}
+    recs_append = d.recs.append
+    sids = d.session_ids
+    progress = d.progress
+    limit = max_line_bytes + 1
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+
+    def take(n: int, obj: dict[str, Any], t: Any) -> None:
+        """Every record but a progress one with a uuid (the loop below does those)."""
+        counts["records"] += 1
+        if t == "progress":
+            return  # no uuid: a link to nothing
+        if t == "user" or t == "assistant" or t == "attachment" or t == "system":
+            u = obj.get("uuid")
+            if type(u) is not str:
+                if t == "system":
+                    return
+                fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
+                u = f"line:{n}"
+            recs_append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
+            sid = obj.get("sessionId")
+            if type(sid) is str:
+                sids[sid] = sids.get(sid, 0) + 1
+            if "cwd" not in meta:
+                _meta_from(obj, meta)
+            return
+        if t in META_TYPES:
+            _meta_record(t, obj, meta)
+            return
+        counts["records"] -= 1
+        if t in _CODEX_TYPES:
+            counts["codex_like"] += 1
+        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+        unknown.setdefault(key[:60], []).append(n)
+
+    def rare(n: int, data: bytes, complete: bool) -> None:
+        """A line off the usual path: not valid JSON (repaired if it can be), not an object,
+        or the last line without its newline."""
+        obj, problem = loads_line(data)
+        if obj is None:
+            if not complete:
+                fnd.add(
+                    "truncated_last_line",
+                    "warning",
+                    n,
+                    "last line is incomplete (no newline, not valid JSON): the session is "
+                    "probably still being written; read up to the line before",
+                )
+            else:
+                fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+            return
+        counts["parsed"] += 1
+        if problem is not None:
+            fnd.add("encoding", "warning", n, problem)
+            d.malformed_lines.add(n)
+            d.notes[n] = problem
+        if type(obj) is not dict:
+            fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+            return
+        t = obj.get("type")
+        u = obj.get("uuid")
+        if t == "progress" and type(u) is str:
+            counts["records"] += 1
+            if u not in progress:
+                pu = obj.get("parentUuid")
+                progress[u] = pu if type(pu) is str else None
+            return
+        take(n, obj, t)
+
+    n = 0
+    n_skipped = 0
+    with open(path, "rb", buffering=1 << 20) as f:
+        readline = f.readline
+        while True:  # once per line of a large file: the usual case in as few steps as can be
+            data = readline(limit)
+            if not data:
+                break
+            n += 1
+            if data[-1] == 10 and data[0] == 123:  # a whole line opening an object
+                if data.startswith(_SKIPPED):  # undo data, typed-ahead input: not parsed
+                    n_skipped += 1
+                    continue
+                try:
+                    obj = loads(data)
+                except decode_error:
+                    rare(n, data, True)
+                    continue
+                if type(obj) is dict:
+                    t = obj.get("type")
+                    if t == "progress":  # most lines of a real file: a parent link, no node
+                        u = obj.get("uuid")
+                        if type(u) is str:
+                            if u not in progress:
+                                pu = obj.get("parentUuid")
+                                progress[u] = pu if type(pu) is str else None
+                            continue
+                    counts["parsed"] += 1
+                    take(n, obj, t)
+                    continue
+                rare(n, data, True)
+                continue
+            if data[-1] == 10:  # a whole line that does not open an object
+                if not data.isspace():
+                    rare(n, data, True)
+                continue
+            if len(data) < limit:  # the last line, without its newline
+                if not data.isspace():
+                    rare(n, data, False)
+                break
+            while True:  # longer than the cap: drop the rest of the line
+                chunk = readline(1 << 20)
+                if not chunk or chunk[-1:] == b"\n":
+                    break
+            fnd.add(
+                "huge_line",
+                "warning",
+                n,
+                f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
+            )
+    n_progress = len(progress)
+    d.n_records = counts["records"] + n_skipped + n_progress
+    if d.n_records == 0:
+        if counts["codex_like"]:
+            raise NotTranscriptError(
+                f"a Codex rollout, not a {_WHAT}; read it with parse_codex", path=path
+            )
+        if counts["parsed"]:
+            raise NotTranscriptError(
+                f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
+                f"summary...): not a {_WHAT}",
+                path=path,
+            )
+    for t, lines in unknown.items():
+        fnd.add(
+            "unknown_record_type",
+            "warning",
+            lines[0],
+            f"{len(lines)} record(s) of unknown type {t!r} skipped",
+        )
+    return d
+
+
+def _meta_from(obj: dict[str, Any], meta: dict[str, str]) -> None:
+    for src, dst in (
+        ("cwd", "cwd"),
+        ("version", "version"),
+        ("gitBranch", "git_branch"),
+        ("slug", "slug"),
+        ("entrypoint", "entrypoint"),
+    ):
+        v = obj.get(src)
+        if isinstance(v, str) and dst not in meta:
+            meta[dst] = v
+
+
+def _meta_record(t: str, obj: dict[str, Any], meta: dict[str, str]) -> None:
+    if t == "summary":
+        s, leaf = obj.get("summary"), obj.get("leafUuid")
+        if isinstance(s, str) and "summary" not in meta:
+            meta["summary"] = s
+        if isinstance(leaf, str):
+            meta["summary_leaf_uuid"] = leaf
+    elif t in ("custom-title", "ai-title"):
+        v = obj.get("customTitle") or obj.get("aiTitle") or obj.get("title")
+        if isinstance(v, str) and (t == "custom-title" or "title" not in meta):
+            meta["title"] = v
+    elif t == "last-prompt":
+        leaf = obj.get("leafUuid")
+        if isinstance(leaf, str):
+            meta["last_prompt_leaf_uuid"] = leaf
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def _blocks(content: Any) -> tuple[list[dict[str, Any]], bool]:
+    """Message content -> ADF blocks, and whether something had to be dropped."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}], False
+    if not isinstance(content, list):
+        return [], content is not None
+    out: list[dict[str, Any]] = []
+    bad = False
+    for b in content:
+        if type(b) is not dict:
+            if isinstance(b, str):
+                out.append({"type": "text", "text": b})
+            else:
+                bad = True
+            continue
+        t = b.get("type")
+        if t == "text":
+            txt = b.get("text")
+            out.append(
+                b
+                if isinstance(txt, str) and len(b) == 2
+                else {"type": "text", "text": txt if isinstance(txt, str) else ""}
+            )
+        elif t == "tool_use":
+            inp = b.get("input")
+            if len(b) == 4 and type(inp) is dict and "id" in b and "name" in b:
+                out.append(b)  # already the ADF shape: no copy
+                continue
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": b.get("id"),
+                    "name": b.get("name"),
+                    "input": inp if isinstance(inp, dict) else {"_raw_arguments": inp},
+                }
+            )
+        elif t == "tool_result":
+            c = b.get("content")
+            if len(b) == 4 and type(c) is str and type(b.get("is_error")) is bool:
+                out.append(b)  # tool_use_id, content, is_error: already the ADF shape
+                continue
+            out.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b.get("tool_use_id"),
+                    "content": result_text(c),
+                    "is_error": b.get("is_error") is True,
+                }
+            )
+        elif t == "thinking":
+            th = b.get("thinking")
+            out.append({"type": "thinking", "thinking": th if isinstance(th, str) else ""})
+        elif t == "redacted_thinking":
+            out.append({"type": "thinking", "thinking": "", "redacted": True})
+        elif t == "image":
+            src = b.get("source")
+            url = ""
+            if isinstance(src, dict):
+                if src.get("type") == "base64":
+                    url = f"data:{src.get('media_type', '')};base64,{src.get('data', '')}"
+                elif isinstance(src.get("url"), str):
+                    url = src["url"]
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            out.append(b)
+    return out, bad
+
+
+def _user_hint(obj: dict[str, Any], blocks: list[dict[str, Any]]) -> str | None:
+    if obj.get("isCompactSummary") is True:
+        return "compaction_summary"
+    if obj.get("isMeta") is True:
+        return "context"
+    for b in blocks:
+        if b.get("type") == "text":
+            txt = b.get("text")
+            if isinstance(txt, str):
+                s = txt.lstrip()
+                if s.startswith(_CONTEXT_PREFIXES):
+                    return "context"
+                if s.startswith("<task-notification>"):
+                    return "message"
+            return None
+        if b.get("type") == "tool_result":
+            return None
+    return None
+
+
+def _attachment_row(obj: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    att = obj.get("attachment")
+    atype = att.get("type") if isinstance(att, dict) else None
+    text = ""
+    if isinstance(att, dict):
+        for k in ("prompt", "content", "text", "message"):
+            v = att.get(k)
+            if isinstance(v, str):
+                text = v
+                break
+            if isinstance(v, list):
+                text = result_text(v)
+                break
+    hint = "message" if atype == "queued_command" else "context"
+    label = atype if isinstance(atype, str) else "attachment"
+    if hint == "message" and text:
+        return [{"type": "text", "text": text}], hint
+    return [{"type": "text", "text": f"[attachment: {label}]" + (f" {text}" if text else "")}], hint
+
+
+def _call_key(obj: dict[str, Any], msg: dict[str, Any]) -> str | None:
+    mid = msg.get("id")
+    if not isinstance(mid, str):
+        return None
+    rid = obj.get("requestId")
+    return f"{mid}:{rid}" if isinstance(rid, str) else mid
+
+
+# --- graph ----------------------------------------------------------------------------------
+
+
+class _Graph:
+    """uuid index and parent links. A duplicate uuid whose parent resolves to the same node as
+    an earlier copy's is a replay (dropped); otherwise it is a node of its own. ``progress``
+    records are not nodes: a parent link to one is followed through the progress chain to the
+    first record that is (a root if the chain ends, a missing parent if it dangles)."""
+
+    def __init__(
+        self, recs: list[_Rec], fnd: Findings, progress: dict[str, str | None] | None = None
+    ) -> None:
+        prog = progress or {}
+        cap = len(prog) + 1
+
+        def through(pu: str | None, line: int) -> str | None:
+            n = 0
+            while pu is not None and pu in prog:
+                pu = prog[pu]
+                n += 1
+                if n > cap:
+                    fnd.add("parent_cycle", "warning", line, "parentUuid chain loops; cut here")
+                    return None
+            return pu
+
+        latest: dict[str, _Rec] = {}
+        copies: dict[str, list[_Rec]] = {}
+        nodes: list[_Rec] = []
+        later: list[_Rec] = []
+        replays = 0
+        append = nodes.append
+        for r in recs:
+            pu = r.parent
+            if pu is None and r.type == "system":
+                pu = _parent_uuid(r)
+            if pu is not None and pu in prog:
+                pu = through(pu, r.line)
+            pn = latest.get(pu) if pu is not None else None
+            if pu is not None and pn is None:
+                later.append(r)
+            u = r.uuid
+            f = latest.get(u)
+            if f is not None:
+                cs = copies.setdefault(u, [f])
+                if any(c.pnode is pn for c in cs):
+                    replays += 1
+                    continue
+                cs.append(r)
+            latest[u] = r
+            r.pnode = pn
+            append(r)
+        self.missing: dict[int, str] = {}
+        first = dict(latest)
+        for u, cs in copies.items():
+            first[u] = cs[0]
+        for r in later:  # parents written after their child (or never)
+            pu = through(_parent_uuid(r), r.line)
+            if pu is None:
+                continue
+            p = first.get(pu)
+            if p is None:
+                self.missing[id(r)] = pu
+            r.pnode = p
+        if replays:
+            fnd.add(
+                "duplicate_uuid",
+                "info",
+                None,
+                f"{replays} record(s) repeat an earlier uuid and parent (replays); first kept",
+            )
+        self.nodes = nodes
+
+    def parent_of(self, r: _Rec) -> tuple[_Rec | None, str | None]:
+        """The record's parent and, when the parent uuid is not in the file, that uuid."""
+        return r.pnode, self.missing.get(id(r)) if self.missing else None
+
+
+def _parent_uuid(r: _Rec) -> str | None:
+    if r.parent is None and r.type == "system" and r.obj is not None:
+        lp = r.obj.get("logicalParentUuid")
+        if isinstance(lp, str) and r.obj.get("subtype") == "compact_boundary":
+            return lp
+    return r.parent
+
+
+# --- rows -----------------------------------------------------------------------------------
+
+
+class _RowB:
+    __slots__ = (
+        "role",
+        "content",
+        "model",
+        "created_at",
+        "kind_hint",
+        "lines",
+        "uuids",
+        "parent_uuid",
+        "key",
+        "sidechain",
+        "agent_id",
+        "branch",
+        "malformed",
+        "note",
+        "call",
+        "seq",
+    )
+
+    def __init__(self, r: _Rec, role: str, content: list[dict[str, Any]]) -> None:
+        obj = r.obj or {}
+        self.role = role
+        self.content = content
+        self.model: str | None = None
+        self.created_at = iso_ms(obj.get("timestamp"))
+        self.kind_hint: str | None = None
+        self.lines = [r.line]
+        self.uuids = [r.uuid]
+        self.parent_uuid = r.parent
+        self.key: str | None = None
+        self.sidechain = r.side
+        a = obj.get("agentId")
+        self.agent_id = a if isinstance(a, str) else None
+        self.branch: str | None = None
+        self.malformed = False
+        self.note: str | None = None
+        self.call: _Call | None = None
+        self.seq = 0
+
+
+class _Call:
+    __slots__ = ("key", "row", "line", "usage", "tokens", "model", "n", "created_at", "side")
+
+    def __init__(self, key: str, row: _RowB, line: int, usage: dict[str, Any], side: bool) -> None:
+        self.key = key
+        self.row = row
+        self.line = line
+        self.usage = usage
+        self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
+        self.model = row.model
+        self.n = 1
+        self.created_at = row.created_at
+        self.side = side
+
+
+_USAGE_INPUT_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
+@dataclass
+class _Built:
+    rows: list[_RowB]
+    branches: list[_RowB]
+    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]]
+    calls: list[_Call]
+    agent_results: dict[str, str]
+
+
+class _Builder:
+    """Turns records (in chain order) into rows, merging the fragments of one call."""
+
+    def __init__(
+        self, fnd: Findings, calls: dict[str, _Call], notes: dict[int, str], bad: set[int]
+    ) -> None:
+        self.fnd = fnd
+        self.calls = calls
+        self.notes = notes
+        self.bad = bad
+        self.rows: list[_RowB] = []
+        self.last_assistant: _RowB | None = None
+        self.only_results_since = False
+        self.agent_results: dict[str, str] = {}
+
+    def add(self, r: _Rec) -> _RowB | None:
+        """Append the row for ``r`` (or merge it); returns the row touched, None if no row."""
+        obj = r.obj
+        if obj is None:
+            return None
+        t = r.type
+        if t == "assistant":
+            return self._assistant(r, obj)
+        if t == "user":
+            msg = obj.get("message")
+            content = msg.get("content") if isinstance(msg, dict) else None
+            blocks, bad = _blocks(content)
+            row = _RowB(r, "user", blocks)
+            row.kind_hint = _user_hint(obj, blocks)
+            if bad or not isinstance(msg, dict):
+                row.malformed = True
+                row.note = "message content of an unexpected shape"
+            tur = obj.get("toolUseResult")
+            if isinstance(tur, dict):
+                aid = tur.get("agentId")
+                if isinstance(aid, str):
+                    for b in blocks:
+                        if b.get("type") == "tool_result" and isinstance(b.get("tool_use_id"), str):
+                            self.agent_results[aid] = b["tool_use_id"]
+                            break
+            self._push(row, r)
+            if not (blocks and all(b.get("type") == "tool_result" for b in blocks)):
+                self.only_results_since = False
+            return row
+        if t == "attachment":
+            blocks, hint = _attachment_row(obj)
+            row = _RowB(r, "user", blocks)
+            row.kind_hint = hint
+            self._push(row, r)
+            self.only_results_since = False
+            return row
+        return None
+
+    def _push(self, row: _RowB, r: _Rec) -> None:
+        if r.line in self.bad:
+            row.malformed = True
+            row.note = self.notes.get(r.line)
+        self.rows.append(row)
+
+    def _assistant(self, r: _Rec, obj: dict[str, Any]) -> _RowB:
+        msg = obj.get("message")
+        if not isinstance(msg, dict):
+            msg = {}
+        blocks, bad = _blocks(msg.get("content"))
+        key = _call_key(obj, msg)
+        model = msg.get("model")
+        synthetic = model == "<synthetic>"
+        api_error = obj.get("isApiErrorMessage") is True
+        la = self.last_assistant
+        if key is not None and la is not None and la.key == key and self.only_results_since:
+            la.content.extend(blocks)
+            la.lines.append(r.line)
+            la.uuids.append(r.uuid)
+            if bad:
+                la.malformed = True
+            self._usage(la, r, msg, key, merged=True)
+            return la
+        row = _RowB(r, "assistant", blocks)
+        row.key = key
+        row.model = model if isinstance(model, str) and not synthetic else None
+        if synthetic:
+            row.note = "model <synthetic>: no API call"
+        if api_error:
+            row.kind_hint = "notice"
+            row.note = "isApiErrorMessage: an error shown as a message, no usage"
+        if bad:
+            row.malformed = True
+            row.note = "message content of an unexpected shape"
+        self._push(row, r)
+        self.last_assistant = row
+        self.only_results_since = True
+        if not synthetic and not api_error:
+            self._usage(row, r, msg, key, merged=False)
+        return row
+
+    def _usage(
+        self, row: _RowB, r: _Rec, msg: dict[str, Any], key: str | None, merged: bool
+    ) -> None:
+        usage = msg.get("usage")
+        if not isinstance(usage, dict):
+            return
+        if row.kind_hint == "notice" or row.note == "model <synthetic>: no API call":
+            return
+        k = key if key is not None else f"line:{r.line}"
+        c = self.calls.get(k)
+        if c is None:
+            c = _Call(k, row, r.line, usage, r.side)
+            self.calls[k] = c
+            row.call = c
+            return
+        if c.row is not row:
+            self.fnd.add(
+                "duplicate_usage",
+                "info" if _same_input(c.usage, usage) else "warning",
+                r.line,
+                f"usage of call {k[:40]} seen again (first on line {c.line}); counted once",
+            )
+            return
+        c.n += 1
+        if not _same_input(c.usage, usage):
+            self.fnd.add(
+                "usage_conflict",
+                "warning",
+                r.line,
+                f"fragments of call {k[:40]} report different input/cache counts than line "
+                f"{c.line}; the fragment with the most output is used",
+            )
+        o_new = as_int(usage.get("output_tokens")) or 0
+        o_old = as_int(c.usage.get("output_tokens")) or 0
+        if o_new >= o_old:
+            c.usage = usage
+
+
+def _same_input(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a.get(k) == b.get(k) for k in _USAGE_INPUT_KEYS)
+
+
+def _tool_use_ids(r: _Rec) -> list[str]:
+    obj = r.obj
+    msg = obj.get("message") if obj else None
+    c = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(c, list):
+        return []
+    return [
+        b["id"]
+        for b in c
+        if type(b) is dict and b.get("type") == "tool_use" and isinstance(b.get("id"), str)
+    ]
+
+
+def _result_ids(r: _Rec) -> list[str] | None:
+    """tool_use ids answered by a user record made only of tool_result blocks, else None."""
+    obj = r.obj
+    msg = obj.get("message") if obj else None
+    c = msg.get("content") if isinstance(msg, dict) else None
+    if not isinstance(c, list) or not c:
+        return None
+    out = []
+    for b in c:
+        if type(b) is not dict or b.get("type") != "tool_result":
+            return None
+        i = b.get("tool_use_id")
+        if isinstance(i, str):
+            out.append(i)
+    return out
+
+
+def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
+    g = _Graph(recs, fnd, d.progress)
+    leaf = None
+    for r in reversed(g.nodes):
+        if r.type in ("user", "assistant"):
+            leaf = r
+            break
+    path: list[_Rec] = []
+    seen: set[int] = set()
+    cur = leaf
+    while cur is not None:
+        if id(cur) in seen:
+            fnd.add("parent_cycle", "warning", cur.line, "parentUuid chain loops; cut here")
+            break
+        seen.add(id(cur))
+        path.append(cur)
+        p, missing = g.parent_of(cur)
+        if missing is not None and not (cur.side and not side_group):
+            fnd.add(
+                "broken_parent_chain",
+                "info" if cur.side else "warning",
+                cur.line,
+                "parentUuid not found in the file; the chain starts here",
+            )
+        cur = p
+    path.reverse()
+    on_path = seen
+
+    # splice recording artifacts, collect branches
+    off_path = [
+        r
+        for r in g.nodes
+        if id(r) not in on_path
+        and r.type in ("user", "assistant", "attachment")
+        and not (r.side and not side_group)
+    ]
+    use_rec: dict[str, _Rec] = {}
+    answered: set[str] = set()
+    keys_on_path: set[str] = set()
+    for r in path if off_path else ():  # only needed to place records off the chain
+        if r.type == "assistant":
+            for i in _tool_use_ids(r):
+                use_rec.setdefault(i, r)
+            o = r.obj or {}
+            m = o.get("message")
+            if isinstance(m, dict):
+                k = _call_key(o, m)
+                if k is not None:
+                    keys_on_path.add(k)
+        elif r.type == "user":
+            ids = _result_ids(r)
+            if ids:
+                answered.update(ids)
+    stitched: dict[int, list[_Rec]] = {}
+    branch_recs: list[_Rec] = []
+    rewrites = 0
+    for r in off_path:
+        if r.type == "assistant":
+            o = r.obj or {}
+            m = o.get("message")
+            k = _call_key(o, m) if isinstance(m, dict) else None
+            if k is not None and k in keys_on_path:
+                rewrites += 1
+                continue
+        elif r.type == "user":
+            ids = _result_ids(r)
+            if ids and all(i in use_rec and i not in answered for i in ids):
+                stitched.setdefault(id(use_rec[ids[0]]), []).append(r)
+                answered.update(ids)
+                continue
+        else:  # attachment: stitch after the point where its parents reach the chain
+            a = _reach_path(g, r, on_path)
+            if a is not None:
+                stitched.setdefault(id(a), []).append(r)
+                continue
+        branch_recs.append(r)
+    if rewrites:
+        fnd.add(
+            "streaming_rewrite",
+            "info",
+            None,
+            f"{rewrites} off-chain assistant record(s) re-write calls already on the chain, "
+            "ignored",
+        )
+
+    order: list[_Rec] = []
+    for r in path:
+        order.append(r)
+        extra = stitched.get(id(r))
+        if extra:
+            order.extend(sorted(extra, key=lambda x: x.line))
+
+    calls: dict[str, _Call] = {}
+    b = _Builder(fnd, calls, d.notes, d.malformed_lines)
+    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]] = []
+    _walk_active(order, b, fnd, events)
+
+    # branches
+    branch_rows: list[_RowB] = []
+    groups: dict[int, list[_Rec]] = {}
+    tops: dict[int, _Rec] = {}
+    forks: dict[int, _Rec | None] = {}
+    for r in branch_recs:
+        top, fork = _branch_top(g, r, on_path)
+        groups.setdefault(id(top), []).append(r)
+        tops[id(top)] = top
+        forks[id(top)] = fork
+    children_on_path: dict[int, _Rec] = {}
+    for r in path:
+        p, _ = g.parent_of(r)
+        if p is not None and id(p) not in children_on_path:
+            children_on_path[id(p)] = r
+    roots_on_path = [r for r in path if g.parent_of(r)[0] is None]
+    for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):
+        bid = f"branch-{n}"
+        bb = _Builder(fnd, calls, d.notes, d.malformed_lines)
+        for r in groups[tid]:
+            bb.add(r)
+        for row in bb.rows:
+            row.branch = bid
+        branch_rows.extend(bb.rows)
+        fork = forks[tid]
+        repl = children_on_path.get(id(fork)) if fork is not None else None
+        if repl is None and fork is None and roots_on_path:
+            repl = roots_on_path[0]
+        ev = TranscriptEvent(
+            kind="rewind",
+            created_at=iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
+            line=repl.line if repl is not None else tops[tid].line,
+            uuid=repl.uuid if repl is not None else None,
+            extra={
+                "branch": bid,
+                "fork_uuid": fork.uuid if fork is not None else None,
+                "branch_first_line": tops[tid].line,
+            },
+        )
+        events.append((ev, list(bb.rows), [], None))
+        b.agent_results.update(bb.agent_results)
+    return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
+
+
+def _reach_path(g: _Graph, r: _Rec, on_path: set[int]) -> _Rec | None:
+    cur: _Rec | None = r
+    steps = 0
+    while cur is not None and steps < 10_000:
+        p, _ = g.parent_of(cur)
+        if p is None:
+            return None
+        if id(p) in on_path:
+            return p
+        if p.type not in ("progress", "attachment"):
+            return None
+        cur = p
+        steps += 1
+    return None
+
+
+def _branch_top(g: _Graph, r: _Rec, on_path: set[int]) -> tuple[_Rec, _Rec | None]:
+    top = r
+    chain = [r]
+    seen = {id(r)}
+    while True:
+        p, _ = g.parent_of(top)
+        if p is None:
+            return top, None
+        if id(p) in seen:  # a cycle: its earliest record stands for it
+            return min(chain, key=lambda x: x.line), None
+        if id(p) in on_path:
+            return top, p
+        seen.add(id(p))
+        chain.append(p)
+        top = p
+
+
+def _walk_active(
+    order: list[_Rec],
+    b: _Builder,
+    fnd: Findings,
+    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
+) -> None:
+    window: list[_RowB] = []
+    by_uuid: dict[str, _RowB] = {}
+    result_row: dict[str, _RowB] = {}
+    comp: dict[str, Any] | None = None  # the latest compaction (until the next one)
+    for r in order:
+        t = r.type
+        if t == "progress":
+            continue
+        obj = r.obj
+        if obj is None:
+            continue
+        if t == "system":
+            st = obj.get("subtype")
+            if st == "compact_boundary":
+                comp = _compaction(r, obj, window, fnd, events)
+                events[-1][0].extra["_pos"] = len(b.rows)
+                window[:] = list(comp["preserved"])
+            elif st == "microcompact_boundary":
+                _microcompaction(r, obj, window, result_row, by_uuid, events)
+                events[-1][0].extra["_pos"] = len(b.rows)
+            continue
+        old = by_uuid.get(r.uuid)
+        if old is not None:
+            # a re-parented preserved copy: its row already exists and stays where it was
+            if comp is not None and comp["summary_seen"] and old not in comp["preserved"]:
+                comp["preserved"].append(old)
+                if old in comp["swept"]:
+                    comp["swept"].remove(old)
+                if old not in window:
+                    window.append(old)
+            continue
+        n_before = len(b.rows)
+        row = b.add(r)
+        if row is None:
+            continue
+        by_uuid[r.uuid] = row
+        if len(b.rows) == n_before:
+            continue  # merged into the previous row
+        window.append(row)
+        if comp is not None:
+            if not comp["summary_seen"] and row.kind_hint == "compaction_summary":
+                comp["summary_seen"] = True
+                window.remove(row)
+                window.insert(0, row)
+                ev, swept, pres, _ = events[comp["index"]]
+                events[comp["index"]] = (ev, swept, pres, row)
+            elif r.uuid in comp["preserve_uuids"]:
+                comp["preserved"].append(row)
+        if row.role == "user":
+            for blk in row.content:
+                if blk.get("type") == "tool_result" and isinstance(blk.get("tool_use_id"), str):
+                    result_row[blk["tool_use_id"]] = row
+
+
+def _md(obj: dict[str, Any], camel: str, snake: str) -> dict[str, Any]:
+    v = obj.get(camel)
+    if not isinstance(v, dict):
+        v = obj.get(snake)
+    return v if isinstance(v, dict) else {}
+
+
+def _g(md: dict[str, Any], camel: str, snake: str) -> Any:
+    v = md.get(camel)
+    return md.get(snake) if v is None else v
+
+
+def _compaction(
+    r: _Rec,
+    obj: dict[str, Any],
+    window: list[_RowB],
+    fnd: Findings,
+    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
+) -> dict[str, Any]:
+    md = _md(obj, "compactMetadata", "compact_metadata")
+    pm = _g(md, "preservedMessages", "preserved_messages")
+    seg = _g(md, "preservedSegment", "preserved_segment")
+    uuids: list[str] = []
+    if isinstance(pm, dict):
+        u = _g(pm, "uuids", "all_uuids")
+        if isinstance(u, list):
+            uuids = [x for x in u if isinstance(x, str)]
+    preserved: list[_RowB] = []
+    if uuids:
+        want = set(uuids)
+        preserved = [row for row in window if any(u in want for u in row.uuids)]
+    elif isinstance(seg, dict):
+        head, tail = _g(seg, "headUuid", "head_uuid"), _g(seg, "tailUuid", "tail_uuid")
+        inside = False
+        for row in window:
+            if not inside and head in row.uuids:
+                inside = True
+            if inside:
+                preserved.append(row)
+                if tail in row.uuids:
+                    break
+        if head is not None and not preserved:
+            fnd.add(
+                "preserved_not_found", "warning", r.line, "preservedSegment head not in the window"
+            )
+    kept = set(map(id, preserved))
+    swept = [row for row in window if id(row) not in kept]
+    trig = md.get("trigger")
+    extra: dict[str, Any] = {}
+    for camel, snake in (
+        ("durationMs", "duration_ms"),
+        ("messagesSummarized", "messages_summarized"),
+        ("userContext", "user_context"),
+        ("direction", "direction"),
+        ("preCompactDiscoveredTools", "pre_compact_discovered_tools"),
+        ("cumulativeDroppedTokens", "cumulative_dropped_tokens"),
+    ):
+        v = _g(md, camel, snake)
+        if v is not None:
+            extra[snake] = v
+    lp = obj.get("logicalParentUuid")
+    if isinstance(lp, str):
+        extra["logical_parent_uuid"] = lp
+    if not md:
+        extra["no_metadata"] = True
+    ev = TranscriptEvent(
+        kind="compaction",
+        trigger=trig if isinstance(trig, str) else None,
+        pre_tokens=as_int(_g(md, "preTokens", "pre_tokens")),
+        post_tokens=as_int(_g(md, "postTokens", "post_tokens")),
+        created_at=iso_ms(obj.get("timestamp")),
+        line=r.line,
+        uuid=r.uuid,
+        extra=extra,
+    )
+    events.append((ev, swept, preserved, None))
+    return {
+        "index": len(events) - 1,
+        "preserved": preserved,
+        "swept": swept,
+        "preserve_uuids": set(uuids),
+        "summary_seen": False,
+    }
+
+
+def _microcompaction(
+    r: _Rec,
+    obj: dict[str, Any],
+    window: list[_RowB],
+    result_row: dict[str, _RowB],
+    by_uuid: dict[str, _RowB],
+    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
+) -> None:
+    md = _md(obj, "microcompactMetadata", "microcompact_metadata")
+    ids = _g(md, "compactedToolIds", "compacted_tool_ids")
+    att = _g(md, "clearedAttachmentUUIDs", "cleared_attachment_uuids")
+    in_window = set(map(id, window))
+    swept: list[_RowB] = []
+    for i in ids if isinstance(ids, list) else []:
+        row = result_row.get(i) if isinstance(i, str) else None
+        if row is not None and id(row) in in_window and row not in swept:
+            swept.append(row)
+    for u in att if isinstance(att, list) else []:
+        row = by_uuid.get(u) if isinstance(u, str) else None
+        if row is not None and id(row) in in_window and row not in swept:
+            swept.append(row)
+    trig = md.get("trigger")
+    extra: dict[str, Any] = {}
+    ts = as_int(_g(md, "tokensSaved", "tokens_saved"))
+    if ts is not None:
+        extra["tokens_saved"] = ts
+    if isinstance(ids, list):
+        extra["n_tool_ids"] = len(ids)
+    ev = TranscriptEvent(
+        kind="microcompaction",
+        trigger=trig if isinstance(trig, str) else None,
+        pre_tokens=as_int(_g(md, "preTokens", "pre_tokens")),
+        post_tokens=as_int(_g(md, "postTokens", "post_tokens")),
+        created_at=iso_ms(obj.get("timestamp")),
+        line=r.line,
+        uuid=r.uuid,
+        extra=extra,
+    )
+    events.append((ev, swept, [], None))
+
+
+# --- finishing ------------------------------------------------------------------------------
+
+
+def _finish(
+    path: Path,
+    built: _Built,
+    fnd: Findings,
+    meta: dict[str, str],
+    session_id: str | None,
+    agent_id: str | None,
+) -> ParsedTranscript:
+    for c in built.calls:  # once per call, from the fragment chosen
+        c.tokens = anthropic_tokens(c.usage)
+    n = 0
+    for row in built.rows:
+        n += 1
+        row.seq = n
+    for row in built.branches:
+        n += 1
+        row.seq = n
+    rows = [_final(r) for r in built.rows]
+    branches = [_final(r) for r in built.branches]
+    # prompt size of the last call before each position and of the first call from it on
+    n_rows = len(built.rows)
+    last_before: list[int | None] = [None] * (n_rows + 1)
+    first_from: list[int | None] = [None] * (n_rows + 1)
+    for i, row in enumerate(built.rows):
+        last_before[i + 1] = _call_input(row) if _call_input(row) is not None else last_before[i]
+    for i in range(n_rows - 1, -1, -1):
+        v = _call_input(built.rows[i])
+        first_from[i] = v if v is not None else first_from[i + 1]
+    events: list[TranscriptEvent] = []
+    for ev, swept, pres, summary in built.events:
+        pos = ev.extra.pop("_pos", None)
+        before = after = None
+        if isinstance(pos, int):
+            before, after = last_before[pos], first_from[pos]
+        events.append(
+            TranscriptEvent(
+                kind=ev.kind,
+                trigger=ev.trigger,
+                pre_tokens=ev.pre_tokens,
+                post_tokens=ev.post_tokens,
+                tokens_before=before,
+                tokens_after=after,
+                created_at=ev.created_at,
+                line=ev.line,
+                uuid=ev.uuid,
+                summary_seq=summary.seq if summary is not None else None,
+                swept=tuple(sorted(x.seq for x in swept)),
+                preserved=tuple(sorted(x.seq for x in pres)),
+                context_window=None,
+                extra=ev.extra,
+            )
+        )
+    events.sort(key=lambda e: e.line)
+    calls = [
+        ModelCall(
+            key=c.key,
+            seq=c.row.seq or None,
+            line=c.line,
+            model=c.model,
+            tokens=c.tokens,
+            created_at=c.created_at,
+            n_records=c.n,
+            sidechain=c.side,
+        )
+        for c in sorted(built.calls, key=lambda c: c.line)
+    ]
+    for ev2 in events:
+        if ev2.kind == "compaction" and ev2.summary_seq is None:
+            fnd.add(
+                "summary_missing",
+                "info",
+                ev2.line,
+                "compact_boundary without a summary row after it",
+            )
+    for k in ("model",):
+        if k not in meta:
+            for r in rows:
+                if r.model:
+                    meta[k] = r.model
+                    break
+    for rb in (*built.rows, *built.branches):
+        rb.call = None  # break the row <-> call cycles: reference counting frees them now
+    return ParsedTranscript(
+        path=str(path),
+        format="claude_code",
+        session_id=session_id,
+        meta=meta,
+        rows=rows,
+        other_branches=branches,
+        events=events,
+        findings=[],
+        calls=calls,
+        agent_id=agent_id,
+    )
+
+
+def _call_input(row: _RowB) -> int | None:
+    c = row.call
+    return c.tokens.get("input") if c is not None and c.row is row else None
+
+
+def _final(r: _RowB) -> TranscriptRow:
+    c = r.call
+    return TranscriptRow(
+        seq=r.seq,
+        role=r.role,
+        content=r.content,
+        model=r.model,
+        tokens=dict(c.tokens) if c is not None and c.row is r else {},
+        created_at=r.created_at,
+        kind_hint=r.kind_hint,
+        line=r.lines[0],
+        lines=tuple(r.lines),
+        uuid=r.uuids[0],
+        parent_uuid=r.parent_uuid,
+        call_key=r.key,
+        sidechain=r.sidechain,
+        agent_id=r.agent_id,
+        branch=r.branch,
+        malformed=r.malformed,
+        note=r.note,
+    )
+
+
+# --- public ---------------------------------------------------------------------------------
+
+
+def parse_claude_code(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    subagents: bool = True,
+    warn: bool = True,
+) -> ParsedTranscript:
+    """Parse one Claude Code session file (``<session>.jsonl``) into rows, events and findings.
+
+    :param path: the session file (or a subagent's ``agent-*.jsonl``).
+    :param max_line_bytes: longer lines are skipped with a ``huge_line`` finding.
+    :param subagents: also parse the session's subagent files.
+    :param warn: emit one :class:`adfkit.AdfWarning` when there are warning- or error-level
+        findings (a half-written last line, bad JSON...).
+    :raises NotTranscriptError: the file is empty, binary, an ``.adf``, a Codex rollout, or JSON
+        lines of another kind.
+
+    Examples
+    --------
+    >>> t = parse_claude_code(next(Path("sample_agents/claude-code").rglob("*.jsonl")),
+    ...                       warn=False)
+    >>> t.format
+    'claude_code'
+    """
+    p = Path(path)
+    fnd = Findings()
+    gc_was = gc.isenabled()
+    gc.disable()  # millions of small objects, no cycles: the collector only costs (~2x)
+    try:
+        return _parse(p, fnd, max_line_bytes, subagents, warn)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _parse(
+    p: Path, fnd: Findings, max_line_bytes: int, subagents: bool, warn: bool
+) -> ParsedTranscript:
+    d = _read(p, max_line_bytes, fnd)
+    main = [r for r in d.recs if not r.side]
+    has_main = any(r.type in ("user", "assistant") for r in main)
+    side_file = not has_main
+    group = d.recs if side_file else main
+    built = _assemble(group, fnd, d, side_group=side_file)
+    sid = max(d.session_ids, key=lambda k: d.session_ids[k]) if d.session_ids else None
+    agent_id = None
+    if side_file:
+        for r in d.recs:
+            if r.obj is not None and isinstance(r.obj.get("agentId"), str):
+                agent_id = r.obj["agentId"]
+                break
+        if agent_id is None and p.name.startswith("agent-"):
+            agent_id = p.name[len("agent-") : -len(".jsonl")] if p.name.endswith(".jsonl") else None
+    meta = dict(d.meta)
+    if sid is not None:
+        meta["session_id"] = sid
+    out = _finish(p, built, fnd, meta, sid, agent_id)
+    if side_file:
+        pass
+    elif subagents:
+        inline = [r for r in d.recs if r.side]
+        subs = _inline_sidechains(p, inline, fnd, d, sid) if inline else []
+        subs.extend(_subagent_files(p, sid, max_line_bytes, warn))
+        out.subagents = subs
+        _link_subagents(out, built.agent_results)
+    out.findings = fnd.done()
+    if warn:
+        warn_findings(str(p), out.findings, stacklevel=4)
+    return out
+
+
+def _inline_sidechains(
+    p: Path, recs: list[_Rec], fnd: Findings, d: _FileData, sid: str | None
+) -> list[ParsedTranscript]:
+    groups: dict[str, list[_Rec]] = {}
+    by_uuid = {r.uuid: r for r in recs}
+    prog = d.progress
+
+    def parent(r: _Rec) -> str | None:
+        pu, n = r.parent, 0
+        while pu is not None and pu in prog and n <= len(prog):  # through progress links
+            pu, n = prog[pu], n + 1
+        return pu
+
+    for r in recs:
+        a = r.obj.get("agentId") if r.obj is not None else None
+        if not isinstance(a, str):
+            top = r
+            seen = {id(r)}
+            while (pu := parent(top)) in by_uuid and id(by_uuid[pu]) not in seen:
+                top = by_uuid[pu]
+                seen.add(id(top))
+            a = f"sidechain@{top.line}"
+        groups.setdefault(a, []).append(r)
+    out = []
+    for aid, group in groups.items():
+        sub_f = Findings()
+        built = _assemble(group, sub_f, d, side_group=True)
+        t = _finish(p, built, sub_f, {"inline": "true"}, sid, aid)
+        t.findings = sub_f.done()
+        t.meta["agent_id"] = aid
+        out.append(t)
+    return out
+
+
+def _subagent_files(
+    p: Path, sid: str | None, max_line_bytes: int, warn: bool
+) -> list[ParsedTranscript]:
+    files: list[tuple[Path, dict[str, Any]]] = []
+    sub_dir = p.with_suffix("") / "subagents"
+    if sub_dir.is_dir():
+        for f in sorted(sub_dir.glob("agent-*.jsonl")):
+            files.append((f, _sidecar(f)))
+    if sid is not None:
+        for f in sorted(p.parent.glob("agent-*.jsonl")):
+            if _first_session_id(f) == sid:
+                files.append((f, _sidecar(f)))
+    out = []
+    for f, side in files:
+        try:
+            t = parse_claude_code(f, max_line_bytes=max_line_bytes, subagents=False, warn=warn)
+        except NotTranscriptError as e:
+            out.append(
+                ParsedTranscript(
+                    path=str(f),
+                    format="claude_code",
+                    session_id=sid,
+                    findings=[Finding("not_transcript", "error", None, e.detail)],
+                    agent_id=_agent_id_from_name(f),
+                )
+            )
+            continue
+        if t.agent_id is None:
+            t.agent_id = _agent_id_from_name(f)
+        for k, dst in (("agentType", "agent_type"), ("description", "description")):
+            v = side.get(k)
+            if isinstance(v, str):
+                t.meta[dst] = v
+        if "agent_type" not in t.meta and f.name.startswith("agent-acompact"):
+            t.meta["agent_type"] = "compact"
+        tu = side.get("toolUseId")
+        if isinstance(tu, str):
+            t.parent_tool_use_id = tu
+        t.meta["layout"] = "subagents" if f.parent.name == "subagents" else "legacy"
+        out.append(t)
+    return out
+
+
+def _agent_id_from_name(f: Path) -> str:
+    return f.name[len("agent-") : -len(".jsonl")]
+
+
+def _sidecar(f: Path) -> dict[str, Any]:
+    m = f.with_name(f.name[: -len(".jsonl")] + ".meta.json")
+    try:
+        v = orjson.loads(m.read_bytes()) if m.is_file() and m.stat().st_size < 1 << 20 else None
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return v if isinstance(v, dict) else {}
+
+
+def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
+    try:
+        with open(f, "rb") as fh:
+            for _, data, _c in iter_lines(fh, 8 << 20):
+                if max_lines <= 0:
+                    break
+                max_lines -= 1
+                if data is None:
+                    continue
+                obj, _p = loads_line(data)
+                if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+                    return str(obj["sessionId"])
+    except OSError:
+        return None
+    return None
+
+
+def _link_subagents(main: ParsedTranscript, agent_results: dict[str, str]) -> None:
+    owner: dict[str, str | None] = {}
+    for r in main.rows:
+        for b in r.content:
+            if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                owner[b["id"]] = None
+    for s in main.subagents:
+        for r in s.rows:
+            for b in r.content:
+                if b.get("type") == "tool_use" and isinstance(b.get("id"), str):
+                    owner[b["id"]] = s.agent_id
+    tails: dict[str, str] | None = None
+    for s in main.subagents:
+        if s.parent_tool_use_id is None and s.agent_id is not None:
+            tu = agent_results.get(s.agent_id)
+            if tu is None:
+                if tails is None:
+                    tails = _agent_tails([main, *main.subagents])
+                tu = tails.get(s.agent_id)
+            s.parent_tool_use_id = tu
+        if s.parent_tool_use_id is not None:
+            s.parent_agent_id = owner.get(s.parent_tool_use_id)
+
+
+def _agent_tails(ts: Iterable[ParsedTranscript]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for t in ts:
+        for r in t.rows:
+            for b in r.content:
+                if b.get("type") == "tool_result":
+                    c = b.get("content")
+                    if isinstance(c, str) and "agentId: " in c:
+                        m = _AGENT_TAIL.search(c)
+                        if m and isinstance(b.get("tool_use_id"), str):
+                            out[m.group(1)] = b["tool_use_id"]
+    return out
+
+
+SESSION_COLUMNS = ("path", "session_id", "cwd", "size_bytes", "modified", "n_subagents", "error")
+
+
+def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """Claude Code sessions under a projects folder (``~/.claude/projects``) or one project
+    folder. One row per main session file, newest first.
+
+    Columns: ``path`` (str), ``session_id`` (str: the records' ``sessionId``, else the file
+    name), ``cwd`` (str: from the records, not from the folder name), ``size_bytes`` (int),
+    ``modified`` (datetime64[ns, UTC]), ``n_subagents`` (int: ``agent-*.jsonl`` files of this
+    session, compaction helpers ``agent-acompact-*`` excluded), ``error`` (str or None: why the
+    first records could not be read). ``agent-*.jsonl`` files are never listed as sessions.
+
+    Examples
+    --------
+    >>> df = list_claude_code_sessions("sample_agents/claude-code/projects")
+    >>> list(df.columns)
+    ['path', 'session_id', 'cwd', 'size_bytes', 'modified', 'n_subagents', 'error']
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise NotTranscriptError("not a folder of Claude Code projects", path=root)
+    cands = list(root.glob("*.jsonl")) + list(root.glob("*/*.jsonl"))
+    recs: list[dict[str, Any]] = []
+    for f in sorted(set(cands)):
+        if f.name.startswith("agent-") or not f.is_file():
+            continue
+        try:
+            st = f.stat()
+        except OSError:
+            continue  # vanished (cleanup) between listing and stat
+        sid, cwd, err = _peek(f)
+        sess_dir = f.with_suffix("") / "subagents"
+        n_sub = 0
+        if sess_dir.is_dir():
+            n_sub = sum(
+                1 for x in sess_dir.glob("agent-*.jsonl") if not x.name.startswith("agent-acompact")
+            )
+        sid = sid or f.stem
+        n_sub += sum(
+            1
+            for x in f.parent.glob("agent-*.jsonl")
+            if not x.name.startswith("agent-acompact") and _first_session_id(x, 5) == sid
+        )
+        recs.append(
+            {
+                "path": str(f),
+                "session_id": sid,
+                "cwd": cwd,
+                "size_bytes": int(st.st_size),
+                "modified": pd.Timestamp(st.st_mtime_ns, unit="ns", tz="UTC"),
+                "n_subagents": n_sub,
+                "error": err,
+            }
+        )
+    df = pd.DataFrame(recs, columns=list(SESSION_COLUMNS))
+    if len(df):
+        df = df.sort_values(["modified", "path"], ascending=[False, True], kind="stable")
+        df = df.reset_index(drop=True)
+    df["modified"] = pd.to_datetime(df["modified"], utc=True)
+    df["size_bytes"] = df["size_bytes"].astype("int64")
+    df["n_subagents"] = df["n_subagents"].astype("int64")
+    return df
+
+
+def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | None]:
+    try:
+        sniff(f, read_head(f), _WHAT)
+    except NotTranscriptError as e:
+        return None, None, e.detail
+    sid = cwd = None
+    try:
+        with open(f, "rb") as fh:
+            for _, data, _c in iter_lines(fh, 8 << 20):
+                if max_lines <= 0 or (sid and cwd):
+                    break
+                max_lines -= 1
+                if data is None:
+                    continue
+                obj, _p = loads_line(data)
+                if not isinstance(obj, dict):
+                    continue
+                if sid is None and isinstance(obj.get("sessionId"), str):
+                    sid = obj["sessionId"]
+                if cwd is None and isinstance(obj.get("cwd"), str):
+                    cwd = obj["cwd"]
+    except OSError as e:
+        return sid, cwd, f"cannot read ({e.strerror})"
+    return sid, cwd, None

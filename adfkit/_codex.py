@@ -1,0 +1,1029 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl[.zst]``).
+
+Reads one rollout read-only, line by line (``.zst`` files as a capped zstd stream), and rebuilds
+the conversation as :class:`~adfkit._transcript.TranscriptRow` objects plus compaction and
+rollback events, ``token_count`` records and findings. The format reference is
+``TRANSCRIPTS.md`` §2; the choices made where it is uncertain:
+
+- **Rows** come from ``response_item`` lines (what the model saw), in line order. ``event_msg``
+  ``user_message``/``agent_message`` are used only when a file has no ``message`` response items
+  (legacy files). ``developer``/``system`` messages and injected user text (``# AGENTS.md``,
+  ``<user_instructions>``, ``<environment_context>``...) are user rows with ``kind_hint="context"``.
+- **One call = one assistant row**: the ``reasoning``, assistant ``message`` and ``*_call`` items
+  written since the previous model call form one row, placed at its first item; tool outputs are
+  their own rows and do not end it; a user/developer message does. In a file without any
+  ``token_count`` the row ends at the next non-assistant item instead.
+- **Usage**: a ``token_count`` is a model call only when ``total_token_usage.total_tokens`` grew
+  (repeats on rate-limit updates are not calls; a ``last_token_usage`` with zero input and output
+  is a local estimate, not a call). Its usage is ``last_token_usage`` (or, without it, the
+  difference of the totals), counted once: on the open assistant row if there is one; else, when a
+  ``compacted`` item comes next, on the compaction's summary row (the summarization call, as ADF
+  puts the compaction call's usage on its summary row); else on no row (``ModelCall.seq`` None).
+  ``tokens`` map ``input_tokens`` (already including the cached part) -> ``input``,
+  ``cached_input_tokens`` -> ``cache_read``, ``output_tokens`` -> ``output``,
+  ``reasoning_output_tokens`` -> ``reasoning``; there is no ``cache_write``.
+- **Compaction**: each ``compacted`` item is a ``compaction`` event (a following
+  ``context_compacted`` event is folded into it; one without a ``compacted`` item is an event of
+  its own with nothing swept). A summary row (``kind_hint="compaction_summary"``) is added at the
+  ``compacted`` line: ``CompactedItem.message``, else the replacement's user text starting with
+  the summary prefix, else (remote compaction) an empty row noted as an encrypted summary.
+  ``preserved`` = rows of the current window matched by ``replacement_history`` messages (same role
+  and text, latest unmatched row first); without a replacement history, the window's context rows
+  and its typed user messages (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps
+  them). ``swept`` = the rest of the window. ``trigger`` (not recorded by Codex) is a heuristic:
+  ``manual`` when the compaction is in a turn with no user message yet, ``auto`` when the turn
+  has one, None outside turns. ``tokens_before``/``tokens_after`` = input of the last model call
+  before the ``compacted`` line and of the first after; ``context_window`` = the latest
+  ``model_context_window``.
+- **Rollback**: ``thread_rolled_back{num_turns}`` moves the rows of the last *n* user turns of the
+  window to ``other_branches`` (``branch-1``...) with a ``rewind`` event sweeping them, like a
+  Claude Code rewind.
+- ``model`` is the latest ``turn_context.model`` before the row.
+"""
+
+from __future__ import annotations
+
+import gc
+import io
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+import pandas as pd
+import zstandard
+
+from ._errors import NotTranscriptError
+from ._transcript import (
+    DEFAULT_MAX_LINE_BYTES,
+    Findings,
+    ModelCall,
+    ParsedTranscript,
+    TokenCount,
+    TranscriptEvent,
+    TranscriptRow,
+    as_int,
+    iso_ms,
+    iter_lines,
+    loads_line,
+    openai_tokens,
+    read_head,
+    result_text,
+    sniff,
+    text_of,
+    warn_findings,
+)
+
+_WHAT = "Codex rollout"
+
+#: Cap on the decompressed size of a ``.jsonl.zst`` rollout.
+DEFAULT_MAX_DECOMPRESSED_BYTES = 4 * 1024**3
+
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+_CONTEXT_PREFIXES = (
+    "# AGENTS.md instructions",
+    "<user_instructions>",
+    "<environment_context>",
+    "<permissions instructions>",
+    "<developer_instructions>",
+    "<user_shell_command>",
+)
+TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+#: Newer top-level types seen in protocol code (TRANSCRIPTS.md §2.2): skipped, info only.
+NEWER_TOP_TYPES = frozenset(
+    {
+        "inter_agent_communication",
+        "token_usage_record",
+        "world_state",
+        "security_risk_score",
+        "realtime_item",
+    }
+)
+ITEM_TYPES = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+        "context_compaction",
+        "tool_search_call",
+        "tool_search_output",
+        "additional_tools",
+    }
+)
+_OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+_SKIP_ITEMS = frozenset(
+    {"ghost_snapshot", "compaction", "compaction_summary", "context_compaction", "additional_tools"}
+)
+_CLAUDE_TYPES = frozenset({"user", "assistant", "progress", "file-history-snapshot", "summary"})
+_UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+class _RawCapped(io.RawIOBase):
+    """A raw reader over a zstd stream that stops after ``limit`` bytes (``hit`` set)."""
+
+    def __init__(self, src: Any, limit: int) -> None:
+        self.src = src
+        self.left = limit
+        self.hit = False
+        self.error: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if self.left <= 0:
+            self.hit = True
+            return 0
+        view = memoryview(b)
+        n = min(len(view), self.left)
+        try:
+            data = self.src.read(n)
+        except zstandard.ZstdError as e:
+            self.error = str(e)[:120]
+            return 0
+        view[: len(data)] = data
+        self.left -= len(data)
+        return len(data)
+
+
+@dataclass
+class _Item:
+    line: int
+    ts: int | None
+    type: str
+    payload: dict[str, Any]
+
+
+class _CRow:
+    __slots__ = (
+        "role",
+        "content",
+        "model",
+        "tokens",
+        "created_at",
+        "kind_hint",
+        "lines",
+        "uuid",
+        "branch",
+        "malformed",
+        "note",
+        "seq",
+        "turn_start",
+    )
+
+    def __init__(
+        self, it: _Item, role: str, content: list[dict[str, Any]], model: str | None
+    ) -> None:
+        self.role = role
+        self.content = content
+        self.model = model
+        self.tokens: dict[str, int] | None = None
+        self.created_at = it.ts
+        self.kind_hint: str | None = None
+        self.lines = [it.line]
+        i = it.payload.get("id")
+        self.uuid = i if isinstance(i, str) else None
+        self.branch: str | None = None
+        self.malformed = False
+        self.note: str | None = None
+        self.seq = 0
+        self.turn_start = False
+
+
+@dataclass
+class _State:
+    rows: list[_CRow] = field(default_factory=list)
+    window: list[_CRow] = field(default_factory=list)
+    open_asst: _CRow | None = None
+    model: str | None = None
+    ctx_window: int | None = None
+    turn: dict[str, Any] | None = None
+    prev_total: int = -1
+    last_call_input: int | None = None
+    pending_call: tuple[dict[str, int], int, int | None, str | None] | None = None
+    awaiting_after: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[tuple[str, _CRow | None, int, str | None, dict[str, int], int | None]] = field(
+        default_factory=list
+    )
+    tcs: list[tuple[TokenCount, _CRow | None]] = field(default_factory=list)
+    n_branches: int = 0
+    rows_since_comp: int = 0
+
+
+# --- reading --------------------------------------------------------------------------------
+
+
+def _open(path: Path, max_decompressed_bytes: int) -> tuple[IO[bytes], _RawCapped | None, Any]:
+    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    if path.name.endswith(".zst"):
+        dctx = zstandard.ZstdDecompressor()
+        src = dctx.stream_reader(fh, read_across_frames=True)
+        raw = _RawCapped(src, max_decompressed_bytes)
+        return io.BufferedReader(raw, buffer_size=1 << 20), raw, fh
+    return fh, None, fh
+
+
+def _read(
+    path: Path, max_line_bytes: int, max_decompressed_bytes: int, fnd: Findings
+) -> tuple[list[_Item], dict[str, str], list[int]]:
+    head = read_head(path)
+    zst = path.name.endswith(".zst")
+    if zst:
+        if not head:
+            raise NotTranscriptError(f"empty file (0 bytes), not a {_WHAT}", path=path)
+        if not head.startswith(b"\x28\xb5\x2f\xfd"):
+            raise NotTranscriptError(
+                f"named .zst but not zstd-compressed data: not a {_WHAT}", path=path
+            )
+    else:
+        sniff(path, head, _WHAT)
+    items: list[_Item] = []
+    meta: dict[str, str] = {}
+    unknown: dict[str, list[int]] = {}
+    newer: dict[str, int] = {}
+    claude_like = 0
+    n_complete = 0
+    bad_lines: list[int] = []
+    stream, raw, fh = _open(path, max_decompressed_bytes)
+    try:
+        first = True
+        for n, data, complete in iter_lines(stream, max_line_bytes):
+            if data is None:
+                fnd.add(
+                    "huge_line",
+                    "warning",
+                    n,
+                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
+                )
+                continue
+            try:
+                obj = orjson.loads(data)
+                problem = None
+            except orjson.JSONDecodeError:
+                obj, problem = loads_line(data)
+            if obj is None:
+                if not complete:
+                    fnd.add(
+                        "truncated_last_line",
+                        "warning",
+                        n,
+                        "last line is incomplete (no newline, not valid JSON): the rollout is "
+                        "probably still being written; read up to the line before",
+                    )
+                else:
+                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+                continue
+            n_complete += 1
+            if problem is not None:
+                fnd.add("encoding", "warning", n, problem)
+                bad_lines.append(n)
+            if type(obj) is not dict:
+                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+                continue
+            t = obj.get("type")
+            payload = obj.get("payload")
+            if t in TOP_TYPES and type(payload) is dict:
+                items.append(_Item(n, iso_ms(obj.get("timestamp")), t, payload))
+            elif first and "id" in obj and "timestamp" in obj and t is None:
+                items.append(_Item(n, iso_ms(obj.get("timestamp")), "session_meta", obj))  # bare
+            elif payload is None and t in ITEM_TYPES:
+                items.append(_Item(n, iso_ms(obj.get("timestamp")), "response_item", obj))  # bare
+            elif t in NEWER_TOP_TYPES:
+                newer[t] = newer.get(t, 0) + 1
+            else:
+                if t in _CLAUDE_TYPES:
+                    claude_like += 1
+                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+                unknown.setdefault(key[:60], []).append(n)
+            first = False
+        if raw is not None and raw.hit:
+            fnd.add(
+                "decompressed_size_cap",
+                "error",
+                None,
+                f"stopped after max_decompressed_bytes={max_decompressed_bytes:,} bytes",
+            )
+        if raw is not None and raw.error is not None:
+            fnd.add("zstd_error", "error", None, f"zstd stream is damaged ({raw.error})")
+    finally:
+        fh.close()
+    if not items:
+        if claude_like:
+            raise NotTranscriptError(
+                f"a Claude Code transcript, not a {_WHAT}; read it with parse_claude_code",
+                path=path,
+            )
+        if n_complete:
+            raise NotTranscriptError(
+                f"JSON lines, but no Codex rollout record (session_meta, response_item, "
+                f"event_msg...): not a {_WHAT}",
+                path=path,
+            )
+    for t, lines in unknown.items():
+        fnd.add(
+            "unknown_record_type",
+            "warning",
+            lines[0],
+            f"{len(lines)} record(s) of unknown type {t!r} skipped",
+        )
+    for t, k in newer.items():
+        fnd.add("newer_record_type", "info", None, f"{k} record(s) of type {t!r} skipped")
+    return items, meta, bad_lines
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def _message_blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for c in content if isinstance(content, list) else []:
+        if type(c) is not dict:
+            continue
+        t = c.get("type")
+        if t in ("input_text", "output_text", "text", "refusal"):
+            txt = c.get("text", c.get("refusal"))
+            out.append({"type": "text", "text": txt if isinstance(txt, str) else ""})
+        elif t == "input_image":
+            url = c.get("image_url")
+            out.append(
+                {"type": "image_url", "image_url": {"url": url if isinstance(url, str) else ""}}
+            )
+        else:
+            out.append(c)
+    return out
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            v = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
+        return v if isinstance(v, dict) else {"_raw_arguments": v}
+    return {"_raw_arguments": raw}
+
+
+def _assistant_block(p: dict[str, Any], line: int) -> dict[str, Any] | None:
+    t = p.get("type")
+    if t == "reasoning":
+        parts: list[str] = []
+        for key in ("summary", "content"):
+            v = p.get(key)
+            if isinstance(v, list):
+                parts.extend(
+                    x["text"] for x in v if type(x) is dict and isinstance(x.get("text"), str)
+                )
+        return {"type": "thinking", "thinking": "\n".join(parts)}
+    if t == "function_call":
+        return {
+            "type": "tool_use",
+            "id": p.get("call_id"),
+            "name": p.get("name"),
+            "input": _arguments(p.get("arguments")),
+        }
+    if t == "custom_tool_call":
+        inp = p.get("input")
+        return {
+            "type": "tool_use",
+            "id": p.get("call_id"),
+            "name": p.get("name"),
+            "input": {"input": inp} if not isinstance(inp, dict) else inp,
+        }
+    if t in ("local_shell_call", "web_search_call", "tool_search_call"):
+        action = p.get("action")
+        name = {"local_shell_call": "local_shell", "web_search_call": "web_search"}.get(t, t)
+        cid = p.get("call_id") or p.get("id") or f"{name}@{line}"
+        args = p.get("arguments")
+        inp = action if isinstance(action, dict) else _arguments(args) if args else {}
+        return {"type": "tool_use", "id": cid, "name": name, "input": inp}
+    return None
+
+
+def _output_block(p: dict[str, Any]) -> dict[str, Any]:
+    out = p.get("output")
+    is_error = False
+    if isinstance(out, dict):
+        is_error = out.get("success") is False
+        out = out.get("content", out.get("output"))
+    return {
+        "type": "tool_result",
+        "tool_use_id": p.get("call_id"),
+        "content": result_text(out),
+        "is_error": is_error,
+    }
+
+
+def _is_context(text: str) -> bool:
+    return text.lstrip().startswith(_CONTEXT_PREFIXES)
+
+
+# --- building -------------------------------------------------------------------------------
+
+
+def _build(items: list[_Item], meta: dict[str, str], fnd: Findings, bad: set[int]) -> _State:
+    st = _State()
+    has_tc = any(
+        it.type == "event_msg"
+        and it.payload.get("type") == "token_count"
+        and isinstance(it.payload.get("info"), dict)
+        for it in items
+    )
+    has_messages = any(
+        it.type == "response_item" and it.payload.get("type") == "message" for it in items
+    )
+    for it in items:
+        p = it.payload
+        t = it.type
+        if t == "response_item":
+            _response_item(st, it, p, has_tc, fnd)
+        elif t == "event_msg":
+            _event(st, it, p, fnd, has_messages)
+        elif t == "turn_context":
+            m = p.get("model")
+            if isinstance(m, str):
+                st.model = m
+                meta.setdefault("model", m)
+            c = p.get("cwd")
+            if isinstance(c, str):
+                meta.setdefault("cwd", c)
+        elif t == "compacted":
+            _compacted(st, it, p)
+        elif t == "session_meta":
+            _session_meta(p, meta, it.line, fnd)
+    for r in st.rows:
+        if r.lines[0] in bad:
+            r.malformed = True
+            r.note = "non-UTF-8 bytes or lone surrogates replaced"
+    return st
+
+
+def _session_meta(p: dict[str, Any], meta: dict[str, str], line: int, fnd: Findings) -> None:
+    if "session_id" in meta:
+        fnd.add("extra_session_meta", "info", line, "another session_meta line (fork or replay)")
+        return
+    for src, dst in (
+        ("id", "session_id"),
+        ("cwd", "cwd"),
+        ("originator", "originator"),
+        ("cli_version", "cli_version"),
+        ("model_provider", "model_provider"),
+        ("timestamp", "started"),
+        ("forked_from_id", "forked_from_id"),
+    ):
+        v = p.get(src)
+        if isinstance(v, str):
+            meta[dst] = v
+    source = p.get("source")
+    if isinstance(source, str):
+        meta["source"] = source
+    elif isinstance(source, dict):
+        meta["source"] = str(next(iter(source), "unknown"))
+    git = p.get("git")
+    if isinstance(git, dict):
+        for k, dst in (("branch", "git_branch"), ("commit_hash", "git_commit")):
+            v = git.get(k)
+            if isinstance(v, str):
+                meta[dst] = v
+
+
+def _add_row(st: _State, row: _CRow) -> None:
+    _flush_pending(st)  # a call with no row of its own stays unattributed
+    st.rows.append(row)
+    st.window.append(row)
+    st.rows_since_comp += 1
+
+
+def _response_item(st: _State, it: _Item, p: dict[str, Any], has_tc: bool, fnd: Findings) -> None:
+    pt = p.get("type")
+    if pt == "message":
+        role = p.get("role")
+        blocks = _message_blocks(p.get("content"))
+        if role == "assistant":
+            _asst(st, it, blocks)
+            return
+        st.open_asst = None
+        row = _CRow(it, "user", blocks, None)
+        if role in ("developer", "system"):
+            row.kind_hint = "context"
+        elif role != "user":
+            row.malformed = True
+            row.note = f"message role {str(role)[:20]!r}"
+        else:
+            first = next((b["text"] for b in blocks if b.get("type") == "text"), "")
+            if _is_context(first):
+                row.kind_hint = "context"
+            else:
+                row.turn_start = True
+                if st.turn is not None:
+                    st.turn["has_user"] = True
+        _add_row(st, row)
+        return
+    if pt in _OUTPUT_TYPES or pt == "local_shell_call_output":
+        if not has_tc:
+            st.open_asst = None
+        _add_row(st, _CRow(it, "user", [_output_block(p)], None))
+        return
+    blk = _assistant_block(p, it.line)
+    if blk is not None:
+        _asst(st, it, [blk])
+        return
+    if pt in _SKIP_ITEMS:
+        return
+    fnd.add(
+        "unknown_item_type", "warning", it.line, f"response_item of type {str(pt)[:40]!r} skipped"
+    )
+
+
+def _asst(st: _State, it: _Item, blocks: list[dict[str, Any]]) -> None:
+    row = st.open_asst
+    if row is None:
+        row = _CRow(it, "assistant", blocks, st.model)
+        st.open_asst = row
+        _add_row(st, row)
+        return
+    row.content.extend(blocks)
+    row.lines.append(it.line)
+
+
+def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages: bool) -> None:
+    et = p.get("type")
+    if et == "token_count":
+        _token_count(st, it, p)
+    elif et in ("task_started", "turn_started"):
+        st.turn = {"has_user": False, "line": it.line}
+        w = as_int(p.get("model_context_window"))
+        if w is not None:
+            st.ctx_window = w
+    elif et in ("task_complete", "turn_complete", "turn_aborted"):
+        st.turn = None
+        st.open_asst = None
+    elif et == "context_compacted":
+        last = st.events[-1] if st.events else None
+        if (
+            last is not None
+            and last["kind"] == "compaction"
+            and "ctx_line" not in last
+            and (st.rows_since_comp == 0)
+        ):
+            last["ctx_line"] = it.line
+        else:
+            st.events.append(
+                {
+                    "kind": "compaction",
+                    "line": it.line,
+                    "ts": it.ts,
+                    "swept": [],
+                    "preserved": [],
+                    "summary": None,
+                    "trigger": _trigger(st),
+                    "before": st.last_call_input,
+                    "window": st.ctx_window,
+                    "extra": {"no_compacted_item": True},
+                }
+            )
+            st.awaiting_after.append(st.events[-1])
+    elif et == "thread_rolled_back":
+        _rollback(st, it, as_int(p.get("num_turns")) or 0)
+    elif not has_messages and et in ("user_message", "agent_message"):
+        msg = p.get("message")
+        blocks = [{"type": "text", "text": msg if isinstance(msg, str) else ""}]
+        if et == "agent_message":
+            _asst(st, it, blocks)
+        else:
+            st.open_asst = None
+            row = _CRow(it, "user", blocks, None)
+            row.turn_start = True
+            row.note = "from event_msg (no response items in this file)"
+            _add_row(st, row)
+
+
+def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
+    info = p.get("info")
+    if not isinstance(info, dict):
+        st.tcs.append((TokenCount(it.line, it.ts, None, None, None, False), None))
+        return
+    total_raw = info.get("total_token_usage")
+    last_raw = info.get("last_token_usage")
+    total = openai_tokens(total_raw) or None
+    last = openai_tokens(last_raw) or None
+    tt = as_int(total_raw.get("total_tokens")) if isinstance(total_raw, dict) else None
+    w = as_int(info.get("model_context_window"))
+    if w is not None:
+        st.ctx_window = w
+    estimate = last is not None and not last.get("input") and not last.get("output")
+    if tt is not None:
+        is_call = tt > st.prev_total and not estimate
+    else:
+        is_call = last is not None and not estimate
+    usage: dict[str, int] = {}
+    if is_call:
+        if last is not None and not estimate:
+            usage = last
+        elif total is not None and st.tcs:
+            prev = next((tc.total for tc, _ in reversed(st.tcs) if tc.total), None) or {}
+            usage = {k: v - prev.get(k, 0) for k, v in total.items()}
+    if tt is not None and tt > st.prev_total:
+        st.prev_total = tt
+    row: _CRow | None = None
+    if is_call:
+        row = st.open_asst
+        if row is not None and row.tokens is None:
+            row.tokens = usage
+            st.open_asst = None
+            st.pending_call = None
+            st.calls.append((f"token_count@{it.line}", row, it.line, row.model, usage, it.ts))
+        else:
+            row = None
+            _flush_pending(st)
+            st.pending_call = (usage, it.line, it.ts, st.model)
+        if "input" in usage:
+            st.last_call_input = usage["input"]
+            for ev in st.awaiting_after:
+                ev["after"] = usage["input"]
+            st.awaiting_after.clear()
+    st.tcs.append((TokenCount(it.line, it.ts, total, last, w, is_call), row))
+
+
+def _flush_pending(st: _State) -> None:
+    if st.pending_call is not None:
+        usage, line, ts, model = st.pending_call
+        st.calls.append((f"token_count@{line}", None, line, model, usage, ts))
+        st.pending_call = None
+
+
+def _trigger(st: _State) -> str | None:
+    if st.turn is None:
+        return None
+    return "auto" if st.turn["has_user"] else "manual"
+
+
+def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
+    st.open_asst = None
+    msg = p.get("message")
+    repl = p.get("replacement_history")
+    window = st.window
+    preserved: list[_CRow] = []
+    summary_text = msg if isinstance(msg, str) and msg else None
+    opaque = False
+    unmatched = 0
+    if isinstance(repl, list):
+        used: set[int] = set()
+        for x in repl:
+            if type(x) is not dict:
+                continue
+            xt = x.get("type")
+            if xt in ("compaction", "compaction_summary"):
+                opaque = True
+                continue
+            if xt != "message":
+                continue
+            role = "assistant" if x.get("role") == "assistant" else "user"
+            text = text_of(_message_blocks(x.get("content")))
+            if role == "user" and text.startswith(SUMMARY_PREFIX):
+                if summary_text is None:
+                    summary_text = text
+                continue
+            hit = None
+            for row in reversed(window):
+                if id(row) not in used and row.role == role and text_of(row.content) == text:
+                    hit = row
+                    break
+            if hit is None:
+                unmatched += 1
+            else:
+                used.add(id(hit))
+                preserved.append(hit)
+    else:
+        budget = 20_000 * 4
+        for row in reversed(window):
+            if row.kind_hint == "context":
+                preserved.append(row)
+            elif row.turn_start and budget > 0:
+                budget -= len(text_of(row.content).encode())
+                preserved.append(row)
+        preserved.reverse()
+    kept = set(map(id, preserved))
+    swept = [r for r in window if id(r) not in kept]
+    content = [{"type": "text", "text": summary_text}] if summary_text is not None else []
+    srow = _CRow(it, "user", content, None)
+    srow.kind_hint = "compaction_summary"
+    srow.uuid = None
+    if summary_text is None:
+        srow.note = (
+            "remote compaction: the summary is encrypted (not readable)"
+            if opaque
+            else "compaction without a summary text"
+        )
+    if st.pending_call is not None:
+        usage, line, ts, model = st.pending_call
+        srow.tokens = usage
+        srow.model = model
+        st.calls.append((f"token_count@{line}", srow, line, model, usage, ts))
+        st.pending_call = None
+    before = st.last_call_input
+    st.rows.append(srow)
+    st.window = [*preserved, srow]
+    st.rows_since_comp = 0
+    extra: dict[str, Any] = {
+        "replacement_history": "absent"
+        if repl is None
+        else ("list" if isinstance(repl, list) else "other"),
+    }
+    if unmatched:
+        extra["unmatched_replacement_items"] = unmatched
+    if opaque:
+        extra["remote"] = True
+    for k in ("window_number", "window_id", "previous_window_id", "first_window_id"):
+        v = p.get(k)
+        if isinstance(v, str | int) and not isinstance(v, bool):
+            extra[k] = v
+    ev = {
+        "kind": "compaction",
+        "line": it.line,
+        "ts": it.ts,
+        "swept": swept,
+        "preserved": preserved,
+        "summary": srow,
+        "trigger": _trigger(st),
+        "before": before,
+        "window": st.ctx_window,
+        "extra": extra,
+    }
+    st.events.append(ev)
+    st.awaiting_after.append(ev)
+
+
+def _rollback(st: _State, it: _Item, n: int) -> None:
+    if n <= 0:
+        return
+    starts = [i for i, r in enumerate(st.window) if r.turn_start]
+    if not starts:
+        return
+    cut = starts[-n] if n <= len(starts) else starts[0]
+    gone = st.window[cut:]
+    st.window = st.window[:cut]
+    st.open_asst = None
+    st.n_branches += 1
+    bid = f"branch-{st.n_branches}"
+    for r in gone:
+        r.branch = bid
+    st.events.append(
+        {
+            "kind": "rewind",
+            "line": it.line,
+            "ts": it.ts,
+            "swept": gone,
+            "preserved": [],
+            "summary": None,
+            "trigger": None,
+            "before": None,
+            "window": None,
+            "extra": {"branch": bid, "num_turns": n},
+        }
+    )
+
+
+def _finish(path: Path, st: _State, meta: dict[str, str], fnd: Findings) -> ParsedTranscript:
+    _flush_pending(st)
+    active = [r for r in st.rows if r.branch is None]
+    branch = [r for r in st.rows if r.branch is not None]
+    for n, r in enumerate(active + branch, start=1):
+        r.seq = n
+    events = []
+    for ev in st.events:
+        s = ev["summary"]
+        events.append(
+            TranscriptEvent(
+                kind=ev["kind"],
+                trigger=ev["trigger"],
+                tokens_before=ev["before"],
+                tokens_after=ev.get("after"),
+                created_at=ev["ts"],
+                line=ev["line"],
+                summary_seq=s.seq if s is not None else None,
+                swept=tuple(sorted(r.seq for r in ev["swept"])),
+                preserved=tuple(sorted(r.seq for r in ev["preserved"])),
+                context_window=ev["window"],
+                extra=ev["extra"]
+                | ({"context_compacted_line": ev["ctx_line"]} if "ctx_line" in ev else {}),
+            )
+        )
+    calls = [
+        ModelCall(
+            key=k,
+            seq=r.seq if r is not None else None,
+            line=line,
+            model=m,
+            tokens=u,
+            created_at=ts,
+            note=None if r is not None else "usage not attributed to a row",
+        )
+        for k, r, line, m, u, ts in sorted(st.calls, key=lambda c: c[2])
+    ]
+    tcs = [
+        TokenCount(
+            tc.line,
+            tc.created_at,
+            tc.total,
+            tc.last,
+            tc.context_window,
+            tc.is_call,
+            r.seq if r is not None else None,
+        )
+        for tc, r in st.tcs
+    ]
+    fname = _UUID_RE.search(path.name)
+    sid = meta.get("session_id") or (fname.group(1) if fname else None)
+    return ParsedTranscript(
+        path=str(path),
+        format="codex",
+        session_id=sid,
+        meta=meta,
+        rows=[_final(r) for r in active],
+        other_branches=[_final(r) for r in branch],
+        events=events,
+        findings=fnd.done(),
+        calls=calls,
+        token_counts=tcs,
+    )
+
+
+def _final(r: _CRow) -> TranscriptRow:
+    return TranscriptRow(
+        seq=r.seq,
+        role=r.role,
+        content=r.content,
+        model=r.model,
+        tokens=dict(r.tokens) if r.tokens else {},
+        created_at=r.created_at,
+        kind_hint=r.kind_hint,
+        line=r.lines[0],
+        lines=tuple(r.lines),
+        uuid=r.uuid,
+        branch=r.branch,
+        malformed=r.malformed,
+        note=r.note,
+    )
+
+
+# --- public ---------------------------------------------------------------------------------
+
+
+def parse_codex(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    warn: bool = True,
+) -> ParsedTranscript:
+    """Parse one Codex CLI rollout (``rollout-*.jsonl`` or ``rollout-*.jsonl.zst``).
+
+    :param path: the rollout file.
+    :param max_line_bytes: longer lines are skipped with a ``huge_line`` finding.
+    :param max_decompressed_bytes: a ``.zst`` file is read up to this many decompressed bytes;
+        past it the rest is ignored with a ``decompressed_size_cap`` finding.
+    :param warn: emit one :class:`adfkit.AdfWarning` when there are warning- or error-level
+        findings.
+    :raises NotTranscriptError: the file is empty, binary, an ``.adf``, a Claude Code transcript,
+        or JSON lines of another kind.
+
+    Examples
+    --------
+    >>> t = parse_codex(next(Path("sample_agents/codex").rglob("rollout-*.jsonl")), warn=False)
+    >>> t.format
+    'codex'
+    """
+    p = Path(path)
+    fnd = Findings()
+    gc_was = gc.isenabled()
+    gc.disable()  # many small objects, no cycles: the collector only costs
+    try:
+        items, meta, bad = _read(p, max_line_bytes, max_decompressed_bytes, fnd)
+        st = _build(items, meta, fnd, set(bad))
+        out = _finish(p, st, meta, fnd)
+    finally:
+        if gc_was:
+            gc.enable()
+    if warn:
+        warn_findings(str(p), out.findings)
+    return out
+
+
+SESSION_COLUMNS = (
+    "path",
+    "session_id",
+    "cwd",
+    "size_bytes",
+    "modified",
+    "model",
+    "cli_version",
+    "originator",
+    "compressed",
+    "error",
+)
+
+
+def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """Codex rollouts under ``folder`` (``~/.codex``, its ``sessions`` folder or a date folder),
+    searched recursively. One row per session, newest first; when both ``x.jsonl`` and
+    ``x.jsonl.zst`` exist the plain file is listed.
+
+    Columns: ``path`` (str), ``session_id`` (str: ``session_meta.id``, else the uuid in the file
+    name), ``cwd``, ``model`` (the first ``turn_context.model``), ``cli_version``, ``originator``
+    (str or None), ``size_bytes`` (int, on disk), ``modified`` (datetime64[ns, UTC]),
+    ``compressed`` (bool), ``error`` (str or None: why the first lines could not be read).
+
+    Examples
+    --------
+    >>> df = list_codex_sessions("sample_agents/codex")
+    >>> list(df.columns[:3])
+    ['path', 'session_id', 'cwd']
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise NotTranscriptError("not a folder of Codex sessions", path=root)
+    files = sorted(set(root.rglob("rollout-*.jsonl")) | set(root.rglob("rollout-*.jsonl.zst")))
+    plain = {f for f in files if f.name.endswith(".jsonl")}
+    recs: list[dict[str, Any]] = []
+    for f in files:
+        if f.name.endswith(".zst") and f.with_name(f.name[:-4]) in plain:
+            continue
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        info, err = _peek(f)
+        m = _UUID_RE.search(f.name)
+        recs.append(
+            {
+                "path": str(f),
+                "session_id": info.get("session_id") or (m.group(1) if m else None),
+                "cwd": info.get("cwd"),
+                "size_bytes": int(st.st_size),
+                "modified": pd.Timestamp(st.st_mtime_ns, unit="ns", tz="UTC"),
+                "model": info.get("model"),
+                "cli_version": info.get("cli_version"),
+                "originator": info.get("originator"),
+                "compressed": f.name.endswith(".zst"),
+                "error": err,
+            }
+        )
+    df = pd.DataFrame(recs, columns=list(SESSION_COLUMNS))
+    if len(df):
+        df = df.sort_values(["modified", "path"], ascending=[False, True], kind="stable")
+        df = df.reset_index(drop=True)
+    df["modified"] = pd.to_datetime(df["modified"], utc=True)
+    df["size_bytes"] = df["size_bytes"].astype("int64")
+    df["compressed"] = df["compressed"].astype(bool)
+    return df
+
+
+def _peek(f: Path, max_lines: int = 200) -> tuple[dict[str, str], str | None]:
+    info: dict[str, str] = {}
+    try:
+        head = read_head(f)
+        if f.name.endswith(".zst"):
+            if not head.startswith(b"\x28\xb5\x2f\xfd"):
+                return info, "not zstd-compressed data"
+        else:
+            sniff(f, head, _WHAT)
+        stream, _raw, fh = _open(f, 64 << 20)
+        try:
+            for _, data, _c in iter_lines(stream, 8 << 20):
+                if max_lines <= 0 or "model" in info:
+                    break
+                max_lines -= 1
+                if data is None:
+                    continue
+                obj, _p = loads_line(data)
+                if not isinstance(obj, dict):
+                    continue
+                p = obj.get("payload")
+                if not isinstance(p, dict):
+                    continue
+                if obj.get("type") == "session_meta" and "session_id" not in info:
+                    _session_meta(p, info, 0, Findings())
+                elif obj.get("type") == "turn_context" and isinstance(p.get("model"), str):
+                    info["model"] = p["model"]
+        finally:
+            fh.close()
+    except NotTranscriptError as e:
+        return info, e.detail
+    except OSError as e:
+        return info, f"cannot read ({e.strerror})"
+    return info, None

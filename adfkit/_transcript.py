@@ -1,0 +1,504 @@
+"""Format-neutral records of an agent transcript: rows, compaction events, integrity findings.
+
+The parsers of Claude Code sessions (``_claude_code.py``) and Codex CLI rollouts (``_codex.py``)
+both return a :class:`ParsedTranscript`. Nothing here knows either format except the small
+helpers at the end (line reading, JSON decoding, token mapping), which both share.
+
+Conventions, the same as ADF loop rows (ADF_FORMAT.md §3):
+
+- ``content`` is a list of Anthropic-style blocks: ``{"type": "text", "text"}``,
+  ``{"type": "tool_use", "id", "name", "input"}`` (``input`` an object; arguments that are not
+  valid JSON become ``{"_error", "_raw_arguments"}``), ``{"type": "tool_result", "tool_use_id",
+  "content", "is_error"}`` (``content`` a string: text parts joined by newlines, other parts as
+  ``[image]``-style placeholders), ``{"type": "thinking", "thinking"}`` (signatures and encrypted
+  reasoning are dropped), ``{"type": "image_url", "image_url": {"url"}}``. Unknown block types are
+  kept as they are.
+- ``tokens`` holds only the keys the provider reported among ``input``, ``output``,
+  ``cache_read``, ``cache_write`` and ``reasoning``. ``input`` **includes** the cache parts.
+  One API call's usage is counted exactly once, on the row of that call.
+- ``created_at`` is milliseconds since the epoch (UTC), or None.
+- ``seq`` numbers the active conversation 1..N in conversation order; rows of abandoned branches
+  (``ParsedTranscript.other_branches``) continue the numbering after N, in file order, so a seq
+  is unique within one parsed file. ``line`` is the 1-based line of the row's first record.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import orjson
+
+from ._errors import AdfWarning, NotTranscriptError
+from ._rows import KIND_HINTS as _ROW_KIND_HINTS
+
+Format = Literal["claude_code", "codex"]
+
+#: Default cap on one line; longer lines are skipped with a finding (real lines reach ~1 MB).
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+#: ``kind_hint`` values a parser may set (None: let the row classifier decide); the row rule
+#: (:func:`adfkit._rows.row_facts`) applies them.
+KIND_HINTS = _ROW_KIND_HINTS
+
+#: ``TranscriptEvent.kind`` values.
+EVENT_KINDS = ("compaction", "microcompaction", "rewind")
+
+#: ``Finding.severity`` values: ``error`` (data lost), ``warning`` (data doubtful), ``info``.
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(slots=True)
+class TranscriptRow:
+    """One message as sent to or received from the model, in conversation order.
+
+    Not frozen: a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, which triples the cost of building 100k+ rows. Treat it as read-only.
+    """
+
+    seq: int
+    role: str
+    content: list[dict[str, Any]]
+    model: str | None = None
+    tokens: dict[str, int] = field(default_factory=dict)
+    created_at: int | None = None
+    kind_hint: str | None = None
+    #: 1-based line of the row's first record; ``lines`` lists every record merged into it.
+    line: int = 0
+    lines: tuple[int, ...] = ()
+    #: Claude Code: the first record's ``uuid``. Codex: the first item's ``id``, if any.
+    uuid: str | None = None
+    parent_uuid: str | None = None
+    #: Key of the model call this row came from (Claude ``message.id:requestId``).
+    call_key: str | None = None
+    sidechain: bool = False
+    agent_id: str | None = None
+    #: None on the active conversation, else the branch id (``branch-1``, ...).
+    branch: str | None = None
+    malformed: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptEvent:
+    """One event that changed the context window other than by appending rows."""
+
+    kind: str
+    trigger: str | None = None
+    #: Token count the format itself recorded before/after (Claude ``preTokens``/``postTokens``).
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    #: Prompt size (``tokens["input"]``) of the last call before and the first call after.
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    created_at: int | None = None
+    line: int = 0
+    uuid: str | None = None
+    summary_seq: int | None = None
+    #: Seqs that left the context at this event (for ``rewind``: the abandoned branch's rows).
+    swept: tuple[int, ...] = ()
+    #: Seqs kept verbatim across the event (Claude preserved segment, Codex replacement history).
+    preserved: tuple[int, ...] = ()
+    context_window: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One integrity observation about the file, with the line it is about (None: whole file)."""
+
+    check: str
+    severity: str
+    line: int | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    """One model API call with its usage, counted once."""
+
+    key: str
+    seq: int | None
+    line: int
+    model: str | None
+    tokens: dict[str, int]
+    created_at: int | None = None
+    #: Records the call was written over (Claude streams one record per content block).
+    n_records: int = 1
+    sidechain: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    """One Codex ``token_count`` event."""
+
+    line: int
+    created_at: int | None
+    total: dict[str, int] | None
+    last: dict[str, int] | None
+    context_window: int | None
+    #: True when ``total`` grew (a real model call); False for repeats and local estimates.
+    is_call: bool
+    #: Seq of the row the call's usage was attributed to (None: not attributed to a row).
+    seq: int | None = None
+
+
+@dataclass(slots=True)
+class ParsedTranscript:
+    """Everything a parser read from one transcript file."""
+
+    path: str
+    format: str
+    session_id: str | None
+    meta: dict[str, str] = field(default_factory=dict)
+    rows: list[TranscriptRow] = field(default_factory=list)
+    other_branches: list[TranscriptRow] = field(default_factory=list)
+    events: list[TranscriptEvent] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    subagents: list[ParsedTranscript] = field(default_factory=list)
+    calls: list[ModelCall] = field(default_factory=list)
+    token_counts: list[TokenCount] = field(default_factory=list)
+    #: For a subagent: its id, the tool_use that spawned it, and the agent holding that tool_use
+    #: (None: the main session).
+    agent_id: str | None = None
+    parent_tool_use_id: str | None = None
+    parent_agent_id: str | None = None
+
+    def usage(self) -> dict[str, int]:
+        """Sum of every counted call's tokens (this file only, subagents not included).
+
+        Examples
+        --------
+        >>> ParsedTranscript("x.jsonl", "codex", None).usage()
+        {}
+        """
+        out: dict[str, int] = {}
+        for c in self.calls:
+            for k, v in c.tokens.items():
+                out[k] = out.get(k, 0) + v
+        return out
+
+
+# --- findings -------------------------------------------------------------------------------
+
+
+class Findings:
+    """Collects findings, keeping at most ``cap`` per check (then one summary finding)."""
+
+    def __init__(self, cap: int = 50) -> None:
+        self.items: list[Finding] = []
+        self._counts: dict[str, int] = {}
+        self._cap = cap
+
+    def add(self, check: str, severity: str, line: int | None, detail: str) -> None:
+        n = self._counts.get(check, 0) + 1
+        self._counts[check] = n
+        if n <= self._cap:
+            self.items.append(Finding(check, severity, line, detail))
+
+    def done(self) -> list[Finding]:
+        """The findings, plus one per check that passed the cap."""
+        out = list(self.items)
+        for check, n in self._counts.items():
+            if n > self._cap:
+                sev = next(f.severity for f in self.items if f.check == check)
+                out.append(
+                    Finding(check, sev, None, f"{n - self._cap} more '{check}' findings omitted")
+                )
+        return out
+
+
+def warn_findings(path: str, findings: list[Finding], *, stacklevel: int = 3) -> None:
+    """Emit one :class:`AdfWarning` summarising the warning- and error-level findings."""
+    bad = [f for f in findings if f.severity in ("warning", "error")]
+    if not bad:
+        return
+    parts = [f"line {f.line}: {f.detail}" if f.line else f.detail for f in bad[:5]]
+    more = f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""
+    warnings.warn(
+        f"{path}: {len(bad)} problem(s) reading the transcript: " + "; ".join(parts) + more,
+        AdfWarning,
+        stacklevel=stacklevel,
+    )
+
+
+# --- reading lines --------------------------------------------------------------------------
+
+
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def sniff(path: Path, head: bytes, what: str) -> None:
+    """Raise :class:`NotTranscriptError` when ``head`` (the first bytes) cannot start a JSONL
+    transcript."""
+    if not head:
+        raise NotTranscriptError(f"empty file (0 bytes), not a {what}", path=path)
+    if head.startswith(_SQLITE_MAGIC):
+        raise NotTranscriptError(
+            f"a SQLite database (an .adf agent file?), not a {what}; open it with adfkit.open_adf",
+            path=path,
+        )
+    if head.startswith(_ZSTD_MAGIC):
+        raise NotTranscriptError(
+            f"zstd-compressed data, not a {what}; name it *.jsonl.zst to read it", path=path
+        )
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if not stripped and len(head) < 4096:
+        raise NotTranscriptError(f"only whitespace, not a {what}", path=path)
+    if stripped and stripped[:1] != b"{":
+        kind = (
+            "binary data" if b"\x00" in head[:512] or head[:8] == b"\x89PNG\r\n\x1a\n" else "text"
+        )
+        raise NotTranscriptError(
+            f"the first bytes are {kind}, not a JSON object: not a {what}", path=path
+        )
+
+
+def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, bytes | None, bool]]:
+    """Yield ``(line_number, data, complete)`` for each non-blank line of ``stream``.
+
+    ``data`` is None for a line longer than ``max_line_bytes`` (its bytes are read and dropped a
+    MiB at a time, never held whole). ``complete`` is False only for a final line without its
+    newline (a line still being written).
+    """
+    n = 0
+    limit = max_line_bytes + 1
+    readline = stream.readline
+    while True:
+        data = readline(limit)
+        if not data:
+            return
+        n += 1
+        if data[-1:] == b"\n":
+            if len(data) > 1 and not data.isspace():
+                yield n, data, True
+            continue
+        if len(data) < limit:  # EOF without a newline
+            if not data.isspace():
+                yield n, data, False
+            return
+        # longer than the cap: drop the rest of the line
+        while True:
+            chunk = readline(1 << 20)
+            if not chunk or chunk[-1:] == b"\n":
+                break
+        yield n, None, bool(chunk)
+
+
+_LONE_SURROGATE = re.compile(
+    r"(?<!\\)(\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+
+
+def _fix_surrogate(m: re.Match[str]) -> str:
+    prefix = m.group(1) or m.group(2) or ""
+    return prefix + "\\ufffd"
+
+
+def loads_line(data: bytes) -> tuple[Any, str | None]:
+    """Parse one JSON line. Returns ``(value, problem)``.
+
+    The common case is one ``orjson.loads``. When that fails, the line is decoded as UTF-8 with
+    replacement and lone surrogate escapes are replaced by U+FFFD; if that parses, ``problem``
+    names what was repaired (``"non-UTF-8 bytes replaced"``...), else ``value`` is None and
+    ``problem`` says why (never echoing the line's content).
+    """
+    try:
+        return orjson.loads(data), None
+    except orjson.JSONDecodeError as e:
+        msg = str(e)
+    if "depth limit" in msg or "recursion" in msg.lower():
+        return None, "JSON nested too deeply (over 1024 levels)"
+    text = data.decode("utf-8", errors="replace")
+    repaired = []
+    if "\ufffd" in text and b"\xef\xbf\xbd" not in data:
+        repaired.append("non-UTF-8 bytes replaced")
+    if "surrogate" in msg:
+        text2 = _LONE_SURROGATE.sub(_fix_surrogate, text)
+        if text2 != text:
+            repaired.append("lone surrogate escapes replaced")
+            text = text2
+    if repaired:
+        try:
+            return orjson.loads(text), "; ".join(repaired)
+        except orjson.JSONDecodeError:
+            pass
+    return None, "not valid JSON"
+
+
+def open_text_stream(path: Path) -> IO[bytes]:
+    """Open ``path`` for reading bytes, read-only, never creating anything."""
+    return open(path, "rb", buffering=1 << 20)  # noqa: SIM115 - caller closes
+
+
+def read_head(path: Path, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of ``path`` (raises :class:`NotTranscriptError` if unreadable)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(n)
+    except IsADirectoryError:
+        raise NotTranscriptError("a directory, not a transcript file", path=path) from None
+    except FileNotFoundError:
+        raise NotTranscriptError(
+            "no such file (transcripts can be deleted by their tool's cleanup)", path=path
+        ) from None
+    except OSError as e:
+        raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
+
+
+# --- values ---------------------------------------------------------------------------------
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MS = timedelta(milliseconds=1)
+
+
+def iso_ms(value: Any) -> int | None:
+    """ISO-8601 timestamp (``2026-03-01T10:00:00.123Z``) -> ms since the epoch, else None.
+
+    Examples
+    --------
+    >>> iso_ms("1970-01-01T00:00:01.500Z")
+    1500
+    >>> iso_ms("yesterday") is None
+    True
+    """
+    if not isinstance(value, str):
+        return None
+    try:
+        d = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if d.tzinfo is None:
+        return None
+    return (d - _EPOCH) // _MS
+
+
+def as_int(v: Any) -> int | None:
+    """``v`` if it is a non-negative int (not a bool), else None."""
+    return v if type(v) is int and v >= 0 else None
+
+
+def anthropic_tokens(usage: Any) -> dict[str, int]:
+    """Anthropic ``usage`` -> ADF tokens (``input`` = input + cache read + cache write).
+
+    ``cache_creation.ephemeral_5m_input_tokens + ephemeral_1h_input_tokens`` is used for the cache
+    write when present (it is authoritative), else ``cache_creation_input_tokens``.
+
+    Examples
+    --------
+    >>> anthropic_tokens({"input_tokens": 3, "cache_read_input_tokens": 100,
+    ...                   "cache_creation_input_tokens": 20, "output_tokens": 7})
+    {'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}
+    """
+    if not isinstance(usage, dict):
+        return {}
+    inp = as_int(usage.get("input_tokens"))
+    out = as_int(usage.get("output_tokens"))
+    cr = as_int(usage.get("cache_read_input_tokens"))
+    cw = as_int(usage.get("cache_creation_input_tokens"))
+    cc = usage.get("cache_creation")
+    if isinstance(cc, dict):
+        a = as_int(cc.get("ephemeral_5m_input_tokens"))
+        b = as_int(cc.get("ephemeral_1h_input_tokens"))
+        if a is not None or b is not None:
+            cw = (a or 0) + (b or 0)
+    res: dict[str, int] = {}
+    if inp is not None or cr is not None or cw is not None:
+        res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
+    if out is not None:
+        res["output"] = out
+    if cr is not None:
+        res["cache_read"] = cr
+    if cw is not None:
+        res["cache_write"] = cw
+    return res
+
+
+def openai_tokens(usage: Any) -> dict[str, int]:
+    """Codex/OpenAI token usage -> ADF tokens (``input`` already includes the cached part;
+    ``output`` already includes reasoning).
+
+    Examples
+    --------
+    >>> openai_tokens({"input_tokens": 120, "cached_input_tokens": 100, "output_tokens": 9,
+    ...                "reasoning_output_tokens": 4, "total_tokens": 129})
+    {'input': 120, 'output': 9, 'cache_read': 100, 'reasoning': 4}
+    """
+    if not isinstance(usage, dict):
+        return {}
+    res: dict[str, int] = {}
+    for src, dst in (
+        ("input_tokens", "input"),
+        ("output_tokens", "output"),
+        ("cached_input_tokens", "cache_read"),
+        ("reasoning_output_tokens", "reasoning"),
+    ):
+        v = as_int(usage.get(src))
+        if v is not None:
+            res[dst] = v
+    return res
+
+
+def result_text(content: Any) -> str:
+    """A tool result's ``content`` (string or list of parts) as one string (ADF shape).
+
+    Text parts are joined by newlines; other parts become ``[<type>]`` placeholders, so base64
+    images never travel in the text.
+
+    Examples
+    --------
+    >>> result_text([{"type": "text", "text": "a"}, {"type": "image", "source": {}}])
+    'a\\n[image]'
+    """
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return str(content) if isinstance(content, int | float | bool) else ""
+    parts: list[str] = []
+    for p in content:
+        if isinstance(p, str):
+            parts.append(p)
+        elif isinstance(p, dict):
+            t = p.get("type")
+            txt = p.get("text")
+            if isinstance(txt, str) and t in ("text", "input_text", "output_text", None):
+                parts.append(txt)
+            else:
+                parts.append(f"[{t if isinstance(t, str) else 'part'}]")
+    return "\n".join(parts)
+
+
+def text_of(content: list[dict[str, Any]]) -> str:
+    """The row's text blocks joined by newlines (used to match copies of a message)."""
+    return "\n".join(
+        b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
+    )
+
+
+def file_size(path: Path) -> int:
+    return os.stat(path).st_size
+
+
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "Finding",
+    "Format",
+    "ModelCall",
+    "ParsedTranscript",
+    "TokenCount",
+    "TranscriptEvent",
+    "TranscriptRow",
+]
