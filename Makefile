@@ -14,8 +14,10 @@ $(STAMP): pyproject.toml
 
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf
+	@echo
+	$(BIN)/adfkit info sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
 	@mkdir -p build/plots
-	@for f in sample_agents/*.adf; do \
+	@for f in sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl; do \
 	  MPLBACKEND=Agg $(BIN)/adfkit plot "$$f" --kind all -o build/plots >/dev/null || exit 1; \
 	done
 	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"

@@ -20,6 +20,8 @@ def _fmt_bytes(n: int) -> str:
 
 def format_info(info: dict[str, Any]) -> str:
     """Render ``AgentFile.info()`` as aligned ``key: value`` lines (the fields it documents)."""
+    if info.get("format") not in (None, "adf"):
+        return _format_transcript(info)
     audit = info["audit_rows"]
     audit_txt = ", ".join(f"{k} {v}" for k, v in sorted(audit.items())) or "none"
     switches = info["audit_settings"]
@@ -67,6 +69,60 @@ def format_info(info: dict[str, Any]) -> str:
         ("threshold", threshold),
         ("messages", f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}"),
         ("files", f"{info['files']}"),
+    ]
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+
+
+def _format_transcript(info: dict[str, Any]) -> str:
+    """The summary of another agent's transcript (a Claude Code session, a Codex rollout)."""
+    kind = {"claude_code": "Claude Code session", "codex": "Codex rollout"}.get(
+        str(info["format"]), str(info["format"])
+    )
+    lo, hi = info["loop_seq_range"]
+    threshold = info.get("compact_threshold")
+    window = info.get("context_window")
+    lines = [
+        (
+            "session",
+            f"{info.get('session_id') or info['name']} ({kind}"
+            + (f" {info['tool_version']})" if info.get("tool_version") else ")"),
+        ),
+        ("file", f"{info['path']} ({_fmt_bytes(info['file_bytes'])})"),
+        (
+            "model",
+            f"{info['model'] or '-'}" + (f" via {info['provider']}" if info["provider"] else ""),
+        ),
+        (
+            "context",
+            (f"window {window:,} tokens" if window else "window not recorded")
+            + (f"; auto-compacts near {threshold:,}" if threshold else ""),
+        ),
+        (
+            "in context",
+            f"{info['loop_rows']:,} rows"
+            + (f", seq {lo}..{hi}" if lo is not None else "")
+            + (
+                f", {info['first_live_at']} .. {info['last_live_at']}"
+                if info["first_live_at"]
+                else ""
+            ),
+        ),
+        (
+            "history",
+            f"{info.get('history_rows', 0):,} rows; {info['audit_rows'].get('loop', 0)} "
+            f"compaction(s) swept {info.get('audited_loop_entries') or 0:,} of them",
+        ),
+        ("subagents", f"{info.get('subagents', 0)}; abandoned branches {info.get('branches', 0)}"),
+        (
+            "state",
+            ("being written or cut off" if info["live"] else "complete")
+            + (
+                f"; {info['findings']} reading problem(s), see adfkit check"
+                if info.get("findings")
+                else ""
+            ),
+        ),
     ]
     width = max(len(k) for k, _ in lines)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -23,7 +22,15 @@ EXPECTED = [
 ]
 PUBLIC_SUBMODULES = {"plots", "widgets"}
 #: Agents every notebook runs on: compactions with audit, and compactions without any audit.
-RUN_ON = ["long-runner", "forgetful"]
+#: Agents every notebook runs on: two ADF samples, a Claude Code session, a Codex rollout.
+RUN_ON = {
+    "long-runner": "long-runner.adf",
+    "forgetful": "forgetful.adf",
+    "claude-code": "claude-code/projects/-home-user-work-webapp/"
+    "24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl",
+    "codex": "codex/sessions/2026/03/14/"
+    "rollout-2026-03-14T09-12-33-51ea40b0-7088-4482-8231-74d06cde3e3a.jsonl",
+}
 
 
 def _code(nb) -> list[str]:
@@ -146,7 +153,8 @@ def test_teaching_answers_are_worth_finding_on_the_sample():
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_runs(path, agent):
     """Every cell runs without error in a real kernel on the agent (nbclient)."""
-    out = _report.execute_notebook(path, sample(agent), timeout=60)
+    target = ROOT / "sample_agents" / RUN_ON[agent]
+    out = _report.execute_notebook(path, target, timeout=60)
     errors = [
         o
         for c in out.cells
@@ -157,6 +165,6 @@ def test_notebook_runs(path, agent):
     assert not errors
     # The parameter really reached the kernel: the opened agent is the one asked for.
     injected = [c for c in out.cells if "injected-parameters" in c.metadata.get("tags", [])]
-    assert len(injected) == 1 and str(Path(sample(agent))) in injected[0].source
-    setup = next(c for c in out.cells if "adfkit.open_adf(AGENT)" in c.source)
-    assert any(f"{agent}.adf" in str(o.get("data", {})) for o in setup.outputs)
+    assert len(injected) == 1 and str(target) in injected[0].source
+    setup = next(c for c in out.cells if "adfkit.open(AGENT)" in c.source)
+    assert any(target.name in str(o.get("data", {})) for o in setup.outputs)

@@ -379,10 +379,11 @@ columns; files that cannot be read land in the error table instead of stopping t
         code(
             """from pathlib import Path
 
+# The folder of AGENT: load_fleet takes a folder (its .adf files and transcripts), a glob
+# pattern or a list of paths.
 folder = Path(AGENT).resolve().parent
-paths = sorted(folder.glob("*.adf"))
-print(f"{len(paths)} agent files in {folder.name}/")
-[p.name for p in paths]"""
+paths = str(folder)
+print(f"agents in {folder.name}/")"""
         ),
         md("## Who is who: one summary row per agent"),
         code(
@@ -433,7 +434,13 @@ the cost unknown: set `PRICES` to a JSON price table to fill it in. Unknown stay
 """
         ),
         code(
-            """usage, errors = adfkit.load_fleet(paths, "usage", engine="serial", prices=PRICES)
+            """import warnings
+
+with warnings.catch_warnings(record=True) as notes:  # shown below as one line per agent
+    warnings.simplefilter("always")
+    usage, errors = adfkit.load_fleet(paths, "usage", engine="serial", prices=PRICES)
+for w in notes:
+    print("note:", str(w.message).split(": their cost_usd")[0])
 spend = usage.groupby("agent").agg(
     calls=("seq", "size"),
     tokens_total=("tokens_total", lambda s: s.sum(min_count=1)),
@@ -636,12 +643,130 @@ print(f"{top.name}: {int(top['size'])} turns, {top['mean']:.1f} tool calls each 
     ],
 )
 
+COMPARE = notebook(
+    "Two agents side by side: an ADF agent and a Claude Code session",
+    """
+The same memory analysis for two different agents: an ADF agent (`AGENT`) and a Claude Code
+session (`SESSION`). Both compact their context and both keep the rows a compaction swept (the
+ADF audit archive; the session transcript itself), so for each we can ask: how often did it
+compact, what did each compaction keep, what did its summary forget, and what did it cost?
+""",
+    [
+        code(
+            """import warnings
+
+SESSION = "../sample_agents/claude-code/projects/-home-user-work-webapp/"
+SESSION += "24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
+with warnings.catch_warnings(record=True) as notes:  # e.g. a session still being written
+    warnings.simplefilter("always")
+    session = adfkit.open(SESSION)
+for w in notes:
+    print("note:", w.message)
+agents = {"ADF agent": agent, "Claude Code session": session}
+for label, a in agents.items():
+    print(f"{label}: {a!r}")"""
+        ),
+        md("## The two lives at a glance"),
+        code(
+            """def glance(a):
+    h, c = a.history(), a.compactions()
+    with warnings.catch_warnings(record=True) as notes:
+        warnings.simplefilter("always")
+        u = a.usage(prices=PRICES)
+    for w in notes:
+        print("note:", str(w.message).split("; pass")[0])
+    return {
+        "rows over the life": len(h),
+        "rows in the context now": len(a.loop()),
+        "model calls": int((h["kind"] == "assistant").sum()),
+        "compactions": int((c["event"] == "compaction").sum()),
+        "threshold in force": a.compact_threshold(),
+        "tokens (input + output)": u["tokens_total"].sum(min_count=1),
+        "cache writes": u["tokens_cache_write"].sum(min_count=1),
+        "cost (USD)": u["cost_usd"].sum() if u["cost_usd"].notna().all() else float("nan"),
+    }
+
+pd.DataFrame({label: glance(a) for label, a in agents.items()})"""
+        ),
+        md(
+            """
+## What each compaction kept, and what it forgot
+One row per compaction of each agent: the rows it swept, the summary that replaced them, how
+much smaller the summary is, and the share of the swept identifiers (paths, ids, numbers) the
+summary still names.
+"""
+        ),
+        code(
+            """cols = ["event_id", "kind", "n_swept", "swept_tokens", "summary_tokens",
+        "compression_ratio", "recall", "n_tail", "trigger_tokens"]
+both = pd.concat(
+    {label: a.compactions()[cols] for label, a in agents.items()}, names=["agent", "row"]
+)
+both"""
+        ),
+        code(
+            """fig, axes = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
+for ax, (label, a) in zip(axes, agents.items()):
+    adfkit.plots.context_sawtooth(a, ax=ax)
+    ax.set_title(label)
+plt.show()"""
+        ),
+        md(
+            """
+## What a summary dropped, in detail
+The identifiers of the first compaction with a summary to compare, per agent, that the
+summary does not name: what the agent can no longer see unless it wrote it down elsewhere.
+"""
+        ),
+        code(
+            """for label, a in agents.items():
+    c = a.compactions()
+    known = c[c["recall"].notna()]
+    if not len(known):
+        print(f"{label}: no compaction with both its swept rows and its summary")
+        continue
+    recall = a.summary_recall(int(known["event_id"].iloc[0]))
+    print(f"{label}: {int(recall['recalled'].sum())} of {len(recall)} identifiers kept")
+    display(recall[~recall["recalled"]].head(8))"""
+        ),
+        md(
+            """
+## What compaction cost
+Cache writes after a compaction: the summary and what follows it are new text, so the
+provider cannot serve them from its prompt cache. `cache_write_before` / `_after` sum the
+cache-write tokens over the calls around each compaction.
+"""
+        ),
+        code(
+            """cost_cols = ["event_id", "compaction_input", "compaction_output", "cache_write_before",
+             "cache_write_after", "cache_read_before", "cache_read_after"]
+pd.concat({label: a.compactions()[cost_cols] for label, a in agents.items()},
+          names=["agent", "row"])"""
+        ),
+        md(
+            """
+## The session's own pieces
+A Claude Code session also has subagents (their own transcripts, opened as agents of their
+own) and, after a rewind, abandoned branches.
+"""
+        ),
+        code(
+            """for sub in session.subagents():
+    meta = sub.meta()
+    print(f"subagent {meta.get('agent_id')} ({meta.get('agent_type')}): "
+          f"{len(sub.history())} rows, {len(sub.compactions())} compaction(s)")"""
+        ),
+    ],
+)
+
+
 NOTEBOOKS = {
     "01-quickstart": QUICKSTART,
     "02-compaction-replay": REPLAY,
     "03-self-observation-audit": AUDIT,
     "04-fleet": FLEET,
     "05-teaching-memory": TEACHING,
+    "06-compare-agents": COMPARE,
 }
 
 
