@@ -71,15 +71,18 @@ def blob_tops(rows: RowBuilder, spans: list[tuple[int, int, int]]) -> dict[int, 
 
 
 def rewritten_blobs(rows: RowBuilder) -> set[int]:
-    """Loop audit ids of the blobs some of whose seqs are stored again later, under the same
-    seq (in a later blob or the live loop): the provider-compatibility repair (ADF_FORMAT.md
-    §4.3) archives the loop, strips its tool blocks and writes the survivors back under their
-    old seqs. No other operation stores a seq again (a fallback compaction re-appends under new
-    seqs; the two blobs of a ``loop_clear`` share none)."""
+    """Loop audit ids of the blobs some of whose rows were written again later, changed, under
+    the same seq (in a later blob or the live loop): the provider-compatibility repair
+    (ADF_FORMAT.md §4.3) archives the loop, strips its tool blocks and writes the survivors back
+    under their old seqs. A row archived twice unchanged is not a repair (a fallback compaction
+    re-appends under new seqs; the two blobs of a ``loop_clear`` share no seq)."""
     seq, seq_na = rows.int_array("seq")
     aid, live = rows.int_array("audit_id")
+    n_blocks, _ = rows.int_array("n_blocks")
+    chars, _ = rows.int_array("chars")
     keep = ~seq_na
     seq, aid, live = seq[keep], aid[keep], live[keep]
+    n_blocks, chars = n_blocks[keep], chars[keep]
     if not len(seq):
         return set()
     rank = np.where(live, np.iinfo(np.int64).max, aid)
@@ -89,8 +92,11 @@ def rewritten_blobs(rows: RowBuilder) -> set[int]:
     last[:-1] = s[:-1] != s[1:]
     # each row's group (one seq) ends at its last row, which holds the group's highest rank
     ends = np.flatnonzero(last)
-    group_top = r[ends][np.searchsorted(ends, np.arange(len(s)))]
-    later = (r < group_top) & ~live[order]
+    latest = ends[np.searchsorted(ends, np.arange(len(s)))]  # each row's group's latest copy
+    group_top = r[latest]
+    nb, ch = n_blocks[order], chars[order]
+    changed = (nb != nb[latest]) | (ch != ch[latest])
+    later = (r < group_top) & ~live[order] & changed
     return {int(a) for a in np.unique(aid[order][later]).tolist()}
 
 

@@ -362,7 +362,7 @@ class TranscriptSource(AgentSource):
         return self._branches.copy(deep=False)
 
     # -- summary -------------------------------------------------------------------------
-    def info(self, *, sizes: bool = False) -> dict[str, Any]:
+    def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """The keys of an ADF ``info()`` where they mean something (None where not: schema,
         handle, checkpoint), plus ``format``, ``session_id``, ``tool_version``,
         ``context_window``, ``subagents``, ``branches`` and ``findings`` (counts)."""
@@ -391,6 +391,7 @@ class TranscriptSource(AgentSource):
             "live": half,
             "model": cfg["model"]["model_id"],
             "provider": cfg["model"]["provider"],
+            "model_source": "transcript" if cfg["model"]["model_id"] else None,
             "compact_threshold": cfg["context"]["compact_threshold"],
             "audit_settings": {"loop": True, "inbox": False, "outbox": False, "files": False},
             "loop_rows": len(lp),
@@ -399,6 +400,7 @@ class TranscriptSource(AgentSource):
             "first_live_at": _ms_iso(schema.to_ms(times.min())) if len(times) else None,
             "last_live_at": _ms_iso(schema.to_ms(times.max())) if len(times) else None,
             "audit_rows": {"loop": n_comp} if n_comp else {},
+            "first_archived_at": None,  # the archive is the file itself
             "audited_loop_entries": None,
             "audit_json_chars": None,
             "audit_compressed_bytes": None,

@@ -19,6 +19,7 @@ EXPECTED = [
     "03-self-observation-audit",
     "04-fleet",
     "05-teaching-memory",
+    "06-compare-agents",
 ]
 PUBLIC_SUBMODULES = {"plots", "widgets"}
 #: Agents every notebook runs on: compactions with audit, and compactions without any audit.
@@ -73,7 +74,7 @@ def _adfkit_names(source: str) -> tuple[set[str], list[str]]:
     return used, private
 
 
-def test_the_five_notebooks_are_there():
+def test_the_six_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 

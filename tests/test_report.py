@@ -158,5 +158,7 @@ def test_every_notebook_report_on_hostile_agent_is_inert(tmp_path, hostile, note
     assert "<script>alert" not in html
     assert "<img src=x onerror" not in html
     assert "<script" not in html  # no script at all: widgets are shown as their static view
-    if notebook != "04-fleet":  # the fleet notebook shows counts, not text
+    # The fleet notebook shows counts, not text; the comparison shows this agent's text only
+    # in its compactions' summaries, and this agent has none.
+    if notebook not in ("04-fleet", "06-compare-agents"):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html

@@ -499,7 +499,7 @@ def test_info_has_the_adf_keys(case: tuple[AgentFile, dict[str, Any]]) -> None:
     assert info["schema_version"] is None and info["handle"] is None
     assert info["format"] == agent.format
     assert info["file_bytes"] == os.path.getsize(agent.path)
-    assert agent.info()["audited_loop_entries"] is None
+    assert agent.info(sizes=False)["audited_loop_entries"] is None
 
 
 def test_threshold_rules() -> None:
@@ -596,7 +596,7 @@ def test_cli_info_on_a_transcript() -> None:
             check=True,
             cwd=ROOT,
         )
-        assert f"{adfkit.open(path).compact_threshold():,} tokens" in plain.stdout
+        assert f"auto-compacts near {adfkit.open(path).compact_threshold():,}" in plain.stdout
 
 
 def test_plots_draw_transcripts(tmp_path: Path) -> None:
