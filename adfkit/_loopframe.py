@@ -2,8 +2,8 @@
 
 :class:`RowBuilder` takes rows one at a time (:meth:`RowBuilder.add` for a stored row,
 :meth:`RowBuilder.add_blob` for a decoded loop blob), derives each row's columns with the one
-row rule (:mod:`adfkit._rows`), keeps integers in raw buffers and text as Arrow chunks, and makes
-one frame with the columns of :data:`adfkit.schema.LOOP` in display order
+row rule (:mod:`adfkit._rows`), keeps integers in int64 matrices and text as Arrow chunks, and
+makes one frame with the columns of :data:`adfkit.schema.LOOP` in display order
 (:meth:`RowBuilder.frame`). :func:`sort_display` applies the same ordering rule to a frame.
 """
 
@@ -145,9 +145,10 @@ class RowBuilder:
     """Accumulates loop rows, then makes one typed frame.
 
     The per-row work is plain Python over already-parsed values: each row appends its integer
-    fields to one flat int64 buffer and its text fields to one flat list. Everything after it
-    is columnar. Text moves to Arrow at every :meth:`flush` (the caller flushes every few
-    thousand rows or megabytes), so few Python strings are alive at a time.
+    fields (:data:`_FIELDS`) to one flat list and its text fields to another. Everything after
+    it is columnar: at every :meth:`flush` (the caller flushes every few thousand rows or
+    megabytes) the integers move to an int64 matrix and the text to Arrow, so few Python
+    objects are alive at a time.
     """
 
     def __init__(self) -> None:
