@@ -51,6 +51,10 @@ _SIDE: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
 #: ``history()`` moves text to Arrow after this many rows or decompressed bytes of blobs.
 _FLUSH_ROWS = 8192
 _FLUSH_BYTES = 16 * 1024 * 1024
+#: ``history()`` reads and decompresses loop blobs in batches of at most this many blobs and
+#: stored bytes (a larger blob is a batch of its own).
+_BATCH_BLOBS = 256
+_BATCH_BYTES = 1024 * 1024
 
 
 class _Inline:
@@ -295,16 +299,16 @@ class AdfSource(AgentSource):
 
     def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
-        rows, then deduplicated and ordered with numpy. The next blob is decompressed on a
-        second thread while this one is parsed and flattened (Brotli releases the GIL); the
-        cyclic garbage collector is paused meanwhile (the parsed rows are acyclic and
-        short-lived)."""
+        rows, then deduplicated and ordered with numpy. Blobs are read and decompressed in
+        batches (:meth:`_loop_batches`); the next batch is decompressed on a second thread while
+        this one is parsed and flattened (Brotli releases the GIL); the cyclic garbage
+        collector is paused meanwhile (the parsed rows are acyclic and short-lived)."""
         self.loop()  # the live rows' warnings are given (once) by loop()
         rows = RowBuilder()
         spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
         bad: list[str] = []
-        ids = iter(self.loop_audit_ids())
-        pending: deque[tuple[int, Future[Any]]] = deque()
+        batches = iter(self._loop_batches())
+        pending: deque[Future[list[tuple[int, Any]]]] = deque()
         # decompressed bytes read so far; rows and bytes at the last flush
         size = flushed = flushed_size = 0
         gc_was_on = gc.isenabled()
@@ -313,42 +317,44 @@ class AdfSource(AgentSource):
             with ThreadPoolExecutor(max_workers=1) if self.prefetch else _Inline() as pool:
 
                 def fetch_next() -> None:
-                    aid = next(ids, None)
-                    if aid is not None:
-                        _, data = self._blob(aid)
+                    batch = next(batches, None)
+                    if batch is not None:
+                        stored = self._blobs_of(batch)
                         started = threading.Event()
-                        pending.append(
-                            (aid, pool.submit(self._decompress_loop, aid, data, started))
-                        )
-                        # Wait (without the GIL) until the thread holds the blob: a thread that
+                        pending.append(pool.submit(self._decompress_loops, stored, started))
+                        # Wait (without the GIL) until the thread holds the blobs: a thread that
                         # has to take the GIL from this busy one waits up to the switch interval.
                         started.wait()
 
                 fetch_next()
                 while pending:
-                    aid, fut = pending.popleft()
+                    fut = pending.popleft()
                     fetch_next()
-                    try:
-                        raw = fut.result()
-                        size += len(raw)
-                        value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
-                        del raw
-                    except BlobError as exc:
-                        if errors == "raise":
-                            raise
-                        bad.append(exc.detail)
-                        continue
-                    finally:
-                        del fut
-                    start = rows.n
-                    rows.add_blob(value, aid)
-                    del value
-                    if rows.n - flushed >= _FLUSH_ROWS or size - flushed_size >= _FLUSH_BYTES:
-                        rows.flush()
-                        flushed, flushed_size = rows.n, size
-                    rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
-                    if rows.n > start:
-                        spans.append((aid, start, rows.n))
+                    done = fut.result()
+                    del fut
+                    done.reverse()  # popped from the end: each blob's bytes go once parsed
+                    while done:
+                        aid, raw = done.pop()
+                        try:
+                            if isinstance(raw, BaseException):
+                                raise raw
+                            size += len(raw)
+                            value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
+                            del raw
+                        except BlobError as exc:
+                            if errors == "raise":
+                                raise
+                            bad.append(exc.detail)
+                            continue
+                        start = rows.n
+                        rows.add_blob(value, aid)
+                        del value
+                        if rows.n - flushed >= _FLUSH_ROWS or size - flushed_size >= _FLUSH_BYTES:
+                            rows.flush()
+                            flushed, flushed_size = rows.n, size
+                        rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
+                        if rows.n > start:
+                            spans.append((aid, start, rows.n))
             self._add_live(rows)
             rows.bad_content, rows.bad_tokens, rows.bad_nulls = [], [], []
         finally:
@@ -371,9 +377,57 @@ class AdfSource(AgentSource):
         ev = self._events_from(h, tops, rewritten)
         return _history.add_epochs(h, ev), ev
 
-    def _decompress_loop(self, audit_id: int, data: Any, started: threading.Event) -> bytes:
+    def _loop_batches(self) -> list[list[int]]:
+        """The loop audit ids in order, in batches read and decompressed together (one query
+        and one hand-over to the decompressing thread each): consecutive ids, up to
+        :data:`_BATCH_BLOBS` of them and :data:`_BATCH_BYTES` stored (a larger blob alone)."""
+        a = self.audit()
+        loop = (a["source"] == "loop").to_numpy(bool)
+        ids = a["id"].to_numpy("int64")[loop].tolist()
+        stored = a["compressed_bytes"].to_numpy("float64", na_value=0.0)[loop].tolist()
+        out: list[list[int]] = []
+        total = 0.0
+        for aid, n in zip(ids, stored, strict=True):
+            if not out or len(out[-1]) >= _BATCH_BLOBS or total + n > _BATCH_BYTES:
+                out.append([])
+                total = 0.0
+            out[-1].append(aid)
+            total += n
+        return out
+
+    def _blobs_of(self, ids: list[int]) -> list[tuple[int, Any]]:
+        """``(audit id, stored data)`` of each id, in the order given."""
+        marks = ", ".join("?" * len(ids))
+        found = dict(
+            self._q(
+                f"SELECT id, data FROM adf_audit WHERE id IN ({marks})",
+                tuple(ids),
+                table="adf_audit",
+            )
+        )
+        out = []
+        for aid in ids:
+            if aid not in found:
+                raise AdfError(f"adf_audit has no row with id={aid}", path=self.path)
+            out.append((aid, found[aid]))
+        return out
+
+    def _decompress_loops(
+        self, stored: list[tuple[int, Any]], started: threading.Event
+    ) -> list[tuple[int, bytes | BaseException]]:
+        """Each blob decompressed, or the error that stopped it (raised in order later)."""
         started.set()
-        return _blobs.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
+        out: list[tuple[int, bytes | BaseException]] = []
+        for aid, data in stored:
+            try:
+                raw: bytes | BaseException = _blobs.decompress(
+                    data, limit=self.max_blob_bytes, path=self.path, audit_id=aid
+                )
+            except Exception as exc:  # noqa: BLE001 - raised at this blob's turn
+                raw = exc
+            out.append((aid, raw))
+        stored.clear()  # the stored bytes, no longer needed
+        return out
 
     def _events_from(
         self, h: pd.DataFrame, tops: dict[int, int | None], rewritten: set[int]

@@ -2,8 +2,8 @@
 
 :class:`RowBuilder` takes rows one at a time (:meth:`RowBuilder.add` for a stored row,
 :meth:`RowBuilder.add_blob` for a decoded loop blob), derives each row's columns with the one
-row rule (:mod:`adfkit._rows`), keeps integers in raw buffers and text as Arrow chunks, and makes
-one frame with the columns of :data:`adfkit.schema.LOOP` in display order
+row rule (:mod:`adfkit._rows`), keeps integers in int64 matrices and text as Arrow chunks, and
+makes one frame with the columns of :data:`adfkit.schema.LOOP` in display order
 (:meth:`RowBuilder.frame`). :func:`sort_display` applies the same ordering rule to a frame.
 """
 
@@ -34,8 +34,9 @@ _ROLES = ("user", "assistant")
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 #: Integer fields of a row, in the order :class:`RowBuilder` stores them (one int64 each):
-#: the integer columns, then ``created_at`` (ms), the codes of the category columns and the
-#: ``malformed`` flag. ``position`` is set when sorting.
+#: the integer columns, ``created_at`` (ms) and the row's flags (:func:`_flags`: the codes of
+#: ``role`` and ``kind`` and the ``malformed`` flag). ``audit_id`` and ``origin`` are the same
+#: for every row of a blob: they are kept as runs. ``position`` is set when sorting.
 _INT_COLS = (
     "seq",
     "ord",
@@ -48,9 +49,8 @@ _INT_COLS = (
     "n_blocks",
     "chars",
     "media_chars",
-    "audit_id",
 )
-_FIELDS = (*_INT_COLS, "created_at", "role", "kind", "origin", "malformed")
+_FIELDS = (*_INT_COLS, "created_at", "flags")
 _NF = len(_FIELDS)
 _FIELD = {c: i for i, c in enumerate(_FIELDS)}
 _STR_COLS = ("subkind", "context_category", "model", "block_types", "tool_names", "text", "content")
@@ -62,6 +62,9 @@ _CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _ORIGIN_CODE = {"live": 0, "audit": 1}
+#: A row's flags, one integer: ``role`` code + 1 (0 another role, 1 user, 2 assistant) in
+#: bits 0-1, ``kind`` code in bits 2-5 (_KIND_FLAG), ``malformed`` in bit 6 (64).
+_KIND_FLAG = {k: 4 * i for i, k in enumerate(KINDS)}
 _NA_MS = np.iinfo(np.int64).min
 #: Text columns are built blob by blob and then copied once into the final order. The system
 #: allocator hands large freed buffers straight back to the OS, where Arrow's default pool
@@ -142,9 +145,10 @@ class RowBuilder:
     """Accumulates loop rows, then makes one typed frame.
 
     The per-row work is plain Python over already-parsed values: each row appends its integer
-    fields to one flat int64 buffer and its text fields to one flat list. Everything after it
-    is columnar. Text moves to Arrow at every :meth:`flush` (the caller flushes every few
-    thousand rows or megabytes), so few Python strings are alive at a time.
+    fields (:data:`_FIELDS`) to one flat list and its text fields to another. Everything after
+    it is columnar: at every :meth:`flush` (the caller flushes every few thousand rows or
+    megabytes) the integers move to an int64 matrix and the text to Arrow, so few Python
+    objects are alive at a time.
     """
 
     def __init__(self) -> None:
@@ -155,6 +159,8 @@ class RowBuilder:
         # (measured: ~0.5 GB held on a 600 MB history).
         self._ints: list[int] = []
         self._int_chunks: list[np.ndarray] = []
+        #: ``audit_id`` and ``origin`` code of the rows, as runs: [rows, audit id, origin]
+        self._runs: list[list[int]] = []
         self._strs: list[Any] = []
         self._chunks: dict[str, list[pa.Array]] = {c: [] for c in _STR_COLS}
         self.bad_content: list[Any] = []
@@ -187,9 +193,8 @@ class RowBuilder:
             text = content.decode("utf-8", "replace")
         else:
             text = json_text(content)  # UTF-8 bytes: Arrow takes them as is
-        self._add(
-            seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, origin, audit_id, hint
-        )
+        self._add(seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, hint)
+        self._run(1, audit_id, _ORIGIN_CODE[origin])
 
     def add_blob(self, value: list[Any], audit_id: int) -> None:
         """Add every element of a decoded ``loop`` blob (rows as :func:`_blobs.decode` gives
@@ -199,7 +204,7 @@ class RowBuilder:
         same functions of the row rule as :meth:`add`; any other goes through :meth:`_add`.
         """
         na = _NA_MS
-        aid = na if (v := _ival(audit_id)) is None else v
+        first = self.n
         put_ints = self._ints.extend
         put_strs = self._strs.extend
         bad_tokens, bad_nulls = self.bad_tokens, self.bad_nulls
@@ -207,7 +212,7 @@ class RowBuilder:
         dumps = orjson.dumps
         facts = row_facts
         counts = token_counts
-        kind_code = _KIND_CODE
+        kind_flag = _KIND_FLAG
         lo, hi, ms = _I64_MIN, _I64_MAX, _MS_LIMIT
         n = 0
         for el in value:
@@ -225,7 +230,7 @@ class RowBuilder:
                 except TypeError:
                     js = json_text(content)
             except (TypeError, AttributeError):
-                self._add_element(el, audit_id)
+                self._add_element(el)
                 continue
             tokens = get("tokens")
             if tokens is None:
@@ -238,14 +243,16 @@ class RowBuilder:
             o = get("ord")
             created = get("created_at")
             model = get("model")
-            bad = bad_t
+            flags = kind_flag[kind] + (1 if role == "user" else 2 if role == "assistant" else 0)
+            if bad_t:
+                flags += 64
             if role is None or (created is None and need_created):
                 bad_nulls.append(seq)
-                bad = True
+                flags |= 64
             put_ints(
                 (
                     seq if type(seq) is int and lo < seq <= hi else na,
-                    o if type(o) is int and lo < o <= hi else na,
+                    na if o is None else o if type(o) is int and lo < o <= hi else na,
                     ti,
                     to,
                     tcr,
@@ -255,12 +262,8 @@ class RowBuilder:
                     len(content),
                     chars,
                     media,
-                    aid,
                     created if type(created) is int and created and -ms < created < ms else na,
-                    0 if role == "user" else 1 if role == "assistant" else -1,
-                    kind_code[kind],
-                    1,  # audit
-                    bad,
+                    flags,
                 )
             )
             put_strs(
@@ -276,8 +279,18 @@ class RowBuilder:
             )
             n += 1
         self.n += n
+        self._run(self.n - first, audit_id, 1)
 
-    def _add_element(self, el: dict[str, Any], audit_id: int) -> None:
+    def _run(self, n: int, audit_id: Any, origin: int) -> None:
+        """``n`` rows just added hold this audit id and origin code."""
+        aid = _NA_MS if (v := _ival(audit_id)) is None else v
+        runs = self._runs
+        if runs and runs[-1][1] == aid and runs[-1][2] == origin:
+            runs[-1][0] += n
+        elif n:
+            runs.append([n, aid, origin])
+
+    def _add_element(self, el: dict[str, Any]) -> None:
         """One blob element whose content is not a list of block objects."""
         get = el.get
         content = blob_content(get("content_json"))
@@ -293,8 +306,6 @@ class RowBuilder:
             get("model"),
             get("tokens"),
             get("created_at"),
-            "audit",
-            audit_id,
         )
 
     def _add(
@@ -308,10 +319,9 @@ class RowBuilder:
         model: Any,
         tokens: Any,
         created_at: Any,
-        origin: str,
-        audit_id: int | None,
         hint: str | None = None,
     ) -> None:
+        """One row's fields (its audit id and origin are recorded by the caller, as runs)."""
         na = _NA_MS
         ti, to, tcr, tcw, tr, tt, bad_t = token_counts(tokens, na)
         if bad_c:
@@ -337,12 +347,10 @@ class RowBuilder:
                 len(blocks),
                 chars,
                 media,
-                na if (v := _ival(audit_id)) is None else v,
                 _ms(created_at),
-                0 if role == "user" else 1 if role == "assistant" else -1,
-                _KIND_CODE[kind],
-                _ORIGIN_CODE[origin],
-                bad_c or bad_t or bad_n,
+                _KIND_FLAG[kind]
+                + (1 if role == "user" else 2 if role == "assistant" else 0)
+                + (64 if bad_c or bad_t or bad_n else 0),
             )
         )
         self._strs.extend(
@@ -388,7 +396,8 @@ class RowBuilder:
 
     def _flush_ints(self) -> None:
         if self._ints:
-            self._int_chunks.append(np.array(self._ints, dtype=np.int64).reshape(-1, _NF))
+            ints = np.fromiter(self._ints, dtype=np.int64, count=len(self._ints))
+            self._int_chunks.append(ints.reshape(-1, _NF))
             self._ints = []
 
     def seqs(self, start: int = 0, stop: int | None = None) -> list[int]:
@@ -397,11 +406,24 @@ class RowBuilder:
         return [v for v in vals if v != _NA_MS]
 
     def _field(self, name: str) -> np.ndarray:
-        """One integer field of every row added (a strided view)."""
+        """One integer field of every row added: a column of :data:`_FIELDS` (a strided
+        view), a category's code (``role``, ``kind``, ``origin``), ``malformed`` (0 or 1) or
+        ``audit_id``."""
         self._flush_ints()
         if len(self._int_chunks) != 1:  # one matrix, made when first needed
             self._int_chunks = [np.concatenate([np.zeros((0, _NF), np.int64), *self._int_chunks])]
-        return self._int_chunks[0][:, _FIELD[name]]
+        m = self._int_chunks[0]
+        if name in _FIELD:
+            return m[:, _FIELD[name]]
+        if name in ("audit_id", "origin"):
+            runs = np.array(self._runs, dtype=np.int64).reshape(-1, 3)
+            return np.repeat(runs[:, 1 if name == "audit_id" else 2], runs[:, 0])
+        flags = m[:, _FIELD["flags"]]
+        if name == "role":
+            return (flags & 3) - 1
+        if name == "kind":
+            return (flags >> 2) & 15
+        return (flags >> 6) & 1  # malformed
 
     # -- columnar part ---------------------------------------------------------------------
     def int_array(self, name: str) -> tuple[np.ndarray, np.ndarray]:
@@ -487,31 +509,57 @@ def side_frame(
     the columns named in ``iso``; a category column comes out as text (the caller sets its
     categories).
     """
-    data: dict[str, list[Any]] = {c: [] for c in columns}
     for r in rows:
-        for c, v in zip(columns, r, strict=True):
-            data[c].append(v)
+        if len(r) != len(columns):
+            raise ValueError(f"a row of {len(r)} values for {len(columns)} columns")
+    data = dict(zip(columns, map(list, zip(*rows, strict=True)), strict=True)) if rows else {}
     out: dict[str, Any] = {}
     for name, dtype in columns.items():
-        vals = data[name]
+        vals = data.get(name, [])
+        kinds = set(map(type, vals))
         if name in iso:
             s = pd.Series([_side_text(v) for v in vals], dtype="object")
             out[name] = pd.to_datetime(s, utc=True, errors="coerce", format="ISO8601").astype(
                 "datetime64[ms, UTC]"
             )
         elif dtype.startswith("datetime") or dtype in ("Int64", "boolean"):
-            s = pd.Series([_side_int(v) for v in vals], dtype="object").astype("Int64")
+            plain = _plain_ints(vals) if kinds <= {int, type(None)} else None
+            if plain is None:  # anything but integers and NULLs: cleaned cell by cell
+                s = pd.Series([_side_int(v) for v in vals], dtype="object").astype("Int64")
+                plain = s.to_numpy("int64", na_value=0), s.isna().to_numpy(bool)
+            ints, na = plain
             if dtype == "Int64":
-                out[name] = s
+                out[name] = pd.Series(pd.arrays.IntegerArray(ints, na))
             elif dtype == "boolean":
-                out[name] = s.ne(0).astype("boolean")
+                out[name] = pd.Series(pd.arrays.BooleanArray(ints != 0, na))
             else:
-                num = s.where((s > 0) & (s < _MS_LIMIT))
-                out[name] = pd.to_datetime(num, unit="ms", utc=True).astype("datetime64[ms, UTC]")
+                ok = ~na & (ints > 0) & (ints < _MS_LIMIT)
+                ms = np.where(ok, ints, _NA_MS).view("datetime64[ms]")
+                out[name] = pd.Series(ms).dt.tz_localize("UTC")
         else:
             text_dtype = "string" if dtype == "category" else dtype
-            out[name] = pd.Series([_side_text(v) for v in vals], dtype="object").astype(text_dtype)
+            if not kinds <= {str, type(None)}:
+                vals = [_side_text(v) for v in vals]
+            out[name] = pd.Series(vals, dtype="object").astype(text_dtype)
     return pd.DataFrame(out, columns=list(columns))
+
+
+def _plain_ints(vals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(values, mask)`` of a column of ints and Nones, when every int fits Int64 (as
+    :func:`_side_int` keeps it); else None."""
+    try:
+        if None in vals:
+            obj = np.array(vals, dtype=object)
+            na = obj == None  # noqa: E711 - elementwise, in C
+            ints = np.where(na, 0, obj).astype(np.int64)
+        else:
+            na = np.zeros(len(vals), dtype=bool)
+            ints = np.array(vals, dtype=np.int64)
+    except OverflowError:
+        return None
+    if (ints == _I64_MIN).any():  # _side_int's range leaves out the lowest value
+        return None
+    return ints, na
 
 
 def _side_int(v: Any) -> int | None:

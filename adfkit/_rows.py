@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from typing import Any
 
 import orjson
@@ -371,6 +372,21 @@ def blob_content(value: Any) -> Any:
     return value
 
 
+#: The size :func:`sys.getsizeof` gives a one-character string of 4-byte characters, less its
+#: characters and terminator: every string holding a character beyond U+FFFF (stored with 4
+#: bytes per character) measures at least this plus 4 bytes per character and terminator.
+_UCS4_BASE = sys.getsizeof("\U0001f600") - 8
+_sizeof = sys.getsizeof
+
+
+def _wide_length(s: str) -> int:
+    """:func:`js_length` of a non-ASCII string, without encoding it when it cannot hold a
+    character beyond U+FFFF (a UTF-16 pair in JavaScript): then its length is ``len(s)``."""
+    if _sizeof(s) < _UCS4_BASE + 4 * (len(s) + 1):
+        return len(s)
+    return js_length(s)
+
+
 def _obj(x: Any) -> int:
     """:func:`obj_chars` for parsed JSON, dispatching on exact types."""
     try:
@@ -388,7 +404,7 @@ def _obj_fast(x: Any) -> int:
             n += (len(k) if type(k) is str and k.isascii() else js_length(str(k))) + 2
             t = type(v)
             if t is str:
-                n += (len(v) if v.isascii() else js_length(v)) + 2
+                n += (len(v) if v.isascii() else _wide_length(v)) + 2
             elif t is int or t is float or t is bool:
                 n += 5
             elif v is None:
@@ -401,7 +417,7 @@ def _obj_fast(x: Any) -> int:
         for v in x:
             t = type(v)
             if t is str:
-                n += (len(v) if v.isascii() else js_length(v)) + 2
+                n += (len(v) if v.isascii() else _wide_length(v)) + 2
             elif t is int or t is float or t is bool:
                 n += 5
             elif v is None:
@@ -410,7 +426,7 @@ def _obj_fast(x: Any) -> int:
                 n += _obj_fast(v)
         return n
     if t is str:
-        return (len(x) if x.isascii() else js_length(x)) + 2
+        return (len(x) if x.isascii() else _wide_length(x)) + 2
     if t is int or t is float or t is bool:
         return 5
     if x is None:
@@ -452,7 +468,7 @@ def row_facts(
             first_text = v = b.get("text")
             if type(v) is str:
                 text = v
-                chars = len(v) if v.isascii() else js_length(v)
+                chars = len(v) if v.isascii() else _wide_length(v)
             else:
                 text, chars = "", 0
         elif t == "tool_result":
@@ -460,18 +476,18 @@ def row_facts(
             saw_result = True
             v = b.get("content")
             if type(v) is str:
-                chars = len(v) if v.isascii() else js_length(v)
+                chars = len(v) if v.isascii() else _wide_length(v)
             else:
                 chars = js_length(js_string(v))
         elif t == "tool_use":
             name = b.get("name")
             s = str(name or "")
             types, tools, text = "tool_use", str(name), ""
-            chars = (len(s) if s.isascii() else js_length(s)) + _obj(b.get("input"))
+            chars = (len(s) if s.isascii() else _wide_length(s)) + _obj(b.get("input"))
         elif t == "thinking" and b.get("reasoning_details") is None:
             v = b.get("thinking")
             types, text = "thinking", ""
-            chars = (len(v) if v.isascii() else js_length(v)) if type(v) is str else 0
+            chars = (len(v) if v.isascii() else _wide_length(v)) if type(v) is str else 0
         else:
             types, text = (t if type(t) is str else str(t)), ""
             chars, media = block_chars(b)
@@ -489,26 +505,26 @@ def row_facts(
                     first_text = v
                 if type(v) is str:
                     parts.append(v)
-                    chars += len(v) if v.isascii() else js_length(v)
+                    chars += len(v) if v.isascii() else _wide_length(v)
             elif t == "tool_use":
                 tlist.append("tool_use")
                 name = b.get("name")
                 tool_list.append(str(name))
                 s = str(name or "")
-                chars += (len(s) if s.isascii() else js_length(s)) + _obj(b.get("input"))
+                chars += (len(s) if s.isascii() else _wide_length(s)) + _obj(b.get("input"))
             elif t == "tool_result":
                 tlist.append("tool_result")
                 saw_result = True
                 v = b.get("content")
                 if type(v) is str:
-                    chars += len(v) if v.isascii() else js_length(v)
+                    chars += len(v) if v.isascii() else _wide_length(v)
                 else:
                     chars += js_length(js_string(v))
             elif t == "thinking" and b.get("reasoning_details") is None:
                 tlist.append("thinking")
                 v = b.get("thinking")
                 if type(v) is str:
-                    chars += len(v) if v.isascii() else js_length(v)
+                    chars += len(v) if v.isascii() else _wide_length(v)
             else:
                 tlist.append(t if type(t) is str else str(t))
                 tc, mc = block_chars(b)

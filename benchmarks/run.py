@@ -1,10 +1,17 @@
 """``make bench``: adfkit's speed against floors and baselines, measured in one run.
 
-Prints ratios (same-process comparisons), which hold across machines better than seconds.
-Inputs are generated once and cached under ``build/bench`` (see ``benchmarks/gen.py``).
+Prints ratios (same-process comparisons), which hold across machines better than seconds, and
+each goal with ``met`` or ``MISSED``. Inputs are generated once and cached under
+``build/bench`` (see ``benchmarks/gen.py``).
 
-Usage: ``python benchmarks/run.py [--quick] [--only history|memory|fleet|info|transcripts]``
-(``--quick``: small inputs, for a smoke test; ``--only``: run one section).
+Sections: ``history`` (the large agent against the brotli + orjson floor and a naive reader),
+``shapes`` (rows of the size the runtime writes, with and without compaction summaries, each
+against its own floor; many tiny archives), ``scale`` (compactions(), replay() and summary
+recall as archives, identifiers and pathological text grow), ``memory``, ``fleet``, ``info``,
+``transcripts`` (a 200 MB Claude Code session against reading and orjson-parsing its lines).
+
+Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
+a smoke test; ``--only``: run one section).
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+#: The real runtime's many-epoch fixture (10,031 rows in 181 blobs), when ../shared is there.
+BIG_RUNNER = ROOT.parent / "shared" / "fixtures" / "adf-runtime" / "big-runner.adf"
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
@@ -36,6 +45,11 @@ from adfkit._fleet import load_fleet  # noqa: E402
 
 GOALS = {
     "history_vs_floor": 1.5,
+    "real_rows_vs_floor": 3.0,
+    "no_summaries_vs_summaries": 1.2,
+    # (time for k times the input / time) / k: 1 is linear, n log n ~1.2, quadratic k (10 for
+    # the 10x steps); the margin is for the shared machine's noise
+    "growth_vs_linear": 1.5,
     "peak_vs_frame": 3.0,
     "fleet_speedup_per_core": 0.8,
     "info_large_vs_small": 2.0,
@@ -119,15 +133,6 @@ def naive_history(path: Path) -> pd.DataFrame:
     return df.drop_duplicates("seq").sort_values("seq").reset_index(drop=True)
 
 
-def original_history(path: Path) -> pd.DataFrame:
-    """The dict-per-row implementation history() had before (frozen in tests/)."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from reference_frames import reference_history
-
-    with adfkit.open_adf(path) as agent:
-        return reference_history(agent)[0]
-
-
 def fresh_history(path: Path) -> pd.DataFrame:
     with adfkit.open_adf(path) as agent:
         return agent.history()
@@ -173,6 +178,111 @@ def info_time(path: Path, repeat: int = 15) -> float:
     return statistics.median(times)
 
 
+def history_of(path: Path) -> float:
+    """Seconds of open_adf() + history() (the file's pages already in the OS cache)."""
+    return timed(lambda: fresh_history(path))
+
+
+def _rows_blobs(path: Path) -> str:
+    with adfkit.open_adf(path) as agent:
+        i = agent.info(sizes=True)
+    rows = int(i["audited_loop_entries"] or 0) + int(i["loop_rows"])
+    json_mb = (i["audit_json_chars"] or 0) / 1e6
+    return f"{rows:,} rows in {i['audit_rows'].get('loop', 0):,} blobs, {json_mb:,.0f} MB JSON"
+
+
+def bench_shapes(shapes: dict) -> None:
+    """Real-shaped rows against their own floors; no summaries against summaries; tiny blobs."""
+    real, nosum = shapes["real"], shapes["real_nosum"]
+    cases = [("real-shaped", real), ("same, no summaries", nosum)]
+    if BIG_RUNNER.exists():
+        cases.insert(0, ("big-runner fixture", BIG_RUNNER))
+    blobs = {name: _blobs(p) for name, p in cases}
+    floor = dict.fromkeys(blobs, float("inf"))
+    hist = dict.fromkeys(blobs, float("inf"))
+    for _ in range(5):  # interleaved rounds, best of each: the machine is shared
+        for name, p in cases:
+            floor[name] = min(floor[name], timed(lambda b=blobs[name]: floor_serial(b)))
+            hist[name] = min(hist[name], history_of(p))
+    blobs.clear()
+    print("history() of rows the size the runtime writes, each against its own floor")
+    for name, p in cases:
+        r = hist[name] / floor[name]
+        print(
+            f"  {name:<20} {_rows_blobs(p):<40} floor {floor[name]:6.2f} s  history() "
+            f"{hist[name]:6.2f} s  {r:5.2f}x ({verdict(r, GOALS['real_rows_vs_floor'])})"
+        )
+    r = hist["same, no summaries"] / hist["real-shaped"]
+    print(
+        f"  no summaries / with summaries        {r:5.2f}x the time "
+        f"({verdict(r, GOALS['no_summaries_vs_summaries'])})"
+    )
+    tiny = shapes["tiny"]
+    sizes = shapes["sizes"]["tiny_history"]
+    times = {n: float("inf") for n in sizes}
+    for _ in range(3):
+        for n in sizes:
+            times[n] = min(times[n], history_of(tiny[n]))
+    print("history() of many tiny archives (one new row each, a summary after each)")
+    _growth("archives", times)
+    print()
+
+
+def _growth(unit: str, times: dict[int, float], label: str = "") -> None:
+    """Print times by size and each step's growth against linear, with the verdict."""
+    sizes = sorted(times)
+    head = f"  {label + ' ' if label else ''}"
+    each = [f"{n:,} {unit}: {times[n]:.2f} s ({times[n] / n * 1e6:.1f} us each)" for n in sizes]
+    print(head + ", ".join(each))
+    for a, b in zip(sizes, sizes[1:], strict=False):
+        g = (times[b] / times[a]) / (b / a)
+        print(
+            f"    {b:,}/{a:,}: {times[b] / times[a]:.2f}x the time for {b / a:g}x the input = "
+            f"{g:.2f}x linear ({verdict(g, GOALS['growth_vs_linear'])})"
+        )
+
+
+def bench_scale(shapes: dict) -> None:
+    """compactions(), replay() and summary recall as the input grows: growth against linear."""
+    tiny = shapes["tiny"]
+    sizes = shapes["sizes"]["tiny_analyses"]
+    t_rep = {n: float("inf") for n in sizes}
+    t_comp = {n: float("inf") for n in sizes}
+    for _ in range(2):  # best of two rounds: the machine is shared
+        for n in sizes:
+            with adfkit.open_adf(tiny[n]) as agent:
+                agent.history()
+                gc.collect()
+                t = time.perf_counter()
+                agent.replay()
+                t_rep[n] = min(t_rep[n], time.perf_counter() - t)
+                t = time.perf_counter()
+                agent.compactions()
+                t_comp[n] = min(t_comp[n], time.perf_counter() - t)
+    print("replay() and then compactions() of many tiny archives (history() read beforehand)")
+    _growth("archives", t_rep, "replay()")
+    _growth("archives", t_comp, "compactions()")
+
+    def recall_time(path: Path) -> float:
+        best = float("inf")
+        for _ in range(3):  # best of three fresh handles
+            with adfkit.open_adf(path) as agent:
+                agent.replay()  # the history and its walk; recall alone is timed
+                gc.collect()
+                t = time.perf_counter()
+                agent.summary_recall(0)
+                best = min(best, time.perf_counter() - t)
+        return best
+
+    print("summary_recall() of one compaction")
+    _growth("numbers", {n: recall_time(p) for n, p in shapes["recall"].items()}, "swept")
+    for kind in ("dashes", "base64url"):
+        texts = {n: recall_time(p) for (k, n), p in shapes["text"].items() if k == kind}
+        what = '"a-" repeated' if kind == "dashes" else "base64url text"
+        _growth("bytes", texts, what)
+    print()
+
+
 def verdict(value: float, goal: float, higher_is_better: bool = False) -> str:
     ok = value >= goal if higher_is_better else value <= goal
     return f"goal {'>=' if higher_is_better else '<='} {goal:g}: {'met' if ok else 'MISSED'}"
@@ -184,7 +294,7 @@ def main(argv: list[str]) -> int:
         return 0
     quick = "--quick" in argv
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    sections = ("history", "memory", "fleet", "info", "transcripts")
+    sections = ("history", "shapes", "scale", "memory", "fleet", "info", "transcripts")
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
         return 2
@@ -225,7 +335,6 @@ def main(argv: list[str]) -> int:
         blobs.clear()
         for _ in range(2):
             t_naive = min(t_naive, timed(lambda: naive_history(large)))
-        t_orig = timed(lambda: original_history(large))
         r_floor = t_hist / t_floor
         print("history() of the large agent")
         print(f"  floor (brotli + orjson, serial)       {t_floor:7.2f} s   1.00x")
@@ -242,11 +351,14 @@ def main(argv: list[str]) -> int:
             f"  naive sqlite3 + json + list of dicts  {t_naive:7.2f} s   {t_naive / t_floor:.2f}x; "
             f"history() is {t_naive / t_hist:.2f}x faster"
         )
-        print(
-            f"  adfkit's original dict-per-row path   {t_orig:7.2f} s   {t_orig / t_floor:.2f}x; "
-            f"history() is {t_orig / t_hist:.2f}x faster"
-        )
         print()
+
+    if want("shapes") or want("scale"):
+        shapes = gen.ensure_shapes(ROOT / "build" / "bench", quick=quick)
+    if want("shapes"):
+        bench_shapes(shapes)
+    if want("scale"):
+        bench_scale(shapes)
 
     if want("memory"):
         # 3. peak memory, in a fresh process.

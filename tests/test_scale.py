@@ -17,14 +17,17 @@ import sys
 import textwrap
 import warnings
 
+import pandas as pd
 import pytest
 from adfbuild import BASE_MS, build, result, row, text, use
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adfkit
-from adfkit import _recall
+from adfkit import _recall, _rows
 from adfkit._integrity import LISTED_LOST
+from adfkit._js import js_length
+from adfkit._loopframe import side_frame
 from adfkit.cli import main
 
 BIG = 10**12
@@ -150,6 +153,80 @@ def test_far_seqs_take_little_memory(far_row, far_counter):
     )
     peak_kb = int(out.stdout.strip().splitlines()[-1])
     assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+
+
+# -- fast paths of the row rule and the side tables -----------------------------------------
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=40))
+def test_wide_length_is_js_length(s):
+    """The size test that skips encoding gives the JavaScript length, UTF-8 cached or not."""
+    if not s.isascii():
+        assert _rows._wide_length(s) == js_length(s)
+        s.encode("utf-8", "surrogatepass")
+        assert _rows._wide_length(s) == js_length(s)
+
+
+def test_wide_length_exact():
+    for s in ["é", "ā", "日本語", "🙂", "a🙂b", "\ud83d", "x\ud83dy" * 50, "café" * 100]:
+        assert (
+            _rows._wide_length(s)
+            == js_length(s)
+            == len(s.encode("utf-16-le", "surrogatepass")) // 2
+        )
+
+
+_COUNT = st.one_of(
+    st.none(),
+    st.integers(min_value=-5, max_value=2**64),
+    st.floats(allow_nan=True),
+    st.booleans(),
+    st.text(max_size=2),
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.dictionaries(
+            st.sampled_from(["input", "output", "cache_read", "cache_write", "reasoning", "x"]),
+            _COUNT,
+        ),
+        _COUNT,
+        st.lists(st.integers(), max_size=2),
+    )
+)
+def test_token_counts_is_parse_tokens(raw):
+    """token_counts (a fast path for small integer objects) agrees with parse_tokens."""
+    out, bad = _rows.parse_tokens(raw)
+    want = (*(out[k] for k in (*_rows.TOKEN_KEYS, "total")), bad)
+    assert _rows.token_counts(raw) == want
+
+
+_CELL = st.one_of(
+    st.none(),
+    st.integers(min_value=-(2**64), max_value=2**64),
+    st.sampled_from([-(2**63), 2**63 - 1, 0, 1_790_000_000_000]),
+    st.floats(allow_nan=True),
+    st.text(max_size=3),
+    st.binary(max_size=3),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_CELL, _CELL, _CELL), max_size=6))
+def test_side_frame_fast_path_is_the_cell_rule(rows):
+    """Columns of plain integers take a vectorised path; the frame is the one the cell-by-cell
+    cleaning gives (every int wrapped in a subclass takes that path)."""
+    cols = {"a": "Int64", "b": "datetime64[ms, UTC]", "c": "boolean"}
+    fast = side_frame(rows, cols)
+    tagged = [tuple(_Tag(v) if isinstance(v, int) else v for v in r) for r in rows]
+    pd.testing.assert_frame_equal(fast, side_frame(tagged, cols))
+
+
+class _Tag(int):
+    """An int the fast path does not take (its type is not exactly int)."""
 
 
 # -- summary recall: the path scanner and the number/seq lookups ---------------------------
