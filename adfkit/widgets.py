@@ -751,7 +751,9 @@ class ReplayPlayer(_Shown):
         seq_arr = np.asarray(seqs, dtype="int64")
         ev = agent.events()
         self._after: list[int] = []
-        labels: list[tuple[str, int | None]] = [("(jump to a compaction)", None)]
+        # 0 is the "no jump" entry (calls are numbered from 1): a None value would leave the
+        # dropdown blank in the browser.
+        labels: list[tuple[str, int]] = [("(jump to a compaction)", 0)]
         for j, (kind, b) in enumerate(zip(ev["event"], ev["boundary_seq"], strict=True)):
             if _na(b):
                 continue
@@ -759,9 +761,9 @@ class ReplayPlayer(_Shown):
             if k < len(seq_arr):
                 self._after.append(k + 1)
                 labels.append((f"{kind} {j + 1} (before call {k + 1})", k + 1))
-        self.compaction = w.Dropdown(options=labels, value=None, layout=w.Layout(width="auto"))
+        self.compaction = w.Dropdown(options=labels, value=0, layout=w.Layout(width="auto"))
         self.compaction.observe(
-            lambda ch: self._go(ch["new"]) if ch["new"] is not None else None, names="value"
+            lambda ch: self._go(ch["new"]) if ch["new"] else None, names="value"
         )
         self.prev_compaction = w.Button(
             description="prev compaction", layout=w.Layout(width="auto")

@@ -686,7 +686,8 @@ for label, a in agents.items():
         "cost (USD)": u["cost_usd"].sum() if u["cost_usd"].notna().all() else float("nan"),
     }
 
-pd.DataFrame({label: glance(a) for label, a in agents.items()})"""
+# object dtype: each cell keeps its own type (counts stay integers, the cost a float)
+pd.DataFrame({label: glance(a) for label, a in agents.items()}).astype(object)"""
         ),
         md(
             """
