@@ -9,7 +9,9 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e ".[all]"
+	@# PYTHONWARNINGS: setuptools' note that an editable install maps adfkit.notebooks and
+	@# adfkit.sample_agents onto the repository's folders is expected here, not a problem.
+	PYTHONWARNINGS="ignore::UserWarning" $(BIN)/python -m pip install -q -e ".[all]"
 	touch $(STAMP)
 
 demo: $(STAMP)
