@@ -71,6 +71,7 @@ from ._loopframe import sort_display
 from ._opening import SourceLike, opened
 from ._rows import parse_content
 from ._source import AgentSource
+from ._timeline import turn_starts
 
 TaxonomyArg = Mapping[str, Any] | str | os.PathLike[str] | None
 
@@ -427,7 +428,6 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
     """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers."""
     n = len(rows)
     role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    kind = rows["kind"].astype("string").fillna("").to_numpy(dtype=object)
     sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
     types = rows["block_types"].astype("string").fillna("").to_numpy(dtype=object)
     text = rows["text"].astype("string").fillna("").to_numpy(dtype=object)
@@ -435,6 +435,7 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
     skip = np.zeros(n, dtype=bool)
     if mode == "smart":  # a fallback compaction's re-appended tail (§5.5): one rule for all
         skip = rows["seq"].isin(list(reappended_copies(rows))).to_numpy(dtype=bool)
+    opens = turn_starts(rows)  # the one rule for where a turn opens (smart segmentation)
     turn_of = np.full(n, -1, dtype="int64")
     heads: list[dict[str, Any]] = []
     cur = -1
@@ -447,7 +448,7 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
                 ts = types[i].split(",")
                 if "text" in ts and "tool_result" not in ts:
                     start_kind = reference_trigger_kind(text[i])
-            elif kind[i] in ("trigger", "message") and (kind[i] == "trigger" or sub[i]):
+            elif opens[i]:
                 start_kind = sub[i] or "chat"
         elif role[i] == "assistant" and cur < 0:
             start_kind = "unknown"

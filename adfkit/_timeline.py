@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from ._source import AgentSource, Key
@@ -56,6 +57,27 @@ def _resets(src: AgentSource) -> list[tuple[int, str, range]]:
     # At one seq, a gap's reset is the same event as the compaction or clear: name that.
     out.sort(key=lambda x: (x[0], x[1] != "gap"))
     return out
+
+
+def turn_starts(rows: pd.DataFrame) -> np.ndarray:
+    """Which rows open a turn: the one meaning of "turn" in adfkit (ADF_FORMAT.md §8.1).
+
+    A turn opens at a trigger row (a timer, an inbox message, a startup...) or at a user message
+    with text (an owner's chat); everything up to the next such row belongs to it. Context
+    rows, tool results and runtime notices never open one. ``rows`` needs ``kind`` and
+    ``subkind``; the result is a bool array in the frame's order.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> rows = pd.DataFrame({"kind": ["trigger", "context", "assistant", "message", "message"],
+    ...                      "subkind": ["timer", "system_prompt", None, "chat", None]})
+    >>> turn_starts(rows).tolist()
+    [True, False, False, True, False]
+    """
+    kind = rows["kind"].astype("string").fillna("").to_numpy(dtype=object)
+    sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
+    return np.asarray((kind == "trigger") | ((kind == "message") & (sub != "")), dtype=bool)
 
 
 def restarts(src: AgentSource) -> list[int]:

@@ -22,6 +22,7 @@ from ._errors import AdfWarning
 from ._history import reappended_copies
 from ._rows import TOKEN_COLUMNS
 from ._source import AgentSource
+from ._timeline import turn_starts
 
 #: Prices as ``{model_id: (input_usd_per_million, output_usd_per_million)}``.
 PriceTable = dict[str, tuple[float, float]]
@@ -175,8 +176,9 @@ def usage_frame(
 def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
     """Tokens per turn. One row per turn, in display order.
 
-    A turn starts at a ``trigger`` or ``message`` row (timer, inbox, owner chat...) and runs
-    to the next one; calls before the first such row form turn 0 (``trigger_kind`` ``"(none)"``).
+    Turns are the ones of ``observe()`` (the rule: :func:`adfkit._timeline.turn_starts`): a
+    turn opens at a trigger row or an owner's text message and runs to the next; calls before
+    the first one form turn 0 (``trigger_kind`` ``"(none)"``).
     Compaction calls count in the turn where they ran.
 
     Columns: ``turn`` (Int64, from 1; 0 for calls before the first trigger), ``start_seq``
@@ -185,8 +187,7 @@ def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
     ``tokens_total`` (Int64; a legacy bare total counts in ``tokens_total`` only).
     """
     h = history
-    kind = h["kind"].astype("string").fillna("")
-    starts = kind.isin(["trigger", "message"]).to_numpy()
+    starts = turn_starts(h)
     turn_of_row = np.cumsum(starts)
     pos_turn = dict(zip(h["position"].to_numpy(dtype="int64"), turn_of_row, strict=True))
     sub = h["subkind"].astype("string").fillna("chat")
