@@ -30,6 +30,42 @@ SECRET_VALUE = re.compile(
     r"|AIza[0-9A-Za-z_-]{20,}|(Bearer|Basic)\s+\S{8,}|-----BEGIN [A-Z ]*PRIVATE KEY-----)"
 )
 
+#: Credentials inside free text (a tool's output, a command line): provider key prefixes, auth
+#: headers, PEM private keys, and ``NAME=value`` / ``"name": "value"`` with a secret-looking
+#: name. Linear patterns: every quantifier runs over a class the next token cannot start.
+SECRET_IN_TEXT = re.compile(
+    r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
+    r"|AIza[0-9A-Za-z_-]{30,}|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"
+    r"|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s]{0,20000}?"
+    r"-----END [A-Z ]{0,40}PRIVATE KEY-----)"
+)
+_KEYED_IN_TEXT = re.compile(
+    r"(\b[A-Za-z_]{0,40}(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z_]{0,20}\s{0,3}[=:]\s{0,3}[\"']?)"
+    r"([^\s\"']{6,})",
+    re.IGNORECASE,
+)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with credential-looking pieces replaced by ``"__redacted__"`` (the rest kept).
+
+    The same kinds of secrets :func:`redact_config` removes from a config, found inside free
+    text: what a tool printed, a command an agent ran.
+
+    Examples
+    --------
+    >>> redact_text("export ANTHROPIC_API_KEY=sk-ant-api03-abcdefgh123 && run")
+    'export ANTHROPIC_API_KEY=__redacted__ && run'
+    >>> redact_text("curl -H 'Authorization: Bearer abc.def.ghi123' x")
+    "curl -H 'Authorization: Bearer __redacted__' x"
+    >>> redact_text("nothing secret here")
+    'nothing secret here'
+    """
+    text = _KEYED_IN_TEXT.sub(lambda m: m.group(1) + REDACTED, text)
+    return SECRET_IN_TEXT.sub(REDACTED, text)
+
+
 #: Columns holding what agents and people wrote: messages, tool inputs and results, summaries,
 #: log and task payloads. ``redact_frame(bodies=True)`` replaces their values.
 BODY_COLUMNS = frozenset(

@@ -22,6 +22,7 @@ from ._agent import open as open_agent
 from ._bundled import notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
+from ._redact import redact_text
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -307,8 +308,10 @@ def _header(name: str, file: str, notebook: str, when: str, version: str) -> Any
 
 
 def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) -> Any:
-    """The executed notebook without local paths: the parameter cell names the file only, and
-    the agent's folder, the notebook's and the kernel's temporary files leave every output."""
+    """The executed notebook without local paths or secrets: the parameter cell names the file
+    only; the agent's folder, the notebook's and the kernel's temporary files leave every output,
+    and so do credentials in agent text (:func:`adfkit._redact.redact_text`: what a tool
+    printed is redacted the way a config's secrets are)."""
     folder = str(agent.resolve().parent)
     abs_agent = str(agent.resolve())
     shown = {"AGENT": agent.name, "PRICES": None if prices is None else Path(prices).name}
@@ -330,7 +333,7 @@ _KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
 
 
 def _scrub(text: str, abs_agent: str, folder: str, name: str) -> str:
-    text = _KERNEL_FILE.sub("", text)
+    text = redact_text(_KERNEL_FILE.sub("", text))
     text = text.replace(abs_agent, name).replace(folder + os.sep, "").replace(folder, ".")
     home = os.path.expanduser("~")
     return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text

@@ -729,3 +729,27 @@ def test_sample_matches_ground_truth(truth_path: Path) -> None:
         assert s.parent_tool_use_id == exp["tool_use_id"]
         assert s.parent_agent_id == exp["parent_agent_id"]
     assert sorted(f.check for f in t.findings if f.severity != "info") == truth["finding_checks"]
+
+
+SECRET_KEY = "sk-ant-api03-FAKEFAKEFAKEFAKE1234"
+
+
+def test_secrets_in_tool_output_leave_redacted_exports_and_reports(tmp_path: Path) -> None:
+    """A credential a tool printed: ``export --redact`` blanks the bodies that hold it, and a
+    report shows the output with the credential replaced, as config secrets are."""
+    import adfkit
+    from adfkit._report import write_report
+
+    log = Log()
+    log.user("u1", None, "show me the environment")
+    log.asst("a1", "u1", "msg_1", [tool("t1", "Bash", command="env")])
+    log.result("r1", "a1", "t1", f"HOME=/home/u\nANTHROPIC_API_KEY={SECRET_KEY}\nPATH=/bin")
+    log.asst("a2", "r1", "msg_2", [text("done")])
+    session = log.write(tmp_path / "in" / f"{SID}.jsonl")
+    out = tmp_path / "export"
+    written, errors = adfkit.export(str(session), out, redact=True, progress=False)
+    assert errors.empty and len(written)
+    blob = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    assert SECRET_KEY.encode() not in blob
+    html = write_report(session, tmp_path / "r.html", notebook="01").read_text()
+    assert SECRET_KEY not in html and "ANTHROPIC_API_KEY=__redacted__" in html
