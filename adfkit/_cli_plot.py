@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import plots
+from ._agent import open as open_agent
 from ._cli_common import add_command, agent_paths
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
@@ -44,9 +46,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if "matplotlib.pyplot" not in sys.modules:
         matplotlib.use("Agg")  # only a file is written: no window, no display needed
     import matplotlib.pyplot as plt
-
-    from . import plots
-    from ._agent import open as open_agent
 
     paths = agent_paths(args.paths)
     if len(paths) != 1:
@@ -95,8 +94,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``plot`` subcommand."""
-    from .plots import PLOTS
-
     p = add_command(
         sub,
         "plot",
@@ -107,7 +104,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kind",
         default="context",
-        choices=[*PLOTS, "all"],
+        choices=[*plots.PLOTS, "all"],
         help="which plot (default: context); 'all' writes every kind into the folder -o",
     )
     p.add_argument(

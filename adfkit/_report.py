@@ -271,8 +271,12 @@ def write_report(
     >>> write_report("sample_agents/clean.adf", out).name  # doctest: +SKIP
     'report.html'
     """
-    from . import __version__
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        adfkit_version = version("adfkit")
+    except PackageNotFoundError:  # a source tree without an install
+        adfkit_version = "0.0.0"
     agent_p = Path(agent)
     if output is None:
         output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
@@ -285,7 +289,9 @@ def write_report(
     nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     nb = _for_readers(nb, agent_p, prices)
-    nb.cells.insert(0, _header(name, agent_p.name, notebook_path(notebook).stem, when, __version__))
+    nb.cells.insert(
+        0, _header(name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
+    )
     title = f"adfkit report: {name} ({agent_p.name})"
     html = to_html(nb, title=title)
     out_p.parent.mkdir(parents=True, exist_ok=True)

@@ -46,6 +46,8 @@ import numpy as np
 import pandas as pd
 
 from . import schema
+from ._claude_code import parse_claude_code
+from ._codex import parse_codex
 from ._errors import AdfError
 from ._history import add_epochs
 from ._loopframe import RowBuilder
@@ -578,11 +580,7 @@ def open_transcript(
     """Parse ``path`` with the reader of ``fmt`` (``claude_code`` or ``codex``)."""
     kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
     if fmt == "claude_code":
-        from ._claude_code import parse_claude_code
-
         return TranscriptSource(parse_claude_code(Path(path), **kw))
     if fmt == "codex":
-        from ._codex import parse_codex
-
         return TranscriptSource(parse_codex(Path(path), **kw))
     raise ValueError(f"unknown transcript format {fmt!r}")
