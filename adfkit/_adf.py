@@ -48,9 +48,11 @@ _SIDE: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
 }
 
 
-#: ``history()`` moves text to Arrow after this many rows or decompressed bytes of blobs.
+#: ``history()`` moves values to numpy and Arrow after this many rows or decompressed bytes of
+#: blobs: a few blobs' worth, converted while their strings are still in the CPU's caches
+#: (16 MiB at a time cost 15% more CPU on rows of a few KB).
 _FLUSH_ROWS = 8192
-_FLUSH_BYTES = 16 * 1024 * 1024
+_FLUSH_BYTES = 256 * 1024
 #: ``history()`` reads and decompresses loop blobs in batches of at most this many blobs and
 #: stored bytes (a larger blob is a batch of its own).
 _BATCH_BLOBS = 256
