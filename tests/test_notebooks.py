@@ -169,3 +169,17 @@ def test_notebook_runs(path, agent):
     assert len(injected) == 1 and str(target) in injected[0].source
     setup = next(c for c in out.cells if "adfkit.open(AGENT)" in c.source)
     assert any(target.name in str(o.get("data", {})) for o in setup.outputs)
+
+
+def test_quickstart_says_an_unknown_cost_is_unknown():
+    """legacy-v12 records no model: no call has a price. The total is unknown, never $0."""
+    out = _report.execute_notebook(
+        ROOT / "notebooks" / "01-quickstart.ipynb", sample("legacy-v12"), timeout=60
+    )
+    texts = "".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
+        for c in out.cells
+        for o in c.get("outputs", [])
+    )
+    assert "total cost: unknown (31 call(s) have no price)" in texts
+    assert "$0.0" not in texts
