@@ -2,7 +2,8 @@
 
 Usage::
 
-    python -m adfsynth sample_agents/          # regenerate every committed sample
+    python -m adfsynth sample_agents/          # regenerate every committed sample (ADF,
+                                               # Claude Code and Codex)
     python -m adfsynth out/ long-runner clean  # just some scenarios
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
+from . import claude_code, codex
 from .writer import write_all
 
 
@@ -20,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m adfsynth FOLDER [SCENARIO ...]", file=sys.stderr)
         return 2
     folder, names = argv[0], argv[1:] or None
+    if names is None:  # every sample: the other agents' transcripts too
+        print(claude_code.write_samples(folder))
+        print(codex.write_samples(folder))
     for name, gt in write_all(folder, names=names).items():
         size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
         print(
