@@ -57,6 +57,9 @@ _FLUSH_BYTES = 256 * 1024
 #: stored bytes (a larger blob is a batch of its own).
 _BATCH_BLOBS = 256
 _BATCH_BYTES = 1024 * 1024
+#: The decompressing thread stops at this many bytes out per batch (the reader decompresses
+#: the rest of the batch itself, one blob at a time).
+_BATCH_RAW = 32 * 1024 * 1024
 
 
 class _Inline:
@@ -310,7 +313,7 @@ class AdfSource(AgentSource):
         spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
         bad: list[str] = []
         batches = iter(self._loop_batches())
-        pending: deque[Future[list[tuple[int, Any]]]] = deque()
+        pending: deque[Future[list[tuple[int, Any, bool]]]] = deque()
         # decompressed bytes read so far; rows and bytes at the last flush
         size = flushed = flushed_size = 0
         gc_was_on = gc.isenabled()
@@ -336,9 +339,11 @@ class AdfSource(AgentSource):
                     del fut
                     done.reverse()  # popped from the end: each blob's bytes go once parsed
                     while done:
-                        aid, raw = done.pop()
+                        aid, raw, ready = done.pop()
                         try:
-                            if isinstance(raw, BaseException):
+                            if not ready:  # left stored by the thread: decompress it here
+                                raw = self._decompress_loop(aid, raw)
+                            elif isinstance(raw, BaseException):
                                 raise raw
                             size += len(raw)
                             value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
@@ -416,20 +421,30 @@ class AdfSource(AgentSource):
 
     def _decompress_loops(
         self, stored: list[tuple[int, Any]], started: threading.Event
-    ) -> list[tuple[int, bytes | BaseException]]:
-        """Each blob decompressed, or the error that stopped it (raised in order later)."""
+    ) -> list[tuple[int, Any, bool]]:
+        """``(audit id, bytes or the error that stopped them, True)`` per blob, decompressed in
+        order until :data:`_BATCH_RAW` bytes are out; the rest ``(audit id, stored data,
+        False)``, left for the reader (so a batch of small blobs that expand a lot holds no
+        more than about one blob's cap beyond that)."""
         started.set()
-        out: list[tuple[int, bytes | BaseException]] = []
+        out: list[tuple[int, Any, bool]] = []
+        total = 0
         for aid, data in stored:
+            if total > _BATCH_RAW:
+                out.append((aid, data, False))
+                continue
             try:
-                raw: bytes | BaseException = _blobs.decompress(
-                    data, limit=self.max_blob_bytes, path=self.path, audit_id=aid
-                )
+                raw = self._decompress_loop(aid, data)
             except Exception as exc:  # noqa: BLE001 - raised at this blob's turn
-                raw = exc
-            out.append((aid, raw))
+                out.append((aid, exc, True))
+                continue
+            total += len(raw)
+            out.append((aid, raw, True))
         stored.clear()  # the stored bytes, no longer needed
         return out
+
+    def _decompress_loop(self, audit_id: int, data: Any) -> bytes:
+        return _blobs.decompress(data, limit=self.max_blob_bytes, path=self.path, audit_id=audit_id)
 
     def _events_from(
         self, h: pd.DataFrame, tops: dict[int, int | None], rewritten: set[int]

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adfkit
+import adfkit._adf
 from adfkit import _recall, _rows
 from adfkit._integrity import LISTED_LOST
 from adfkit._js import js_length
@@ -153,6 +154,38 @@ def test_far_seqs_take_little_memory(far_row, far_counter):
     )
     peak_kb = int(out.stdout.strip().splitlines()[-1])
     assert peak_kb < 300 * 1024, f"peak RSS {peak_kb / 1024:.0f} MB"
+
+
+# -- history(): blobs read in batches ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("prefetch", [True, False])
+def test_batches_of_blobs_give_the_same_history(tmp_path, monkeypatch, prefetch):
+    """Batches of one blob, or whose thread leaves every blob to the reader, give the history
+    and the warnings (an undecodable blob in the middle, in its place) of the default batches."""
+    audit: list[dict] = []
+    for i in range(6):
+        rows = [row(2 * i + 1, "user", text(f"q{i}")), row(2 * i + 2, "assistant", text("a"))]
+        audit.append({"source": "loop", "rows": rows})
+    audit.insert(3, {"source": "loop", "data": b"not brotli", "start_seq": 13, "end_seq": 13})
+    f = build(tmp_path / "b.adf", loop=[row(20, "user", text("live"))], audit=audit)
+    monkeypatch.setattr(adfkit._adf.AdfSource, "prefetch", prefetch)
+
+    def read() -> tuple[pd.DataFrame, list[str]]:
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with adfkit.open_adf(f) as agent:
+                h = agent.history()
+        return h, [str(x.message) for x in w]
+
+    want, want_warnings = read()
+    assert len(want) == 13 and any("adf_audit id=4" in m for m in want_warnings)
+    for name, value in (("_BATCH_BLOBS", 1), ("_BATCH_RAW", -1), ("_FLUSH_BYTES", 1)):
+        with monkeypatch.context() as m:
+            m.setattr(adfkit._adf, name, value)
+            got, got_warnings = read()
+        pd.testing.assert_frame_equal(got, want)
+        assert got_warnings == want_warnings
 
 
 # -- fast paths of the row rule and the side tables -----------------------------------------
