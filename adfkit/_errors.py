@@ -80,6 +80,10 @@ class UnsafeSchemaError(UnsupportedSchemaError):
     a column computed when read. Reading it could reach key material, so the file is refused."""
 
 
+class SettingsFileError(AdfError, ValueError):
+    """A price table or taxonomy file the user named cannot be read or is not JSON."""
+
+
 class SidecarError(AdfError):
     """A ``-wal``, ``-shm`` or ``-journal`` beside the file is not a regular file (a pipe,
     socket, device, directory or symbolic link): adfkit opens and copies regular files only."""

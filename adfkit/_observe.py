@@ -72,6 +72,7 @@ from ._opening import SourceLike, opened
 from ._rows import parse_content
 from ._source import AgentSource
 from ._timeline import turn_starts
+from ._user_files import read_json_file
 
 TaxonomyArg = Mapping[str, Any] | str | os.PathLike[str] | None
 
@@ -139,13 +140,7 @@ def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
         return default
     if isinstance(taxonomy, str | os.PathLike):
         where = os.fspath(taxonomy)
-        try:
-            with open(where, encoding="utf-8") as f:
-                obj = json.load(f)
-        except OSError as exc:
-            raise AdfError(f"cannot read the taxonomy file ({exc.strerror})", path=where) from None
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise AdfError(f"the taxonomy file is not valid JSON ({exc})", path=where) from None
+        obj = read_json_file(where, "taxonomy file")
         if not isinstance(obj, dict):
             raise AdfError(
                 f"the taxonomy file must hold a JSON object, got {type(obj).__name__}", path=where

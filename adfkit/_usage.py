@@ -23,6 +23,7 @@ from ._history import reappended_copies
 from ._rows import TOKEN_COLUMNS
 from ._source import AgentSource
 from ._timeline import turn_starts
+from ._user_files import read_json_file
 
 #: Prices as ``{model_id: (input_usd_per_million, output_usd_per_million)}``.
 PriceTable = dict[str, tuple[float, float]]
@@ -98,13 +99,7 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
         return table
     if isinstance(prices, str | os.PathLike):
         where = os.fspath(prices)
-        try:
-            with open(where, encoding="utf-8") as f:
-                obj = json.load(f)
-        except OSError as exc:
-            raise ValueError(f"{where}: cannot read the price file ({exc.strerror})") from None
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: the price file is not valid JSON ({exc})") from None
+        obj = read_json_file(where, "price file")
     else:
         where, obj = "prices", prices
     table.update(_models_of(obj, where))

@@ -132,6 +132,10 @@ def test_bad_prices_raise_clear_errors(mixed, tmp_path):
     bad.write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
         agent.usage(prices=bad)
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"caf\xe9": {"input": 1, "output": 2}}')
+    with pytest.raises(adfkit.AdfError, match="latin.json: the price file is not valid JSON"):
+        agent.usage(prices=latin)
 
 
 def test_shipped_table_is_the_runtime_table():
