@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 import adfkit
 import adfkit._blobs
+from adfkit import _rows
 from adfkit._js import js_length
 
 #: Columns that say where a row is stored, not what it is.
@@ -168,3 +169,31 @@ def test_gather_equals_take(shuffle):
     want = pa.chunked_array(chunks, pa.large_string()).take(pa.array(rows))
     assert got.to_pylist() == want.to_pylist()
     assert _gather(chunks, rows[:0], pa.array(rows[:0], pa.int64())).to_pylist() == []
+
+
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False)
+    | st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)))
+    | st.sampled_from(["", "é", "🙂", "a\U0001f600b", "\u00ff" * 3]),
+    lambda inner: (
+        st.lists(inner, max_size=5) | st.dictionaries(st.text(max_size=5), inner, max_size=5)
+    ),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES)
+def test_the_fast_estimator_size_is_obj_chars(value):
+    """The unrolled hot path of the estimator counts exactly what the rule (§9.1) counts."""
+    assert _rows._obj(value) == _rows.obj_chars(value)
+
+
+def test_the_estimator_size_by_hand():
+    # {"a":"é🙂",  "b":[1,null,true]}: 2 + (1+2) + (1+2) + ("é🙂": 3 units + 2) + (2+3) + 5 + 4 + 5
+    value = {"a": "é🙂", "b": [1, None, True]}
+    assert _rows.obj_chars(value) == 2 + 3 + 3 + 5 + 5 + 5 + 4 + 5
+    assert _rows._obj(value) == _rows.obj_chars(value)
