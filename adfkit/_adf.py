@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -26,12 +25,13 @@ from ._adf_checks import check_storage
 from ._config import audit_settings, compact_threshold
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
 from ._js import JSONError, parse_json
-from ._loopframe import RowBuilder, side_frame
+from ._loopframe import RowBuilder, side_frame, side_int, side_ms, side_text
 from ._open import Source
 from ._source import AgentSource, Key, StorageReport
 
 _LOOP: Key[pd.DataFrame] = Key("adf.loop")
 _AUDIT: Key[pd.DataFrame] = Key("adf.audit")
+_AUDIT_ROWS: Key[list[tuple[Any, ...]]] = Key("adf.audit_rows")
 _CONFIG: Key[dict[str, Any]] = Key("adf.config")
 _HISTORY: Key[tuple[pd.DataFrame, pd.DataFrame]] = Key("adf.history")
 _BLOB: Key[pd.DataFrame] = Key("adf.blob")
@@ -54,9 +54,17 @@ _SIDE: dict[str, tuple[str, dict[str, str], str, tuple[str, ...]]] = {
 _FLUSH_ROWS = 8192
 _FLUSH_BYTES = 256 * 1024
 #: ``history()`` reads and decompresses loop blobs in batches of at most this many blobs and
-#: stored bytes (a larger blob is a batch of its own).
+#: stored bytes (a larger blob is a batch of its own). Small batches keep the decompressing
+#: thread ahead: between two blobs of a batch it needs the GIL back, which this busy thread
+#: gives up only every switch interval (5 ms); so a blob that takes the reader longer than
+#: that to flatten is best a batch of its own (measured: 1 MiB batches left the reader waiting
+#: 0.3 s for the thread on 600 MB of rows of a few KB, and history() 20% slower).
 _BATCH_BLOBS = 256
-_BATCH_BYTES = 1024 * 1024
+_BATCH_BYTES = 64 * 1024
+#: Only batches whose blobs average this many stored bytes go to the decompressing thread:
+#: smaller ones decompress in less time than the hand-over takes (measured: the real
+#: runtime's 181 blobs of ~7 KB, 10% faster without the thread; 20,000 tiny ones, 20%).
+_THREAD_BLOB_BYTES = 16 * 1024
 #: The decompressing thread stops at this many bytes out per batch (the reader decompresses
 #: the rest of the batch itself, one blob at a time).
 _BATCH_RAW = 32 * 1024 * 1024
@@ -105,6 +113,7 @@ class AdfSource(AgentSource):
     ) -> None:
         super().__init__(path)
         self.max_blob_bytes = int(max_blob_bytes)
+        self._live_warned = False
         self._src = Source(path, timeout=timeout)
         try:
             self._meta = self._read_meta()
@@ -185,8 +194,16 @@ class AdfSource(AgentSource):
     def _live_loop(self) -> pd.DataFrame:
         b = RowBuilder()
         self._add_live(b)
-        b.warn(f"{self.path}: adf_loop")
+        self._warn_live(b, stacklevel=5)
         return b.frame()
+
+    def _warn_live(self, b: RowBuilder, *, stacklevel: int) -> None:
+        """The warnings about the live rows just added to ``b``: given once per source, by
+        :meth:`loop` or :meth:`history`, whichever reads the table first."""
+        if not self._live_warned:
+            b.warn(f"{self.path}: adf_loop", stacklevel=stacklevel)
+            self._live_warned = True
+        b.bad_content, b.bad_tokens, b.bad_nulls = [], [], []
 
     def _add_live(self, b: RowBuilder) -> None:
         b.created_at_stored = self._src.has("adf_loop", "created_at")
@@ -213,26 +230,49 @@ class AdfSource(AgentSource):
         return self.memo.get(_AUDIT, self._read_audit).copy(deep=False)
 
     def _read_audit(self) -> pd.DataFrame:
-        rows: list[tuple[Any, ...]] = []
-        if self._src.has("adf_audit"):
-            sel = self._cols(
-                "adf_audit",
-                ["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"],
-            )
-            sel.append('length("data")' if self._src.has("adf_audit", "data") else "NULL")
-            sel += self._cols("adf_audit", ["created_at", "start_at", "end_at"])
-            rows = self._q(f"SELECT {', '.join(sel)} FROM adf_audit ORDER BY id", table="adf_audit")
-            for r in rows:
-                if type(r[0]) is not int:
-                    raise MalformedRowError(
-                        f"adf_audit id={r[0]!r}: id is not an integer (the table's key)",
-                        path=self.path,
-                    )
-        df = side_frame(rows, schema.AUDIT)
+        df = side_frame(self._audit_rows(), schema.AUDIT)
         # Categories as plain ``str`` (like the loop frames'), so Parquet round-trips them.
         cats = pd.Index(sorted(df["source"].dropna().unique().tolist()), dtype="str")
         df["source"] = df["source"].astype(pd.CategoricalDtype(cats))
         return df
+
+    def _audit_rows(self) -> list[tuple[Any, ...]]:
+        """``adf_audit`` metadata as SQLite gives it, one tuple per row in :data:`schema.AUDIT`
+        column order, by id."""
+        return self.memo.get(_AUDIT_ROWS, self._read_audit_rows)
+
+    def _read_audit_rows(self) -> list[tuple[Any, ...]]:
+        if not self._src.has("adf_audit"):
+            return []
+        sel = self._cols(
+            "adf_audit",
+            ["id", "source", "start_seq", "end_seq", "ref", "entry_count", "size_bytes"],
+        )
+        sel.append('length("data")' if self._src.has("adf_audit", "data") else "NULL")
+        sel += self._cols("adf_audit", ["created_at", "start_at", "end_at"])
+        rows = self._q(f"SELECT {', '.join(sel)} FROM adf_audit ORDER BY id", table="adf_audit")
+        for r in rows:
+            if type(r[0]) is not int:
+                raise MalformedRowError(
+                    f"adf_audit id={r[0]!r}: id is not an integer (the table's key)",
+                    path=self.path,
+                )
+        return rows
+
+    def _loop_index(self) -> list[tuple[int, int, int | None, int | None, int]]:
+        """``(id, stored bytes, start_seq, end_seq, created_at ms or 0)`` of each ``loop``
+        audit row, by id: the values :meth:`audit` holds, without building its frame (what
+        :meth:`history` needs of it costs a tenth as much this way)."""
+        names = list(schema.AUDIT)
+        src, size, lo, hi, at = (
+            names.index(c)
+            for c in ("source", "compressed_bytes", "start_seq", "end_seq", "created_at")
+        )
+        return [
+            (r[0], side_int(r[size]) or 0, side_int(r[lo]), side_int(r[hi]), side_ms(r[at]) or 0)
+            for r in self._audit_rows()
+            if side_text(r[src]) == "loop"
+        ]
 
     def _blob(self, audit_id: int) -> tuple[str, bytes]:
         rows = self._q(
@@ -274,8 +314,7 @@ class AdfSource(AgentSource):
 
     def loop_audit_ids(self) -> list[int]:
         """Ids of the ``loop`` audit rows, ascending."""
-        a = self.audit()
-        return [int(i) for i in a.loc[a["source"] == "loop", "id"]]
+        return [r[0] for r in self._loop_index()]
 
     def storage_report(self) -> StorageReport:
         """Every audit blob decoded once: decoding, shape, counters and recorded ranges."""
@@ -305,10 +344,10 @@ class AdfSource(AgentSource):
     def _build_history(self, errors: str) -> tuple[pd.DataFrame, pd.DataFrame]:
         """Every loop blob decoded once, flattened into one :class:`RowBuilder` with the live
         rows, then deduplicated and ordered with numpy. Blobs are read and decompressed in
-        batches (:meth:`_loop_batches`); the next batch is decompressed on a second thread while
-        this one is parsed and flattened (Brotli releases the GIL); the cyclic garbage
+        batches (:meth:`_loop_batches`); the next batch of large blobs is decompressed on a
+        second thread while this one is parsed and flattened (Brotli releases the GIL), a batch
+        of small ones here (handing it over costs more than it saves); the cyclic garbage
         collector is paused meanwhile (the parsed rows are acyclic and short-lived)."""
-        self.loop()  # the live rows' warnings are given (once) by loop()
         rows = RowBuilder()
         spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
         bad: list[str] = []
@@ -319,14 +358,17 @@ class AdfSource(AgentSource):
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            with ThreadPoolExecutor(max_workers=1) if self.prefetch else _Inline() as pool:
+            inline = _Inline()
+            with ThreadPoolExecutor(max_workers=1) if self.prefetch else inline as pool:
 
                 def fetch_next() -> None:
-                    batch = next(batches, None)
-                    if batch is not None:
+                    batch, stored_bytes = next(batches, ([], 0))
+                    if batch:
                         stored = self._blobs_of(batch)
                         started = threading.Event()
-                        pending.append(pool.submit(self._decompress_loops, stored, started))
+                        big = stored_bytes >= _THREAD_BLOB_BYTES * len(batch)
+                        runner = pool if big else inline
+                        pending.append(runner.submit(self._decompress_loops, stored, started))
                         # Wait (without the GIL) until the thread holds the blobs: a thread that
                         # has to take the GIL from this busy one waits up to the switch interval.
                         started.wait()
@@ -363,7 +405,7 @@ class AdfSource(AgentSource):
                         if rows.n > start:
                             spans.append((aid, start, rows.n))
             self._add_live(rows)
-            rows.bad_content, rows.bad_tokens, rows.bad_nulls = [], [], []
+            self._warn_live(rows, stacklevel=6)
         finally:
             if gc_was_on:
                 gc.enable()
@@ -384,22 +426,22 @@ class AdfSource(AgentSource):
         ev = self._events_from(h, tops, rewritten)
         return _history.add_epochs(h, ev), ev
 
-    def _loop_batches(self) -> list[list[int]]:
+    def _loop_batches(self) -> list[tuple[list[int], int]]:
         """The loop audit ids in order, in batches read and decompressed together (one query
         and one hand-over to the decompressing thread each): consecutive ids, up to
-        :data:`_BATCH_BLOBS` of them and :data:`_BATCH_BYTES` stored (a larger blob alone)."""
-        a = self.audit()
-        loop = (a["source"] == "loop").to_numpy(bool)
-        ids = a["id"].to_numpy("int64")[loop].tolist()
-        stored = a["compressed_bytes"].to_numpy("float64", na_value=0.0)[loop].tolist()
-        out: list[list[int]] = []
-        total = 0.0
-        for aid, n in zip(ids, stored, strict=True):
-            if not out or len(out[-1]) >= _BATCH_BLOBS or total + n > _BATCH_BYTES:
-                out.append([])
-                total = 0.0
-            out[-1].append(aid)
+        :data:`_BATCH_BLOBS` of them and :data:`_BATCH_BYTES` stored (a larger blob alone);
+        with each batch, its stored bytes."""
+        out: list[tuple[list[int], int]] = []
+        ids: list[int] = []
+        total = 0
+        for aid, n, _, _, _ in self._loop_index():
+            if ids and (len(ids) >= _BATCH_BLOBS or total + n > _BATCH_BYTES):
+                out.append((ids, total))
+                ids, total = [], 0
+            ids.append(aid)
             total += n
+        if ids:
+            out.append((ids, total))
         return out
 
     def _blobs_of(self, ids: list[int]) -> list[tuple[int, Any]]:
@@ -451,18 +493,13 @@ class AdfSource(AgentSource):
     ) -> pd.DataFrame:
         """``tops``: loop audit id -> highest seq of every blob that decoded to at least a
         row."""
-        a = self.audit()
-        created = a["created_at"]
-        ms = created.dt.tz_localize(None).to_numpy("datetime64[ms]").view("int64")
-        ms = np.where(created.isna().to_numpy(bool), 0, ms)
-        ids = a["id"].astype("int64").tolist()
-        times = dict(zip(ids, ms.tolist(), strict=True))
+        index = self._loop_index()
+        times = {aid: ms for aid, _, _, _, ms in index}
         tops = dict(tops)
-        loop_ids = set(self.loop_audit_ids())
         # An undecodable blob still marks an event; its range comes from the metadata.
-        for aid, lo, hi in zip(ids, a["start_seq"].tolist(), a["end_seq"].tolist(), strict=True):
-            if aid in loop_ids and aid not in tops:
-                tops[aid] = max((int(x) for x in (lo, hi) if not pd.isna(x)), default=None)
+        for aid, _, lo, hi, _ in index:
+            if aid not in tops:
+                tops[aid] = max((x for x in (lo, hi) if x is not None), default=None)
         return _history.events(h, tops, times, rewritten)
 
     def highest_seq(self) -> int | None:

@@ -60,6 +60,8 @@ _CATEGORIES: dict[str, tuple[str, ...]] = {
     "kind": KINDS,
     "origin": ("live", "audit"),
 }
+#: The category columns' dtypes, made once (a new one validates its categories each time).
+_CATEGORY_DTYPES = {name: pd.CategoricalDtype(list(cats)) for name, cats in _CATEGORIES.items()}
 _KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 _ORIGIN_CODE = {"live": 0, "audit": 1}
 #: A row's flags, one integer: ``role`` code + 1 (0 another role, 1 user, 2 assistant) in
@@ -462,9 +464,7 @@ class RowBuilder:
                 data[name] = pd.arrays.IntegerArray(vals[rows], mask[rows])
             elif dtype == "category":
                 codes = self._field(name)[rows].astype(np.int8)
-                data[name] = pd.Categorical.from_codes(
-                    codes, dtype=pd.CategoricalDtype(list(_CATEGORIES[name]))
-                )
+                data[name] = pd.Categorical.from_codes(codes, dtype=_CATEGORY_DTYPES[name])
             elif dtype.startswith("datetime"):
                 ms = self._field(name)[rows]
                 data[name] = pd.Series(ms.view("datetime64[ms]")).dt.tz_localize("UTC").array
@@ -518,14 +518,14 @@ def side_frame(
         vals = data.get(name, [])
         kinds = set(map(type, vals))
         if name in iso:
-            s = pd.Series([_side_text(v) for v in vals], dtype="object")
+            s = pd.Series([side_text(v) for v in vals], dtype="object")
             out[name] = pd.to_datetime(s, utc=True, errors="coerce", format="ISO8601").astype(
                 "datetime64[ms, UTC]"
             )
         elif dtype.startswith("datetime") or dtype in ("Int64", "boolean"):
             plain = _plain_ints(vals) if kinds <= {int, type(None)} else None
             if plain is None:  # anything but integers and NULLs: cleaned cell by cell
-                s = pd.Series([_side_int(v) for v in vals], dtype="object").astype("Int64")
+                s = pd.Series([side_int(v) for v in vals], dtype="object").astype("Int64")
                 plain = s.to_numpy("int64", na_value=0), s.isna().to_numpy(bool)
             ints, na = plain
             if dtype == "Int64":
@@ -539,7 +539,7 @@ def side_frame(
         else:
             text_dtype = "string" if dtype == "category" else dtype
             if not kinds <= {str, type(None)}:
-                vals = [_side_text(v) for v in vals]
+                vals = [side_text(v) for v in vals]
             out[name] = pd.Series(vals, dtype="object").astype(text_dtype)
     return pd.DataFrame(out, columns=list(columns))
 
@@ -562,7 +562,7 @@ def _plain_ints(vals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     return ints, na
 
 
-def _side_int(v: Any) -> int | None:
+def side_int(v: Any) -> int | None:
     """A side-table integer cell: ints that fit Int64 and whole floats; else NA."""
     if isinstance(v, bool):
         return int(v)
@@ -572,13 +572,21 @@ def _side_int(v: Any) -> int | None:
         return int(v)
     if isinstance(v, str):
         try:
-            return _side_int(float(v)) if "." in v or "e" in v.lower() else _side_int(int(v))
+            return side_int(float(v)) if "." in v or "e" in v.lower() else side_int(int(v))
         except ValueError:
             return None
     return None
 
 
-def _side_text(v: Any) -> str | None:
+def side_ms(v: Any) -> int | None:
+    """A side-table datetime cell as epoch milliseconds: an integer cell (:func:`side_int`)
+    from 1 up to about the year 2262, else NA (the rule :func:`side_frame` applies to a whole
+    column)."""
+    ms = side_int(v)
+    return ms if ms is not None and 0 < ms < _MS_LIMIT else None
+
+
+def side_text(v: Any) -> str | None:
     """A side-table text cell: BLOBs decoded as UTF-8 (invalid bytes replaced)."""
     if v is None or isinstance(v, str):
         return v

@@ -161,8 +161,9 @@ def test_far_seqs_take_little_memory(far_row, far_counter):
 
 @pytest.mark.parametrize("prefetch", [True, False])
 def test_batches_of_blobs_give_the_same_history(tmp_path, monkeypatch, prefetch):
-    """Batches of one blob, or whose thread leaves every blob to the reader, give the history
-    and the warnings (an undecodable blob in the middle, in its place) of the default batches."""
+    """Batches of one blob, batches of small blobs sent to the thread (the default keeps them
+    on the reader), or whose thread leaves every blob to the reader, give the history and the
+    warnings (an undecodable blob in the middle, in its place) of the default batches."""
     audit: list[dict] = []
     for i in range(6):
         rows = [row(2 * i + 1, "user", text(f"q{i}")), row(2 * i + 2, "assistant", text("a"))]
@@ -180,9 +181,18 @@ def test_batches_of_blobs_give_the_same_history(tmp_path, monkeypatch, prefetch)
 
     want, want_warnings = read()
     assert len(want) == 13 and any("adf_audit id=4" in m for m in want_warnings)
-    for name, value in (("_BATCH_BLOBS", 1), ("_BATCH_RAW", -1), ("_FLUSH_BYTES", 1)):
+    variants: list[dict[str, int]] = [
+        {"_BATCH_BLOBS": 1},
+        {"_BATCH_RAW": -1},
+        {"_FLUSH_BYTES": 1},
+        {"_THREAD_BLOB_BYTES": 0},
+        {"_THREAD_BLOB_BYTES": 0, "_BATCH_BLOBS": 1},
+        {"_THREAD_BLOB_BYTES": 0, "_BATCH_RAW": -1},
+    ]
+    for variant in variants:
         with monkeypatch.context() as m:
-            m.setattr(adfkit._adf, name, value)
+            for name, value in variant.items():
+                m.setattr(adfkit._adf, name, value)
             got, got_warnings = read()
         pd.testing.assert_frame_equal(got, want)
         assert got_warnings == want_warnings
