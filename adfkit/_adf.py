@@ -32,6 +32,7 @@ from ._source import AgentSource, Key, StorageReport
 _LOOP: Key[pd.DataFrame] = Key("adf.loop")
 _AUDIT: Key[pd.DataFrame] = Key("adf.audit")
 _AUDIT_ROWS: Key[list[tuple[Any, ...]]] = Key("adf.audit_rows")
+_LOOP_INDEX: Key[list[tuple[int, int, int | None, int | None, int]]] = Key("adf.loop_index")
 _CONFIG: Key[dict[str, Any]] = Key("adf.config")
 _HISTORY: Key[tuple[pd.DataFrame, pd.DataFrame]] = Key("adf.history")
 _BLOB: Key[pd.DataFrame] = Key("adf.blob")
@@ -263,6 +264,9 @@ class AdfSource(AgentSource):
         """``(id, stored bytes, start_seq, end_seq, created_at ms or 0)`` of each ``loop``
         audit row, by id: the values :meth:`audit` holds, without building its frame (what
         :meth:`history` needs of it costs a tenth as much this way)."""
+        return self.memo.get(_LOOP_INDEX, self._read_loop_index)
+
+    def _read_loop_index(self) -> list[tuple[int, int, int | None, int | None, int]]:
         names = list(schema.AUDIT)
         src, size, lo, hi, at = (
             names.index(c)

@@ -134,7 +134,7 @@ def _text_array(values: list[Any]) -> pa.Array:
     A list of only ``bytes`` (what :func:`orjson.dumps` gives, valid UTF-8 by construction) is
     joined into one buffer with computed offsets: one copy, no per-value conversion.
     """
-    if all(type(v) is bytes for v in values):
+    if values and set(map(type, values)) == {bytes}:
         n = len(values)
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, values), dtype=np.int64, count=n), out=offsets[1:])
