@@ -63,6 +63,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
+from . import schema
 from ._errors import NotTranscriptError
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
@@ -79,6 +80,7 @@ from ._transcript import (
     loads_line,
     read_head,
     result_text,
+    sessions_frame,
     sniff,
     warn_findings,
 )
@@ -1486,9 +1488,6 @@ def _agent_tails(ts: Iterable[ParsedTranscript]) -> dict[str, str]:
     return out
 
 
-SESSION_COLUMNS = ("path", "session_id", "cwd", "size_bytes", "modified", "n_subagents", "error")
-
-
 def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     """Claude Code sessions under a projects folder (``~/.claude/projects``) or one project
     folder. One row per main session file, newest first.
@@ -1541,14 +1540,7 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
                 "error": err,
             }
         )
-    df = pd.DataFrame(recs, columns=list(SESSION_COLUMNS))
-    if len(df):
-        df = df.sort_values(["modified", "path"], ascending=[False, True], kind="stable")
-        df = df.reset_index(drop=True)
-    df["modified"] = pd.to_datetime(df["modified"], utc=True)
-    df["size_bytes"] = df["size_bytes"].astype("int64")
-    df["n_subagents"] = df["n_subagents"].astype("int64")
-    return df
+    return sessions_frame(recs, schema.CLAUDE_CODE_SESSIONS)
 
 
 def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | None]:

@@ -55,6 +55,7 @@ import orjson
 import pandas as pd
 import zstandard
 
+from . import schema
 from ._errors import NotTranscriptError
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
@@ -71,6 +72,7 @@ from ._transcript import (
     openai_tokens,
     read_head,
     result_text,
+    sessions_frame,
     sniff,
     text_of,
     warn_findings,
@@ -924,20 +926,6 @@ def parse_codex(
     return out
 
 
-SESSION_COLUMNS = (
-    "path",
-    "session_id",
-    "cwd",
-    "size_bytes",
-    "modified",
-    "model",
-    "cli_version",
-    "originator",
-    "compressed",
-    "error",
-)
-
-
 def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     """Codex rollouts under ``folder`` (``~/.codex``, its ``sessions`` folder or a date folder),
     searched recursively. One row per session, newest first; when both ``x.jsonl`` and
@@ -983,14 +971,7 @@ def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
                 "error": err,
             }
         )
-    df = pd.DataFrame(recs, columns=list(SESSION_COLUMNS))
-    if len(df):
-        df = df.sort_values(["modified", "path"], ascending=[False, True], kind="stable")
-        df = df.reset_index(drop=True)
-    df["modified"] = pd.to_datetime(df["modified"], utc=True)
-    df["size_bytes"] = df["size_bytes"].astype("int64")
-    df["compressed"] = df["compressed"].astype(bool)
-    return df
+    return sessions_frame(recs, schema.CODEX_SESSIONS)
 
 
 def _peek(f: Path, max_lines: int = 200) -> tuple[dict[str, str], str | None]:

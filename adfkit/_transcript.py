@@ -34,7 +34,9 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 import orjson
+import pandas as pd
 
+from . import schema
 from ._errors import AdfWarning, NotTranscriptError
 from ._rows import KIND_HINTS as _ROW_KIND_HINTS
 
@@ -486,6 +488,14 @@ def text_of(content: list[dict[str, Any]]) -> str:
     return "\n".join(
         b["text"] for b in content if b.get("type") == "text" and isinstance(b.get("text"), str)
     )
+
+
+def sessions_frame(recs: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
+    """A session listing (one record per session file, with ``path`` and ``modified``) as a
+    typed frame of ``columns``, newest first (then by path)."""
+    recs = sorted(recs, key=lambda r: r["path"])
+    recs.sort(key=lambda r: r["modified"], reverse=True)  # stable: equal times stay by path
+    return schema.frame(recs, columns)
 
 
 def file_size(path: Path) -> int:

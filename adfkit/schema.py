@@ -484,6 +484,31 @@ INTEGRITY: dict[str, str] = {
 #: Error table columns (one row per file that could not be loaded).
 FLEET_ERRORS: dict[str, str] = {"path": "string", "error": "string", "message": "string"}
 
+#: ``list_claude_code_sessions()``: one row per main session file, newest first.
+CLAUDE_CODE_SESSIONS: dict[str, str] = {
+    "path": "string",
+    "session_id": "string",
+    "cwd": "string",
+    "size_bytes": "Int64",
+    "modified": "datetime64[ns, UTC]",
+    "n_subagents": "Int64",
+    "error": "string",
+}
+
+#: ``list_codex_sessions()``: one row per rollout, newest first.
+CODEX_SESSIONS: dict[str, str] = {
+    "path": "string",
+    "session_id": "string",
+    "cwd": "string",
+    "size_bytes": "Int64",
+    "modified": "datetime64[ns, UTC]",
+    "model": "string",
+    "cli_version": "string",
+    "originator": "string",
+    "compressed": "bool",
+    "error": "string",
+}
+
 
 def frame(
     data: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]], columns: Mapping[str, str]

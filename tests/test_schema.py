@@ -7,7 +7,7 @@ import re
 import warnings
 
 import pytest
-from conftest import sample
+from conftest import ROOT, sample
 
 import adfkit
 from adfkit import schema
@@ -92,3 +92,27 @@ def test_history_is_loop_plus_two_columns():
     assert list(schema.HISTORY) == [*schema.LOOP, "epoch", "copies"]
     doc = adfkit.AgentFile.history.__doc__ or ""
     assert {"epoch", "copies"} <= _named(doc) and "loop" in doc
+
+
+#: The session listings: the function (its docstring lists the columns), the schema entry and
+#: a folder with sessions.
+LISTINGS = {
+    "claude_code": (
+        adfkit.list_claude_code_sessions,
+        schema.CLAUDE_CODE_SESSIONS,
+        "sample_agents/claude-code/projects",
+    ),
+    "codex": (adfkit.list_codex_sessions, schema.CODEX_SESSIONS, "sample_agents/codex"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(LISTINGS))
+def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path):
+    """Found sessions or none, the same columns and dtypes (an empty listing had seconds, not
+    nanoseconds, and object text before the listings were built from the schema)."""
+    fn, columns, folder = LISTINGS[kind]
+    want = {c: str(t) for c, t in columns.items()}
+    assert not (set(columns) - _named(fn.__doc__ or ""))
+    for df, n in ((fn(ROOT / folder), 2), (fn(tmp_path), 0)):
+        assert len(df) == n and list(df.columns) == list(columns)
+        assert {c: str(t) for c, t in df.dtypes.items()} == want
