@@ -1063,7 +1063,6 @@ def _compaction(
             )
     kept = set(map(id, preserved))
     swept = [row for row in window if id(row) not in kept]
-    trig = md.get("trigger")
     extra: dict[str, Any] = {}
     for camel, snake in (
         ("durationMs", "duration_ms"),
@@ -1081,8 +1080,24 @@ def _compaction(
         extra["logical_parent_uuid"] = lp
     if not md:
         extra["no_metadata"] = True
-    ev = TranscriptEvent(
-        kind="compaction",
+    events.append((_event("compaction", r, obj, md, extra), swept, preserved, None))
+    return {
+        "index": len(events) - 1,
+        "preserved": preserved,
+        "swept": swept,
+        "preserve_uuids": set(uuids),
+        "summary_seen": False,
+    }
+
+
+def _event(
+    kind: str, r: _Rec, obj: dict[str, Any], md: dict[str, Any], extra: dict[str, Any]
+) -> TranscriptEvent:
+    """A (micro)compaction event from its boundary record ``obj`` and that record's metadata
+    ``md``: trigger, token counts before and after, time, line and uuid."""
+    trig = md.get("trigger")
+    return TranscriptEvent(
+        kind=kind,
         trigger=trig if isinstance(trig, str) else None,
         pre_tokens=as_int(_g(md, "preTokens", "pre_tokens")),
         post_tokens=as_int(_g(md, "postTokens", "post_tokens")),
@@ -1091,14 +1106,6 @@ def _compaction(
         uuid=r.uuid,
         extra=extra,
     )
-    events.append((ev, swept, preserved, None))
-    return {
-        "index": len(events) - 1,
-        "preserved": preserved,
-        "swept": swept,
-        "preserve_uuids": set(uuids),
-        "summary_seen": False,
-    }
 
 
 def _microcompaction(
@@ -1122,24 +1129,13 @@ def _microcompaction(
         row = by_uuid.get(u) if isinstance(u, str) else None
         if row is not None and id(row) in in_window and row not in swept:
             swept.append(row)
-    trig = md.get("trigger")
     extra: dict[str, Any] = {}
     ts = as_int(_g(md, "tokensSaved", "tokens_saved"))
     if ts is not None:
         extra["tokens_saved"] = ts
     if isinstance(ids, list):
         extra["n_tool_ids"] = len(ids)
-    ev = TranscriptEvent(
-        kind="microcompaction",
-        trigger=trig if isinstance(trig, str) else None,
-        pre_tokens=as_int(_g(md, "preTokens", "pre_tokens")),
-        post_tokens=as_int(_g(md, "postTokens", "post_tokens")),
-        created_at=iso_ms(obj.get("timestamp")),
-        line=r.line,
-        uuid=r.uuid,
-        extra=extra,
-    )
-    events.append((ev, swept, [], None))
+    events.append((_event("microcompaction", r, obj, md, extra), swept, [], None))
 
 
 # --- finishing ------------------------------------------------------------------------------
@@ -1329,9 +1325,7 @@ def _parse(
     if sid is not None:
         meta["session_id"] = sid
     out = _finish(p, built, fnd, meta, sid, agent_id)
-    if side_file:
-        pass
-    elif subagents:
+    if subagents and not side_file:
         inline = [r for r in d.recs if r.side]
         subs = _inline_sidechains(p, inline, fnd, d, sid) if inline else []
         subs.extend(_subagent_files(p, sid, max_line_bytes, warn))
