@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import matplotlib
@@ -38,10 +37,13 @@ def runtime_fixture(name: str) -> Path:
     return p
 
 
-def fingerprint(folder: Path) -> dict[str, str]:
-    """Name -> sha256 of every file in a folder: proves nothing was written or created."""
-    return {
-        f: hashlib.sha256((folder / f).read_bytes()).hexdigest()
-        for f in sorted(os.listdir(folder))
-        if (folder / f).is_file()
-    }
+def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
+    """Relative path -> (size, sha256, mtime in ns) of every file under a folder, subfolders
+    included: proves nothing was written, touched or created."""
+    out = {}
+    for f in sorted(Path(folder).rglob("*")):
+        if f.is_file():
+            st = f.stat()
+            key = str(f.relative_to(folder))
+            out[key] = (st.st_size, hashlib.sha256(f.read_bytes()).hexdigest(), st.st_mtime_ns)
+    return out

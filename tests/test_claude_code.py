@@ -3,7 +3,6 @@ then the parser against the simulator's ground truth on the committed samples.""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -11,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import fingerprint
 
 from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
 from adfkit._errors import AdfWarning, NotTranscriptError
@@ -145,15 +145,6 @@ def parse(p: Path, **kw: Any) -> ParsedTranscript:
 
 def uuids(rows: Any) -> list[str | None]:
     return [r.uuid for r in rows]
-
-
-def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
-    out = {}
-    for f in sorted(folder.rglob("*")):
-        if f.is_file():
-            st = f.stat()
-            out[str(f)] = (st.st_size, hashlib.sha256(f.read_bytes()).hexdigest(), st.st_mtime_ns)
-    return out
 
 
 # --- order, merging, usage ------------------------------------------------------------------

@@ -3,7 +3,6 @@ parser against the simulator's ground truth on the committed samples."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import warnings
@@ -12,6 +11,7 @@ from typing import Any
 
 import pytest
 import zstandard
+from conftest import fingerprint
 
 from adfkit._codex import list_codex_sessions, parse_codex
 from adfkit._errors import AdfWarning, NotTranscriptError
@@ -121,15 +121,6 @@ def parse(p: Path, **kw: Any) -> ParsedTranscript:
 
 def lines(rows: Any) -> list[int]:
     return [r.line for r in rows]
-
-
-def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
-    out = {}
-    for f in sorted(folder.rglob("*")):
-        if f.is_file():
-            st = f.stat()
-            out[str(f)] = (st.st_size, hashlib.sha256(f.read_bytes()).hexdigest(), st.st_mtime_ns)
-    return out
 
 
 def basic(r: Roll) -> None:

@@ -9,7 +9,6 @@ record (Codex); ``ident`` maps a history seq to that identifier through the pars
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from conftest import fingerprint
 
 import adfkit
 from adfkit import schema
@@ -180,23 +180,13 @@ def test_never_writes_next_to_or_into_a_transcript(tmp_path: Path) -> None:
     shutil.copytree(CC_WEBAPP.parent, folder)
     path = folder / CC_WEBAPP.name
 
-    def snapshot() -> dict[str, tuple[str, float]]:
-        return {
-            str(p.relative_to(folder)): (
-                hashlib.sha1(p.read_bytes()).hexdigest(),
-                p.stat().st_mtime,
-            )
-            for p in folder.rglob("*")
-            if p.is_file()
-        }
-
-    before = snapshot()
+    before = fingerprint(folder)
     os.chmod(path, 0o444)
     agent = open_quiet(path)
     agent.history(), agent.replay(), agent.compactions(), agent.integrity(), agent.usage()
     for sub in agent.subagents():
         sub.history()
-    assert snapshot() == before
+    assert fingerprint(folder) == before
 
 
 # --- the tables --------------------------------------------------------------------------------
