@@ -3,18 +3,22 @@ output, one warning about prices, and a wheel install that has everything it nee
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
 import venv
+import warnings
 from pathlib import Path
 
 import pytest
 from adfbuild import build, result, row, text, use
 from conftest import sample
 
+import adfkit
+import adfkit.cli
 from adfkit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,3 +142,20 @@ def test_a_wheel_install_has_notebooks_reports_and_no_synth(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert (run / "r.html").read_text().count("adfkit report: long-runner") >= 1
+
+
+def test_a_file_left_open_elsewhere_is_not_a_cli_warning(monkeypatch, capsys):
+    """The CLI shows every warning as one line, but not a ResourceWarning (ignored by Python's
+    default too): a file some other code left open, collected while a command runs, is no news
+    for the user (it made a refusal print three lines instead of one)."""
+
+    def command(_args: argparse.Namespace) -> int:
+        warnings.warn("unclosed file <_io.TextIOWrapper name=16>", ResourceWarning, stacklevel=1)
+        warnings.warn("x.adf: a real warning", adfkit.AdfWarning, stacklevel=1)
+        return 0
+
+    parser = argparse.ArgumentParser()
+    parser.set_defaults(func=command)
+    monkeypatch.setattr(adfkit.cli, "build_parser", lambda: parser)
+    assert main([]) == 0
+    assert capsys.readouterr().err.splitlines() == ["adfkit: warning: x.adf: a real warning"]
