@@ -1292,7 +1292,7 @@ def parse_claude_code(
     >>> t.format
     'claude_code'
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     fnd = Findings()
     gc_was = gc.isenabled()
     gc.disable()  # millions of small objects, no cycles: the collector only costs (~2x)
@@ -1498,7 +1498,7 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     >>> list(df.columns)
     ['path', 'session_id', 'cwd', 'size_bytes', 'modified', 'n_subagents', 'error']
     """
-    root = Path(folder)
+    root = Path(folder).expanduser()
     if not root.is_dir():
         raise NotTranscriptError("not a folder of Claude Code projects", path=root)
     cands = list(root.glob("*.jsonl")) + list(root.glob("*/*.jsonl"))

@@ -910,7 +910,7 @@ def parse_codex(
     >>> t.format
     'codex'
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     fnd = Findings()
     gc_was = gc.isenabled()
     gc.disable()  # many small objects, no cycles: the collector only costs
@@ -942,7 +942,7 @@ def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     >>> list(df.columns[:3])
     ['path', 'session_id', 'cwd']
     """
-    root = Path(folder)
+    root = Path(folder).expanduser()
     if not root.is_dir():
         raise NotTranscriptError("not a folder of Codex sessions", path=root)
     files = sorted(set(root.rglob("rollout-*.jsonl")) | set(root.rglob("rollout-*.jsonl.zst")))

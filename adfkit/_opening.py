@@ -68,7 +68,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     >>> detect_format(next(Path("sample_agents/codex").rglob("*.jsonl.zst")))
     'codex'
     """
-    p = Path(path)
+    p = Path(path).expanduser()
     name = p.name.lower()
     if name.endswith(".adf"):
         return "adf"

@@ -533,6 +533,22 @@ def test_subagents_are_reachable_and_counted_apart() -> None:
     assert adfkit.open_adf(SAMPLES / "clean.adf").subagents() == []
 
 
+def test_home_paths_as_the_readme_writes_them(tmp_path: Path, monkeypatch) -> None:
+    """``~/.claude/projects`` and ``~/.codex/sessions`` (the README's examples) are listed and
+    opened, as ``open_adf("~/...")`` is: ``~`` is the user's home, not a folder named ``~``."""
+    shutil.copytree(CC, tmp_path / ".claude" / "projects")
+    shutil.copytree(SAMPLES / "codex" / "sessions", tmp_path / ".codex" / "sessions")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    cc = adfkit.list_claude_code_sessions("~/.claude/projects")
+    cx = adfkit.list_codex_sessions("~/.codex/sessions")
+    assert len(cc) == 2 and len(cx) == 2
+    assert all(p.startswith(str(tmp_path)) for p in [*cc["path"], *cx["path"]])
+    rel = CC_WEBAPP.relative_to(CC)
+    with open_quiet(f"~/.claude/projects/{rel}") as session:
+        assert session.format == "claude_code" and len(session.history()) > 0
+        assert str(session.path).startswith(str(tmp_path))
+
+
 def test_list_sessions_newest_first() -> None:
     cc = adfkit.list_claude_code_sessions(CC)
     assert sorted(cc["path"]) == sorted(str(p) for p in (CC_WEBAPP, CC_CLI))
