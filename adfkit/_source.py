@@ -100,7 +100,9 @@ class WindowChange:
     preserved segment, a replacement history); ``cleared``: seqs left in the window with their
     content replaced by a short stub (``stub_chars`` characters each: a microcompaction);
     ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
-    of a manual compaction.
+    of a manual compaction; ``tokens_before``, ``tokens_after``, ``duration_ms``: the sizes
+    and time the record itself states (Claude Code ``compactMetadata.preTokens``,
+    ``postTokens``, ``durationMs``), None where it states none.
     """
 
     swept: tuple[int, ...] = ()
@@ -109,6 +111,9 @@ class WindowChange:
     stub_chars: int = 0
     trigger: str | None = None
     instructions: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    duration_ms: int | None = None
 
 
 class AgentSource(ABC):

@@ -50,7 +50,7 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 KIND_HINTS = _ROW_KIND_HINTS
 
 #: ``TranscriptEvent.kind`` values.
-EVENT_KINDS = ("compaction", "microcompaction", "rewind")
+EVENT_KINDS = ("compaction", "microcompaction", "clear", "rewind")
 
 #: ``Finding.severity`` values: ``error`` (data lost), ``warning`` (data doubtful), ``info``.
 SEVERITIES = ("error", "warning", "info")
