@@ -176,6 +176,11 @@ class AgentSource(ABC):
         """The highest seq ever assigned, if the record says (rows lost at the end count)."""
         return None
 
+    def branches(self) -> pd.DataFrame:
+        """Rows of abandoned branches (a rewind, a rollback): the columns of
+        :data:`schema.LOOP` plus ``branch``. None by default (an ADF loop has no branches)."""
+        return schema.frame([], {**schema.LOOP, "branch": "string"})
+
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""
         h = self.history()

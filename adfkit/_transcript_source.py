@@ -52,7 +52,7 @@ from ._errors import AdfError
 from ._history import add_epochs
 from ._loopframe import RowBuilder
 from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
-from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow
+from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, event_counts
 
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
@@ -368,7 +368,10 @@ class TranscriptSource(AgentSource):
     def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """The keys of an ADF ``info()`` where they mean something (None where not: schema,
         handle, checkpoint), plus ``format``, ``session_id``, ``tool_version``,
-        ``context_window``, ``subagents``, ``branches`` and ``findings`` (counts)."""
+        ``context_window``, ``subagents``, ``branches``, ``findings`` (reading problems:
+        warnings and errors; ``integrity()`` lists the info ones too) and the events apart:
+        ``compactions``, ``microcompactions``, ``clears``, ``rewinds``
+        (:func:`adfkit._transcript.event_counts`)."""
         p = self.parsed
         cfg = self.config()
         lp = self.loop()
@@ -427,7 +430,8 @@ class TranscriptSource(AgentSource):
             history_rows=len(self._history),
             subagents=len(p.subagents),
             branches=int(self._branches["branch"].nunique()),
-            findings=len(p.findings),
+            findings=sum(f.severity != "info" for f in p.findings),
+            **event_counts(e.kind for e in p.events),
         )
         return out
 

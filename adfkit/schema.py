@@ -302,6 +302,7 @@ USAGE: dict[str, str] = {
     "call_kind": "category",
     "created_at": "datetime64[ms, UTC]",
     "model": "string",
+    "branch": "string",
     "tokens_input": "Int64",
     "tokens_output": "Int64",
     "tokens_cache_read": "Int64",
