@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 import brotli  # noqa: E402
+import chains  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
 
@@ -297,7 +298,7 @@ def main(argv: list[str]) -> int:
         return 0
     quick = "--quick" in argv
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    sections = ("history", "shapes", "scale", "memory", "fleet", "info", "transcripts")
+    sections = ("history", "shapes", "scale", "memory", "fleet", "info", "transcripts", "chains")
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
         return 2
@@ -419,6 +420,10 @@ def main(argv: list[str]) -> int:
         print()
     if want("transcripts"):
         transcripts(quick)
+    if want("chains"):
+        chains.run(ROOT / "build" / "bench" / "chains", _growth)
+        chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")
+        print()
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 
