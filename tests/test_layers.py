@@ -56,6 +56,8 @@ LAYERS: dict[str, int] = {
             "_usage",
             "_observe",
             "_integrity",
+            "_items",
+            "_forgetting",
         ],
         2,
     ),
