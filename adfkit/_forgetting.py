@@ -63,7 +63,16 @@ def provider_of(model: str | None) -> str | None:
 
 # -- items per row -------------------------------------------------------------------------
 def _result_text(c: Any) -> str:
+    """A tool result's text; a JSON object with an ``output`` string (how Codex stores a
+    command's result) is read as that string."""
     if isinstance(c, str):
+        if c.startswith('{"output"'):
+            try:
+                v = orjson.loads(c)
+            except orjson.JSONDecodeError:
+                return c
+            if isinstance(v, dict) and isinstance(v.get("output"), str):
+                return str(v["output"])
         return c
     if isinstance(c, list):
         return "\n".join(
@@ -645,7 +654,9 @@ def compaction_cache(
     *after* call the first one after it. Costs use the price table's input and output prices
     and the provider's cache rules (:data:`CACHE_MULTIPLIERS`: Anthropic writes at 1.25x,
     reads at 0.1x; OpenAI reads at 0.1x). Every cache column is NA when the calls carry no
-    cache fields; every cost NA when the model is unpriced or its provider unknown.
+    cache fields; every cost NA when the model is unpriced or its provider unknown. OpenAI
+    reports no cache writes: it caches every prompt at the base rate, so a call's cache write
+    is taken as its input less its cache read.
 
     The counterfactual without compaction: each later call's prompt is its real prompt plus
     ``shed_tokens`` (the drop from the before call's prompt and output to the after call's
@@ -706,6 +717,19 @@ def compaction_cache(
         for c in ("seq", "tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write")
     }
     models = u["model"].tolist()
+    # OpenAI writes every prompt to its cache at the base rate and reports no writes
+    cols["tokens_cache_write"] = [
+        int(t) - int(r)
+        if _na(w) and not _na(t) and not _na(r) and provider_of(m) == "openai"
+        else w
+        for w, t, r, m in zip(
+            cols["tokens_cache_write"],
+            cols["tokens_input"],
+            cols["tokens_cache_read"],
+            models,
+            strict=True,
+        )
+    ]
     ins = [x for x in cols["tokens_input"] if x is not None and not pd.isna(x)]
     stable = int(min(ins)) if ins else None
     for j in _compaction_ids(st):

@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from .claude_code import SUMMARY_PREFIX, Session
+from .codex import SUMMARY_PREFIX as SUMMARY_PREFIX_CODEX
+from .codex import Rollout
 
 #: USD per million tokens of the model the session uses (input, output).
 PRICE = (3.0, 15.0)
@@ -232,3 +234,128 @@ def _cache(
         "overflow": overflow,
         "n_after": len(after),
     }
+
+
+# -- the same story in a Codex rollout ------------------------------------------------------
+class _CodexRecording(Rollout):
+    """A rollout that records the usage of every model call (the summarising one apart)."""
+
+    def __init__(self, *a: Any, **kw: Any) -> None:
+        super().__init__(*a, **kw)
+        self.calls: list[dict[str, int]] = []
+        self.summarising = False
+        self.summary_usage: dict[str, int] | None = None
+
+    def _usage(self, out: int, reasoning: int) -> dict[str, int]:
+        u = super()._usage(out, reasoning)
+        if self.summarising:
+            self.summary_usage = dict(u)
+        else:
+            self.calls.append(dict(u))
+        return u
+
+    def _summarize_call(self) -> dict[str, int]:
+        self.summarising = True
+        try:
+            return super()._summarize_call()
+        finally:
+            self.summarising = False
+
+    def step(self, name: str, args: dict[str, Any] | str, result: str) -> None:
+        cid = f"call_{self.rng.getrandbits(64):016x}"
+        self.call([(cid, name, args)], None)
+        self.output(cid, name, result)
+
+
+def _patch(path: str) -> str:
+    return f"*** Begin Patch\n*** Update File: {path}\n@@\n-read\n+stream\n*** End Patch\n"
+
+
+CODEX_CWD = "/w/svc"
+CODEX_LIMITS = "src/limits.rs"
+CODEX_UPLOAD = "src/upload.rs"
+CODEX_COMMAND = "cargo test -q upload"
+CODEX_ERROR = "error: test failed, to rerun pass `--lib upload::big`"
+CODEX_SUMMARY = f"Summary:\n1. Patched {CODEX_UPLOAD} so handle_upload streams.\n"
+
+
+def write_rollout(folder: str | Path, seed: int = 20261202) -> Path:
+    """A Codex rollout with planted facts and a local compaction; returns the rollout."""
+    rng = random.Random(seed)
+    r = _CodexRecording(rng, CODEX_CWD, 1772438400000, "gpt-5.3-codex")
+    r.start("0.104.0")
+    r.task_started()
+    r.turn_context()
+    r.prompt(f"{RULE}.")  # Codex keeps the user's messages: not swept
+    r.step("read_file", {"path": CODEX_LIMITS}, LONG)
+    r.step("shell", {"command": ["bash", "-lc", CODEX_COMMAND]}, CODEX_ERROR)
+    r.step("apply_patch", _patch(CODEX_UPLOAD), "Success.")
+    r.step("update_plan", {"plan": [{"step": TODO, "status": "pending"}]}, "Plan updated")
+    r.call([], f"Done; handle_upload streams now, see {DOCS}.")
+    r.task_complete("done")
+    before = dict(r.calls[-1])
+    n_before = len(r.calls)
+    r.compact_local(replacement=False)
+    _set_codex_summary(r, SUMMARY_PREFIX_CODEX + "\n" + CODEX_SUMMARY)
+    r.task_started()
+    r.turn_context()
+    r.prompt("Go on.")
+    r.step("read_file", {"path": CODEX_LIMITS}, LONG)
+    r.step("shell", {"command": ["bash", "-lc", CODEX_COMMAND]}, CODEX_ERROR)
+    r.step("apply_patch", _patch(CODEX_LIMITS), "Success.")
+    r.call([], "Raised.")
+    r.task_complete("Raised.")
+    after = r.calls[n_before:]
+    folder_ = r.folder(Path(folder) / "forgetting-codex")
+    folder_.mkdir(parents=True, exist_ok=True)
+    path = folder_ / r.name()
+    path.write_text("\n".join(r.lines) + "\n", encoding="utf-8")
+    su = r.summary_usage or {}
+    truth = {
+        "file": path.name,
+        "items": [
+            {"kind": "path", "value": CODEX_LIMITS, "kept": "lost", "back": ("tool_input", 1)},
+            {
+                "kind": "command",
+                "value": f"bash -lc {CODEX_COMMAND}",
+                "kept": "lost",
+                "back": ("tool_input", 2),
+            },
+            {"kind": "error", "value": CODEX_ERROR, "kept": "lost", "back": ("tool_result", 2)},
+            {"kind": "path", "value": CODEX_UPLOAD, "kept": "exact", "back": None},
+            {"kind": "todo", "value": TODO, "kept": "lost", "back": None},
+            {"kind": "identifier", "value": "handle_upload", "kept": "exact", "back": None},
+            {"kind": "url", "value": DOCS, "kept": "lost", "back": None},
+        ],  # fmt: skip
+        "cache": {
+            "before": before,
+            "after": after[0],
+            # OpenAI caches the whole prompt: the before call's prompt, none of it read again
+            "invalidated": before["input"] - after[0]["cached"],
+            "compaction_cost": su.get("input", 0) * CODEX_PRICE[0] / 1e6
+            + su.get("output", 0) * CODEX_PRICE[1] / 1e6,
+        },
+        # a command is a productive action in Codex's taxonomy: the first shell run
+        "recovery": {
+            "cold": {"actions": 1, "calls": 2, "tool": "shell", "again": 0},
+            "compaction": {"actions": 1, "calls": 2, "tool": "shell", "again": 1},
+        },
+        "reread": [CODEX_LIMITS],  # fmt: skip
+    }
+    path.with_suffix(".truth.json").write_text(json.dumps(truth, indent=1) + "\n")
+    return path
+
+
+#: USD per million tokens of gpt-5.3-codex (input, output).
+CODEX_PRICE = (3.0, 12.0)
+
+
+def _set_codex_summary(r: Rollout, text: str) -> None:
+    for i in range(len(r.lines) - 1, -1, -1):
+        rec = json.loads(r.lines[i])
+        if rec.get("type") == "compacted":
+            rec["payload"]["message"] = text
+            r.lines[i] = json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+            r.window[-1].size = len(text) // 4 + 40
+            return
+    raise AssertionError("no compaction written")

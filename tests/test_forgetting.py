@@ -18,7 +18,7 @@ from conftest import ROOT
 
 import adfkit
 from adfkit._items import input_items, result_items, text_items
-from adfsynth.forgetting import write_session
+from adfsynth.forgetting import write_rollout, write_session
 
 REAL = ROOT.parent / "shared" / "fixtures" / "transcripts"
 
@@ -203,6 +203,61 @@ def test_recovery_against_cold_start(planted):
         )
         assert got == (t["actions"], t["calls"], t["tool"], t["reads"], t["again"]), name
     assert list(r["reorientation_paths"].iloc[1]) == truth["recovery"]["reread"]
+
+
+# -- the same in a Codex rollout ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def rollout(tmp_path_factory):
+    path = write_rollout(tmp_path_factory.mktemp("forgetting-codex"))
+    truth = json.loads(path.with_suffix(".truth.json").read_text())
+    with adfkit.open(path) as agent:
+        yield agent, truth
+
+
+def test_codex_ledger_has_exactly_the_planted_items(rollout):
+    """Codex keeps the user's messages across a compaction: the rule is not in the ledger;
+    Codex has no memory store: nothing is saved."""
+    agent, truth = rollout
+    led = agent.compaction_ledger()
+    got = {
+        (r.kind, r.value): (
+            r.kept,
+            None if r.needed_how is pd_na() else (r.needed_how, int(r.calls_until)),
+        )
+        for r in led.itertuples()
+    }
+    want = {
+        (i["kind"], i["value"]): (i["kept"], i["back"] and tuple(i["back"])) for i in truth["items"]
+    }
+    assert got == want
+    assert not led["saved"].any()
+
+
+def test_codex_cache_follows_the_openai_rules(rollout):
+    agent, truth = rollout
+    t = truth["cache"]
+    c = agent.compaction_cache().iloc[0]
+    b, a = t["before"], t["after"]
+    assert (c["input_before"], c["cache_read_before"]) == (b["input"], b["cached"])
+    assert c["output_before"] == b["output"]
+    # no write reported: OpenAI caches the whole prompt at the base rate
+    assert c["cache_write_before"] == b["input"] - b["cached"]
+    assert (c["input_after"], c["cache_read_after"]) == (a["input"], a["cached"])
+    assert c["invalidated_tokens"] == t["invalidated"]
+    assert c["provider"] == "openai"
+    assert c["compaction_cost_usd"] == pytest.approx(t["compaction_cost"], abs=1e-8)
+
+
+def test_codex_recovery(rollout):
+    agent, truth = rollout
+    r = agent.recovery()
+    for i, name in enumerate(("cold", "compaction")):
+        t = truth["recovery"][name]
+        row = r.iloc[i]
+        got = (row["actions_to_productive"], row["calls_to_productive"], row["productive_tool"])
+        assert got == (t["actions"], t["calls"], t["tool"]), name
+        assert row["reorientation_reads"] == t["again"]
+    assert list(r["reorientation_paths"].iloc[1]) == truth["reread"]
 
 
 # -- the facade ----------------------------------------------------------------------------
