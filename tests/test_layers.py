@@ -67,6 +67,7 @@ LAYERS: dict[str, int] = {
             "_agent",
             "_fleet",
             "plots",
+            "plots_forgetting",
             "widgets",
             "_report",
             "_cli_common",
