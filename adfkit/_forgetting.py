@@ -271,11 +271,15 @@ def _compaction_ids(st: ReplayState) -> list[int]:
     return [j for j in range(len(st.events)) if st.kinds[j] == "compaction"]
 
 
-def _epoch_end(st: ReplayState, j: int) -> int:
+_BOUNDS: Key[list[int]] = Key("forgetting.bounds")
+
+
+def _epoch_end(src: AgentSource, st: ReplayState, j: int) -> int:
     """The last seq of the epoch after event ``j`` (the next event's boundary, else the end)."""
-    bounds = [int(b) for b in st.events["boundary_seq"]]
-    later = [b for b in bounds if b > bounds[j]]
-    return min(later) if later else (st.order[-1] if st.order else bounds[j])
+    bounds = src.memo.get(_BOUNDS, lambda: sorted(int(b) for b in st.events["boundary_seq"]))
+    b = int(st.events["boundary_seq"].iloc[j])
+    i = bisect.bisect_right(bounds, b)
+    return bounds[i] if i < len(bounds) else (st.order[-1] if st.order else b)
 
 
 def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
@@ -354,7 +358,7 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
                     e["carried"] = False
         summ = _summary(_summary_text(st, j))
         s_seq = st.summaries[j]
-        back = _needed(st, j, items, tail, results)
+        back = _needed(src, st, j, items, tail, results)
         t0 = at.get(s_seq if s_seq is not None else b)
         for (k, key), e in found.items():
             saved = saves.get((k, key))
@@ -415,6 +419,7 @@ def _row_tokens(st: ReplayState, q: int) -> int:
 
 
 def _needed(
+    src: AgentSource,
     st: ReplayState,
     j: int,
     items: dict[int, list[Found]],
@@ -424,7 +429,7 @@ def _needed(
     """(kind, key) -> (first seq, how, tokens it brought back) of the items brought back
     after event ``j`` and before the next event: a tool call's results, else the row."""
     b = int(st.events["boundary_seq"].iloc[j])
-    end = _epoch_end(st, j)
+    end = _epoch_end(src, st, j)
     s = st.summaries[j]
     lo = bisect.bisect_right(st.order, b)
     hi = bisect.bisect_right(st.order, end)
@@ -470,8 +475,10 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     st = replay_state(src)
     calls = _calls(src, prices)
     recs = []
+    groups = {int(k): g for k, g in led.groupby("event_id")} if len(led) else {}
+    empty = led.iloc[:0]
     for j in _compaction_ids(st):
-        g = led.loc[led["event_id"] == j]
+        g = groups.get(j, empty)
         known = g["kept"].notna()
         lost = (g["kept"] == "lost").fillna(False).to_numpy(bool)
         forgot = g.loc[lost & ~g["saved"].to_numpy(bool) & g["needed_again"].to_numpy(bool)]
@@ -544,11 +551,12 @@ def item_survival(src: AgentSource) -> pd.DataFrame:
         if not carried:
             fresh[int(j)].add((k, key))
             first.setdefault((k, key), (int(j), v))
+    position = {j: i for i, j in enumerate(events)}
     recs = []
     for (k, key), (e0, v) in first.items():
         chain: list[str] = []
         lost_at = refreshed = None
-        for j in events[events.index(e0) :]:
+        for j in events[position[e0] :]:
             if j != e0 and (k, key) in fresh[j]:
                 refreshed = j
                 break
@@ -734,7 +742,7 @@ def compaction_cache(
     stable = int(min(ins)) if ins else None
     for j in _compaction_ids(st):
         b = int(st.events["boundary_seq"].iloc[j])
-        end = _epoch_end(st, j)
+        end = _epoch_end(src, st, j)
         a = bisect.bisect_right(calls.seqs, b)
         z = bisect.bisect_right(calls.seqs, end)
         rec: dict[str, Any] = {"event_id": j, "boundary_seq": b, "k": k}
@@ -892,7 +900,7 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     for j in _compaction_ids(st):
         b = int(st.events["boundary_seq"].iloc[j])
         s = st.summaries[j]
-        starts.append(("compaction", j, s if s is not None else b, _epoch_end(st, j)))
+        starts.append(("compaction", j, s if s is not None else b, _epoch_end(src, st, j)))
     recs = []
     before: set[str] = set()
     done = 0  # acts[:done] are in ``before``
