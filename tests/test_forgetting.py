@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+from adfbuild import build, result, row, text, use
 from conftest import ROOT
 
 import adfkit
@@ -258,6 +259,120 @@ def test_codex_recovery(rollout):
         assert got == (t["actions"], t["calls"], t["tool"]), name
         assert row["reorientation_reads"] == t["again"]
     assert list(r["reorientation_paths"].iloc[1]) == truth["reread"]
+
+
+# -- the same in a hand-built ADF file ------------------------------------------------------
+M = "claude-sonnet-4-5-20250929"  # $3 / $15 per million in the shipped table
+RULE = "Always run make check before committing"
+DOCS = "https://docs.example.org/limits"
+ERR = "Error: 503 Service Unavailable"
+
+
+def _tok(i, o, cr, cw):
+    return {"input": i, "output": o, "cache_read": cr, "cache_write": cw}
+
+
+@pytest.fixture(scope="module")
+def adf(tmp_path_factory):
+    """Rows 1-8 swept by an audited compaction (summary 9), then 10-15. Every value here."""
+    swept = [
+        row(1, "user", text(f"{RULE}. The limit is 25 MB.")),
+        row(2, "assistant", [use("u1", "fs_read", {"path": "src/limits.ts"})], model=M,
+            tokens=_tok(1000, 10, 0, 900)),
+        row(3, "user", [result("u1", "export const LIMIT = 25")]),
+        row(4, "assistant", [use("u2", "sys_fetch", {"url": DOCS})], model=M,
+            tokens=_tok(1500, 10, 900, 550)),
+        row(5, "user", [result("u2", ERR, is_error=True)]),
+        row(6, "assistant", [use("u3", "fs_write", {"path": "mind.md", "content": RULE + ".\n"})],
+            model=M, tokens=_tok(2000, 10, 1450, 500)),
+        row(7, "user", [result("u3", "ok")]),
+        row(8, "assistant", text("Waiting for the proxy."), model=M,
+            tokens=_tok(3000, 20, 2000, 900)),
+    ]  # fmt: skip
+    summary = (
+        "[Loop Compacted, audited] Read src/limits.ts. The user wants make check run before "
+        "committing.\n\n---\nYour loop was compacted."
+    )
+    live = [
+        row(9, "user", text(summary), model=M, tokens={"input": 2500, "output": 80}),
+        row(10, "assistant", [use("u4", "fs_read", {"path": "src/limits.ts"})], model=M,
+            tokens=_tok(1200, 10, 0, 1100)),
+        row(11, "user", [result("u4", "export const LIMIT = 25")]),
+        row(12, "assistant", [use("u5", "sys_fetch", {"url": DOCS})], model=M,
+            tokens=_tok(1300, 10, 1100, 150)),
+        row(13, "user", [result("u5", ERR, is_error=True)]),
+        row(14, "user", text(RULE + ".")),
+        row(15, "assistant", text("ok"), model=M, tokens=_tok(1500, 5, 1300, 150)),
+    ]  # fmt: skip
+    p = build(
+        tmp_path_factory.mktemp("adf") / "forget.adf",
+        loop=live,
+        audit=[{"source": "loop", "rows": swept}],
+    )
+    with adfkit.open(p) as agent:
+        yield agent
+
+
+def test_adf_ledger(adf):
+    led = adf.compaction_ledger().set_index("value")
+    want = {  # value: kind, kept, saved_to, needed_how, calls_until
+        RULE: ("instruction", "normalised", "mind.md", "user", 2),
+        "25 MB": ("quantity", "lost", None, None, None),
+        "src/limits.ts": ("path", "exact", None, "tool_input", 1),
+        DOCS: ("url", "lost", None, "tool_input", 2),
+        ERR: ("error", "lost", None, "tool_result", 2),
+        "mind.md": ("path", "lost", None, None, None),
+    }
+    got = {
+        v: (r.kind, r.kept, _opt(r.saved_to), _opt(r.needed_how), _opt(r.calls_until))
+        for v, r in led.iterrows()
+    }
+    assert got == want
+    err = led.loc[ERR]
+    assert err["tokens_until"] == (1200 + 10) + (1300 + 10)
+    assert err["cost_until_usd"] == pytest.approx((1200 * 3 + 10 * 15 + 1300 * 3 + 10 * 15) / 1e6)
+    assert err["seconds_until"] == 4.0  # rows are one second apart: 9 -> 13
+    assert led.loc[DOCS, "refetch_tokens"] == math.ceil((len(ERR) + 16) / 3.5)  # its result
+    f = adf.forgetting().iloc[0]
+    assert (f["n_items"], f["n_lost"], f["n_saved"], f["n_forgotten"]) == (6, 4, 1, 2)
+
+
+def _opt(v):
+    return None if v is pd_na() else v
+
+
+def test_adf_cache_economics_by_hand(adf):
+    c = adf.compaction_cache(k=3, window=10_000).iloc[0]
+    assert (c["before_seq"], c["after_seq"]) == (8, 10)
+    assert c["cached_prefix_before"] == 2900 and c["invalidated_tokens"] == 2900
+    assert c["shed_tokens"] == 3000 + 20 - 1200
+    assert c["compaction_cost_usd"] == pytest.approx((2500 * 3 + 80 * 15) / 1e6)
+    # real: (uncached*3 + write*3.75 + read*0.3 + out*15) per million, calls 10, 12, 15
+    real = (100 * 3 + 1100 * 3.75 + 150) + (50 * 3 + 150 * 3.75 + 1100 * 0.3 + 150)
+    real += 50 * 3 + 150 * 3.75 + 1300 * 0.3 + 75
+    assert c["cost_after_usd"] == pytest.approx(real / 1e6)
+    # without: prompts 3020, 3120, 3320; each reads what the call before left in the cache
+    without = (100 * 3 + 2920 * 0.3 + 150) + (50 * 3 + 40 * 3.75 + 3030 * 0.3 + 150)
+    without += 50 * 3 + 140 * 3.75 + 3130 * 0.3 + 75
+    assert c["cost_no_compaction_usd"] == pytest.approx(without / 1e6)
+    assert c["net_saving_usd"] == pytest.approx((without - real - 8700) / 1e6)
+    assert c["break_even_calls"] is pd_na()  # the compaction never paid for itself here
+    # stable prefix: the smallest prompt (1000) read from the cache by the first call
+    stable = (100 * 3 + 100 * 3.75 + 1000 * 0.3 + 150) + real - (100 * 3 + 1100 * 3.75 + 150)
+    assert c["cost_stable_prefix_usd"] == pytest.approx(stable / 1e6)
+    # the configured threshold (1000 tokens) as the window: the first call would overflow
+    assert adf.compaction_cache(k=3).iloc[0]["overflow_call"] == 1
+
+
+def test_adf_recovery(adf):
+    r = adf.recovery()
+    cols = ["actions_to_productive", "calls_to_productive", "productive_seq", "productive_tool",
+            "n_reads", "reorientation_reads"]  # fmt: skip
+    assert [tuple(x) for x in r[cols].itertuples(index=False)] == [
+        (1, 2, 4, "sys_fetch", 1, 0),
+        (1, 2, 12, "sys_fetch", 1, 1),
+    ]
+    assert r["seconds_to_productive"].tolist() == [3.0, 3.0]
 
 
 # -- the facade ----------------------------------------------------------------------------
