@@ -695,12 +695,14 @@ def compaction_cache(
       (Int64: ``input_before + output_before - input_after``)
     - ``compaction_cost_usd`` (Float64: the compaction call's own cost, from the summary's
       usage, at base rates; NA when the record does not keep it)
-    - ``k`` (Int64), ``n_after`` (Int64: calls summed), ``cost_after_usd`` (Float64: what
-      they cost), ``cost_no_compaction_usd`` (Float64: the counterfactual without
-      compaction, up to the overflow), ``cost_stable_prefix_usd`` (Float64: the
-      stable-prefix counterfactual), ``net_saving_usd`` (Float64: ``cost_no_compaction_usd
-      - cost_after_usd - compaction_cost_usd`` over the calls before the overflow, the
-      compaction's cost counted as 0 when unknown), ``stable_prefix_tokens`` (Int64)
+    - ``k`` (Int64), ``n_after`` (Int64: calls summed), ``n_compared`` (Int64: those before
+      the overflow, which the counterfactual without compaction covers), ``cost_after_usd``
+      (Float64: what the ``n_after`` calls cost), ``cost_no_compaction_usd`` (Float64: the
+      counterfactual without compaction over the ``n_compared`` calls),
+      ``cost_stable_prefix_usd`` (Float64: the stable-prefix counterfactual),
+      ``net_saving_usd`` (Float64: the counterfactual's cost less the real cost of the same
+      ``n_compared`` calls, less ``compaction_cost_usd`` (0 when unknown)),
+      ``stable_prefix_tokens`` (Int64)
     - ``overflow_call`` (Int64: 1-based index of the first later call that would have
       overflowed the window without compaction; NA when none of the ``n_after`` did),
       ``window_tokens`` (Int64)
@@ -840,6 +842,7 @@ def _cache_row(
         cost_no_compaction_usd=round(sum(cf[:m]), 8),
         cost_stable_prefix_usd=round(sum(stab), 8),
         overflow_call=overflow,
+        n_compared=m,
         _net=sum(cf[:m]) - sum(actual[:m]),
         _series=(actual[:m], cf[:m]),
     )

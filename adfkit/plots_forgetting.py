@@ -200,8 +200,9 @@ def survival_plot(data: Data, *, ax: Axes | None = None, title: str | None = Non
 
 def cache_cost(data: Data, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """What the calls after each compaction cost through the prompt cache, against the
-    counterfactuals of :meth:`AgentFile.compaction_cache`: no compaction, and a stable
-    prefix (the summary after the system prompt and tools). The compaction call's own cost
+    counterfactuals of :meth:`AgentFile.compaction_cache`: no compaction (over the calls
+    before the window would have overflowed: ``n_compared``, written above the bar), and a
+    stable prefix (the summary after the system prompt and tools). The compaction call's own cost
     is stacked on the real bar when known. Unpriced or cacheless compactions have no bars
     and are named in a note.
 
@@ -231,6 +232,12 @@ def cache_cost(data: Data, *, ax: Axes | None = None, title: str | None = None) 
             ("without", xs, known["cost_no_compaction_usd"], None, C_OUTPUT, "without compaction"),
             ("stable", xs + w, known["cost_stable_prefix_usd"], None, C_THRESHOLD, "stable prefix"),
         ]
+        for x, n, m in zip(xs, known["n_after"], known["n_compared"], strict=True):
+            if not pd.isna(m) and not pd.isna(n) and int(m) < int(n):
+                ax.annotate(
+                    f"{int(m)} of {int(n)} calls fit", (x, 0), xytext=(0, 2),
+                    textcoords="offset points", ha="center", fontsize=7, gid="compared",
+                )  # fmt: skip
         for gid, x, h, bottom, colour, label in bars:
             heights = np.asarray(
                 pd.Series(h).astype("Float64").to_numpy(dtype=float, na_value=np.nan)

@@ -353,6 +353,7 @@ COMPACTION_CACHE: dict[str, str] = {
     "compaction_cost_usd": "Float64",
     "k": "Int64",
     "n_after": "Int64",
+    "n_compared": "Int64",
     "cost_after_usd": "Float64",
     "cost_no_compaction_usd": "Float64",
     "cost_stable_prefix_usd": "Float64",

@@ -159,6 +159,7 @@ def test_cache_figures_and_counterfactual_match_the_simulator(planted, which):
     assert c["shed_tokens"] == t["shed"]
     assert c["invalidated_tokens"] == t["invalidated"]
     assert c["n_after"] == t["n_after"]
+    assert c["n_compared"] == (t["n_after"] if t["overflow"] is None else t["overflow"] - 1)
     assert c["cost_after_usd"] == pytest.approx(t["cost_after"], abs=1e-8)
     assert c["cost_no_compaction_usd"] == pytest.approx(t["cost_without"], abs=1e-8)
     assert c["net_saving_usd"] == pytest.approx(t["net"], abs=1e-8)
