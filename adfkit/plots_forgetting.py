@@ -232,11 +232,13 @@ def cache_cost(data: Data, *, ax: Axes | None = None, title: str | None = None) 
             ("without", xs, known["cost_no_compaction_usd"], None, C_OUTPUT, "without compaction"),
             ("stable", xs + w, known["cost_stable_prefix_usd"], None, C_THRESHOLD, "stable prefix"),
         ]
-        for x, n, m in zip(xs, known["n_after"], known["n_compared"], strict=True):
+        cf = known["cost_no_compaction_usd"].astype("Float64").fillna(0).to_numpy(dtype=float)
+        for x0, top, n, m in zip(xs, cf, known["n_after"], known["n_compared"], strict=True):
             if not pd.isna(m) and not pd.isna(n) and int(m) < int(n):
                 ax.annotate(
-                    f"{int(m)} of {int(n)} calls fit", (x, 0), xytext=(0, 2),
-                    textcoords="offset points", ha="center", fontsize=7, gid="compared",
+                    f"{int(m)} of {int(n)}\ncalls fit", (float(x0), float(top)), xytext=(0, 2),
+                    textcoords="offset points", ha="center", va="bottom", fontsize=7,
+                    gid="compared",
                 )  # fmt: skip
         for gid, x, h, bottom, colour, label in bars:
             heights = np.asarray(
