@@ -182,14 +182,16 @@ def _memory_path(p: str) -> bool:
 
 
 def _strings(x: Any, out: list[str]) -> None:
-    if isinstance(x, dict):
-        for v in x.values():
-            _strings(v, out)
-    elif isinstance(x, list):
-        for v in x:
-            _strings(v, out)
-    elif isinstance(x, str):
-        out.append(x)
+    """Every string in ``x`` (a parsed JSON value), in document order, without recursion."""
+    stack = [x]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(reversed(list(v.values())))
+        elif isinstance(v, list):
+            stack.extend(reversed(v))
+        elif isinstance(v, str):
+            out.append(v)
 
 
 def _saves(src: AgentSource) -> dict[tuple[str, str], tuple[int, str]]:

@@ -223,36 +223,47 @@ def _might_hold_errors(text: str) -> bool:
 
 
 def input_items(tool_input: Any) -> list[Item]:
-    """Items of a tool call's input (a parsed JSON value)."""
+    """Items of a tool call's input (a parsed JSON value), in document order. The walk keeps
+    its own stack, so however deep the value is nested it cannot exhaust Python's."""
     out: list[Item] = []
-    _walk(tool_input, None, out)
+    stack: list[tuple[Any, str | None]] = [(tool_input, None)]
+    while stack:
+        x, key = stack.pop()
+        k = (key or "").lower()
+        if isinstance(x, dict):
+            todo: list[tuple[Any, str | None]] = []
+            for kk, v in x.items():
+                if str(kk).lower() in ("todos", "plan") and isinstance(v, list):
+                    todo.append((_Todos(v), None))
+                else:
+                    todo.append((v, str(kk)))
+            stack.extend(reversed(todo))
+        elif isinstance(x, _Todos):
+            _todos(x.entries, out)
+        elif isinstance(x, list):
+            if k in _COMMAND_KEYS and all(isinstance(v, str) for v in x):
+                _command(" ".join(x), out)
+            else:
+                stack.extend((v, key) for v in reversed(x))
+        elif isinstance(x, str):
+            if k in _PATH_KEYS:
+                _add(out, "path", x)
+            elif k == "url":
+                _add(out, "url", x)
+            elif k in _COMMAND_KEYS:
+                _command(x, out)
+            else:
+                _paths_urls(x, out)
     return out
 
 
-def _walk(x: Any, key: str | None, out: list[Item]) -> None:
-    k = (key or "").lower()
-    if isinstance(x, dict):
-        for kk, v in x.items():
-            kl = str(kk).lower()
-            if kl in ("todos", "plan") and isinstance(v, list):
-                _todos(v, out)
-            else:
-                _walk(v, str(kk), out)
-    elif isinstance(x, list):
-        if k in _COMMAND_KEYS and all(isinstance(v, str) for v in x):
-            _command(" ".join(x), out)
-            return
-        for v in x:
-            _walk(v, key, out)
-    elif isinstance(x, str):
-        if k in _PATH_KEYS:
-            _add(out, "path", x)
-        elif k == "url":
-            _add(out, "url", x)
-        elif k in _COMMAND_KEYS:
-            _command(x, out)
-        else:
-            _paths_urls(x, out)
+class _Todos:
+    """A todo list met in the walk, handled in its place."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries: list[Any]) -> None:
+        self.entries = entries
 
 
 def _command(cmd: str, out: list[Item]) -> None:
