@@ -13,7 +13,17 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from . import _compactions, _context, _integrity, _mind, _replay, _settings, _tables, _usage
+from . import (
+    _compactions,
+    _context,
+    _forgetting,
+    _integrity,
+    _mind,
+    _replay,
+    _settings,
+    _tables,
+    _usage,
+)
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._config import audit_settings, compact_threshold
 from ._mind import Mind, read_mind
@@ -567,6 +577,32 @@ class AgentFile:
     @_documented_by(_compactions.refetches)
     def refetches(self) -> pd.DataFrame:
         return _compactions.refetches(self.source)
+
+    @_documented_by(_forgetting.compaction_ledger)
+    def compaction_ledger(self, *, prices: PricesArg = None) -> pd.DataFrame:
+        return _forgetting.compaction_ledger(self.source, prices=prices)
+
+    @_documented_by(_forgetting.forgetting)
+    def forgetting(self, *, prices: PricesArg = None) -> pd.DataFrame:
+        return _forgetting.forgetting(self.source, prices=prices)
+
+    @_documented_by(_forgetting.item_survival)
+    def item_survival(self) -> pd.DataFrame:
+        return _forgetting.item_survival(self.source)
+
+    @_documented_by(_forgetting.survival_curve)
+    def survival_curve(self) -> pd.DataFrame:
+        return _forgetting.survival_curve(self.source)
+
+    @_documented_by(_forgetting.compaction_cache)
+    def compaction_cache(
+        self, *, k: int = 10, window: int | None = None, prices: PricesArg = None
+    ) -> pd.DataFrame:
+        return _forgetting.compaction_cache(self.source, k=k, window=window, prices=prices)
+
+    @_documented_by(_forgetting.recovery)
+    def recovery(self, *, taxonomy: TaxonomyArg = None) -> pd.DataFrame:
+        return _forgetting.recovery(self.source, taxonomy=taxonomy)
 
     @_documented_by(_usage.usage)
     def usage(self, *, prices: PricesArg = None) -> pd.DataFrame:

@@ -250,3 +250,9 @@ def recalled_all(ids: list[tuple[str, str]], summary: str) -> list[bool]:
         else:
             out.append(value in summary)
     return out
+
+
+#: URLs in text (the pattern :func:`identifiers` uses), for other extractors.
+URL = _URL
+#: Spans of path-like text (:func:`_paths`), for other extractors.
+find_paths = _paths

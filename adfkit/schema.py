@@ -261,6 +261,128 @@ SUMMARY_RECALL: dict[str, str] = {
     "recalled": "bool",
 }
 
+#: Kinds of items the loss ledger finds (:mod:`adfkit._items`).
+ITEM_KINDS = ("path", "identifier", "url", "error", "command", "instruction", "todo", "quantity")
+
+#: ``compaction_ledger()``: one row per item in a compaction's swept span.
+COMPACTION_LEDGER: dict[str, str] = {
+    "event_id": "Int64",
+    "summary_seq": "Int64",
+    "boundary_seq": "Int64",
+    "kind": "string",
+    "value": "string",
+    "item_key": "string",
+    "first_seq": "Int64",
+    "last_seq": "Int64",
+    "n_seen": "Int64",
+    "seqs": "object",
+    "carried": "bool",
+    "kept": "string",
+    "saved": "bool",
+    "saved_seq": "Int64",
+    "saved_to": "string",
+    "needed_again": "bool",
+    "needed_seq": "Int64",
+    "needed_how": "string",
+    "calls_until": "Int64",
+    "tokens_until": "Int64",
+    "cost_until_usd": "Float64",
+    "seconds_until": "Float64",
+    "refetch_tokens": "Int64",
+}
+
+#: ``forgetting()``: one row per compaction, the ledger summed.
+FORGETTING: dict[str, str] = {
+    "event_id": "Int64",
+    "summary_seq": "Int64",
+    "boundary_seq": "Int64",
+    "n_items": "Int64",
+    "n_kept_exact": "Int64",
+    "n_kept_normalised": "Int64",
+    "n_lost": "Int64",
+    "n_saved": "Int64",
+    "loss_rate": "Float64",
+    **{f"loss_rate_{k}": "Float64" for k in ITEM_KINDS},
+    "n_needed_again": "Int64",
+    "n_forgotten": "Int64",
+    "forgetting_rows": "Int64",
+    "forgetting_tokens": "Int64",
+    "forgetting_cost_usd": "Float64",
+    "calls_until_last": "Int64",
+}
+
+#: ``item_survival()``: one row per item first swept by a compaction, followed through the
+#: summaries after it.
+ITEM_SURVIVAL: dict[str, str] = {
+    "kind": "string",
+    "value": "string",
+    "item_key": "string",
+    "first_event": "Int64",
+    "n_checked": "Int64",
+    "n_survived": "Int64",
+    "lost_at": "Int64",
+    "refreshed_at": "Int64",
+    "censored": "bool",
+    "kept_chain": "string",
+}
+
+#: ``survival_curve()``: one row per number of compactions.
+SURVIVAL_CURVE: dict[str, str] = {
+    "compactions": "Int64",
+    "n_at_risk": "Int64",
+    "n_lost": "Int64",
+    "n_censored": "Int64",
+    "survival": "Float64",
+}
+
+#: ``compaction_cache()``: one row per compaction.
+COMPACTION_CACHE: dict[str, str] = {
+    "event_id": "Int64",
+    "boundary_seq": "Int64",
+    "provider": "string",
+    "model": "string",
+    "before_seq": "Int64",
+    "after_seq": "Int64",
+    "input_before": "Int64",
+    "output_before": "Int64",
+    "cache_read_before": "Int64",
+    "cache_write_before": "Int64",
+    "input_after": "Int64",
+    "cache_read_after": "Int64",
+    "cache_write_after": "Int64",
+    "cached_prefix_before": "Int64",
+    "invalidated_tokens": "Int64",
+    "shed_tokens": "Int64",
+    "compaction_cost_usd": "Float64",
+    "k": "Int64",
+    "n_after": "Int64",
+    "n_compared": "Int64",
+    "cost_after_usd": "Float64",
+    "cost_no_compaction_usd": "Float64",
+    "cost_stable_prefix_usd": "Float64",
+    "net_saving_usd": "Float64",
+    "stable_prefix_tokens": "Int64",
+    "overflow_call": "Int64",
+    "window_tokens": "Int64",
+    "break_even_calls": "Int64",
+}
+
+#: ``recovery()``: one row per start (the session's cold start, then each compaction).
+RECOVERY: dict[str, str] = {
+    "start": "string",
+    "event_id": "Int64",
+    "start_seq": "Int64",
+    "end_seq": "Int64",
+    "actions_to_productive": "Int64",
+    "calls_to_productive": "Int64",
+    "productive_seq": "Int64",
+    "productive_tool": "string",
+    "seconds_to_productive": "Float64",
+    "n_reads": "Int64",
+    "reorientation_reads": "Int64",
+    "reorientation_paths": "object",
+}
+
 SIM_EVENTS: dict[str, str] = {
     "event_id": "Int64",
     "kind": "string",

@@ -8,7 +8,9 @@ Sections: ``history`` (the large agent against the brotli + orjson floor and a n
 ``shapes`` (rows of the size the runtime writes, with and without compaction summaries, each
 against its own floor; many tiny archives), ``scale`` (compactions(), replay() and summary
 recall as archives, identifiers and pathological text grow), ``memory``, ``fleet``, ``info``,
-``transcripts`` (a 200 MB Claude Code session against reading and orjson-parsing its lines).
+``transcripts`` (a 200 MB Claude Code session against reading and orjson-parsing its lines),
+``forgetting`` (the loss ledger, survival, cache economics and recovery as a session's
+stories and compactions grow, and the item rules on hostile text of growing size).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -287,6 +289,49 @@ def bench_scale(shapes: dict) -> None:
     print()
 
 
+FORGETTING_TABLES = (
+    "compaction_ledger", "forgetting", "item_survival", "compaction_cache", "recovery",
+)  # fmt: skip
+
+
+def bench_forgetting(quick: bool) -> None:
+    """The forgetting tables as a session grows (stories of rows, items and one compaction
+    each: 2x steps), and the item rules on hostile text (10x steps): growth against linear."""
+    import gen_forgetting
+
+    from adfkit._items import result_items, text_items
+
+    folder = ROOT / "build" / "bench" / "forgetting"
+    sizes = (10, 20, 40) if quick else (50, 100, 200)
+    paths = {n: gen_forgetting.long_session(folder, n) for n in sizes}
+    times = {n: float("inf") for n in sizes}
+    for _ in range(2):  # best of two rounds: the machine is shared
+        for n, p in paths.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                with adfkit.open(p) as agent:
+                    agent.compactions()  # the reader and the replay are timed elsewhere
+                    gc.collect()
+                    t = time.perf_counter()
+                    for table in FORGETTING_TABLES:
+                        getattr(agent, table)()
+                    times[n] = min(times[n], time.perf_counter() - t)
+    print("the forgetting tables of one session (compactions() computed beforehand)")
+    _growth("stories", times, "all five tables:")
+    n0 = 100_000 if quick else 200_000
+    for what in gen_forgetting.hostile(n0):
+        t_text = {n: float("inf") for n in (n0, 10 * n0)}
+        for n in t_text:
+            text = gen_forgetting.hostile(n)[what]
+            for _ in range(3):  # best of three
+                t = time.perf_counter()
+                text_items(text, "user")
+                result_items(text, True)
+                t_text[n] = min(t_text[n], time.perf_counter() - t)
+        _growth("chars", t_text, f"items of {what}:")
+    print()
+
+
 def verdict(value: float, goal: float, higher_is_better: bool = False) -> str:
     ok = value >= goal if higher_is_better else value <= goal
     return f"goal {'>=' if higher_is_better else '<='} {goal:g}: {'met' if ok else 'MISSED'}"
@@ -298,7 +343,17 @@ def main(argv: list[str]) -> int:
         return 0
     quick = "--quick" in argv
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
-    sections = ("history", "shapes", "scale", "memory", "fleet", "info", "transcripts", "chains")
+    sections = (
+        "history",
+        "shapes",
+        "scale",
+        "memory",
+        "fleet",
+        "info",
+        "transcripts",
+        "forgetting",
+        "chains",
+    )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
         return 2
@@ -316,7 +371,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only != "transcripts":
+    if only not in ("transcripts", "forgetting"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -420,6 +475,8 @@ def main(argv: list[str]) -> int:
         print()
     if want("transcripts"):
         transcripts(quick)
+    if want("forgetting"):
+        bench_forgetting(quick)
     if want("chains"):
         chains.run(ROOT / "build" / "bench" / "chains", _growth)
         chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")

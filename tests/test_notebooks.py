@@ -20,8 +20,9 @@ EXPECTED = [
     "04-fleet",
     "05-teaching-memory",
     "06-compare-agents",
+    "07-what-forgetting-costs",
 ]
-PUBLIC_SUBMODULES = {"plots", "widgets"}
+PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "widgets"}
 #: Agents every notebook runs on: compactions with audit, and compactions without any audit.
 #: Agents every notebook runs on: two ADF samples, a Claude Code session, a Codex rollout.
 RUN_ON = {
@@ -74,7 +75,7 @@ def _adfkit_names(source: str) -> tuple[set[str], list[str]]:
     return used, private
 
 
-def test_the_six_notebooks_are_there():
+def test_the_seven_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 

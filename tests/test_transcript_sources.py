@@ -627,6 +627,28 @@ def test_every_public_agentfile_member_is_exercised() -> None:
     assert sorted(n for n in functions if f"adfkit.{n}(" not in text) == []
 
 
+@pytest.mark.parametrize("path", SESSIONS, ids=IDS)
+def test_forgetting_tables_on_transcripts(path: Path) -> None:
+    """The forgetting tables have their schema on every sample session, one row per
+    compaction (and the cold start for recovery)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with adfkit.open(path) as a:
+            n = int((a.events()["event"] == "compaction").sum())
+            frames = {
+                "COMPACTION_LEDGER": a.compaction_ledger(),
+                "FORGETTING": a.forgetting(),
+                "ITEM_SURVIVAL": a.item_survival(),
+                "SURVIVAL_CURVE": a.survival_curve(),
+                "COMPACTION_CACHE": a.compaction_cache(),
+                "RECOVERY": a.recovery(),
+            }
+    for name, df in frames.items():
+        assert list(df.columns) == list(getattr(schema, name)), name
+    assert len(frames["FORGETTING"]) == len(frames["COMPACTION_CACHE"]) == n
+    assert len(frames["RECOVERY"]) == n + 1
+
+
 def test_a_long_simulated_session_matches_its_truth(tmp_path: Path) -> None:
     """Many automatic compactions (some preserving rows), microcompactions and rewinds in one
     session, written by the sample simulator: rows, every compaction's swept and preserved

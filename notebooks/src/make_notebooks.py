@@ -2,7 +2,8 @@
 
 Run from anywhere: ``python notebooks/make_notebooks.py``. Edit the cells here, not in the
 .ipynb files, so the notebooks stay reviewable as plain Python. Cells call only the public API
-(``adfkit``, ``adfkit.plots``, ``adfkit.widgets`` and AgentFile methods): no logic lives only in
+(``adfkit``, ``adfkit.plots``, ``adfkit.plots_forgetting``, ``adfkit.widgets`` and
+AgentFile methods): no logic lives only in
 a notebook. ``tests/test_notebooks.py`` runs every notebook on several sample agents.
 """
 
@@ -760,6 +761,149 @@ own) and, after a rewind, abandoned branches.
     ],
 )
 
+FORGETTING = notebook(
+    "What forgetting costs",
+    """
+A compaction replaces the conversation with a summary. What did the summary drop, did the agent
+need it again, and what did that cost in calls, tokens and money? What did the compaction do to
+the prompt cache, and how long did the agent take to get going again? Every table here is a
+function of the record, so the same cells work on an ADF file, a Claude Code session or a Codex
+rollout; published figures are drawn as reference lines where they apply.
+""",
+    [
+        code("import adfkit.plots_forgetting"),
+        md(
+            """
+## The loss ledger
+One row per item of what each compaction swept: file paths, identifiers, URLs, error lines,
+commands, user instructions, todos, numbers with a unit. `kept` says whether the summary holds
+it exactly, in other words (`normalised`) or not (`lost`); `saved` whether the agent wrote it
+to memory first; `needed_again` whether it came back after (read again, run again, the same
+error hit again, the user repeating it), with what that took.
+"""
+        ),
+        code(
+            """ledger = agent.compaction_ledger(prices=PRICES)
+cols = ["event_id", "kind", "value", "kept", "saved", "needed_again", "needed_how",
+        "calls_until", "refetch_tokens"]
+print(f"{len(ledger)} items over {ledger['event_id'].nunique()} compaction(s)")
+ledger[cols].head(15)"""
+        ),
+        code(
+            """ledger.groupby(["kind", "kept"]).size().unstack(fill_value=0) if len(ledger) else ledger"""
+        ),
+        md("Per compaction: the loss rate, by kind, and what forgetting cost."),
+        code(
+            """forgot = agent.forgetting(prices=PRICES)
+forgot[["event_id", "n_items", "n_kept_exact", "n_kept_normalised", "n_lost", "n_saved",
+        "loss_rate", "n_needed_again", "n_forgotten", "forgetting_tokens",
+        "forgetting_cost_usd", "calls_until_last"]]"""
+        ),
+        code(
+            """ax = adfkit.plots_forgetting.ledger_by_kind(ledger)
+plt.show()"""
+        ),
+        md(
+            """
+## Summary of a summary
+An item kept by one summary meets the next compaction only through that summary. How many
+summaries in a row kept it, and where did it go (`kept_chain`: exact, then normalised, then
+lost is drift)?
+"""
+        ),
+        code(
+            """survival = agent.item_survival()
+display(survival["kept_chain"].value_counts().head(10).to_frame())
+agent.survival_curve()"""
+        ),
+        code(
+            """ax = adfkit.plots_forgetting.survival_plot(survival)
+plt.show()"""
+        ),
+        md(
+            """
+## Through the prompt cache
+The last call before each compaction and the first after it, as the provider reported them;
+the cached prefix the compaction invalidated; the next calls' cost against two
+counterfactuals: no compaction (until the window would have overflowed) and a stable prefix
+(the summary placed after the system prompt and tools). NA where the record has no cache
+fields or the model no price.
+"""
+        ),
+        code(
+            """cache = agent.compaction_cache(prices=PRICES)
+cache[["event_id", "input_before", "cache_read_before", "cache_write_before", "input_after",
+       "cache_read_after", "cache_write_after", "invalidated_tokens", "shed_tokens",
+       "compaction_cost_usd", "cost_after_usd", "cost_no_compaction_usd",
+       "cost_stable_prefix_usd", "net_saving_usd", "break_even_calls", "overflow_call"]]"""
+        ),
+        code(
+            """ax = adfkit.plots_forgetting.cache_cost(cache)
+plt.show()"""
+        ),
+        md(
+            """
+## Getting going again
+Tool calls from the start to the first productive action (an edit, a write, a command: the
+format's taxonomy), at the cold start and after each compaction; files read again that were
+read before (re-orientation).
+"""
+        ),
+        code(
+            """recovery = agent.recovery()
+recovery[["start", "event_id", "actions_to_productive", "calls_to_productive",
+          "productive_tool", "seconds_to_productive", "n_reads", "reorientation_reads"]]"""
+        ),
+        code(
+            """ax = adfkit.plots_forgetting.recovery_plot(recovery)
+plt.show()"""
+        ),
+        md(
+            """
+## On a fleet
+`load_fleet(table=...)` gives each table for many agents, with an `agent` column; the plots
+take those frames too. Put more paths in `paths`.
+"""
+        ),
+        code(
+            """paths = [AGENT]
+fleet_recovery = adfkit.load_fleet(paths, table="recovery", progress=False).df
+fleet_ledger = adfkit.load_fleet(paths, table="compaction_ledger", progress=False).df
+fig, axes = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
+adfkit.plots_forgetting.ledger_by_kind(fleet_ledger, ax=axes[0])
+adfkit.plots_forgetting.recovery_plot(fleet_recovery, ax=axes[1])
+plt.show()"""
+        ),
+        md(
+            """
+## Next to the published figures
+This agent's figures beside the ones reported elsewhere (the issue's anchors): the median
+post/pre prompt ratio at a compaction, the share of facts a summary keeps, and the actions to
+the first productive one.
+"""
+        ),
+        code(
+            """def median(s):
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.median()) if len(s) else float("nan")
+
+known = ledger[ledger["kept"].notna()]
+rows = [
+    ("median post/pre prompt ratio", median(cache["input_after"] / cache["input_before"]),
+     "0.203 over 142 Claude Code compactions"),
+    ("share of items a summary keeps", float((known["kept"] != "lost").mean())
+     if len(known) else float("nan"), "6.2/10 facts (pi benchmark); 35.6% (text summary)"),
+    ("actions to first productive, cold", median(
+        recovery.loc[recovery["start"] == "cold", "actions_to_productive"]), "median 10"),
+    ("actions to first productive, after", median(
+        recovery.loc[recovery["start"] == "compaction", "actions_to_productive"]),
+     "median 28, p75 61 over 86 compactions"),
+]
+pd.DataFrame(rows, columns=["figure", "this agent", "published"])"""
+        ),
+    ],
+)
+
 
 NOTEBOOKS = {
     "01-quickstart": QUICKSTART,
@@ -768,6 +912,7 @@ NOTEBOOKS = {
     "04-fleet": FLEET,
     "05-teaching-memory": TEACHING,
     "06-compare-agents": COMPARE,
+    "07-what-forgetting-costs": FORGETTING,
 }
 
 
