@@ -29,7 +29,7 @@ def _calls_of(path: Path) -> list[tuple[int, int]]:
     return list(zip(u["tokens_input"].tolist(), u["tokens_output"].tolist(), strict=True))
 
 
-def test_a_boundary_whose_logical_parent_was_never_written_bridges_to_the_record_before(
+def test_h90_a_boundary_whose_logical_parent_was_never_written_bridges_to_the_record_before(
     tmp_path: Path,
 ) -> None:
     log = Log()
@@ -64,7 +64,7 @@ def test_a_boundary_whose_logical_parent_was_never_written_bridges_to_the_record
     assert c["trigger_tokens"].tolist() == [22]  # input + output of the last call before it
 
 
-def test_a_missing_parent_outside_compaction_and_an_unknown_linked_type_keep_the_chain(
+def test_h91_a_missing_parent_outside_compaction_and_an_unknown_linked_type_keep_the_chain(
     tmp_path: Path,
 ) -> None:
     log = Log()
@@ -92,7 +92,7 @@ def test_a_missing_parent_outside_compaction_and_an_unknown_linked_type_keep_the
     assert _calls_of(p) == [(10, 1), (20, 2)]
 
 
-def test_parallel_tool_calls_on_a_side_branch_are_one_call_with_both_results(
+def test_h92_parallel_tool_calls_on_a_side_branch_are_one_call_with_both_results(
     tmp_path: Path,
 ) -> None:
     """TRANSCRIPTS.md §0 3: block record P (tool A) has two children: Q (tool B, the final
@@ -208,7 +208,7 @@ def test_a_local_command_off_the_chain_is_not_a_rewind(tmp_path: Path) -> None:
     assert _checks(t)["aside_records"] == "info"
 
 
-def test_a_bad_line_mid_session_is_a_flagged_gap_not_a_rewind(tmp_path: Path) -> None:
+def test_h93_a_bad_line_mid_session_is_a_flagged_gap_not_a_rewind(tmp_path: Path) -> None:
     log = Log()
     log.user("u1", None, "one")
     log.asst("a1", "u1", "m1", [{"type": "text", "text": "r1"}], usage(1, 0, 0, 1))
@@ -226,3 +226,30 @@ def test_a_bad_line_mid_session_is_a_flagged_gap_not_a_rewind(tmp_path: Path) ->
     checks = _checks(t)
     assert checks["bad_json"] == "warning" and checks["chain_gap"] == "info"
     assert _calls_of(p) == [(1, 1), (2, 1), (3, 1), (4, 1)]
+
+
+def test_h94_chain_shapes_that_were_quadratic_read_whole(tmp_path: Path) -> None:
+    """The shapes of ``make bench``'s chains section (timed there at three sizes), read here
+    at one size for what they give: a long dead branch, attachments chained off the active path,
+    many prompts whose parents reach one cycle of progress records, a microcompaction naming
+    every tool id."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import chains
+
+    t = parse_claude_code(chains.write(tmp_path, "long dead branch", 3000), warn=False)
+    assert uuids(t.rows) == ["root", "live"] and len(t.other_branches) == 3000
+    assert [e.kind for e in t.events] == ["rewind"]
+    t = parse_claude_code(chains.write(tmp_path, "attachments off the path", 3000), warn=False)
+    assert len(t.rows) == 3002 and t.other_branches == []
+    t = parse_claude_code(
+        chains.write(tmp_path, "records into one progress cycle", 3000), warn=False
+    )
+    assert len(t.rows) == 3001  # each prompt a root: the cycle is cut, every record kept
+    assert _checks(t)["parent_cycle"] == "warning"
+    t = parse_claude_code(
+        chains.write(tmp_path, "microcompaction of many tool ids", 3000), warn=False
+    )
+    (mc,) = t.events
+    assert mc.kind == "microcompaction" and len(mc.swept) == 3000

@@ -891,6 +891,7 @@ _TEST_FILES = (
     "test_widgets.py",
     "test_export.py",
     "test_report.py",
+    "test_claude_code_chains.py",
 )
 
 
