@@ -167,6 +167,13 @@ class AgentSource(ABC):
         history (an ADF compaction keeps the rows placed after its summary, ADF_FORMAT.md §5)."""
         return None
 
+    def cache_writes_1h(self) -> dict[int, int]:
+        """Tokens each call wrote to the 1-hour prompt cache, by the seq of the row holding its
+        usage, for the calls whose record states the split (Claude Code's
+        ``usage.cache_creation``); empty (the default) when the record has no such split, and
+        then every cache write is a 5-minute one, the providers' default."""
+        return {}
+
     def highest_seq(self) -> int | None:
         """The highest seq ever assigned, if the record says (rows lost at the end count)."""
         return None

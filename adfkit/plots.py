@@ -930,7 +930,7 @@ def context_sawtooth(
 def _usage_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
         with _agent(data) as agent:
-            u, _, _ = usage_frame(agent.history(), load_prices())
+            u, _, _ = usage_frame(agent.history(), load_prices(), agent.source.cache_writes_1h())
             return u, agent.name
     return data, None
 
@@ -1098,7 +1098,7 @@ def _turns_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
         with _agent(data) as agent:
             h = agent.history()
-            u, _, _ = usage_frame(h, load_prices())
+            u, _, _ = usage_frame(h, load_prices(), agent.source.cache_writes_1h())
             return turns_frame(h, u), agent.name
     df: pd.DataFrame = data
     if "turn" in df.columns:

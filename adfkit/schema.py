@@ -303,6 +303,7 @@ USAGE: dict[str, str] = {
     "tokens_output": "Int64",
     "tokens_cache_read": "Int64",
     "tokens_cache_write": "Int64",
+    "tokens_cache_write_1h": "Int64",
     "tokens_reasoning": "Int64",
     "tokens_total": "Int64",
     "cum_input": "Int64",
@@ -310,6 +311,9 @@ USAGE: dict[str, str] = {
     "cum_total": "Int64",
     "price_input": "float64",
     "price_output": "float64",
+    "price_cache_read": "float64",
+    "price_cache_write": "float64",
+    "price_cache_write_1h": "float64",
     "cost_usd": "float64",
     "cum_cost_usd": "float64",
 }

@@ -363,17 +363,29 @@ def test_usage_counts_every_call_once(case: tuple[AgentFile, dict[str, Any]]) ->
             assert row["tokens_input"] == t["summary_tokens"]["input"]
     priced = u["price_input"].notna()
     assert priced.all() and (u["cost_usd"] > 0).all()
+    cr, cw = u["tokens_cache_read"].fillna(0), u["tokens_cache_write"].fillna(0)
+    w1h = u["tokens_cache_write_1h"].fillna(0)
     expect = np.round(
-        (u["tokens_input"] * u["price_input"] + u["tokens_output"] * u["price_output"]) / 1e6, 8
+        (
+            (u["tokens_input"] - cr - cw) * u["price_input"]
+            + cr * u["price_cache_read"]
+            + (cw - w1h) * u["price_cache_write"]
+            + w1h * u["price_cache_write_1h"]
+            + u["tokens_output"] * u["price_output"]
+        )
+        / 1e6,
+        8,
     )
     assert np.allclose(u["cost_usd"], expect.astype(float))
 
 
-def test_unpriced_model_warns_once() -> None:
+def test_sample_models_are_priced_by_the_shipped_table() -> None:
     agent = open_quiet(CX_ZST)
-    with pytest.warns(adfkit.AdfWarning, match="no price for model"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adfkit.AdfWarning)
         u = agent.usage()
-    assert u["cost_usd"].isna().all()
+    assert (u["model"] == "gpt-5-codex").all()
+    assert (u["price_cache_read"] == 0.125).all() and (u["cost_usd"] > 0).all()
 
 
 def test_blocks_tool_calls_and_tool_taxonomy(case: tuple[AgentFile, dict[str, Any]]) -> None:
