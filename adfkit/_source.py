@@ -121,6 +121,15 @@ class AgentSource(ABC):
 
     #: Short name of the record kind (``"adf"``, ...).
     format: str = ""
+    #: Whether each row is stamped when it is appended, so that a row stamped earlier than the
+    #: seq before it is a problem (ADF, Codex). Claude Code stamps a record with the time of
+    #: its event and writes some after later ones (a command's caveat and input records after
+    #: its output, 1 ms inversions in the ``/exit`` pair): there an inversion is the file's
+    #: normal shape, an ``info`` finding of :func:`adfkit.integrity`.
+    stamped_on_append: bool = True
+    #: Tool names the provider runs inside the response, so no tool_result ever follows a call
+    #: (Codex ``web_search_call``: ``web_search``); none by default.
+    provider_tools: frozenset[str] = frozenset()
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

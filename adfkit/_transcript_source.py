@@ -146,6 +146,9 @@ class TranscriptSource(AgentSource):
     def __init__(self, parsed: ParsedTranscript) -> None:
         super().__init__(parsed.path)
         self.format = parsed.format
+        self.stamped_on_append = parsed.format != "claude_code"
+        if parsed.format == "codex":
+            self.provider_tools = frozenset({"web_search"})
         self._subagents: list[AgentSource] | None = None
         gc_was_on = gc.isenabled()
         gc.disable()

@@ -587,7 +587,8 @@ def test_load_fleet_over_adf_and_transcripts(engine: str) -> None:
 
 def test_export_writes_every_table(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    with pytest.warns(adfkit.AdfWarning, match="no price for model"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", adfkit.AdfWarning)  # both sessions' models are priced
         manifest, errors = adfkit.export([str(CC_CLI), str(CX_ZST)], out, progress=False)
     assert errors.empty
     assert set(manifest["agent"]) == {adfkit.open(CC_CLI).name, adfkit.open(CX_ZST).name}
