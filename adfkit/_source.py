@@ -100,7 +100,8 @@ class WindowChange:
     preserved segment, a replacement history); ``cleared``: seqs left in the window with their
     content replaced by a short stub (``stub_chars`` characters each: a microcompaction);
     ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
-    of a manual compaction.
+    of a manual compaction; ``summary_encrypted``: the summary exists but the record holds it
+    encrypted (a Codex remote compaction), so its size and what it recalls are unknown.
     """
 
     swept: tuple[int, ...] = ()
@@ -109,6 +110,7 @@ class WindowChange:
     stub_chars: int = 0
     trigger: str | None = None
     instructions: str | None = None
+    summary_encrypted: bool = False
 
 
 class AgentSource(ABC):

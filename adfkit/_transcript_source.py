@@ -528,6 +528,7 @@ def _event_data(
                     kept=tuple(e.preserved),
                     trigger=e.trigger or "auto",
                     instructions=focus if isinstance(focus, str) else None,
+                    summary_encrypted=e.extra.get("summary_encrypted") is True,
                 )
             )
         else:

@@ -210,6 +210,7 @@ COMPACTIONS: dict[str, str] = {
     "audited": "boolean",
     "audit_ids": "object",
     "summary_lost": "bool",
+    "summary_encrypted": "bool",
     "swept_start": "Int64",
     "swept_end": "Int64",
     "n_swept": "Int64",
