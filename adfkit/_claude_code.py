@@ -52,6 +52,7 @@ compaction events, abandoned branches, subagents and integrity findings. The for
 
 from __future__ import annotations
 
+import bisect
 import gc
 import os
 import re
@@ -154,8 +155,9 @@ class _FileData:
     n_records: int = 0
     malformed_lines: set[int] = field(default_factory=set)
     notes: dict[int, str] = field(default_factory=dict)
-    #: ``progress`` records are links, never rows: uuid -> parentUuid (first copy wins)
-    progress: dict[str, str | None] = field(default_factory=dict)
+    #: ``progress`` records (and records of an unknown type that carry a uuid) are links,
+    #: never rows: uuid -> (parentUuid, line) (first copy wins)
+    progress: dict[str, tuple[str | None, int]] = field(default_factory=dict)
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -167,6 +169,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     d = _FileData()
     meta = d.meta
     unknown: dict[str, list[int]] = {}
+    linked: dict[str, list[int]] = {}
     counts = {"parsed": 0, "records": 0, "codex_like": 0}
     recs_append = d.recs.append
     sids = d.session_ids
@@ -197,10 +200,18 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
         if t in META_TYPES:
             _meta_record(t, obj, meta)
             return
+        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+        u = obj.get("uuid")
+        if type(u) is str:  # unknown, but a link other records may point through
+            if u not in progress:
+                pu = obj.get("parentUuid")
+                progress[u] = (pu if type(pu) is str else None, n)
+            linked.setdefault(key[:60], []).append(n)
+            counts["records"] -= 1  # counted with the links
+            return
         counts["records"] -= 1
         if t in _CODEX_TYPES:
             counts["codex_like"] += 1
-        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
         unknown.setdefault(key[:60], []).append(n)
 
     def rare(n: int, data: bytes, complete: bool) -> None:
@@ -233,7 +244,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
             counts["records"] += 1
             if u not in progress:
                 pu = obj.get("parentUuid")
-                progress[u] = pu if type(pu) is str else None
+                progress[u] = (pu if type(pu) is str else None, n)
             return
         take(n, obj, t)
 
@@ -262,7 +273,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                         if type(u) is str:
                             if u not in progress:
                                 pu = obj.get("parentUuid")
-                                progress[u] = pu if type(pu) is str else None
+                                progress[u] = (pu if type(pu) is str else None, n)
                             continue
                     counts["parsed"] += 1
                     take(n, obj, t)
@@ -306,6 +317,14 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
             "warning",
             lines[0],
             f"{len(lines)} record(s) of unknown type {t!r} skipped",
+        )
+    for t, lines in linked.items():
+        fnd.add(
+            "unknown_record_type",
+            "info",
+            lines[0],
+            f"{len(lines)} record(s) of unknown type {t!r} with a uuid: kept as links of the "
+            "chain (as progress records are), not as rows",
         )
     return d
 
@@ -462,40 +481,69 @@ def _call_key(obj: dict[str, Any], msg: dict[str, Any]) -> str | None:
 # --- graph ----------------------------------------------------------------------------------
 
 
+class _Links:
+    """``progress`` records (and records of an unknown type that carry a uuid) are links, not
+    nodes: a parent uuid that names one is followed through them to the first uuid that is not
+    a link. Memoised, so each link is walked once however many records point through it."""
+
+    def __init__(self, prog: dict[str, tuple[str | None, int]], fnd: Findings) -> None:
+        self.prog = prog
+        self.fnd = fnd
+        self.memo: dict[str, tuple[str | None, int | None]] = {}
+
+    def resolve(self, pu: str | None) -> tuple[str | None, int | None]:
+        """(the first uuid reached that is not a link, None at a root; the line of the last
+        link passed, None when ``pu`` is not a link)."""
+        prog = self.prog
+        if pu is None or pu not in prog:
+            return pu, None
+        memo = self.memo
+        hit = memo.get(pu)
+        if hit is not None:
+            return hit
+        chain: list[str] = []
+        seen: set[str] = set()
+        cur: str | None = pu
+        res: tuple[str | None, int | None] | None = None
+        while cur is not None and cur in prog:
+            res = memo.get(cur)
+            if res is not None:
+                break
+            if cur in seen:
+                line = prog[cur][1]
+                self.fnd.add("parent_cycle", "warning", line, "parentUuid chain loops; cut here")
+                res = (None, line)
+                break
+            seen.add(cur)
+            chain.append(cur)
+            cur = prog[cur][0]
+        if res is None:
+            res = (cur, prog[chain[-1]][1])
+        for c in chain:
+            memo[c] = res
+        return res
+
+
 class _Graph:
     """uuid index and parent links. A duplicate uuid whose parent resolves to the same node as
-    an earlier copy's is a replay (dropped); otherwise it is a node of its own. ``progress``
-    records are not nodes: a parent link to one is followed through the progress chain to the
-    first record that is (a root if the chain ends, a missing parent if it dangles)."""
+    an earlier copy's is a replay (dropped); otherwise it is a node of its own. A parent link
+    through ``progress`` records (:class:`_Links`) reaches the first record that is a node (a
+    root if the links end, a missing parent if they dangle). ``missing`` maps a record whose
+    parent was never written to (that uuid, the line of the record or link that names it)."""
 
-    def __init__(
-        self, recs: list[_Rec], fnd: Findings, progress: dict[str, str | None] | None = None
-    ) -> None:
-        prog = progress or {}
-        cap = len(prog) + 1
-
-        def through(pu: str | None, line: int) -> str | None:
-            n = 0
-            while pu is not None and pu in prog:
-                pu = prog[pu]
-                n += 1
-                if n > cap:
-                    fnd.add("parent_cycle", "warning", line, "parentUuid chain loops; cut here")
-                    return None
-            return pu
-
+    def __init__(self, recs: list[_Rec], fnd: Findings, links: _Links) -> None:
         latest: dict[str, _Rec] = {}
         copies: dict[str, list[_Rec]] = {}
         nodes: list[_Rec] = []
         later: list[_Rec] = []
         replays = 0
         append = nodes.append
+        resolve = links.resolve
         for r in recs:
             pu = r.parent
             if pu is None and r.type == "system":
                 pu = _parent_uuid(r)
-            if pu is not None and pu in prog:
-                pu = through(pu, r.line)
+            pu = resolve(pu)[0]
             pn = latest.get(pu) if pu is not None else None
             if pu is not None and pn is None:
                 later.append(r)
@@ -510,17 +558,17 @@ class _Graph:
             latest[u] = r
             r.pnode = pn
             append(r)
-        self.missing: dict[int, str] = {}
+        self.missing: dict[int, tuple[str, int]] = {}
         first = dict(latest)
         for u, cs in copies.items():
             first[u] = cs[0]
         for r in later:  # parents written after their child (or never)
-            pu = through(_parent_uuid(r), r.line)
+            pu, link_line = resolve(_parent_uuid(r))
             if pu is None:
                 continue
             p = first.get(pu)
             if p is None:
-                self.missing[id(r)] = pu
+                self.missing[id(r)] = (pu, link_line if link_line is not None else r.line)
             r.pnode = p
         if replays:
             fnd.add(
@@ -531,8 +579,9 @@ class _Graph:
             )
         self.nodes = nodes
 
-    def parent_of(self, r: _Rec) -> tuple[_Rec | None, str | None]:
-        """The record's parent and, when the parent uuid is not in the file, that uuid."""
+    def parent_of(self, r: _Rec) -> tuple[_Rec | None, tuple[str, int] | None]:
+        """The record's parent and, when the parent uuid is not in the file, (that uuid, the
+        line of the record or progress link that names it)."""
         return r.pnode, self.missing.get(id(r)) if self.missing else None
 
 
@@ -589,13 +638,25 @@ class _RowB:
 
 
 class _Call:
-    __slots__ = ("key", "row", "line", "usage", "tokens", "model", "n", "created_at", "side")
+    __slots__ = (
+        "key",
+        "row",
+        "line",
+        "usage",
+        "uline",
+        "tokens",
+        "model",
+        "n",
+        "created_at",
+        "side",
+    )
 
     def __init__(self, key: str, row: _RowB, line: int, usage: dict[str, Any], side: bool) -> None:
         self.key = key
         self.row = row
         self.line = line
         self.usage = usage
+        self.uline = line  # the line of the fragment whose usage is kept
         self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
         self.model = row.model
         self.n = 1
@@ -685,7 +746,7 @@ class _Builder:
         api_error = obj.get("isApiErrorMessage") is True
         la = self.last_assistant
         if key is not None and la is not None and la.key == key and self.only_results_since:
-            la.content.extend(blocks)
+            la.content.extend(_new_blocks(la.content, blocks))
             la.lines.append(r.line)
             la.uuids.append(r.uuid)
             if bad:
@@ -741,12 +802,19 @@ class _Builder:
                 "warning",
                 r.line,
                 f"fragments of call {k[:40]} report different input/cache counts than line "
-                f"{c.line}; the fragment with the most output is used",
+                f"{c.line}; the last fragment's is used",
             )
-        o_new = as_int(usage.get("output_tokens")) or 0
-        o_old = as_int(c.usage.get("output_tokens")) or 0
-        if o_new >= o_old:
+        if r.line >= c.uline:  # the last block record carries the final count (§0 3)
             c.usage = usage
+            c.uline = r.line
+
+
+def _new_blocks(have: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The blocks of a call's next block record that its row does not hold yet (a block record
+    written twice, on the chain and off it, is one block)."""
+    if not have:
+        return blocks
+    return [b for b in blocks if b not in have]
 
 
 def _same_input(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -783,35 +851,133 @@ def _result_ids(r: _Rec) -> list[str] | None:
     return out
 
 
-def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
-    g = _Graph(recs, fnd, d.progress)
-    leaf = None
-    for r in reversed(g.nodes):
-        if r.type in ("user", "assistant"):
-            leaf = r
-            break
-    path: list[_Rec] = []
+def _rec_key(r: _Rec) -> str | None:
+    o = r.obj or {}
+    m = o.get("message")
+    return _call_key(o, m) if isinstance(m, dict) else None
+
+
+def _anchor(frags: list[_Rec], line: int) -> _Rec:
+    """The block record on the chain an off-chain block record of the same call follows: the
+    last one written before it (the first one if none was)."""
+    best = frags[0]
+    for f in frags:
+        if f.line < line:
+            best = f
+    return best
+
+
+@dataclass
+class _Path:
+    """The active conversation, root first, and what the walk met on the way."""
+
+    recs: list[_Rec]
+    on_path: set[int]
+    #: a record -> the boundary records of a bridged gap, placed right after it
+    after: dict[int, list[_Rec]]
+    #: a root met mid-file -> the event it starts: ``compaction`` (an old-form summary) or
+    #: ``clear`` (a new conversation in the same file)
+    roots: dict[int, str]
+
+
+def _active_path(g: _Graph, fnd: Findings, side_group: bool) -> _Path:
+    """Walk ``parentUuid`` back from the last-written user/assistant record (a boundary's
+    ``logicalParentUuid`` stands for its parent). Where a link names a record never written, or
+    the walk meets a root with conversation before it, it goes on from the previous
+    user/assistant record in file order (TRANSCRIPTS.md §0 1-3): a gap is bridged and flagged,
+    never the start of the session."""
+    ua = [r for r in g.nodes if r.type == "user" or r.type == "assistant"]
+    ua_lines = [r.line for r in ua]
+    bounds = [r for r in g.nodes if r.type == "system" and _is_boundary(r)]
+    bound_lines = [r.line for r in bounds]
     seen: set[int] = set()
-    cur = leaf
+    recs: list[_Rec] = []
+    after: dict[int, list[_Rec]] = {}
+    roots: dict[int, str] = {}
+    skips = [2 * len(ua) + 8]  # a budget: skipping visited records never goes quadratic
+
+    def previous(line: int) -> _Rec | None:
+        i = bisect.bisect_left(ua_lines, line) - 1
+        while i >= 0 and id(ua[i]) in seen and skips[0] > 0:
+            i -= 1
+            skips[0] -= 1
+        return ua[i] if i >= 0 and id(ua[i]) not in seen else None
+
+    cur = ua[-1] if ua else None
     while cur is not None:
         if id(cur) in seen:
             fnd.add("parent_cycle", "warning", cur.line, "parentUuid chain loops; cut here")
             break
         seen.add(id(cur))
-        path.append(cur)
+        recs.append(cur)
         p, missing = g.parent_of(cur)
-        if missing is not None and not (cur.side and not side_group):
-            fnd.add(
-                "broken_parent_chain",
-                "info" if cur.side else "warning",
-                cur.line,
-                "parentUuid not found in the file; the chain starts here",
+        if p is not None:
+            cur = p
+            continue
+        quiet = cur.side and not side_group
+        if missing is not None:
+            at = missing[1]
+            nxt = previous(at)
+            what = (
+                "logicalParentUuid" if cur.parent is None and cur.type == "system" else "parentUuid"
             )
-        cur = p
-    path.reverse()
-    on_path = seen
+            if nxt is None:
+                if not quiet:
+                    fnd.add(
+                        "broken_parent_chain",
+                        "info",
+                        at,
+                        f"{what} not in the file and no conversation before it: the file "
+                        "starts mid-session",
+                    )
+                break
+            if not quiet:
+                fnd.add(
+                    "chain_gap",
+                    "info",
+                    at,
+                    f"{what} not in the file; continued from line {nxt.line}",
+                )
+        else:
+            nxt = previous(cur.line) if cur.type != "system" else None
+            if nxt is None:
+                break
+            summary = cur.type == "user" and (cur.obj or {}).get("isCompactSummary") is True
+            roots[id(cur)] = "compaction" if summary else "clear"
+            fnd.add(
+                "new_root",
+                "info",
+                cur.line,
+                (
+                    "a compaction summary without a boundary (Claude Code 1.0.x)"
+                    if summary
+                    else "a new conversation starts in the same file (a cleared context)"
+                )
+                + f"; the one before it ends at line {nxt.line}",
+            )
+        lo = bisect.bisect_right(bound_lines, nxt.line)
+        hi = bisect.bisect_left(bound_lines, missing[1] if missing is not None else cur.line)
+        extra = [r for r in bounds[lo:hi] if id(r) not in seen]
+        if extra:
+            after[id(nxt)] = extra
+            seen.update(map(id, extra))
+        cur = nxt
+    recs.reverse()
+    return _Path(recs, seen, after, roots)
 
-    # splice recording artifacts, collect branches
+
+def _is_boundary(r: _Rec) -> bool:
+    st = (r.obj or {}).get("subtype")
+    return st == "compact_boundary" or st == "microcompact_boundary"
+
+
+def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
+    g = _Graph(recs, fnd, _Links(d.progress, fnd))
+    ap = _active_path(g, fnd, side_group)
+    path, on_path = ap.recs, ap.on_path
+
+    # place what is off the chain: block records of a call on it (parallel tool calls, §0 3),
+    # their results, attachments; the rest are abandoned branches
     off_path = [
         r
         for r in g.nodes
@@ -821,31 +987,29 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
     ]
     use_rec: dict[str, _Rec] = {}
     answered: set[str] = set()
-    keys_on_path: set[str] = set()
+    key_recs: dict[str, list[_Rec]] = {}
     for r in path if off_path else ():  # only needed to place records off the chain
         if r.type == "assistant":
             for i in _tool_use_ids(r):
                 use_rec.setdefault(i, r)
-            o = r.obj or {}
-            m = o.get("message")
-            if isinstance(m, dict):
-                k = _call_key(o, m)
-                if k is not None:
-                    keys_on_path.add(k)
+            k = _rec_key(r)
+            if k is not None:
+                key_recs.setdefault(k, []).append(r)
         elif r.type == "user":
             ids = _result_ids(r)
             if ids:
                 answered.update(ids)
     stitched: dict[int, list[_Rec]] = {}
     branch_recs: list[_Rec] = []
-    rewrites = 0
-    for r in off_path:
+    reach = _Reach(g, on_path)
+    for r in off_path:  # file order
         if r.type == "assistant":
-            o = r.obj or {}
-            m = o.get("message")
-            k = _call_key(o, m) if isinstance(m, dict) else None
-            if k is not None and k in keys_on_path:
-                rewrites += 1
+            k = _rec_key(r)
+            if k is not None and k in key_recs:
+                anchor = _anchor(key_recs[k], r.line)
+                stitched.setdefault(id(anchor), []).append(r)
+                for i in _tool_use_ids(r):
+                    use_rec.setdefault(i, anchor)
                 continue
         elif r.type == "user":
             ids = _result_ids(r)
@@ -854,19 +1018,11 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
                 answered.update(ids)
                 continue
         else:  # attachment: stitch after the point where its parents reach the chain
-            a = _reach_path(g, r, on_path)
+            a = reach.point(r)
             if a is not None:
                 stitched.setdefault(id(a), []).append(r)
                 continue
         branch_recs.append(r)
-    if rewrites:
-        fnd.add(
-            "streaming_rewrite",
-            "info",
-            None,
-            f"{rewrites} off-chain assistant record(s) re-write calls already on the chain, "
-            "ignored",
-        )
 
     order: list[_Rec] = []
     for r in path:
@@ -874,19 +1030,21 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         extra = stitched.get(id(r))
         if extra:
             order.extend(sorted(extra, key=lambda x: x.line))
+        order.extend(ap.after.get(id(r), ()))
 
     calls: dict[str, _Call] = {}
     b = _Builder(fnd, calls, d.notes, d.malformed_lines)
     events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]] = []
-    _walk_active(order, b, fnd, events)
+    _walk_active(order, b, fnd, events, ap.roots)
 
     # branches
     branch_rows: list[_RowB] = []
     groups: dict[int, list[_Rec]] = {}
     tops: dict[int, _Rec] = {}
     forks: dict[int, _Rec | None] = {}
+    top_of = _Tops(on_path)
     for r in branch_recs:
-        top, fork = _branch_top(g, r, on_path)
+        top, fork = top_of.of(r)
         groups.setdefault(id(top), []).append(r)
         tops[id(top)] = top
         forks[id(top)] = fork
@@ -896,6 +1054,7 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         if p is not None and id(p) not in children_on_path:
             children_on_path[id(p)] = r
     roots_on_path = [r for r in path if g.parent_of(r)[0] is None]
+    asides = 0
     for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):
         bid = f"branch-{n}"
         bb = _Builder(fnd, calls, d.notes, d.malformed_lines)
@@ -904,6 +1063,9 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         for row in bb.rows:
             row.branch = bid
         branch_rows.extend(bb.rows)
+        if not any(row.role == "assistant" for row in bb.rows):
+            asides += 1  # no model call was made from it: not a rewind
+            continue
         fork = forks[tid]
         repl = children_on_path.get(id(fork)) if fork is not None else None
         if repl is None and fork is None and roots_on_path:
@@ -921,40 +1083,87 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         )
         events.append((ev, list(bb.rows), [], None))
         b.agent_results.update(bb.agent_results)
+    if asides:
+        fnd.add(
+            "aside_records",
+            "info",
+            None,
+            f"{asides} run(s) of user records off the chain that no model call followed (a "
+            "local command, an interrupted queued prompt): in branches(), not a rewind",
+        )
     return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
 
 
-def _reach_path(g: _Graph, r: _Rec, on_path: set[int]) -> _Rec | None:
-    cur: _Rec | None = r
-    steps = 0
-    while cur is not None and steps < 10_000:
-        p, _ = g.parent_of(cur)
-        if p is None:
-            return None
-        if id(p) in on_path:
-            return p
-        if p.type not in ("progress", "attachment"):
-            return None
-        cur = p
-        steps += 1
-    return None
+class _Reach:
+    """Where an off-chain attachment joins the chain: the first record on it that its parents
+    (through other attachments only) reach. Memoised: each record is walked once."""
+
+    def __init__(self, g: _Graph, on_path: set[int]) -> None:
+        self.g = g
+        self.on_path = on_path
+        self.memo: dict[int, _Rec | None] = {}
+
+    def point(self, r: _Rec) -> _Rec | None:
+        memo, on_path = self.memo, self.on_path
+        chain: list[_Rec] = []
+        seen: set[int] = set()
+        cur = r
+        res: _Rec | None = None
+        while True:
+            if id(cur) in memo:
+                res = memo[id(cur)]
+                break
+            if id(cur) in seen:
+                break
+            seen.add(id(cur))
+            chain.append(cur)
+            p = cur.pnode
+            if p is None:
+                break
+            if id(p) in on_path:
+                res = p
+                break
+            if p.type != "attachment":
+                break
+            cur = p
+        for c in chain:
+            memo[id(c)] = res
+        return res
 
 
-def _branch_top(g: _Graph, r: _Rec, on_path: set[int]) -> tuple[_Rec, _Rec | None]:
-    top = r
-    chain = [r]
-    seen = {id(r)}
-    while True:
-        p, _ = g.parent_of(top)
-        if p is None:
-            return top, None
-        if id(p) in seen:  # a cycle: its earliest record stands for it
-            return min(chain, key=lambda x: x.line), None
-        if id(p) in on_path:
-            return top, p
-        seen.add(id(p))
-        chain.append(p)
-        top = p
+class _Tops:
+    """The topmost record of the abandoned branch a record is on, and the record on the chain
+    it forks from (None for a branch with no parent). Memoised: each record is walked once."""
+
+    def __init__(self, on_path: set[int]) -> None:
+        self.on_path = on_path
+        self.memo: dict[int, tuple[_Rec, _Rec | None]] = {}
+
+    def of(self, r: _Rec) -> tuple[_Rec, _Rec | None]:
+        memo, on_path = self.memo, self.on_path
+        chain: list[_Rec] = []
+        seen: set[int] = set()
+        top = r
+        while True:
+            if id(top) in memo:
+                res = memo[id(top)]
+                break
+            seen.add(id(top))
+            chain.append(top)
+            p = top.pnode
+            if p is None:
+                res = (top, None)
+                break
+            if id(p) in on_path:
+                res = (top, p)
+                break
+            if id(p) in seen:  # a cycle: its earliest record stands for it
+                res = (min(chain, key=lambda x: x.line), None)
+                break
+            top = p
+        for c in chain:
+            memo[id(c)] = res
+        return res
 
 
 def _walk_active(
@@ -962,37 +1171,57 @@ def _walk_active(
     b: _Builder,
     fnd: Findings,
     events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
+    roots: dict[int, str],
 ) -> None:
     window: list[_RowB] = []
+    in_window: set[int] = set()
     by_uuid: dict[str, _RowB] = {}
     result_row: dict[str, _RowB] = {}
     comp: dict[str, Any] | None = None  # the latest compaction (until the next one)
+
+    def reset(rows: list[_RowB]) -> None:
+        window[:] = rows
+        in_window.clear()
+        in_window.update(map(id, rows))
+
     for r in order:
         t = r.type
-        if t == "progress":
-            continue
         obj = r.obj
         if obj is None:
             continue
         if t == "system":
             st = obj.get("subtype")
             if st == "compact_boundary":
+                _settle(comp)
                 comp = _compaction(r, obj, window, fnd, events)
                 events[-1][0].extra["_pos"] = len(b.rows)
-                window[:] = list(comp["preserved"])
+                reset(list(comp["preserved"]))
             elif st == "microcompact_boundary":
-                _microcompaction(r, obj, window, result_row, by_uuid, events)
+                _microcompaction(r, obj, window, in_window, result_row, by_uuid, events)
                 events[-1][0].extra["_pos"] = len(b.rows)
             continue
+        root = roots.get(id(r)) if roots else None
+        if root == "compaction":  # Claude Code 1.0.x: the summary record is the boundary
+            _settle(comp)
+            comp = _compaction(r, {}, window, fnd, events)
+            events[-1][0].extra.update(_pos=len(b.rows), form="summary_root")
+            reset([])
+        elif root == "clear":
+            _settle(comp)
+            comp = None
+            ev = _event("clear", r, obj, {}, {"_pos": len(b.rows)})
+            events.append((ev, list(window), [], None))
+            reset([])
         old = by_uuid.get(r.uuid)
         if old is not None:
             # a re-parented preserved copy: its row already exists and stays where it was
-            if comp is not None and comp["summary_seen"] and old not in comp["preserved"]:
+            if comp is not None and comp["summary_seen"] and id(old) not in comp["pres_ids"]:
                 comp["preserved"].append(old)
-                if old in comp["swept"]:
-                    comp["swept"].remove(old)
-                if old not in window:
+                comp["pres_ids"].add(id(old))
+                comp["unswept"].add(id(old))
+                if id(old) not in in_window:
                     window.append(old)
+                    in_window.add(id(old))
             continue
         n_before = len(b.rows)
         row = b.add(r)
@@ -1002,6 +1231,7 @@ def _walk_active(
         if len(b.rows) == n_before:
             continue  # merged into the previous row
         window.append(row)
+        in_window.add(id(row))
         if comp is not None:
             if not comp["summary_seen"] and row.kind_hint == "compaction_summary":
                 comp["summary_seen"] = True
@@ -1011,10 +1241,20 @@ def _walk_active(
                 events[comp["index"]] = (ev, swept, pres, row)
             elif r.uuid in comp["preserve_uuids"]:
                 comp["preserved"].append(row)
+                comp["pres_ids"].add(id(row))
         if row.role == "user":
             for blk in row.content:
                 if blk.get("type") == "tool_result" and isinstance(blk.get("tool_use_id"), str):
                     result_row[blk["tool_use_id"]] = row
+    _settle(comp)
+
+
+def _settle(comp: dict[str, Any] | None) -> None:
+    """Rows a compaction preserved after all (re-parented copies) leave its swept list."""
+    if comp is not None and comp["unswept"]:
+        drop = comp["unswept"]
+        comp["swept"][:] = [x for x in comp["swept"] if id(x) not in drop]
+        drop.clear()
 
 
 def _md(obj: dict[str, Any], camel: str, snake: str) -> dict[str, Any]:
@@ -1085,7 +1325,9 @@ def _compaction(
     return {
         "index": len(events) - 1,
         "preserved": preserved,
+        "pres_ids": set(map(id, preserved)),
         "swept": swept,
+        "unswept": set(),
         "preserve_uuids": set(uuids),
         "summary_seen": False,
     }
@@ -1113,6 +1355,7 @@ def _microcompaction(
     r: _Rec,
     obj: dict[str, Any],
     window: list[_RowB],
+    in_window: set[int],
     result_row: dict[str, _RowB],
     by_uuid: dict[str, _RowB],
     events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
@@ -1120,16 +1363,18 @@ def _microcompaction(
     md = _md(obj, "microcompactMetadata", "microcompact_metadata")
     ids = _g(md, "compactedToolIds", "compacted_tool_ids")
     att = _g(md, "clearedAttachmentUUIDs", "cleared_attachment_uuids")
-    in_window = set(map(id, window))
     swept: list[_RowB] = []
+    taken: set[int] = set()
     for i in ids if isinstance(ids, list) else []:
         row = result_row.get(i) if isinstance(i, str) else None
-        if row is not None and id(row) in in_window and row not in swept:
+        if row is not None and id(row) in in_window and id(row) not in taken:
             swept.append(row)
+            taken.add(id(row))
     for u in att if isinstance(att, list) else []:
         row = by_uuid.get(u) if isinstance(u, str) else None
-        if row is not None and id(row) in in_window and row not in swept:
+        if row is not None and id(row) in in_window and id(row) not in taken:
             swept.append(row)
+            taken.add(id(row))
     extra: dict[str, Any] = {}
     ts = as_int(_g(md, "tokensSaved", "tokens_saved"))
     if ts is not None:
@@ -1345,21 +1590,29 @@ def _inline_sidechains(
     by_uuid = {r.uuid: r for r in recs}
     prog = d.progress
 
-    def parent(r: _Rec) -> str | None:
-        pu, n = r.parent, 0
-        while pu is not None and pu in prog and n <= len(prog):  # through progress links
-            pu, n = prog[pu], n + 1
-        return pu
+    links = _Links(prog, Findings())
+    tops: dict[int, _Rec] = {}
+
+    def top_of(r: _Rec) -> _Rec:
+        chain: list[_Rec] = []
+        seen: set[int] = set()
+        top = r
+        while id(top) not in tops:
+            seen.add(id(top))
+            chain.append(top)
+            p = by_uuid.get(links.resolve(top.parent)[0] or "")
+            if p is None or id(p) in seen:
+                break
+            top = p
+        res = tops.get(id(top), top)
+        for c in chain:
+            tops[id(c)] = res
+        return res
 
     for r in recs:
         a = r.obj.get("agentId") if r.obj is not None else None
         if not isinstance(a, str):
-            top = r
-            seen = {id(r)}
-            while (pu := parent(top)) in by_uuid and id(by_uuid[pu]) not in seen:
-                top = by_uuid[pu]
-                seen.add(id(top))
-            a = f"sidechain@{top.line}"
+            a = f"sidechain@{top_of(r).line}"
         groups.setdefault(a, []).append(r)
     out = []
     for aid, group in groups.items():

@@ -108,11 +108,7 @@ def _format_transcript(info: dict[str, Any]) -> str:
                 else ""
             ),
         ),
-        (
-            "history",
-            f"{info.get('history_rows', 0):,} rows; {info['audit_rows'].get('loop', 0)} "
-            f"compaction(s) swept {info.get('audited_loop_entries') or 0:,} of them",
-        ),
+        ("history", _transcript_history(info)),
         ("subagents", f"{info.get('subagents', 0)}; abandoned branches {info.get('branches', 0)}"),
         (
             "state",
@@ -126,6 +122,17 @@ def _format_transcript(info: dict[str, Any]) -> str:
     ]
     width = max(len(k) for k, _ in lines)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+
+
+def _transcript_history(info: dict[str, Any]) -> str:
+    """Rows, then each kind of event counted apart (a microcompaction is not a compaction)."""
+    n = info.get("compactions", info["audit_rows"].get("loop", 0))
+    out = f"{info.get('history_rows', 0):,} rows; {n} compaction(s)"
+    for key, word in (("clears", "clear(s)"), ("microcompactions", "microcompaction(s)")):
+        if info.get(key):
+            out += f", {info[key]} {word}"
+    swept = info.get("audited_loop_entries") or 0
+    return out + (f"; {swept:,} rows swept" if swept else "")
 
 
 def cmd_info(args: argparse.Namespace) -> int:

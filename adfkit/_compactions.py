@@ -20,13 +20,14 @@ from ._recall import identifiers, recalled_all
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
 from ._settings import threshold_at, threshold_schedule
-from ._source import AgentSource, Key
+from ._source import AgentSource, Key, WindowChange
 from ._tables import tool_calls
 from ._timeline import gap_between
 
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
 _REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
 ID_KINDS = schema.ID_KINDS
+_NOTHING_STATED = WindowChange()
 
 
 def _row_text(r: ReplayRow) -> str:
@@ -72,8 +73,16 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       stored on the summary row), ``compaction_model`` (string)
     - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
     - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
-      event, in its epoch; NA when rows discarded without audit lie between, so the
+      event, in its epoch; where no call before it is known, the size the record states,
+      ``recorded_tokens_before``; NA when rows discarded without audit lie between, so the
       triggering call is unknown), ``threshold`` (Int64: in force then)
+    - ``recorded_tokens_before``, ``recorded_tokens_after``, ``recorded_duration_ms`` (Int64:
+      what the record itself states, e.g. Claude Code's ``compactMetadata.preTokens``,
+      ``postTokens``, ``durationMs`` (a microcompaction's ``preTokens`` too); NA where the
+      format states none, as ADF files and Codex rollouts do). Claude Code's ``preTokens``
+      is its own count of the context before compacting: for an automatic compaction it
+      exceeds ``trigger_tokens`` (the provider's count of the last call) by the rows written
+      since that call (TRANSCRIPTS.md §0)
     - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
       kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
       swept identifiers that the summary repeats (:meth:`summary_recall`; NA, never 0,
@@ -112,6 +121,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         n, tok = ref_counts.get(j, (0, 0))
         ref_counts[j] = (n + 1, tok + int(t))
     calls = st.calls  # ascending
+    changes = src.window_changes() or []  # None: the source states no sweep (ADF)
     ev_event = [str(x) for x in ev["event"]]
     ev_bound = [int(x) for x in ev["boundary_seq"]]
     ev_summary = [as_int(x) for x in ev["summary_seq"]]
@@ -172,6 +182,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             and gap_between(src, last, b + 1) is None
             else None
         )
+        stated = changes[j] if j < len(changes) else _NOTHING_STATED
         if s_seq is not None and s_seq in at:
             created = h_created[at[s_seq]]
         else:
@@ -203,7 +214,10 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "compaction_model": h_model[at[s_seq]] if srow else None,
             "tail_seqs": tuple(tail),
             "n_tail": len(tail),
-            "trigger_tokens": trig,
+            "trigger_tokens": trig if trig is not None else stated.tokens_before,
+            "recorded_tokens_before": stated.tokens_before,
+            "recorded_tokens_after": stated.tokens_after,
+            "recorded_duration_ms": stated.duration_ms,
             "threshold": threshold_at(sched, b)[0],
         }
         rec.update(_recall_columns(src, st, j))
@@ -217,7 +231,8 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             rec[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
             rec[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
         recs.append(rec)
-        prev_bound, prev_tail = b, list(tail)
+        if ev_event[j] != "microcompaction":  # stubs left in the window: no new epoch
+            prev_bound, prev_tail = b, list(tail)
     df = schema.frame(recs, schema.COMPACTIONS)
     return df.copy(deep=False)
 

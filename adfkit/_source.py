@@ -100,8 +100,11 @@ class WindowChange:
     preserved segment, a replacement history); ``cleared``: seqs left in the window with their
     content replaced by a short stub (``stub_chars`` characters each: a microcompaction);
     ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
-    of a manual compaction; ``summary_encrypted``: the summary exists but the record holds it
-    encrypted (a Codex remote compaction), so its size and what it recalls are unknown.
+    of a manual compaction; ``tokens_before``, ``tokens_after``, ``duration_ms``: the sizes
+    and time the record itself states (Claude Code ``compactMetadata.preTokens``,
+    ``postTokens``, ``durationMs``), None where it states none; ``summary_encrypted``: the
+    summary exists but the record holds it encrypted (a Codex remote compaction), so its size
+    and what it recalls are unknown.
     """
 
     swept: tuple[int, ...] = ()
@@ -110,6 +113,9 @@ class WindowChange:
     stub_chars: int = 0
     trigger: str | None = None
     instructions: str | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    duration_ms: int | None = None
     summary_encrypted: bool = False
 
 
@@ -188,6 +194,11 @@ class AgentSource(ABC):
     def highest_seq(self) -> int | None:
         """The highest seq ever assigned, if the record says (rows lost at the end count)."""
         return None
+
+    def branches(self) -> pd.DataFrame:
+        """Rows of abandoned branches (a rewind, a rollback): the columns of
+        :data:`schema.LOOP` plus ``branch``. None by default (an ADF loop has no branches)."""
+        return schema.frame([], {**schema.LOOP, "branch": "string"})
 
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""

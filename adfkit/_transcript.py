@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,7 +50,19 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 KIND_HINTS = _ROW_KIND_HINTS
 
 #: ``TranscriptEvent.kind`` values.
-EVENT_KINDS = ("compaction", "microcompaction", "rewind")
+EVENT_KINDS = ("compaction", "microcompaction", "clear", "rewind")
+
+
+def event_counts(kinds: Iterable[str]) -> dict[str, int]:
+    """The one count of each kind of event, apart (a microcompaction is not a compaction, a
+    clear is neither): ``{"compactions": ..., "microcompactions": ..., "clears": ...,
+    "rewinds": ...}``."""
+    out = {f"{k}s": 0 for k in EVENT_KINDS}
+    for k in kinds:
+        if k in EVENT_KINDS:
+            out[f"{k}s"] += 1
+    return out
+
 
 #: ``Finding.severity`` values: ``error`` (data lost), ``warning`` (data doubtful), ``info``.
 SEVERITIES = ("error", "warning", "info")

@@ -52,7 +52,7 @@ from ._errors import AdfError
 from ._history import add_epochs
 from ._loopframe import RowBuilder
 from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
-from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow
+from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, event_counts
 
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
@@ -269,7 +269,8 @@ class TranscriptSource(AgentSource):
         return schema.frame(self._index, _INDEX)
 
     def _compaction_events(self) -> list[TranscriptEvent]:
-        return [e for e in self.parsed.events if e.kind == "compaction"]
+        """The events that have an archive: compactions and clears (their swept rows)."""
+        return [e for e in self.parsed.events if e.kind in ("compaction", "clear")]
 
     def history(self, *, errors: str = "warn") -> pd.DataFrame:
         """Every row of the active conversation, in conversation order, with ``epoch`` (the
@@ -380,7 +381,10 @@ class TranscriptSource(AgentSource):
     def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """The keys of an ADF ``info()`` where they mean something (None where not: schema,
         handle, checkpoint), plus ``format``, ``session_id``, ``tool_version``,
-        ``context_window``, ``subagents``, ``branches`` and ``findings`` (counts)."""
+        ``context_window``, ``subagents``, ``branches``, ``findings`` (reading problems:
+        warnings and errors; ``integrity()`` lists the info ones too) and the events apart:
+        ``compactions``, ``microcompactions``, ``clears``, ``rewinds``
+        (:func:`adfkit._transcript.event_counts`)."""
         p = self.parsed
         cfg = self.config()
         lp = self.loop()
@@ -439,7 +443,8 @@ class TranscriptSource(AgentSource):
             history_rows=len(self._history),
             subagents=len(p.subagents),
             branches=int(self._branches["branch"].nunique()),
-            findings=len(p.findings),
+            findings=sum(f.severity != "info" for f in p.findings),
+            **event_counts(e.kind for e in p.events),
         )
         return out
 
@@ -505,33 +510,16 @@ def _event_data(
     swept_by: dict[int, int] = {}
     aid = 0
     for e in parsed.events:
-        if e.kind not in ("compaction", "microcompaction"):
+        if e.kind not in ("compaction", "microcompaction", "clear"):
             continue  # rewinds: the abandoned rows are not in history()
         bound = _boundary(e, rows, lines, order)
-        if e.kind == "compaction":
-            aid += 1
-            for q in e.swept:
-                swept_by.setdefault(q, aid)
-            recs.append(
-                {
-                    "event": "compaction",
-                    "summary_seq": e.summary_seq,
-                    "boundary_seq": bound,
-                    "audit_ids": (aid,),
-                    "summary_lost": e.summary_seq is None,
-                }
-            )
-            focus = e.extra.get("user_context")
-            changes.append(
-                WindowChange(
-                    swept=tuple(e.swept),
-                    kept=tuple(e.preserved),
-                    trigger=e.trigger or "auto",
-                    instructions=focus if isinstance(focus, str) else None,
-                    summary_encrypted=e.extra.get("summary_encrypted") is True,
-                )
-            )
-        else:
+        dur = e.extra.get("duration_ms")
+        stated = WindowChange(
+            tokens_before=e.pre_tokens,
+            tokens_after=e.post_tokens,
+            duration_ms=dur if type(dur) is int else None,
+        )
+        if e.kind == "microcompaction":
             recs.append(
                 {
                     "event": "microcompaction",
@@ -542,7 +530,35 @@ def _event_data(
                 }
             )
             stub = len(STUB_TEXT)
-            changes.append(WindowChange(cleared=tuple(e.swept), stub_chars=stub, trigger=e.trigger))
+            changes.append(
+                dataclasses.replace(
+                    stated, cleared=tuple(e.swept), stub_chars=stub, trigger=e.trigger
+                )
+            )
+            continue
+        aid += 1  # a compaction or a clear: the rows it swept are its archive
+        for q in e.swept:
+            swept_by.setdefault(q, aid)
+        recs.append(
+            {
+                "event": e.kind,
+                "summary_seq": e.summary_seq,
+                "boundary_seq": bound,
+                "audit_ids": (aid,),
+                "summary_lost": e.kind == "compaction" and e.summary_seq is None,
+            }
+        )
+        focus = e.extra.get("user_context")
+        changes.append(
+            dataclasses.replace(
+                stated,
+                swept=tuple(e.swept),
+                kept=tuple(e.preserved),
+                trigger="clear" if e.kind == "clear" else e.trigger or "auto",
+                instructions=focus if isinstance(focus, str) else None,
+                summary_encrypted=e.extra.get("summary_encrypted") is True,
+            )
+        )
 
     return schema.frame(recs, schema.EVENTS), changes, swept_by
 

@@ -308,6 +308,30 @@ def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:
     return turns
 
 
+def _paid_rows(src: AgentSource) -> tuple[pd.DataFrame, dict[int, str]]:
+    """The history with the rows of abandoned branches that carry a call's usage (a rewind, a
+    resume that answered again: those calls were made and paid for), each placed after the
+    last history row written before it; and branch row seq -> branch id."""
+    h = src.history()
+    b = src.branches()
+    if b.empty:
+        return h, {}
+    b = b[b[list(_TOKEN_COLS)].notna().any(axis=1).to_numpy()]
+    if b.empty:
+        return h, {}
+    on_branch = dict(zip(b["seq"].astype("int64").tolist(), b["branch"].tolist(), strict=True))
+    b = b.reindex(columns=h.columns)
+    b["position"] = pd.NA  # in no display order of the history
+    # the latest time written so far at each history row (NaT and 1 ms inversions do not
+    # move it back), then each branch row after the last history row at or before its time
+    ht = h["created_at"].ffill().to_numpy(dtype="datetime64[ms]").astype("int64")
+    bt = b["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64")
+    at = np.searchsorted(np.maximum.accumulate(ht), bt, side="right") if len(ht) else bt * 0
+    key = np.concatenate([np.arange(len(h), dtype="float64"), at - 0.5])
+    rows = pd.concat([h, b], ignore_index=True)
+    return rows.iloc[np.argsort(key, kind="stable")].reset_index(drop=True), on_branch
+
+
 def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     """Token usage and estimated cost. One row per model call over the whole history.
 
@@ -346,7 +370,9 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
 
     - ``seq``, ``position`` (Int64: display position in :meth:`history`), ``epoch`` (Int64)
     - ``call_kind`` (category: ``assistant`` or ``compaction``)
-    - ``created_at`` (datetime64[ms, UTC]), ``model`` (string)
+    - ``created_at`` (datetime64[ms, UTC]), ``model`` (string), ``branch`` (string: the
+      abandoned branch a call is on (a Claude Code rewind, a resume that answered a prompt
+      again: the call was made and paid for), NA for the conversation that went on)
     - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
       ``tokens_cache_write_1h`` (the part of the cache write with a 1-hour TTL; NA where the
       record does not split it), ``tokens_reasoning``, ``tokens_total`` (Int64; as
@@ -374,7 +400,13 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     True
     """
     table = load_prices(prices)
-    df, unpriced, total_only = usage_frame(src.history(), table, src.cache_writes_1h())
+    rows, on_branch = _paid_rows(src)
+    df, unpriced, total_only = usage_frame(rows, table, src.cache_writes_1h())
+    df.insert(
+        df.columns.get_loc("model") + 1,
+        "branch",
+        pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
+    )
     if unpriced or total_only:
         parts = []
         if unpriced:

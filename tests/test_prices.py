@@ -47,16 +47,6 @@ CCUSAGE_20_0_24 = {
     "rollout-2026-02-23T12-47-42-019c8a53-a0dd-7130-bcd7-95445d84846a": 2.33318995,
 }
 
-# Sessions whose calls adfkit does not all read yet: the Claude Code chain walk of issue 18
-# items 1 and 4 (a boundary's logical parent or a record's parent never written), being
-# rewritten apart from the prices. strict: the mark must go when the walk is fixed.
-_CHAIN_WALK = {
-    "70d782f7-b303-4e48-9512-6bec16c37abd": "D4: both boundaries' logical parents missing",
-    "c010174c-a7cd-4bcc-b7d4-61258d6c463f": "D5: a boundary's logical parent missing",
-    "03a1382e-ecd5-42c4-b3d4-5c659e165904": "D6: a boundary's logical parent missing",
-    "5e231473-1e70-45c5-9c18-6510ac844c99": "D7: a hook's parent never written",
-}
-
 
 def _session_file(sid: str) -> Path:
     if not TRANSCRIPTS.is_dir():
@@ -75,15 +65,7 @@ def _cost(agent: Any) -> float:
     return float(u["cost_usd"].sum()) + sum(float(s["cost_usd"].sum()) for s in sub)
 
 
-@pytest.mark.parametrize(
-    "sid",
-    [
-        pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=_CHAIN_WALK[s]))
-        if s in _CHAIN_WALK
-        else s
-        for s in CCUSAGE_20_0_24
-    ],
-)
+@pytest.mark.parametrize("sid", list(CCUSAGE_20_0_24))
 def test_cost_of_real_session_agrees_with_ccusage(sid: str) -> None:
     with adfkit.open(_session_file(sid)) as agent:
         cost = _cost(agent)
