@@ -188,3 +188,28 @@ def test_the_adf_runtime_table_ships_for_the_runtimes_own_figures() -> None:
     t = load_prices(str(f))
     assert t["gpt-5.3-codex"].rates() == (3.0, 12.0, 3.0, 3.0, 3.0)  # §9.4, no cache discount
     assert t["claude-opus-4-6"] == default_prices()["claude-opus-4-6"]  # the rest unchanged
+
+
+def test_a_call_on_an_abandoned_branch_is_priced_with_its_1_hour_write(tmp_path: Path) -> None:
+    """A resume that answered again: both calls were paid for, each at its cache rates."""
+    from test_claude_code import Log
+
+    def u(out: int) -> dict[str, Any]:
+        return {"input_tokens": 10, "output_tokens": out, "cache_creation_input_tokens": 1000,
+                "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                   "ephemeral_1h_input_tokens": 1000}}  # fmt: skip
+
+    log = Log()
+    log.user("u1", None, "question")
+    log.asst("a1", "u1", "m1", [{"type": "text", "text": "first"}], u(5), model="claude-opus-4-6")
+    log.asst("a2", "u1", "m2", [{"type": "text", "text": "again"}], u(6), model="claude-opus-4-6")
+    with adfkit.open(log.write(tmp_path / "s.jsonl")) as a:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", adfkit.AdfWarning)  # the rewind is flagged
+            got = a.usage()
+    assert got["branch"].notna().tolist().count(True) == 1
+    assert got["tokens_cache_write_1h"].tolist() == [1000, 1000]
+    # 10 x $5 + 1,000 x $10 (1-hour write) + output x $25, per million
+    assert sorted(got["cost_usd"]) == [
+        pytest.approx((50 + 10_000 + o * 25) / 1e6, abs=1e-12) for o in (5, 6)
+    ]
