@@ -203,10 +203,9 @@ def test_a_call_on_an_abandoned_branch_is_priced_with_its_1_hour_write(tmp_path:
     log.user("u1", None, "question")
     log.asst("a1", "u1", "m1", [{"type": "text", "text": "first"}], u(5), model="claude-opus-4-6")
     log.asst("a2", "u1", "m2", [{"type": "text", "text": "again"}], u(6), model="claude-opus-4-6")
-    with adfkit.open(log.write(tmp_path / "s.jsonl")) as a:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", adfkit.AdfWarning)  # the rewind is flagged
-            got = a.usage()
+    with adfkit.open(log.write(tmp_path / "s.jsonl")) as a, warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)  # the rewind is flagged
+        got = a.usage()
     assert got["branch"].notna().tolist().count(True) == 1
     assert got["tokens_cache_write_1h"].tolist() == [1000, 1000]
     # 10 x $5 + 1,000 x $10 (1-hour write) + output x $25, per million
