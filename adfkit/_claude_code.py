@@ -756,7 +756,8 @@ class _Builder:
         row = _RowB(r, "assistant", blocks)
         row.key = key
         row.model = model if isinstance(model, str) and not synthetic else None
-        if synthetic:
+        if synthetic:  # Claude Code's own text in the assistant's place: not a model call
+            row.kind_hint = "notice"
             row.note = "model <synthetic>: no API call"
         if api_error:
             row.kind_hint = "notice"

@@ -725,10 +725,11 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     srow = _CRow(it, "user", content, None)
     srow.kind_hint = "compaction_summary"
     srow.uuid = None
+    encrypted = summary_text is None and opaque
     if summary_text is None:
         srow.note = (
             "remote compaction: the summary is encrypted (not readable)"
-            if opaque
+            if encrypted
             else "compaction without a summary text"
         )
     if st.pending_call is not None:
@@ -750,6 +751,8 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
         extra["unmatched_replacement_items"] = unmatched
     if opaque:
         extra["remote"] = True
+    if encrypted:
+        extra["summary_encrypted"] = True
     for k in ("window_number", "window_id", "previous_window_id", "first_window_id"):
         v = p.get(k)
         if isinstance(v, str | int) and not isinstance(v, bool):

@@ -58,7 +58,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       (datetime64[ms, UTC]: the summary's time, else the audit row's)
     - ``boundary_seq`` (Int64: rows with a larger seq came after), ``audited`` (boolean:
       an audit row holds the swept rows), ``audit_ids`` (object: tuple), ``summary_lost``
-      (bool: known only from its archive)
+      (bool: known only from its archive), ``summary_encrypted`` (bool: the record holds the
+      summary encrypted, a Codex remote compaction; False for every other event and format)
     - ``swept_start``, ``swept_end``, ``n_swept`` (Int64: seq range and row count swept,
       context rows included; NA when unknown), ``swept_seqs`` (object: tuple of the swept
       seqs present in the history, display order)
@@ -66,7 +67,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       swept conversation rows, i.e. what the summarizer was given, tail excluded; NA when
       rows were discarded)
     - ``summary_chars``, ``summary_tokens`` (Int64: the summary row, marker and footer
-      included), ``compression_ratio`` (Float64: swept_tokens / summary_tokens)
+      included; NA when the summary is lost, encrypted, or a transcript records no text for
+      it), ``compression_ratio`` (Float64: swept_tokens / summary_tokens, NA when either is)
     - ``compaction_input``, ``compaction_output`` (Int64: the compaction call's own usage,
       stored on the summary row), ``compaction_model`` (string)
     - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
@@ -83,7 +85,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       since that call (TRANSCRIPTS.md §0)
     - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
       kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
-      swept identifiers that the summary repeats (:meth:`summary_recall`)
+      swept identifiers that the summary repeats (:meth:`summary_recall`; NA, never 0,
+      when the summary text is not in the record)
     - ``n_refetches``, ``refetch_tokens`` (Int64: see :meth:`refetches`)
     - ``cache_write_before``, ``cache_write_after``, ``cache_read_before``,
       ``cache_read_after`` (Int64: summed over ``cache_window`` model calls before and after
@@ -160,8 +163,13 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
                 sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows)
             )
         srow = st.rows.get(s_seq) if s_seq is not None else None
-        sum_chars = srow.chars if srow else None
-        sum_tok = estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media) if srow else None
+        known_summary = srow is not None and _summary_readable(st, j)
+        sum_chars = srow.chars if srow and known_summary else None
+        sum_tok = (
+            estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media)
+            if srow and known_summary
+            else None
+        )
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         # The call that triggered it: the last one before the boundary, in this epoch, with no
         # discarded rows between them (else it is unknown, not the previous event's).
@@ -191,6 +199,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "audited": audited,
             "audit_ids": ev_aids[j],
             "summary_lost": ev_lost[j],
+            "summary_encrypted": bool(st.encrypted[j]) if st.encrypted else False,
             "swept_start": lo,
             "swept_end": hi,
             "n_swept": n_swept,
@@ -260,6 +269,17 @@ def _event_kind(st: ReplayState, j: int) -> str:
     return "preflight"
 
 
+def _summary_readable(st: ReplayState, j: int) -> bool:
+    """Whether the record holds event ``j``'s summary text: not when it is encrypted, nor
+    when a transcript's summary row is empty (the format wrote no text: its size and what it
+    recalls are unknown, not 0; an ADF summary row is what the model wrote, even empty)."""
+    if st.encrypted and st.encrypted[j]:
+        return False
+    s_seq = st.summaries[j]
+    row = st.rows.get(s_seq) if s_seq is not None else None
+    return not (st.stated and row is not None and row.chars == 0)
+
+
 def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]:
     rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
     for k in ID_KINDS:
@@ -269,6 +289,8 @@ def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]
         return rec
     kinds, flags = found[0], found[3]
     rec["n_identifiers"] = len(kinds)
+    if not _summary_readable(st, j):  # what was swept is known, what the summary kept is not
+        return rec
     rec["n_recalled"] = sum(flags)
     rec["recall"] = sum(flags) / len(flags) if flags else None
     by_kind: dict[str, list[int]] = {}
@@ -357,10 +379,10 @@ def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
             f"no compaction event {event} (there are {len(st.events)} events)", path=src.path
         )
     df = _recall_frame(src, st, int(event))
-    if df is None:
+    if df is None or not _summary_readable(st, int(event)):
         raise AdfError(
             f"event {event} has no summary recall: it is a clear, or its swept rows or its "
-            "summary are not in the file",
+            "summary are not in the file (lost, or encrypted: a Codex remote compaction)",
             path=src.path,
         )
     return df.copy()

@@ -32,9 +32,12 @@ check                         severity  ``table``   ``rows`` hold / meaning
 ``loop_audit_off``            warning   adf_config  (none): compactions discard history now
 ``audited_marker_unmatched``  warning   adf_loop    summaries saying ``[Loop Compacted,
                                                     audited]`` with no ``loop`` audit row
-``tool_use_without_result``   warning   adf_loop    call seqs (info: the latest row, running)
+``tool_use_without_result``   warning   adf_loop    call seqs (info: the latest row, running;
+                                                    a provider-run tool never has a result)
 ``tool_result_without_call``  warning   adf_loop    result seqs (info: right after lost seqs)
 ``created_at_out_of_order``   warning   adf_loop    seqs stamped earlier than the seq before
+                                                    (info where records are stamped with the
+                                                    time of their event: Claude Code)
 ``created_at_missing``        info      adf_loop    seqs with ``created_at = 0`` (legacy rows)
 ``malformed_rows``            warning   adf_loop    seqs with unreadable content_json/tokens
 ============================  ========  ==========  ============================================
@@ -251,7 +254,7 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
     # Tool calls without results, results without calls.
     calls = tool_calls(src, history=True)
     last_seq = int(h["seq"].iloc[-1]) if len(h) else None
-    open_calls = calls[~calls["matched"]]
+    open_calls = calls[~calls["matched"] & ~calls["tool_name"].isin(src.provider_tools)]
     if len(open_calls):
         cs = open_calls["call_seq"].astype(int).tolist()
         running = [s for s in cs if s == last_seq]
@@ -309,13 +312,17 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
     tk, sk = t[known], seqs[known]
     back = sk[1:][tk[1:] < tk[:-1]].tolist() if len(tk) > 1 else []
     if back:
+        why = (
+            "(clock change, or rows written out of order)"
+            if src.stamped_on_append
+            else "(records stamped with the time of their event, as this format writes them)"
+        )
         rep.add(
             "created_at_out_of_order",
-            "warning",
+            "warning" if src.stamped_on_append else "info",
             "adf_loop",
             back,
-            f"{len(back)} row(s) stamped earlier than the seq before them: {ranges(back)} "
-            "(clock change, or rows written out of order)",
+            f"{len(back)} row(s) stamped earlier than the seq before them: {ranges(back)} {why}",
         )
     missing = seqs[~known].tolist()
     if missing:

@@ -118,6 +118,8 @@ class ReplayState:
     audit_ids: list[tuple[int, ...]] = field(default_factory=list)
     # per event: the trigger the record states (auto/manual), None when it does not
     triggers: list[str | None] = field(default_factory=list)
+    # per event: the record holds the summary encrypted (WindowChange.summary_encrypted)
+    encrypted: list[bool] = field(default_factory=list)
     stated: bool = False  # the source states each event's sweep (AgentSource.window_changes)
 
 
@@ -333,6 +335,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
         summaries=summ,
         audit_ids=aids,
         triggers=triggers,
+        encrypted=[c.summary_encrypted for c in changes] if changes else [False] * n_ev,
         stated=changes is not None,
     )
 

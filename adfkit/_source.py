@@ -102,7 +102,9 @@ class WindowChange:
     ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
     of a manual compaction; ``tokens_before``, ``tokens_after``, ``duration_ms``: the sizes
     and time the record itself states (Claude Code ``compactMetadata.preTokens``,
-    ``postTokens``, ``durationMs``), None where it states none.
+    ``postTokens``, ``durationMs``), None where it states none; ``summary_encrypted``: the
+    summary exists but the record holds it encrypted (a Codex remote compaction), so its size
+    and what it recalls are unknown.
     """
 
     swept: tuple[int, ...] = ()
@@ -114,6 +116,7 @@ class WindowChange:
     tokens_before: int | None = None
     tokens_after: int | None = None
     duration_ms: int | None = None
+    summary_encrypted: bool = False
 
 
 class AgentSource(ABC):
@@ -126,6 +129,15 @@ class AgentSource(ABC):
 
     #: Short name of the record kind (``"adf"``, ...).
     format: str = ""
+    #: Whether each row is stamped when it is appended, so that a row stamped earlier than the
+    #: seq before it is a problem (ADF, Codex). Claude Code stamps a record with the time of
+    #: its event and writes some after later ones (a command's caveat and input records after
+    #: its output, 1 ms inversions in the ``/exit`` pair): there an inversion is the file's
+    #: normal shape, an ``info`` finding of :func:`adfkit.integrity`.
+    stamped_on_append: bool = True
+    #: Tool names the provider runs inside the response, so no tool_result ever follows a call
+    #: (Codex ``web_search_call``: ``web_search``); none by default.
+    provider_tools: frozenset[str] = frozenset()
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -171,6 +183,13 @@ class AgentSource(ABC):
         each event swept and kept; None (the default) when the analyses must derive it from the
         history (an ADF compaction keeps the rows placed after its summary, ADF_FORMAT.md §5)."""
         return None
+
+    def cache_writes_1h(self) -> dict[int, int]:
+        """Tokens each call wrote to the 1-hour prompt cache, by the seq of the row holding its
+        usage, for the calls whose record states the split (Claude Code's
+        ``usage.cache_creation``); empty (the default) when the record has no such split, and
+        then every cache write is a 5-minute one, the providers' default."""
+        return {}
 
     def highest_seq(self) -> int | None:
         """The highest seq ever assigned, if the record says (rows lost at the end count)."""

@@ -405,7 +405,9 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     """Anthropic ``usage`` -> ADF tokens (``input`` = input + cache read + cache write).
 
     ``cache_creation.ephemeral_5m_input_tokens + ephemeral_1h_input_tokens`` is used for the cache
-    write when present (it is authoritative), else ``cache_creation_input_tokens``.
+    write when present (it is authoritative), else ``cache_creation_input_tokens``. With that
+    split, ``cache_write_1h`` is the part written to the 1-hour cache (billed at another rate);
+    without it, the TTL is not recorded and the key is absent.
 
     Examples
     --------
@@ -420,11 +422,13 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     cr = as_int(usage.get("cache_read_input_tokens"))
     cw = as_int(usage.get("cache_creation_input_tokens"))
     cc = usage.get("cache_creation")
+    w1h = None
     if isinstance(cc, dict):
         a = as_int(cc.get("ephemeral_5m_input_tokens"))
         b = as_int(cc.get("ephemeral_1h_input_tokens"))
         if a is not None or b is not None:
             cw = (a or 0) + (b or 0)
+            w1h = b or 0
     res: dict[str, int] = {}
     if inp is not None or cr is not None or cw is not None:
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
@@ -434,6 +438,8 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
         res["cache_read"] = cr
     if cw is not None:
         res["cache_write"] = cw
+    if w1h is not None:
+        res["cache_write_1h"] = w1h
     return res
 
 

@@ -146,6 +146,9 @@ class TranscriptSource(AgentSource):
     def __init__(self, parsed: ParsedTranscript) -> None:
         super().__init__(parsed.path)
         self.format = parsed.format
+        self.stamped_on_append = parsed.format != "claude_code"
+        if parsed.format == "codex":
+            self.provider_tools = frozenset({"web_search"})
         self._subagents: list[AgentSource] | None = None
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -223,10 +226,20 @@ class TranscriptSource(AgentSource):
         row holding the usage, NA when none), ``line`` (Int64), ``model`` (string),
         ``created_at`` (datetime64[ms, UTC]), ``n_records`` (Int64: records the call was
         written over), ``sidechain`` (bool), then ``tokens_input``, ``tokens_output``,
-        ``tokens_cache_read``, ``tokens_cache_write``, ``tokens_reasoning`` (Int64; ``input``
-        includes the cache parts).
+        ``tokens_cache_read``, ``tokens_cache_write``, ``tokens_cache_write_1h`` (the part of
+        the cache write with a 1-hour TTL, NA where the file does not split it),
+        ``tokens_reasoning`` (Int64; ``input`` includes the cache parts).
         """
         return schema.frame(self._calls, _CALLS)
+
+    def cache_writes_1h(self) -> dict[int, int]:
+        """1-hour cache writes by seq (see :meth:`AgentSource.cache_writes_1h`)."""
+        c = self._calls
+        return {
+            int(q): int(w)
+            for q, w in zip(c["seq"], c["tokens_cache_write_1h"], strict=True)
+            if q is not None and w is not None
+        }
 
     def config(self) -> dict[str, Any]:
         """The settings the analyses read, in the shape of an ADF config.
@@ -438,7 +451,7 @@ class TranscriptSource(AgentSource):
 
 #: Columns of :meth:`TranscriptSource.row_index` and :meth:`TranscriptSource.calls`.
 _INDEX = {"seq": "Int64", "line": "Int64", "uuid": "string", "branch": "string"}
-_TOKENS = ("input", "output", "cache_read", "cache_write", "reasoning")
+_TOKENS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
 _CALLS = {
     "key": "string",
     "seq": "Int64",
@@ -543,6 +556,7 @@ def _event_data(
                 kept=tuple(e.preserved),
                 trigger="clear" if e.kind == "clear" else e.trigger or "auto",
                 instructions=focus if isinstance(focus, str) else None,
+                summary_encrypted=e.extra.get("summary_encrypted") is True,
             )
         )
 

@@ -1,9 +1,9 @@
 """Token usage and cost of every model call.
 
-Prices come from ``adfkit/data/prices.json`` (the runtime's table, ADF_FORMAT.md §9.4), in USD
-per million tokens, keyed by the exact model id. Cost follows the runtime:
-``(input * input_price + output * output_price) / 1e6`` rounded to 8 decimals, with **no cache
-discount** (the provider's ``input`` already includes cached reads and writes, §3.3).
+Prices come from ``adfkit/data/prices.json``: the providers' list prices in USD per million
+tokens, keyed by the exact model id, each entry with the page it was taken from (``source``)
+and the date (``as_of``), including the cache rates. The user's table (``prices=``) is laid
+over it. The cost rule is :func:`call_costs`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 import warnings
 from collections.abc import Mapping
 from importlib import resources
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -25,20 +25,49 @@ from ._source import AgentSource
 from ._timeline import turn_starts
 from ._user_files import read_json_file
 
-#: Prices as ``{model_id: (input_usd_per_million, output_usd_per_million)}``.
-PriceTable = dict[str, tuple[float, float]]
+
+class Price(NamedTuple):
+    """One model's prices, USD per million tokens. A cache rate that is None is charged at
+    ``input`` (``cache_write_1h``: at ``cache_write``), which is the rule of a table without
+    cache rates, such as the ADF runtime's (ADF_FORMAT.md §9.4)."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    cache_write_1h: float | None = None
+
+    def rates(self) -> tuple[float, float, float, float, float]:
+        """``(input, output, cache_read, cache_write, cache_write_1h)`` with the fallbacks."""
+        cw = self.input if self.cache_write is None else self.cache_write
+        return (
+            self.input,
+            self.output,
+            self.input if self.cache_read is None else self.cache_read,
+            cw,
+            cw if self.cache_write_1h is None else self.cache_write_1h,
+        )
+
+
+#: Prices as ``{model_id: Price}``.
+PriceTable = dict[str, Price]
 PricesArg = Mapping[str, Any] | str | os.PathLike[str] | None
 
 
 CALL_KINDS = ("assistant", "compaction")
 _TOKEN_COLS = list(TOKEN_COLUMNS)
+_RATES = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
 
 
 # --- the price table ----------------------------------------------------------------------
 
 
+def _rate(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+
+
 def _models_of(obj: Any, where: str) -> PriceTable:
-    """``{"models": {id: {"input": x, "output": y}}}`` or the bare inner mapping -> table."""
+    """``{"models": {id: {"input": x, "output": y, ...}}}`` or the bare inner mapping -> table."""
     if not isinstance(obj, Mapping):
         raise ValueError(f"{where}: prices must be a JSON object, got {type(obj).__name__}")
     models = obj.get("models", obj)
@@ -46,28 +75,34 @@ def _models_of(obj: Any, where: str) -> PriceTable:
         raise ValueError(f"{where}: 'models' must be an object of model id -> prices")
     out: PriceTable = {}
     for model, p in models.items():
-        ok = isinstance(p, Mapping) and all(
-            isinstance(v := p.get(k), int | float) and not isinstance(v, bool) and v >= 0
-            for k in ("input", "output")
+        ok = (
+            isinstance(p, Mapping)
+            and all(_rate(p.get(k)) for k in ("input", "output"))
+            and all(p.get(k) is None or _rate(p.get(k)) for k in _RATES[2:])
         )
         if not ok:
             raise ValueError(
                 f"{where}: prices for model {model!r} must be "
-                f'{{"input": <USD per million>, "output": <USD per million>}}, got {p!r}'
+                f'{{"input": <USD per million>, "output": <USD per million>}} with optional '
+                f'"cache_read", "cache_write", "cache_write_1h" (non-negative numbers), got {p!r}'
             )
-        out[str(model)] = (float(p["input"]), float(p["output"]))
+        out[str(model)] = Price(
+            *(None if p.get(k) is None else float(p[k]) for k in _RATES)  # type: ignore[arg-type]
+        )
     return out
 
 
 def default_prices() -> PriceTable:
-    """The shipped price table (``adfkit/data/prices.json``), model id -> (input, output) USD
-    per million tokens.
+    """The shipped price table (``adfkit/data/prices.json``), model id -> :class:`Price`
+    (USD per million tokens).
 
     Examples
     --------
     >>> from adfkit._usage import default_prices
     >>> default_prices()["claude-sonnet-4-5-20250929"]
-    (3.0, 15.0)
+    Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache_write_1h=6.0)
+    >>> default_prices()["gpt-5.3-codex"].rates()
+    (1.75, 14.0, 0.175, 1.75, 1.75)
     """
     text = resources.files("adfkit").joinpath("data/prices.json").read_text("utf-8")
     return _models_of(json.loads(text), "adfkit/data/prices.json")
@@ -80,19 +115,22 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
     ----------
     prices : None (the shipped table), a mapping, or the path of a JSON file. Either shape is
         accepted: ``{"models": {"<model id>": {"input": 3.0, "output": 15.0}}}`` (the shape of
-        ``adfkit/data/prices.json``) or the inner ``{"<model id>": {...}}`` mapping. Entries
-        replace the shipped ones for the same model id and add new ones.
+        ``adfkit/data/prices.json``; optional ``cache_read``, ``cache_write`` and
+        ``cache_write_1h`` rates) or the inner ``{"<model id>": {...}}`` mapping. An entry
+        replaces the shipped one for the same model id as a whole (a rate it lacks falls back
+        as :class:`Price` says) and adds new ones. ``adfkit/data/prices-adf-runtime.json`` is
+        the ADF runtime's own table, for the runtime's figures.
 
     Raises
     ------
     ValueError
-        the file is missing or not JSON, or an entry is not two non-negative numbers.
+        the file is missing or not JSON, or an entry's rates are not non-negative numbers.
 
     Examples
     --------
     >>> from adfkit._usage import load_prices
     >>> load_prices({"my-model": {"input": 1, "output": 2}})["my-model"]
-    (1.0, 2.0)
+    Price(input=1.0, output=2.0, cache_read=None, cache_write=None, cache_write_1h=None)
     """
     table = default_prices()
     if prices is None:
@@ -106,14 +144,52 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
     return table
 
 
+def _na0(a: pd.Series) -> np.ndarray:
+    out: np.ndarray = a.to_numpy(dtype="float64", na_value=0.0)
+    return out
+
+
+def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.ndarray]:
+    """``(cost_usd, rates)`` of each call of a usage frame: the one cost rule.
+
+    ``cost = (uncached * input + cache_read * cache_read_rate + (cache_write - cache_write_1h)
+    * cache_write_rate + cache_write_1h * cache_write_1h_rate + output * output_rate) / 1e6``
+    USD rounded to 8 decimals, where ``uncached = tokens_input - cache_read - cache_write``
+    (``tokens_input`` includes the cache parts, in every format). An absent cache count is 0;
+    ``rates`` is an ``(n, 5)`` array of :data:`Price.rates`, NaN for a model without a price,
+    whose cost is NaN (never 0), as is the cost of a call whose input or output is unknown or
+    whose cache parts exceed its input.
+    """
+    nan = (np.nan,) * 5
+    rates = np.array(
+        [prices[m].rates() if m in prices else nan for m in df["model"].fillna("")],
+        dtype="float64",
+    ).reshape(len(df), 5)
+    tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
+    tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
+    cr, cw = _na0(df["tokens_cache_read"]), _na0(df["tokens_cache_write"])
+    w1h = np.minimum(_na0(df["tokens_cache_write_1h"]), cw)
+    uncached = tin - cr - cw
+    uncached[uncached < 0] = np.nan
+    cost = (
+        uncached * rates[:, 0]
+        + tout * rates[:, 1]
+        + cr * rates[:, 2]
+        + (cw - w1h) * rates[:, 3]
+        + w1h * rates[:, 4]
+    ) / 1e6
+    return np.round(cost, 8), rates
+
+
 # --- usage frame ------------------------------------------------------------------------
 
 
 def usage_frame(
-    history: pd.DataFrame, prices: PriceTable
+    history: pd.DataFrame, prices: PriceTable, writes_1h: Mapping[int, int] | None = None
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
     """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
 
+    ``writes_1h`` is :meth:`AgentSource.cache_writes_1h` (seq -> 1-hour cache writes).
     ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
     its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
     """
@@ -146,25 +222,26 @@ def usage_frame(
     ).reset_index(drop=True)
     for c in _TOKEN_COLS:
         df[c] = src[c].astype("Int64").reset_index(drop=True)
+    w = writes_1h or {}
+    df.insert(
+        df.columns.get_loc("tokens_cache_write") + 1,
+        "tokens_cache_write_1h",
+        pd.array([w.get(int(q)) for q in df["seq"]], dtype="Int64"),
+    )
     df["cum_input"] = df["tokens_input"].fillna(0).cumsum().astype("Int64")
     df["cum_output"] = df["tokens_output"].fillna(0).cumsum().astype("Int64")
     df["cum_total"] = df["tokens_total"].fillna(0).cumsum().astype("Int64")
-    models = df["model"].fillna("").tolist()
-    pin = np.array([prices.get(m, (np.nan, np.nan))[0] for m in models], dtype="float64")
-    pout = np.array([prices.get(m, (np.nan, np.nan))[1] for m in models], dtype="float64")
-    tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
-    tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
-    cost = np.round((tin * pin + tout * pout) / 1e6, 8)
-    df["price_input"] = pin
-    df["price_output"] = pout
+    cost, rates = call_costs(df, prices)
+    for i, k in enumerate(_RATES):
+        df[f"price_{k}"] = rates[:, i]
     df["cost_usd"] = cost
     df["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
     unpriced: dict[str, int] = {}
-    for m in models:
+    for m in df["model"].fillna("").tolist():
         if m not in prices:
             name = m or "(none recorded)"
             unpriced[name] = unpriced.get(name, 0) + 1
-    total_only = int((~np.isnan(pin) & np.isnan(cost)).sum())
+    total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost)).sum())
     return df, unpriced, total_only
 
 
@@ -267,20 +344,25 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     :func:`observe`). A copy whose original was discarded unaudited is the only record of
     that call and counts.
 
-    Cost is ``(input * input_price + output * output_price) / 1e6`` USD, rounded to 8
-    decimals, exactly as the runtime computes it: **no cache discount** (``input`` already
-    includes cached reads and writes), reasoning tokens not billed separately. Prices are
-    per million tokens, keyed by the exact model id, from the shipped table
-    ``adfkit/data/prices.json`` (the runtime's ``llm-pricing.ts``) overlaid with
-    ``prices``. A model without a price gets NaN cost, and one :class:`adfkit.AdfWarning`
-    per call to ``usage()`` names every such model. Legacy bare-integer tokens
-    (pre-public files) fill ``tokens_total`` only; their split and cost are NA/NaN.
+    Cost is the providers' bill at list prices (:func:`call_costs`): uncached input,
+    cache reads, 5-minute and 1-hour cache writes and output each at their own rate, USD
+    rounded to 8 decimals; reasoning tokens are part of output. Prices are per million tokens,
+    keyed by the exact model id, from the shipped table ``adfkit/data/prices.json`` (each
+    entry names its provider page and date) overlaid with ``prices``. A call whose record
+    does not split its cache write by TTL (ADF files, older Claude Code) is charged the
+    5-minute rate, the providers' default. This is not the ADF runtime's own estimate (its
+    ``llm-pricing.ts`` has no cache discount and older prices; pass
+    ``adfkit/data/prices-adf-runtime.json`` as ``prices`` for those figures). A model without
+    a price gets NaN cost, never 0, and one :class:`adfkit.AdfWarning` per call to
+    ``usage()`` names every such model. Legacy bare-integer tokens (pre-public files) fill
+    ``tokens_total`` only; their split and cost are NA/NaN.
 
     Parameters
     ----------
     prices : extra or replacement prices: a mapping ``{"<model id>": {"input": 3.0,
-        "output": 15.0}}`` (USD per million tokens), the same wrapped in ``{"models":
-        ...}``, or the path of a JSON file shaped like ``adfkit/data/prices.json``.
+        "output": 15.0}}`` (USD per million tokens; optional ``cache_read``,
+        ``cache_write``, ``cache_write_1h``), the same wrapped in ``{"models": ...}``, or the
+        path of a JSON file shaped like ``adfkit/data/prices.json``.
 
     Returns
     -------
@@ -292,11 +374,14 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
       abandoned branch a call is on (a Claude Code rewind, a resume that answered a prompt
       again: the call was made and paid for), NA for the conversation that went on)
     - ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
-      ``tokens_reasoning``, ``tokens_total`` (Int64; as reported, ``input`` includes the
-      cache parts)
+      ``tokens_cache_write_1h`` (the part of the cache write with a 1-hour TTL; NA where the
+      record does not split it), ``tokens_reasoning``, ``tokens_total`` (Int64; as
+      reported, ``input`` includes the cache parts)
     - ``cum_input``, ``cum_output``, ``cum_total`` (Int64: running sums; an unknown value
       adds nothing)
-    - ``price_input``, ``price_output`` (float64: USD per million, NaN when unpriced)
+    - ``price_input``, ``price_output``, ``price_cache_read``, ``price_cache_write``,
+      ``price_cache_write_1h`` (float64: USD per million as charged, a missing cache rate
+      filled as :class:`Price` says; NaN when unpriced)
     - ``cost_usd`` (float64, NaN when unpriced or the split is unknown), ``cum_cost_usd``
       (float64: running sum of the known costs)
 
@@ -316,7 +401,7 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     """
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
-    df, unpriced, total_only = usage_frame(rows, table)
+    df, unpriced, total_only = usage_frame(rows, table, src.cache_writes_1h())
     df.insert(
         df.columns.get_loc("model") + 1,
         "branch",

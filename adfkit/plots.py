@@ -930,7 +930,7 @@ def context_sawtooth(
 def _usage_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
         with _agent(data) as agent:
-            u, _, _ = usage_frame(agent.history(), load_prices())
+            u, _, _ = usage_frame(agent.history(), load_prices(), agent.source.cache_writes_1h())
             return u, agent.name
     return data, None
 
@@ -1098,7 +1098,7 @@ def _turns_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
         with _agent(data) as agent:
             h = agent.history()
-            u, _, _ = usage_frame(h, load_prices())
+            u, _, _ = usage_frame(h, load_prices(), agent.source.cache_writes_1h())
             return turns_frame(h, u), agent.name
     df: pd.DataFrame = data
     if "turn" in df.columns:
@@ -1250,7 +1250,8 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
     the summary that replaced them, side by side (in front of one another past 30
     compactions); the ratio is written above each pair when there are few enough
     compactions to read it. A size that is not known (rows discarded unarchived, a summary
-    lost) has no bar: it is labelled, or marked ``?`` at the base past 30 compactions.
+    lost, or encrypted: a Codex remote compaction) has no bar: it is labelled ("summary
+    encrypted", ...), or marked ``?`` at the base past 30 compactions.
 
     Parameters
     ----------
@@ -1305,9 +1306,16 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
         _gid(b2, "summary")
         top = float(np.nanmax(np.concatenate([sw, sm, [1.0]])))
         unknown = np.isnan(sw) | np.isnan(sm)
+        enc = (
+            comp["summary_encrypted"].fillna(False).to_numpy(dtype=bool)
+            if "summary_encrypted" in comp.columns
+            else np.zeros(n, dtype=bool)
+        )
         if labelled:
-            for xi, a, b in zip(xs, sw, sm, strict=True):
-                if np.isnan(a):
+            for xi, a, b, e in zip(xs, sw, sm, enc, strict=True):
+                if e:
+                    label = "summary encrypted"
+                elif np.isnan(a):
                     label = "swept rows not archived"
                 elif np.isnan(b):
                     label = "summary lost"
@@ -1336,7 +1344,7 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
                 color="0.2",
                 clip_on=False,
                 gid="unknown",
-                label="size unknown (not archived\nor summary lost)",
+                label="size unknown (not archived,\nsummary lost or encrypted)",
             )
         ratios = sw / np.where(sm > 0, sm, np.nan)
         if np.isfinite(ratios).any():

@@ -18,9 +18,9 @@ import adfkit
 from adfkit import schema
 from adfkit._usage import default_prices, load_prices, turns_frame
 
-SONNET = "claude-sonnet-4-5-20250929"  # 3.00 / 15.00 USD per million (ADF_FORMAT.md §9.4)
-MINI = "gpt-5.4-mini"  # 0.25 / 2.00
-GPT = "gpt-5.4"  # 2.50 / 10.00
+SONNET = "claude-sonnet-4-5-20250929"  # 3.00 / 15.00 USD per million, cache read 0.30
+MINI = "gpt-5.4-mini"  # 0.75 / 4.50 (adfkit/data/prices.json)
+GPT = "gpt-5.4"  # 2.50 / 15.00
 
 SUMMARY = "[Loop Compacted, audited] - timer handled [S2]\n\n---\nYour loop was compacted."
 
@@ -84,21 +84,23 @@ def test_usage_rows_tokens_and_running_sums(mixed):
 
 
 def test_usage_cost_exact_and_unknown_model_warns_once(mixed):
-    """Cost = (in*p_in + out*p_out)/1e6, no cache discount; NaN + one warning when unpriced."""
+    """Cost at list prices, the cache read (part of input) at its rate; NaN + one warning when
+    unpriced."""
     u, warns = _usage(mixed)
-    sonnet = (1000 * 3.00 + 200 * 15.00) / 1e6  # 0.006: cache_read 800 is NOT discounted
-    mini = (12345 * 0.25 + 678 * 2.00) / 1e6  # 0.00444225
-    gpt = (2000 * 2.50 + 100 * 10.00) / 1e6  # 0.006
+    sonnet = (200 * 3.00 + 800 * 0.30 + 200 * 15.00) / 1e6  # 0.00384: 800 of 1000 read cached
+    mini = (12345 * 0.75 + 678 * 4.50) / 1e6  # 0.01230975
+    gpt = (2000 * 2.50 + 100 * 15.00) / 1e6  # 0.0065
     cost = u["cost_usd"].to_numpy()
-    assert cost[0] == pytest.approx(0.006, abs=1e-12) and cost[0] == pytest.approx(sonnet)
-    assert cost[1] == pytest.approx(0.00444225, abs=1e-12) and cost[1] == pytest.approx(mini)
+    assert cost[0] == pytest.approx(0.00384, abs=1e-12) and cost[0] == pytest.approx(sonnet)
+    assert cost[1] == pytest.approx(0.01230975, abs=1e-12) and cost[1] == pytest.approx(mini)
     assert math.isnan(cost[2])  # unknown model
     assert cost[3] == pytest.approx(gpt, abs=1e-12)
     assert math.isnan(cost[4])  # known model, but a bare total: no split, no cost
     assert u["cum_cost_usd"].to_numpy() == pytest.approx(
-        [0.006, 0.01044225, 0.01044225, 0.01644225, 0.01644225], abs=1e-12
+        [0.00384, 0.01614975, 0.01614975, 0.02264975, 0.02264975], abs=1e-12
     )
-    assert u["price_input"].tolist()[:2] == [3.0, 0.25]
+    assert u["price_input"].tolist()[:2] == [3.0, 0.75]
+    assert u["price_cache_read"].tolist()[:2] == [0.3, 0.075]
     assert len(warns) == 1
     msg = str(warns[0].message)
     assert "'mystery-model' (1 calls)" in msg and str(mixed) in msg
@@ -110,14 +112,15 @@ def test_usage_price_override_mapping_and_file(mixed, tmp_path):
     """User prices add unknown models and replace shipped ones; a JSON file works the same."""
     u, warns = _usage(mixed, prices={"mystery-model": {"input": 1, "output": 10}})
     assert u["cost_usd"].iloc[2] == pytest.approx((500 * 1 + 50 * 10) / 1e6, abs=1e-12)
-    assert u["cost_usd"].iloc[0] == pytest.approx(0.006, abs=1e-12)  # shipped price kept
+    assert u["cost_usd"].iloc[0] == pytest.approx(0.00384, abs=1e-12)  # shipped price kept
     assert len(warns) == 1 and "mystery-model" not in str(warns[0].message)  # legacy row only
 
     f = tmp_path / "prices.json"
     f.write_text(json.dumps({"models": {SONNET: {"input": 1.0, "output": 1.0}}}))
     u2, _ = _usage(mixed, prices=f)
+    # an entry without cache rates charges the cache read at its input rate
     assert u2["cost_usd"].iloc[0] == pytest.approx((1000 + 200) / 1e6, abs=1e-12)
-    assert u2["cost_usd"].iloc[1] == pytest.approx(0.00444225, abs=1e-12)
+    assert u2["cost_usd"].iloc[1] == pytest.approx(0.01230975, abs=1e-12)
     u3, _ = _usage(mixed, prices=str(f))
     assert u3["cost_usd"].iloc[0] == u2["cost_usd"].iloc[0]
 
@@ -138,16 +141,20 @@ def test_bad_prices_raise_clear_errors(mixed, tmp_path):
         agent.usage(prices=latin)
 
 
-def test_shipped_table_is_the_runtime_table():
-    """adfkit/data/prices.json holds exactly the §9.4 table."""
-    assert default_prices() == {
+def test_runtime_table_gives_the_runtimes_own_figures(mixed):
+    """adfkit/data/prices-adf-runtime.json holds exactly the §9.4 table: no cache discount."""
+    runtime = "adfkit/data/prices-adf-runtime.json"
+    t = load_prices(runtime)
+    assert {m: t[m].rates()[:2] for m in t if t[m] != default_prices().get(m)} == {
         "gpt-5.4": (2.50, 10.00),
         "gpt-5.4-mini": (0.25, 2.00),
         "gpt-5.3-codex": (3.00, 12.00),
         "gpt-5.3-codex-spark": (0.50, 2.00),
         SONNET: (3.00, 15.00),
     }
-    assert load_prices({"m": {"input": 0, "output": 0}})["m"] == (0.0, 0.0)
+    u, _ = _usage(mixed, prices=runtime)
+    assert u["cost_usd"].iloc[0] == pytest.approx((1000 * 3.00 + 200 * 15.00) / 1e6, abs=1e-12)
+    assert load_prices({"m": {"input": 0, "output": 0}})["m"].rates() == (0.0,) * 5
 
 
 def test_all_priced_gives_no_warning(tmp_path):

@@ -187,13 +187,13 @@ plt.show()"""
             """
 ## One compaction up close
 `EVENT` picks one (an `event_id`; -1 is the last one whose swept rows and summary are both in
-the file).
+the file, the summary readable: a Codex remote compaction keeps it encrypted).
 """
         ),
         code(
             """EVENT = -1
 readable = compactions[(compactions["event"] == "compaction") & compactions["audited"].fillna(False)
-                       & compactions["summary_seq"].notna()]
+                       & compactions["summary_seq"].notna() & ~compactions["summary_encrypted"]]
 event = readable.iloc[EVENT] if EVENT < 0 and len(readable) else (
     compactions.set_index("event_id").loc[EVENT] if EVENT >= 0 else None)
 if event is None:
