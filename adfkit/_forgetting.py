@@ -26,18 +26,8 @@ from ._replay import ReplayState, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
 from ._source import AgentSource, Key
 from ._tables import tool_calls
-from ._usage import PricesArg, load_prices, usage_frame
+from ._usage import PriceTable, PricesArg, load_prices, usage_frame
 
-#: Provider cache rules as multipliers of the base input price: (cache write, cache read).
-#: Anthropic: a 5-minute cache write costs 1.25x base input (a 1-hour one 2x), a read 0.1x;
-#: OpenAI: cached input costs 0.1x, writing the cache costs nothing extra (1x, it is input).
-#: The one place these rates live (to be read from the price table once it carries them).
-CACHE_MULTIPLIERS: dict[str, tuple[float, float]] = {
-    "anthropic": (1.25, 0.1),
-    "openai": (1.0, 0.1),
-}
-#: A 1-hour Anthropic cache write, for the anchors of the plots.
-CACHE_WRITE_1H = 2.0
 #: What a normalised match of a multi-word item needs: this share of its words in the summary.
 WORD_SHARE = 0.8
 #: Tool names whose call saves what it writes (a todo list), wherever they run.
@@ -245,7 +235,7 @@ class _Calls:
     tokens: list[int]  # prefix sums of input + output (unknown counts 0)
     cost: list[float]  # prefix sums of cost (NaN poisons every later sum: unknown)
     usage: pd.DataFrame
-    prices: dict[str, tuple[float, float]] = field(default_factory=dict)
+    prices: PriceTable = field(default_factory=dict)
 
     def between(self, lo: int, hi: int) -> tuple[int, int, int, float]:
         """(first index, count, tokens, cost) of the calls with lo < seq <= hi."""
@@ -636,15 +626,15 @@ def survival_of(n_checked: np.ndarray, lost: np.ndarray) -> pd.DataFrame:
 
 
 # -- cache economics -----------------------------------------------------------------------
-def _rates(model: str | None, prices: dict[str, tuple[float, float]]) -> tuple[float, ...] | None:
-    """(base input, cache write, cache read, output) USD per token, or None when unpriced or
-    the provider's cache rules are unknown."""
+def _rates(model: str | None, prices: PriceTable) -> tuple[float, ...] | None:
+    """(base input, cache write, cache read, output) USD per token from the price table (its
+    cache rates: Anthropic writes 1.25x, reads 0.1x; OpenAI cached input at its discounted
+    rate, writes at base input), or None when the model is unpriced."""
     p = prices.get(model or "")
-    prov = provider_of(model)
-    if p is None or prov is None:
+    if p is None:
         return None
-    w, r = CACHE_MULTIPLIERS[prov]
-    return p[0] / 1e6, p[0] * w / 1e6, p[0] * r / 1e6, p[1] / 1e6
+    base, out, read, write, _ = p.rates()
+    return base / 1e6, write / 1e6, read / 1e6, out / 1e6
 
 
 def _call_cost(rates: tuple[float, ...], uncached: int, write: int, read: int, out: int) -> float:
@@ -661,10 +651,10 @@ def compaction_cache(
 
     Figures come from the usage fields of the model calls (``tokens_input`` includes the
     cached parts): the *before* call is the last model call at or before the boundary, the
-    *after* call the first one after it. Costs use the price table's input and output prices
-    and the provider's cache rules (:data:`CACHE_MULTIPLIERS`: Anthropic writes at 1.25x,
-    reads at 0.1x; OpenAI reads at 0.1x). Every cache column is NA when the calls carry no
-    cache fields; every cost NA when the model is unpriced or its provider unknown. OpenAI
+    *after* call the first one after it. Costs use the price table's rates (``usage()``'s:
+    Anthropic cache writes at 1.25x the input price, reads at 0.1x; OpenAI cached input at its
+    discounted rate). Every cache column is NA when the calls carry no cache fields; every
+    cost NA when the model is unpriced. OpenAI
     reports no cache writes: it caches every prompt at the base rate, so a call's cache write
     is taken as its input less its cache read.
 
@@ -779,7 +769,7 @@ def _na(v: Any) -> bool:
 def _cache_row(
     cols: dict[str, list[Any]],
     models: list[Any],
-    prices: dict[str, tuple[float, float]],
+    prices: PriceTable,
     a: int,
     z: int,
     win: int | None,

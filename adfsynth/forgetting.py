@@ -346,8 +346,8 @@ def write_rollout(folder: str | Path, seed: int = 20261202) -> Path:
     return path
 
 
-#: USD per million tokens of gpt-5.3-codex (input, output).
-CODEX_PRICE = (3.0, 12.0)
+#: USD per million tokens of gpt-5.3-codex (input, output), as adfkit's price table has them.
+CODEX_PRICE = (1.75, 14.0)
 
 
 def _set_codex_summary(r: Rollout, text: str) -> None:

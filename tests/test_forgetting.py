@@ -331,7 +331,10 @@ def test_adf_ledger(adf):
     assert got == want
     err = led.loc[ERR]
     assert err["tokens_until"] == (1200 + 10) + (1300 + 10)
-    assert err["cost_until_usd"] == pytest.approx((1200 * 3 + 10 * 15 + 1300 * 3 + 10 * 15) / 1e6)
+    # calls 10 and 12 at $3 input, $3.75 cache write, $0.30 cache read, $15 output
+    c10 = 100 * 3 + 1100 * 3.75 + 10 * 15
+    c12 = 50 * 3 + 150 * 3.75 + 1100 * 0.3 + 10 * 15
+    assert err["cost_until_usd"] == pytest.approx((c10 + c12) / 1e6)
     assert err["seconds_until"] == 4.0  # rows are one second apart: 9 -> 13
     assert led.loc[DOCS, "refetch_tokens"] == math.ceil((len(ERR) + 16) / 3.5)  # its result
     f = adf.forgetting().iloc[0]
