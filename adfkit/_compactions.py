@@ -19,7 +19,7 @@ from ._errors import AdfError
 from ._recall import identifiers, recalled_all
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
-from ._settings import threshold_at, threshold_schedule
+from ._settings import threshold_of_event
 from ._source import AgentSource, Key
 from ._tables import tool_calls
 from ._timeline import gap_between
@@ -71,7 +71,9 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
     - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
     - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
       event, in its epoch; NA when rows discarded without audit lie between, so the
-      triggering call is unknown), ``threshold`` (Int64: in force then)
+      triggering call is unknown), ``threshold`` (Int64: in force then; a change known only
+      from ``adf_tasks`` whose place among the seqs was lost to the gap that holds the event
+      too is placed by time: in force when the event happened after it)
     - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
       kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
       swept identifiers that the summary repeats (:meth:`summary_recall`)
@@ -95,7 +97,6 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
 def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
-    sched = threshold_schedule(src)
     present = st.order  # ascending
     a = src.audit()
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
@@ -195,7 +196,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "tail_seqs": tuple(tail),
             "n_tail": len(tail),
             "trigger_tokens": trig,
-            "threshold": threshold_at(sched, b)[0],
+            "threshold": threshold_of_event(src, b, created),
         }
         rec.update(_recall_columns(src, st, j))
         rec["n_refetches"], rec["refetch_tokens"] = ref_counts.get(j, (0, 0))
