@@ -115,7 +115,8 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     ev_summary = [as_int(x) for x in ev["summary_seq"]]
     ev_aids = [tuple(x) for x in ev["audit_ids"]]
     ev_lost = [bool(x) for x in ev["summary_lost"]]
-    recs: list[dict[str, Any]] = []
+    # column lists, not one dict per event kept to the end: 100,000 events stay small
+    cols: dict[str, list[Any]] = {}
     prev_bound: int | None = None
     prev_tail: list[int] = []
     for j in range(len(ev)):
@@ -208,9 +209,10 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
             rec[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
             rec[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
-        recs.append(rec)
+        for name, v in rec.items():
+            cols.setdefault(name, []).append(v)
         prev_bound, prev_tail = b, list(tail)
-    df = schema.frame(recs, schema.COMPACTIONS)
+    df = schema.frame(cols, schema.COMPACTIONS)
     return df.copy(deep=False)
 
 
@@ -250,7 +252,7 @@ def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]
     rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
     for k in ID_KINDS:
         rec[f"recall_{k}"] = None
-    found = _recall_found(src, st, j)
+    found = _find_recall(st, j)  # not kept: summary_recall() finds one event's again
     if found is None:
         return rec
     kinds, flags = found[0], found[3]

@@ -84,10 +84,19 @@ class ReplayRow:
     cr: int | None
     ord: int | None
     audit_id: int | None
-    content: str
     part: int  # index into PARTS when ``conv``, else -1
     inject: bool  # a loop_inject row (v2 or the old form), delivered or not
     body: int  # JS length of a context row's text without its header (0 for other rows)
+    # the history's ``content`` column and this row's position in it: read when needed, not
+    # copied (a copy would double the memory the history's text takes)
+    contents: Any = None
+    pos: int = 0
+
+    @property
+    def content(self) -> str:
+        """The row's ``content`` JSON text (``[]`` when it has none)."""
+        v = self.contents[self.pos] if self.contents is not None else None
+        return v if isinstance(v, str) else "[]"
 
 
 #: Part (index into :data:`adfkit._context.PARTS`) of a conversation row, by kind; the rest
@@ -154,13 +163,15 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
     cols = [
         "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
         "tokens_output", "tokens_total", "tokens_cache_write", "tokens_cache_read", "audit_id",
-        "content",
     ]  # fmt: skip
-    data = {c: h[c].tolist() for c in cols}
+    data = {c: h[c].tolist() for c in cols if c != "text"}
+    contents = h["content"].array
+    # the text of the context rows only (their headers and bodies)
+    at_ctx = np.flatnonzero((h["kind"] == "context").to_numpy(dtype=bool, na_value=False))
+    texts = dict(zip(at_ctx.tolist(), h["text"].iloc[at_ctx].tolist(), strict=True))
     headers: dict[int, dict[str, str]] = {}
-    for i, kind in enumerate(data["kind"]):
-        text = data["text"][i]
-        if kind == "context" and isinstance(text, str):
+    for i, text in texts.items():
+        if isinstance(text, str):
             headers[i] = parse_context_header(text) or {}
     keyed = [
         (int(data["seq"][i]), hdr["category"], hdr["key"])
@@ -179,7 +190,7 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
         conv = kind != "context" or (v2 and seq not in gone)
         body = 0
         if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
-            body = js_length(context_body(data["text"][i]))
+            body = js_length(context_body(texts[i]))
         out[seq] = ReplayRow(
             seq=seq,
             key=ordv if ordv is not None else seq,
@@ -196,10 +207,11 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
             cr=as_int(data["tokens_cache_read"][i]),
             ord=ordv,
             audit_id=as_int(data["audit_id"][i]),
-            content=data["content"][i] if isinstance(data["content"][i], str) else "[]",
             part=_PART_OF.get(kind, 1) if conv else -1,
             inject=inject,
             body=body,
+            contents=contents,
+            pos=i,
         )
     return out
 
