@@ -183,6 +183,8 @@ def threshold_of_event(src: AgentSource, boundary: int, at: Any) -> int | None:
     sched, timed = src.memo.get(_SCHEDULE, lambda: _schedule(src))
     i = bisect.bisect_right(sched, boundary, key=lambda c: c[0]) - 1
     val = sched[max(i, 0)][1]
+    if i + 1 not in timed:
+        return val
     ms = None if at is None or pd.isna(at) else schema.to_ms(at)
     k = i + 1
     # the changes after the boundary by seq whose gap holds it (at most one gap qualifies)
