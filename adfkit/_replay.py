@@ -588,7 +588,9 @@ def replay(src: AgentSource) -> pd.DataFrame:
     - ``seq`` (Int64: the assistant row; join key for per-call tables), ``position``,
       ``epoch`` (Int64, from :meth:`history`), ``created_at``, ``model``
     - ``context_seqs`` (object: tuple of the conversation seqs in the window, display
-      order), ``n_context_rows`` (Int64: their count)
+      order; the column holds every call's window, so its size is the sum of the window
+      sizes: 90 million seqs for a 20,000-row loop never compacted), ``n_context_rows``
+      (Int64: their count)
     - ``system_prompt_seq`` (Int64: the ``[Context: system_prompt]`` row in force, the
       latest written before the call, across compactions: the runtime sends the system
       prompt on every call (§7); NA when none precedes the call or a history gap lies
