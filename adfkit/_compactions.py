@@ -19,7 +19,7 @@ from ._errors import AdfError
 from ._recall import identifiers, recalled_all
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
-from ._settings import threshold_at, threshold_schedule
+from ._settings import threshold_of_event
 from ._source import AgentSource, Key, WindowChange
 from ._tables import tool_calls
 from ._timeline import gap_between
@@ -75,7 +75,9 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
     - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
       event, in its epoch; where no call before it is known, the size the record states,
       ``recorded_tokens_before``; NA when rows discarded without audit lie between, so the
-      triggering call is unknown), ``threshold`` (Int64: in force then)
+      triggering call is unknown), ``threshold`` (Int64: in force then; a change known only
+      from ``adf_tasks`` whose place among the seqs was lost to the gap that holds the event
+      too is placed by time: in force when the event happened after it)
     - ``recorded_tokens_before``, ``recorded_tokens_after``, ``recorded_duration_ms`` (Int64:
       what the record itself states, e.g. Claude Code's ``compactMetadata.preTokens``,
       ``postTokens``, ``durationMs`` (a microcompaction's ``preTokens`` too); NA where the
@@ -107,7 +109,6 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
 def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
-    sched = threshold_schedule(src)
     present = st.order  # ascending
     a = src.audit()
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
@@ -127,7 +128,8 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     ev_summary = [as_int(x) for x in ev["summary_seq"]]
     ev_aids = [tuple(x) for x in ev["audit_ids"]]
     ev_lost = [bool(x) for x in ev["summary_lost"]]
-    recs: list[dict[str, Any]] = []
+    # column lists, not one dict per event kept to the end: 100,000 events stay small
+    cols: dict[str, list[Any]] = {}
     prev_bound: int | None = None
     prev_tail: list[int] = []
     for j in range(len(ev)):
@@ -218,7 +220,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "recorded_tokens_before": stated.tokens_before,
             "recorded_tokens_after": stated.tokens_after,
             "recorded_duration_ms": stated.duration_ms,
-            "threshold": threshold_at(sched, b)[0],
+            "threshold": threshold_of_event(src, b, created),
         }
         rec.update(_recall_columns(src, st, j))
         rec["n_refetches"], rec["refetch_tokens"] = ref_counts.get(j, (0, 0))
@@ -230,10 +232,11 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
             rec[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
             rec[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
-        recs.append(rec)
+        for name, v in rec.items():
+            cols.setdefault(name, []).append(v)
         if ev_event[j] != "microcompaction":  # stubs left in the window: no new epoch
             prev_bound, prev_tail = b, list(tail)
-    df = schema.frame(recs, schema.COMPACTIONS)
+    df = schema.frame(cols, schema.COMPACTIONS)
     return df.copy(deep=False)
 
 
@@ -284,7 +287,7 @@ def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]
     rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
     for k in ID_KINDS:
         rec[f"recall_{k}"] = None
-    found = _recall_found(src, st, j)
+    found = _find_recall(st, j)  # not kept: summary_recall() finds one event's again
     if found is None:
         return rec
     kinds, flags = found[0], found[3]

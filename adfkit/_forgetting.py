@@ -26,7 +26,7 @@ from ._replay import ReplayState, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
 from ._source import AgentSource, Key
 from ._tables import tool_calls
-from ._usage import PriceTable, PricesArg, load_prices, usage_frame
+from ._usage import PricesArg, PriceTable, load_prices, usage_frame
 
 #: What a normalised match of a multi-word item needs: this share of its words in the summary.
 WORD_SHARE = 0.8

@@ -32,7 +32,7 @@ from ._rows import (
     parse_context_header,
 )
 from ._settings import threshold_at, threshold_schedule
-from ._source import AgentSource, Key
+from ._source import AgentSource, Key, WindowChange
 from ._timeline import gap_between, resets, restarts
 
 #: Conversation parts of a call: the columns of :meth:`AgentFile.replay` (and
@@ -84,15 +84,28 @@ class ReplayRow:
     cr: int | None
     ord: int | None
     audit_id: int | None
-    content: str
     part: int  # index into PARTS when ``conv``, else -1
     inject: bool  # a loop_inject row (v2 or the old form), delivered or not
     body: int  # JS length of a context row's text without its header (0 for other rows)
+    # the history's ``content`` column and this row's position in it: read when needed, not
+    # copied (a copy would double the memory the history's text takes)
+    contents: Any = None
+    pos: int = 0
+
+    @property
+    def content(self) -> str:
+        """The row's ``content`` JSON text (``[]`` when it has none)."""
+        v = self.contents[self.pos] if self.contents is not None else None
+        return v if isinstance(v, str) else "[]"
 
 
 #: Part (index into :data:`adfkit._context.PARTS`) of a conversation row, by kind; the rest
 #: (chat messages, triggers, notices, unknown rows) are messages (1); delivered injects are 4.
 _PART_OF = {"compaction_summary": 0, "assistant": 2, "tool_result": 3, "context": 4}
+
+
+#: A model call's window: the first ``n`` seqs of a list shared with other calls.
+Window = tuple[list[int], int]
 
 
 @dataclass
@@ -106,10 +119,13 @@ class ReplayState:
     manual: list[bool]
     instructions: list[str | None]
     calls: list[int]
-    ctx: dict[int, tuple[int, ...]]  # call seq -> live seqs (display order), context rows too
+    # call seq -> its window: the conversation seqs, display order (see :meth:`window`)
+    ctx: dict[int, Window]
     est: dict[int, tuple[int, int, int]]  # call seq -> (chars incl. overhead, media, n_conv)
     # call seq -> per part (PARTS order): (chars incl. overhead, media)
     parts: dict[int, tuple[tuple[int, int], ...]]
+    # call seq -> the estimate of the conversation rebuilt at the last event before it
+    rebuilt: dict[int, int] = field(default_factory=dict)
     reappended: set[int] = field(default_factory=set)
     fallback: set[int] = field(default_factory=set)  # events whose tail was re-appended
     # the columns of ``events`` as lists, per event
@@ -122,6 +138,24 @@ class ReplayState:
     encrypted: list[bool] = field(default_factory=list)
     stated: bool = False  # the source states each event's sweep (AgentSource.window_changes)
 
+    def window(self, call: int) -> tuple[int, ...]:
+        """The conversation seqs in the window of a model call, in display order."""
+        seqs, n = self.ctx[call]
+        return tuple(seqs[:n])
+
+    def windows(self) -> list[tuple[int, ...]]:
+        """:meth:`window` of every call, in call order: each shared list made a tuple once,
+        each window a slice of it (one allocation of its own size)."""
+        frozen: dict[int, tuple[int, ...]] = {}
+        out = []
+        for c in self.calls:
+            seqs, n = self.ctx[c]
+            t = frozen.get(id(seqs))
+            if t is None:
+                t = frozen[id(seqs)] = tuple(seqs)
+            out.append(t if n == len(t) else t[:n])
+        return out
+
 
 def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
     """The history's rows by seq. A context row is part of the conversation only when it is
@@ -131,13 +165,15 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
     cols = [
         "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
         "tokens_output", "tokens_total", "tokens_cache_write", "tokens_cache_read", "audit_id",
-        "content",
     ]  # fmt: skip
-    data = {c: h[c].tolist() for c in cols}
+    data = {c: h[c].tolist() for c in cols if c != "text"}
+    contents = h["content"].array
+    # the text of the context rows only (their headers and bodies)
+    at_ctx = np.flatnonzero((h["kind"] == "context").to_numpy(dtype=bool, na_value=False))
+    texts = dict(zip(at_ctx.tolist(), h["text"].iloc[at_ctx].tolist(), strict=True))
     headers: dict[int, dict[str, str]] = {}
-    for i, kind in enumerate(data["kind"]):
-        text = data["text"][i]
-        if kind == "context" and isinstance(text, str):
+    for i, text in texts.items():
+        if isinstance(text, str):
             headers[i] = parse_context_header(text) or {}
     keyed = [
         (int(data["seq"][i]), hdr["category"], hdr["key"])
@@ -156,7 +192,7 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
         conv = kind != "context" or (v2 and seq not in gone)
         body = 0
         if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
-            body = js_length(context_body(data["text"][i]))
+            body = js_length(context_body(texts[i]))
         out[seq] = ReplayRow(
             seq=seq,
             key=ordv if ordv is not None else seq,
@@ -173,33 +209,208 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
             cr=as_int(data["tokens_cache_read"][i]),
             ord=ordv,
             audit_id=as_int(data["audit_id"][i]),
-            content=data["content"][i] if isinstance(data["content"][i], str) else "[]",
             part=_PART_OF.get(kind, 1) if conv else -1,
             inject=inject,
             body=body,
+            contents=contents,
+            pos=i,
         )
     return out
 
 
+class _Live:
+    """The live rows during the walk of :func:`_build_replay`, kept so that a model call costs
+    no rebuild of its window: the conversation rows in display order (a row is appended, or
+    inserted where its ``ord`` puts it), the window's characters and media per part as running
+    sums, and the live rows by audit id (what a lost summary's archive or a repair names).
+
+    ``low`` and ``high`` give ``chat_tokens_before`` at an epoch's first call (:func:`_replay`):
+    the conversation the runtime rebuilt at the last event (boundary ``lim``), at the rows'
+    recorded sizes: the rows written at or before ``lim``, and the summaries written after it.
+    """
+
+    def __init__(self, recorded: dict[int, ReplayRow]) -> None:
+        self.recorded = recorded  # the rows as the history holds them (before any stub)
+        self.rows: dict[int, ReplayRow] = {}  # seq -> the row as it is in the window now
+        self.by_aid: dict[int | None, dict[int, None]] = {}
+        self.conv: list[int] = []  # conversation seqs in display order
+        self.keys: list[tuple[int, int]] = []  # their (key, seq)
+        self.chars = [0] * len(PARTS)  # per part: characters, 16 per message included
+        self.media = [0] * len(PARTS)
+        self.total = [0, 0]  # recorded (chars incl. overhead, media) of the conv rows
+        self.lim = 0
+        self.low = [0, 0]  # the same, of the conv rows at or before lim
+        self.high = [0, 0]  # the same, of the summaries after lim
+
+    def __contains__(self, q: int) -> bool:
+        return q in self.rows
+
+    def __getitem__(self, q: int) -> ReplayRow:
+        return self.rows[q]
+
+    def seqs(self) -> list[int]:
+        return list(self.rows)
+
+    def add(self, r: ReplayRow) -> None:
+        self.rows[r.seq] = r
+        self.by_aid.setdefault(r.audit_id, {})[r.seq] = None
+        if not r.conv:
+            return
+        k = (r.key, r.seq)
+        if not self.keys or k > self.keys[-1]:
+            self.keys.append(k)
+            self.conv.append(r.seq)
+        else:  # an ord places it before rows written earlier: a new list (see window())
+            i = bisect.bisect(self.keys, k)
+            self.keys.insert(i, k)
+            self.conv = [*self.conv[:i], r.seq, *self.conv[i:]]
+        self._count(r, 1)
+        size = (r.chars + MESSAGE_OVERHEAD, r.media)
+        _add_to(self.total, size, 1)
+        if r.seq <= self.lim:
+            _add_to(self.low, size, 1)
+        elif r.kind == "compaction_summary":
+            _add_to(self.high, size, 1)
+
+    def _count(self, r: ReplayRow, sign: int) -> None:
+        self.chars[r.part] += sign * (r.chars + MESSAGE_OVERHEAD)
+        self.media[r.part] += sign * r.media
+
+    def remove(self, seqs: list[int]) -> None:
+        conv = False
+        for q in seqs:
+            r = self.rows.pop(q)
+            del self.by_aid[r.audit_id][q]
+            if r.conv:
+                self._count(r, -1)
+                o = self.recorded[q]
+                _add_to(self.total, (o.chars + MESSAGE_OVERHEAD, o.media), -1)
+                conv = True
+        if conv:
+            keep = [i for i, q in enumerate(self.conv) if q in self.rows]
+            self.conv = [self.conv[i] for i in keep]
+            self.keys = [self.keys[i] for i in keep]
+
+    def stub(self, q: int, chars: int) -> None:
+        """Leave the row in the window with its content replaced by ``chars`` characters."""
+        r = self.rows[q]
+        new = dataclasses.replace(r, chars=chars, media=0)
+        if r.conv:
+            self._count(r, -1)
+            self._count(new, 1)
+        self.rows[q] = new
+
+    def of_audits(self, ids: tuple[int, ...]) -> list[int]:
+        """The live rows stored in the given archives."""
+        return [q for a in set(ids) for q in self.by_aid.get(a, ())]
+
+    def event_done(self, bound: int) -> None:
+        """An event with this boundary was applied: every live row is at or before it."""
+        self.lim = bound
+        self.low = list(self.total)
+        self.high = [0, 0]
+
+    def window(self) -> tuple[Window, tuple[int, int, int], tuple[tuple[int, int], ...]]:
+        """A model call's window: its conv seqs (the first ``n`` of ``conv``: that list is
+        only ever appended to, a change elsewhere makes a new one, so the calls between two
+        events share one list), ``(chars, media, n)``, per part ``(chars, media)``."""
+        n = len(self.conv)
+        est = (sum(self.chars), sum(self.media), n)
+        return (self.conv, n), est, tuple(zip(self.chars, self.media, strict=True))
+
+    def rebuilt(self) -> int:
+        """``chat_tokens_before`` if this call is its epoch's first."""
+        return estimate_tokens(self.low[0] + self.high[0], self.low[1] + self.high[1])
+
+
+def _add_to(acc: list[int], size: tuple[int, int], sign: int) -> None:
+    acc[0] += sign * size[0]
+    acc[1] += sign * size[1]
+
+
+@dataclass
+class _Events:
+    """The columns of :meth:`AgentSource.events` as lists, and what the walk finds per event."""
+
+    bounds: list[int]
+    summ: list[int | None]
+    kinds: list[str]
+    aids: list[tuple[int, ...]]
+    lost: list[bool]
+    changes: list[WindowChange] | None
+    single: set[int]  # seqs stored once: a repair's rows that were not written back
+    swept: list[list[int]]
+    tails: list[list[int]]
+
+
+def _events_of(src: AgentSource, h: pd.DataFrame) -> _Events:
+    ev = src.events()
+    n = len(ev)
+    return _Events(
+        bounds=[int(b) for b in ev["boundary_seq"]],
+        summ=[as_int(s) for s in ev["summary_seq"]],
+        kinds=[str(e) for e in ev["event"]],
+        aids=[tuple(a) for a in ev["audit_ids"]],
+        lost=[bool(x) for x in ev["summary_lost"]],
+        changes=src.window_changes(),
+        single=set(h.loc[(h["copies"] == 1).to_numpy(bool), "seq"].astype("int64").tolist()),
+        swept=[[] for _ in range(n)],
+        tails=[[] for _ in range(n)],
+    )
+
+
+def _display(live: _Live, seqs: list[int]) -> list[int]:
+    return sorted(seqs, key=lambda q: (live[q].key, q))
+
+
+def _apply(e: _Events, j: int, live: _Live, rows: dict[int, ReplayRow]) -> None:
+    """Apply event ``j`` to the live rows: what it swept and kept goes to ``e.swept[j]`` and
+    ``e.tails[j]``. Costs the rows it names or removes, not the window."""
+    b = e.bounds[j]
+    if e.kinds[j] == "repair":
+        # The loop stays; only rows the repair left empty (tool calls and results) are gone.
+        # They are not swept: nothing was summarised or cleared.
+        live.remove([q for q in live.of_audits(e.aids[j]) if q in e.single])
+        return
+    if e.changes is not None:  # the record says what went, what stayed, what became a stub
+        c = e.changes[j]
+        went = [q for q in c.swept if q in live]
+        gone = set(went)
+        stubs = [q for q in c.cleared if q in live and q not in gone]
+        for q in stubs:
+            live.stub(q, c.stub_chars)
+        e.swept[j] = _display(live, went + stubs)
+        e.tails[j] = _display(live, [q for q in c.kept if q in live])
+        live.remove(went)
+        return
+    keep: list[int] = []
+    if e.kinds[j] == "clear":
+        out = [q for q in live.seqs() if q <= b]
+    elif (sj := e.summ[j]) is not None and sj in rows:
+        o = rows[sj].ord
+        below = [q for q in live.seqs() if q <= b]
+        keep = [q for q in below if o is not None and live[q].key > o]
+        kept = set(keep)
+        out = [q for q in below if q not in kept]
+    else:  # summary lost: the blob says what went
+        out = live.of_audits(e.aids[j])
+    e.swept[j] = _display(live, out)
+    e.tails[j] = _display(live, keep)
+    live.remove(out)
+
+
 def _build_replay(src: AgentSource) -> ReplayState:
     h = src.history()
+    e = _events_of(src, h)
     ev = src.events()
-    changes = src.window_changes()
     rows = _rows(h)
     order = sorted(rows)
-    present = set(order)
-    n_ev = len(ev)
-    bounds = [int(b) for b in ev["boundary_seq"]]
-    summ = [as_int(s) for s in ev["summary_seq"]]
-    kinds = [str(e) for e in ev["event"]]
-    aids = [tuple(a) for a in ev["audit_ids"]]
-    lost = [bool(x) for x in ev["summary_lost"]]
-    swept: list[list[int]] = [[] for _ in range(n_ev)]
-    tails: list[list[int]] = [[] for _ in range(n_ev)]
-    live: dict[int, ReplayRow] = {}
-    ctx: dict[int, tuple[int, ...]] = {}
+    n_ev = len(e.bounds)
+    live = _Live(rows)
+    ctx: dict[int, Window] = {}
     est: dict[int, tuple[int, int, int]] = {}
     part_sums: dict[int, tuple[tuple[int, int], ...]] = {}
+    rebuilt: dict[int, int] = {}
     calls: list[int] = []
     # a fallback-path compaction's re-appended tail (§5.5): copies, not model calls
     copies = reappended_copies(h)
@@ -207,87 +418,69 @@ def _build_replay(src: AgentSource) -> ReplayState:
     for q in reappended:
         rows[q].call = False
     fallback: set[int] = set()
-    # seqs stored once: a repair's rows that were not written back
-    single = set(h.loc[(h["copies"] == 1).to_numpy(bool), "seq"].astype("int64").tolist())
-    ev_order = sorted(range(n_ev), key=lambda j: (bounds[j], j))
+    ev_order = sorted(range(n_ev), key=lambda j: (e.bounds[j], j))
     event_of_summary: dict[int, int] = {}  # summary seq -> its first event
     for j in range(n_ev - 1, -1, -1):
-        if (sj := summ[j]) is not None:
+        if (sj := e.summ[j]) is not None:
             event_of_summary[sj] = j
     p = 0
-
-    def apply(j: int) -> None:
-        b = bounds[j]
-        if kinds[j] == "repair":
-            # The loop stays; only rows the repair left empty (tool calls and results) are gone.
-            # They are not swept: nothing was summarised or cleared.
-            ids = set(aids[j])
-            for q in [q for q in live if live[q].audit_id in ids and q in single]:
-                del live[q]
-            return
-        if changes is not None:  # the record says what went, what stayed, what became a stub
-            c = changes[j]
-            went = [q for q in c.swept if q in live]
-            stubs = [q for q in c.cleared if q in live and q not in went]
-            for q in stubs:
-                live[q] = dataclasses.replace(live[q], chars=c.stub_chars, media=0)
-            swept[j] = sorted(went + stubs, key=lambda q: (live[q].key, q))
-            tails[j] = sorted((q for q in c.kept if q in live), key=lambda q: (live[q].key, q))
-            for q in went:
-                del live[q]
-            return
-        if kinds[j] == "clear":
-            gone = [q for q in live if q <= b]
-            keep: list[int] = []
-        elif (sj := summ[j]) is not None and sj in rows:
-            o = rows[sj].ord
-            keep = [q for q in live if q <= b and o is not None and live[q].key > o]
-            gone = [q for q in live if q <= b and q not in keep]
-        else:  # summary lost: the blob says what went
-            ids = set(aids[j])
-            gone = [q for q in live if live[q].audit_id in ids]
-            keep = []
-        gone.sort(key=lambda q: (live[q].key, q))
-        swept[j] = gone
-        tails[j] = sorted(keep, key=lambda q: (live[q].key, q))
-        for q in gone:
-            del live[q]
-
     for s in order:
-        while p < len(ev_order) and bounds[ev_order[p]] < s:
-            apply(ev_order[p])
+        while p < len(ev_order) and e.bounds[ev_order[p]] < s:
+            _apply(e, ev_order[p], live, rows)
+            live.event_done(e.bounds[ev_order[p]])
             p += 1
         r = rows[s]
         if r.call:
-            disp = sorted(live.values(), key=lambda x: (x.key, x.seq))
-            pc = [0] * len(PARTS)
-            pm = [0] * len(PARTS)
-            n_conv = 0
-            for x in disp:
-                if x.part >= 0:
-                    pc[x.part] += x.chars + MESSAGE_OVERHEAD
-                    pm[x.part] += x.media
-                    n_conv += 1
-            ctx[s] = tuple(x.seq for x in disp)
-            est[s] = (sum(pc), sum(pm), n_conv)
-            part_sums[s] = tuple(zip(pc, pm, strict=True))
+            ctx[s], est[s], part_sums[s] = live.window()
+            rebuilt[s] = live.rebuilt()
             calls.append(s)
-        live[s] = r
+        live.add(r)
         # a fallback-path summary: its preserved tail is the originals of the copies after it
         if r.kind == "compaction_summary" and r.ord is None and s + 1 in copies:
-            e = event_of_summary.get(s)
-            if e is not None and not tails[e]:
-                t = [copies[q] for q in range(s + 1, s + 1 + MANUAL_TAIL) if q in copies]
-                tails[e] = t
-                fallback.add(e)
+            fe = event_of_summary.get(s)
+            if fe is not None and not e.tails[fe]:
+                e.tails[fe] = [copies[q] for q in range(s + 1, s + 1 + MANUAL_TAIL) if q in copies]
+                fallback.add(fe)
     while p < len(ev_order):
-        apply(ev_order[p])
+        _apply(e, ev_order[p], live, rows)
         p += 1
+    manual, instructions, forced, triggers = _event_flags(e, rows, order)
+    return ReplayState(
+        rows=rows,
+        order=order,
+        events=ev,
+        swept=e.swept,
+        tails=e.tails,
+        forced=forced,
+        manual=manual,
+        instructions=instructions,
+        calls=calls,
+        ctx=ctx,
+        est=est,
+        parts=part_sums,
+        rebuilt=rebuilt,
+        reappended=reappended,
+        fallback=fallback,
+        kinds=e.kinds,
+        summaries=e.summ,
+        audit_ids=e.aids,
+        triggers=triggers,
+        encrypted=[c.summary_encrypted for c in e.changes] if e.changes else [False] * len(ev),
+        stated=e.changes is not None,
+    )
 
-    # manual compactions and their instructions; forced (incomplete) events
+
+def _event_flags(
+    e: _Events, rows: dict[int, ReplayRow], order: list[int]
+) -> tuple[list[bool], list[str | None], list[bool], list[str | None]]:
+    """Per event: manual (and its instructions), forced (the history around it is
+    incomplete), the trigger the record states."""
+    n_ev = len(e.bounds)
+    present = set(order)
     manual = [False] * n_ev
     instructions: list[str | None] = [None] * n_ev
     forced = [False] * n_ev
+    triggers: list[str | None] = [None] * n_ev
     # index in ``order`` of the latest model call at or before each index (-1: none)
     last_call: list[int] = []
     k = -1
@@ -296,48 +489,26 @@ def _build_replay(src: AgentSource) -> ReplayState:
         if r.kind == "assistant" and r.call:
             k = i
         last_call.append(k)
-    triggers: list[str | None] = [None] * n_ev
     for j in range(n_ev):
-        if kinds[j] == "compaction":
-            forced[j] = lost[j] or not aids[j] or bounds[j] not in present
-            if changes is not None:
-                triggers[j] = changes[j].trigger
-                if changes[j].trigger == "manual":
+        if e.kinds[j] == "compaction":
+            forced[j] = e.lost[j] or not e.aids[j] or e.bounds[j] not in present
+            if e.changes is not None:
+                triggers[j] = e.changes[j].trigger
+                if e.changes[j].trigger == "manual":
                     manual[j] = True
-                    instructions[j] = changes[j].instructions or _NO_INSTR
+                    instructions[j] = e.changes[j].instructions or _NO_INSTR
                 continue
-            i = bisect.bisect_right(order, bounds[j]) - 1
+            i = bisect.bisect_right(order, e.bounds[j]) - 1
             c = last_call[i] if i >= 0 else -1
             call = _loop_compact_call(rows[order[c]]) if c >= 0 else None
             if call is not None:
                 manual[j] = True
                 instructions[j] = call
         else:
-            forced[j] = bounds[j] not in present
-            if changes is not None:
-                triggers[j] = changes[j].trigger
-    return ReplayState(
-        rows=rows,
-        order=order,
-        events=ev,
-        swept=swept,
-        tails=tails,
-        forced=forced,
-        manual=manual,
-        instructions=instructions,
-        calls=calls,
-        ctx=ctx,
-        est=est,
-        parts=part_sums,
-        reappended=reappended,
-        fallback=fallback,
-        kinds=kinds,
-        summaries=summ,
-        audit_ids=aids,
-        triggers=triggers,
-        encrypted=[c.summary_encrypted for c in changes] if changes else [False] * n_ev,
-        stated=changes is not None,
-    )
+            forced[j] = e.bounds[j] not in present
+            if e.changes is not None:
+                triggers[j] = e.changes[j].trigger
+    return manual, instructions, forced, triggers
 
 
 _NO_INSTR = ""
@@ -420,7 +591,9 @@ def replay(src: AgentSource) -> pd.DataFrame:
     - ``seq`` (Int64: the assistant row; join key for per-call tables), ``position``,
       ``epoch`` (Int64, from :meth:`history`), ``created_at``, ``model``
     - ``context_seqs`` (object: tuple of the conversation seqs in the window, display
-      order), ``n_context_rows`` (Int64: their count)
+      order; the column holds every call's window, so its size is the sum of the window
+      sizes: 90 million seqs for a 20,000-row loop never compacted), ``n_context_rows``
+      (Int64: their count)
     - ``system_prompt_seq`` (Int64: the ``[Context: system_prompt]`` row in force, the
       latest written before the call, across compactions: the runtime sends the system
       prompt on every call (§7); NA when none precedes the call or a history gap lies
@@ -489,13 +662,13 @@ def _replay(src: AgentSource) -> pd.DataFrame:
     }
     chat: int | None = None
     epoch_prev = None
-    bounds = sorted(int(b) for b in st.events["boundary_seq"])
     epochs = hc["epoch"].tolist()
+    windows = st.windows()
     for i, s in enumerate(st.calls):
         r = st.rows[s]
         ch, md, n = st.est[s]
         e = estimate_tokens(ch, md)
-        conv = tuple(q for q in st.ctx[s] if st.rows[q].conv)
+        conv = windows[i]
         ep = epochs[i]
         if epoch_prev is not None and ep != epoch_prev:
             chat = None
@@ -520,13 +693,7 @@ def _replay(src: AgentSource) -> pd.DataFrame:
         cols["tokens_total"].append(r.ttot)
         cols["report_minus_est"].append(None if r.tin is None else r.tin - e)
         if chat is None:  # first call of an epoch: the estimate of the rebuilt conversation
-            k = bisect.bisect_left(bounds, s)  # the bounds below s: bounds[:k]
-            lim = bounds[k - 1] if k else 0
-            first = [q for q in conv if st.rows[q].kind == "compaction_summary" or q <= lim]
-            chat = estimate_tokens(
-                sum(st.rows[q].chars + MESSAGE_OVERHEAD for q in first),
-                sum(st.rows[q].media for q in first),
-            )
+            chat = st.rebuilt[s]
         cols["chat_tokens_before"].append(chat)
         cols["threshold"].append(t)
         cols["threshold_source"].append(tsrc)

@@ -8,10 +8,12 @@ simulator and the plots.
 
 from __future__ import annotations
 
+import bisect
 import re
 import warnings
 from typing import Any
 
+import numpy as np
 import orjson
 import pandas as pd
 
@@ -23,7 +25,10 @@ from ._source import AgentSource, Key
 from ._tables import result_texts, tool_calls
 
 _CHANGES: Key[pd.DataFrame] = Key("settings.config_changes")
-_SCHEDULE: Key[list[tuple[int, int | None, str]]] = Key("settings.threshold_schedule")
+#: ``[(from_seq, threshold, source), ...]`` (:func:`threshold_schedule`) and, by index into it,
+#: the changes known only from ``adf_tasks``: (the present seq before from_seq, time in ms).
+_Schedule = tuple[list[tuple[int, int | None, str]], dict[int, tuple[int, int]]]
+_SCHEDULE: Key[_Schedule] = Key("settings.threshold_schedule")
 #: A dynamic-instructions warning names the threshold in force: ``threshold: 9,000``.
 _THRESHOLD_TEXT = re.compile(r"threshold:?\s*([0-9][0-9,]*)")
 _THRESHOLD_PATHS = ("context.compact_threshold", "model.compact_threshold")
@@ -151,21 +156,46 @@ def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
     from ``adf_tasks`` (its rows were discarded), from the first row written after the task.
     Before the first change the value is read from a context-warning text (``threshold: N``,
     source ``warning_text``) when one exists, else the current config value is assumed
-    (``assumed``); with no change at all it is the config value (``config``).
+    (``assumed``); with no change at all it is the config value (``config``). The threshold
+    of a compaction whose place and the change's were lost to one gap is decided by time:
+    :func:`threshold_of_event`.
     """
-    return src.memo.get(_SCHEDULE, lambda: _schedule(src))
+    return src.memo.get(_SCHEDULE, lambda: _schedule(src))[0]
 
 
 def threshold_at(schedule: list[tuple[int, int | None, str]], seq: int) -> tuple[int | None, str]:
     """``(threshold, source)`` in force at ``seq`` under a :func:`threshold_schedule`."""
-    val, source = schedule[0][1], schedule[0][2]
-    for f, v, s in schedule:
-        if f <= seq:
-            val, source = v, s
+    i = bisect.bisect_right(schedule, seq, key=lambda c: c[0]) - 1
+    _, val, source = schedule[max(i, 0)]
     return val, source
 
 
-def _schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
+def threshold_of_event(src: AgentSource, boundary: int, at: Any) -> int | None:
+    """The threshold in force at a compaction (or clear) with this boundary seq that happened
+    at ``at`` (a time; NaT or None when unknown).
+
+    By seq, as :func:`threshold_at`, except for a change known only from ``adf_tasks`` whose
+    place among the seqs is lost: the rows between the last one written before the task and
+    the first one after it are gone, and the event's boundary lies in that gap too (its
+    triggering rows were discarded as well). Then the order is decided by time: the change
+    is in force when the event happened after the task (ADF_FORMAT.md §2.11: ``created_at``).
+    """
+    sched, timed = src.memo.get(_SCHEDULE, lambda: _schedule(src))
+    i = bisect.bisect_right(sched, boundary, key=lambda c: c[0]) - 1
+    val = sched[max(i, 0)][1]
+    if i + 1 not in timed:
+        return val
+    ms = None if at is None or pd.isna(at) else schema.to_ms(at)
+    k = i + 1
+    # the changes after the boundary by seq whose gap holds it (at most one gap qualifies)
+    while k < len(sched) and k in timed and timed[k][0] <= boundary:
+        if ms is not None and timed[k][1] < ms:
+            val = sched[k][1]
+        k += 1
+    return val
+
+
+def _schedule(src: AgentSource) -> _Schedule:
     current = compact_threshold(src.config())
     if current is None:
         warnings.warn(
@@ -176,8 +206,10 @@ def _schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
         )
     h = src.history()
     seqs = h["seq"].to_numpy(dtype="int64")
+    present = np.sort(seqs)
     times = h["created_at"]
-    changes: list[tuple[int, int | None]] = []
+    # (from_seq, value, (present seq before from_seq, time in ms) for a change known by time)
+    changes: list[tuple[int, int | None, tuple[int, int] | None]] = []
     for r in config_changes(src).itertuples(index=False):
         if pd.isna(r.succeeded) or not bool(r.succeeded):
             continue
@@ -185,14 +217,20 @@ def _schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
             continue
         val = _threshold_value(r.path, r.value)
         if not pd.isna(r.seq):
-            changes.append((int(r.seq) + 1, val))
+            changes.append((int(r.seq) + 1, val, None))
         elif not pd.isna(r.created_at):
             later = seqs[(times > r.created_at).to_numpy(dtype=bool, na_value=False)]
             if len(later):
-                changes.append((int(later.min()), val))
+                f = int(later.min())
+                i = int(np.searchsorted(present, f)) - 1
+                before = int(present[i]) if i >= 0 else 0
+                if f - before > 1:  # seqs lost between: its place is known by time only
+                    changes.append((f, val, (before, int(schema.to_ms(r.created_at) or 0))))
+                else:
+                    changes.append((f, val, None))
     changes.sort(key=lambda c: c[0])
     if not changes:
-        return [(0, current, "config")]
+        return [(0, current, "config")], {}
     first = changes[0][0]
     initial, source = current, "assumed"
     ctx = h[(h["kind"] == "context") & (h["subkind"] == "dynamic_instructions")]
@@ -203,7 +241,8 @@ def _schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
         if m:
             initial, source = int(m.group(1).replace(",", "")), "warning_text"
             break
-    return [(0, initial, source)] + [(f, v, "sys_update_config") for f, v in changes]
+    timed = {i + 1: t for i, (_, _, t) in enumerate(changes) if t is not None}
+    return [(0, initial, source)] + [(f, v, "sys_update_config") for f, v, _ in changes], timed
 
 
 def _new_threshold(path: Any, value: Any) -> Any:

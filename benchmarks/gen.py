@@ -246,13 +246,16 @@ def write_agent(
     quality: int = 5,
     shape: str = "large",
     summaries: bool = True,
+    archive_gap_ms: int = 60_000,
 ) -> dict[str, int]:
     """Write one agent file; returns counts (entries, blobs, json_bytes).
 
     ``shape``: ``large`` (rows of a few KB, big tool results) or ``real`` (rows of the size the
     runtime writes, see :func:`_real_turn`). ``summaries=False``: every blob is an archive
     without a compaction summary after it (what ``loop_clear`` writes, or a compaction whose
-    summary was lost).
+    summary was lost). ``archive_gap_ms``: time added between two archives (60 s: each is an
+    event of its own; below the 5 s of a ``loop_clear``'s pair, archives without summaries
+    chain into one clear, whose window holds every row before it).
     """
     rng = random.Random(seed)
     corpus = corpus or Corpus(rng, 60_000)
@@ -261,7 +264,7 @@ def write_agent(
     seq = 0
     json_bytes = 0
     summary = None
-    clock = BASE_MS  # a minute passes at every archive: separate archives are not one clear
+    clock = BASE_MS  # by default a minute passes at every archive: they are not one clear
     for _ in range(n_blobs):
         rows = []
         if summary is not None:
@@ -285,7 +288,7 @@ def write_agent(
                 clock + seq * 1500 + 1,
             ),
         )
-        clock += 60_000
+        clock += archive_gap_ms
         if not summaries:
             continue
         seq += 1
@@ -441,6 +444,8 @@ SIZES: dict[str, dict[str, tuple[int, ...]]] = {
         "tiny_analyses": (1_000, 10_000, 100_000),
         "recall_ids": (1_000, 10_000, 100_000),
         "text_bytes": (10_000, 100_000, 1_000_000),
+        "loose": (2_500, 5_000, 10_000),
+        "live": (5_000, 10_000, 20_000),
     },
     "quick": {
         "real": (40, 300),
@@ -448,6 +453,8 @@ SIZES: dict[str, dict[str, tuple[int, ...]]] = {
         "tiny_analyses": (300, 1_000, 3_000),
         "recall_ids": (1_000, 3_000, 10_000),
         "text_bytes": (10_000, 30_000, 100_000),
+        "loose": (500, 1_000, 2_000),
+        "live": (1_000, 2_000, 4_000),
     },
 }
 
@@ -457,7 +464,9 @@ def ensure_shapes(root: Path, *, quick: bool = False) -> dict[str, Any]:
 
     Returns ``sizes`` (this mode's :data:`SIZES`), ``real`` and ``real_nosum`` (the same
     real-shaped rows, with and without a
-    compaction summary after every archive), ``tiny`` (n archives -> file), ``recall``
+    compaction summary after every archive), ``tiny`` (n archives -> file), ``loose``
+    ((``spaced`` or ``chained``, n one-row archives without summaries) -> file), ``live``
+    (n rows in the live loop, no compaction -> file), ``recall``
     (n numbers swept -> file) and ``text`` ((kind, bytes) -> file: ``a-`` repeated, or
     base64url text, in one swept row).
     """
@@ -492,6 +501,35 @@ def ensure_shapes(root: Path, *, quick: bool = False) -> dict[str, Any]:
             )
             made.append(p.name)
         out["tiny"][n] = p
+    # one-row archives without summaries, each its own clear ("spaced") or chained into one
+    # ("chained"); a live loop of n rows and no compaction
+    out["loose"] = {}
+    for n in size["loose"]:
+        for kind, gap in (("spaced", 60_000), ("chained", 0)):
+            p = root / f"loose-{kind}-{n}.adf"
+            if not p.exists():
+                write_agent(
+                    p,
+                    n_blobs=n,
+                    rows_per_blob=1,
+                    live_rows=10,
+                    seed=9,
+                    corpus=corpus,
+                    shape="real",
+                    summaries=False,
+                    archive_gap_ms=gap,
+                )
+                made.append(p.name)
+            out["loose"][kind, n] = p
+    out["live"] = {}
+    for n in size["live"]:
+        p = root / f"live-{n}.adf"
+        if not p.exists():
+            write_agent(
+                p, n_blobs=0, rows_per_blob=1, live_rows=n, seed=10, corpus=corpus, shape="real"
+            )
+            made.append(p.name)
+        out["live"][n] = p
     out["recall"] = {}
     for n in size["recall_ids"]:
         p = root / f"recall-numbers-{n}.adf"

@@ -7,10 +7,14 @@ each goal with ``met`` or ``MISSED``. Inputs are generated once and cached under
 Sections: ``history`` (the large agent against the brotli + orjson floor and a naive reader),
 ``shapes`` (rows of the size the runtime writes, with and without compaction summaries, each
 against its own floor; many tiny archives), ``scale`` (compactions(), replay() and summary
-recall as archives, identifiers and pathological text grow), ``memory``, ``fleet``, ``info``,
-``transcripts`` (a 200 MB Claude Code session against reading and orjson-parsing its lines),
-``forgetting`` (the loss ledger, survival, cache economics and recovery as a session's
-stories and compactions grow, and the item rules on hostile text of growing size).
+recall as archives, identifiers and pathological text grow; compactions() + replay() as
+one-row archives without summaries, a live window and compactions grow, with memory per
+compaction; history() + compactions() + usage() of 10,000 one-row archives), ``memory``,
+``fleet``, ``info``, ``transcripts`` (a 200 MB Claude Code session against reading and
+orjson-parsing its lines), ``forgetting`` (the loss ledger, survival, cache economics and
+recovery as a session's stories and compactions grow, and the item rules on hostile text of
+growing size), ``chains`` (the Claude Code shapes that were quadratic to walk; the largest real
+session against its floor).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -329,6 +333,100 @@ def bench_forgetting(quick: bool) -> None:
                 result_items(text, True)
                 t_text[n] = min(t_text[n], time.perf_counter() - t)
         _growth("chars", t_text, f"items of {what}:")
+
+
+def analyses_time(path: Path, repeat: int = 2) -> tuple[float, int]:
+    """Best seconds of compactions() + replay() on a fresh handle (history() read beforehand),
+    and the seqs replay()'s ``context_seqs`` column holds in all (the sum of the windows)."""
+    best, held = float("inf"), 0
+    for _ in range(repeat):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", adfkit.AdfWarning)
+            with adfkit.open_adf(path) as agent:
+                agent.history()
+                gc.collect()
+                t = time.perf_counter()
+                agent.compactions()
+                r = agent.replay()
+                best = min(best, time.perf_counter() - t)
+                held = int(r["n_context_rows"].sum())
+    return best, held
+
+
+def analyses_child(path: str) -> None:
+    """Run in a fresh process: compactions() + replay() after history(): seconds, events and
+    the peak RSS above what the process held after history() (VmHWM reset by clear_refs)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        with adfkit.open_adf(path) as agent:
+            agent.history()
+            gc.collect()
+            base = _rss_now()
+            try:
+                with open("/proc/self/clear_refs", "w") as fh:
+                    fh.write("5")  # the peak from here on (else it includes history()'s)
+            except OSError:
+                pass
+            t = time.perf_counter()
+            n = len(agent.compactions())
+            agent.replay()
+            dt = time.perf_counter() - t
+            peak = _hwm()
+    print(json.dumps({"time": dt, "growth": max(peak - base, 0), "events": n}))
+
+
+def _in_child(path: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, __file__, "--analyses-peak", str(path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def bench_analyses(shapes: dict) -> None:
+    """compactions() + replay() as one-row archives without summaries, a live window and the
+    number of compactions grow: growth against linear; memory per compaction."""
+    loose, sizes = shapes["loose"], shapes["sizes"]["loose"]
+    print("compactions() + replay() of one-row archives without summaries (history() beforehand)")
+    for kind, what in (("spaced", "each a clear:"), ("chained", "one clear:")):
+        _growth("archives", {n: analyses_time(loose[kind, n])[0] for n in sizes}, what)
+    print("compactions() + replay() of a live loop of n rows, no compaction")
+    live = {n: analyses_time(p) for n, p in shapes["live"].items()}
+    _growth("rows", {n: t for n, (t, _) in live.items()}, "live window:")
+    held = ", ".join(f"{n:,} rows: {k:,}" for n, (_, k) in live.items())
+    print(f"    seqs in replay()'s context_seqs (the sum of the windows: quadratic) {held}")
+    tiny = shapes["tiny"]
+    runs = {n: _in_child(tiny[n]) for n in shapes["sizes"]["tiny_analyses"]}
+    print("compactions() + replay() of many compactions (one new row each), fresh process")
+    _growth("compactions", {n: r["time"] for n, r in runs.items()}, "time:")
+    mem = ", ".join(
+        f"{n:,}: {r['growth'] / 1e6:,.0f} MB ({r['growth'] / n / 1e3:.1f} KB each)"
+        for n, r in runs.items()
+    )
+    print(f"  peak RSS above history()'s frame: {mem}")
+    ns = sorted(runs)
+    for a, b in zip(ns, ns[1:], strict=False):
+        g = (runs[b]["growth"] / max(runs[a]["growth"], 1)) / (b / a)
+        print(
+            f"    {b:,}/{a:,}: {g:.2f}x linear in memory ({verdict(g, GOALS['growth_vs_linear'])})"
+        )
+    big = loose["chained", max(sizes)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        with adfkit.open_adf(big) as agent:
+            steps = {}
+            for name in ("history", "compactions", "usage"):
+                t = time.perf_counter()
+                getattr(agent, name)()
+                steps[name] = time.perf_counter() - t
+    each = ", ".join(f"{k}() {v:.2f} s" for k, v in steps.items())
+    total = sum(steps.values())
+    print(
+        f"history() + compactions() + usage() of {max(sizes):,} one-row archives (one clear): "
+        f"{total:.2f} s ({each}; {total / steps['history']:.2f}x history() alone)"
+    )
     print()
 
 
@@ -340,6 +438,9 @@ def verdict(value: float, goal: float, higher_is_better: bool = False) -> str:
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--peak"]:
         peak_child(argv[1])
+        return 0
+    if argv[:1] == ["--analyses-peak"]:
+        analyses_child(argv[1])
         return 0
     quick = "--quick" in argv
     only = argv[argv.index("--only") + 1] if "--only" in argv else None
@@ -418,6 +519,7 @@ def main(argv: list[str]) -> int:
         bench_shapes(shapes)
     if want("scale"):
         bench_scale(shapes)
+        bench_analyses(shapes)
 
     if want("memory"):
         # 3. peak memory, in a fresh process.

@@ -192,7 +192,9 @@ def test_h53_threshold_known_only_from_tasks_is_in_force_everywhere(threshold_fi
     assert ch["source"].tolist() == ["tool_call+task", "task"]
     assert rep.loc[4, "threshold"] == 20000
     assert rep.loc[11, "threshold"] == 12000 and rep.loc[14, "threshold"] == 12000
-    assert comp["threshold"].tolist() == [20000, 12000]
+    # The first compaction (summary 9, at 9 s) came after the 12k change (at 6 s): both lie
+    # in the gap 5..8, so time decides (issue 18 item 10); by seq it would say 20k.
+    assert comp["threshold"].tolist() == [12000, 12000]
     assert sim.loc[14, "threshold"] == 12000
 
 
@@ -204,6 +206,62 @@ def test_h54_trigger_tokens_of_a_compaction_whose_trigger_was_discarded_is_na(th
     assert pd.isna(comp["trigger_tokens"].iloc[0])
     # The second one's is seq 11: 2000 + 70.
     assert comp["trigger_tokens"].iloc[1] == 2070
+
+
+def _gap_file(path, change_at: int):
+    """50k (warning text), then 12k known only from adf_tasks at ``change_at`` ms after BASE_MS.
+
+    Rows 1..4 (at 1..4 s) are in an archive written at 4.5 s: a compaction whose summary (5)
+    was lost; 6..8 were discarded by a second, unaudited compaction, whose summary is 9 (at
+    9 s). So both compactions lie in the gap 5..8, the first known at 4.5 s, the second at 9 s.
+    """
+    t = {"input": 1000, "output": 50}
+    archived = [
+        row(1, "user", text("[Context: dynamic_instructions] Compaction threshold: 50,000 tokens")),
+        row(2, "assistant", text("a"), tokens=t),
+        row(3, "user", text("more")),
+        row(4, "assistant", text("b"), tokens=t),
+    ]
+    loop = [
+        row(9, "user", text("[Loop Compacted] what came before")),
+        row(10, "user", text("hello")),
+        row(11, "assistant", text("hi"), tokens=t),
+    ]
+    return build(
+        path,
+        loop=loop,
+        audit=[{"source": "loop", "rows": archived, "created_at": BASE_MS + 4500}],
+        config={"context": {"compact_threshold": 12000, "audit": {"loop": False}}},
+        sql=[task("a1", 12000, BASE_MS + change_at)],
+        highest_seq=11,
+    )
+
+
+@pytest.mark.parametrize(
+    ("change_at", "want"),
+    [
+        # between the two compactions: the first (4.5 s) keeps 50k, the second (9 s) has 12k
+        (6000, [50000, 12000]),
+        # after row 4 (4 s), before the archive (4.5 s): both compactions came after it
+        (4200, [12000, 12000]),
+        # after the summary (9 s): the change's place is known (after seq 9), before neither
+        (9500, [50000, 50000]),
+    ],
+)
+def test_threshold_of_a_compaction_in_a_gap_is_decided_by_time(tmp_path, change_at, want):
+    """Issue 18 item 10: the change and the compactions lost their seqs to one gap."""
+    f = _gap_file(tmp_path / "gap.adf", change_at)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with adfkit.open_adf(f) as agent:
+            comp = agent.compactions()
+            rep = agent.replay().set_index("seq")
+    assert comp["boundary_seq"].tolist() == [4, 8]
+    assert comp["summary_lost"].tolist() == [True, False]
+    assert comp["threshold"].tolist() == want
+    # model calls are rows with seqs: placed by seq, as before
+    assert rep.loc[4, "threshold"] == (12000 if change_at < 4000 else 50000)
+    assert rep.loc[11, "threshold"] == 12000
 
 
 # --- the provider-compatibility repair ------------------------------------------------------

@@ -446,3 +446,51 @@ def test_many_archives(tmp_path, summaries):
         assert r["context_seqs"].iloc[1] == (4,) and r["context_seqs"].iloc[-1] == ()
     assert len(r) == n + 1
     assert c["n_refetches"].sum() == 0
+
+
+# -- the walk behind replay() and compactions() ----------------------------------------------
+
+
+def _long_window(n: int, *, archived: bool) -> tuple[list[dict], list[dict]]:
+    """``n`` turns (message, call) and no compaction: in the live loop, or each row archived
+    alone within a second of the last (archives without summaries that chain into one
+    clear, whose window holds every row before it)."""
+    rows = []
+    for i in range(n):
+        rows.append(row(2 * i + 1, "user", text(f"task {i}")))
+        rows.append(row(2 * i + 2, "assistant", text(f"done {i}"), tokens=TOK))
+    if not archived:
+        return rows, []
+    audit = [
+        {"source": "loop", "rows": [r], "created_at": BASE_MS + 10**7 + k * 1000}
+        for k, r in enumerate(rows)
+    ]
+    return [row(2 * n + 1, "user", text("again"))], audit
+
+
+@pytest.mark.parametrize("archived", [False, True])
+def test_the_walk_sorts_each_row_once_not_each_window(tmp_path, monkeypatch, archived):
+    """Issues 18 item 9 and 24 item 2: the window is kept in display order as rows come, not
+    sorted again at every model call. Counted, not timed: the elements the walk sorts (every
+    window at every call, n**2 / 2 of them, before)."""
+    n = 300
+    loop, audit = _long_window(n, archived=archived)
+    f = build(tmp_path / "long.adf", loop=loop, audit=audit)
+    sorted_ = sorted
+    count = [0]
+
+    def counting(values, *args, **kwargs):
+        out = sorted_(values, *args, **kwargs)
+        count[0] += len(out)
+        return out
+
+    monkeypatch.setattr(adfkit._replay, "sorted", counting, raising=False)
+    with adfkit.open_adf(f) as agent:
+        c = agent.compactions()
+        r = agent.replay()
+    assert c["event"].tolist() == (["clear"] if archived else [])
+    assert len(r) == n
+    # call i sees every row before it: 2i + 1 rows
+    assert r["context_seqs"].iloc[-1] == tuple(range(1, 2 * n))
+    assert r["n_context_rows"].tolist() == [2 * i + 1 for i in range(n)]
+    assert count[0] <= 4 * 2 * n
