@@ -64,7 +64,7 @@ import orjson
 import pandas as pd
 
 from . import schema
-from ._errors import NotTranscriptError
+from ._errors import AdfError, NotTranscriptError
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
     Finding,
@@ -78,6 +78,7 @@ from ._transcript import (
     iso_ms,
     iter_lines,
     loads_line,
+    open_text_stream,
     read_head,
     result_text,
     sessions_frame,
@@ -239,7 +240,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
 
     n = 0
     n_skipped = 0
-    with open(path, "rb", buffering=1 << 20) as f:
+    with open_text_stream(path) as f:
         readline = f.readline
         while True:  # once per line of a large file: the usual case in as few steps as can be
             data = readline(limit)
@@ -1421,15 +1422,16 @@ def _agent_id_from_name(f: Path) -> str:
 def _sidecar(f: Path) -> dict[str, Any]:
     m = f.with_name(f.name[: -len(".jsonl")] + ".meta.json")
     try:
-        v = orjson.loads(m.read_bytes()) if m.is_file() and m.stat().st_size < 1 << 20 else None
-    except (OSError, orjson.JSONDecodeError):
+        with open_text_stream(m, buffering=0) as fh:
+            v = orjson.loads(fh.read(1 << 20))
+    except (AdfError, OSError, orjson.JSONDecodeError):
         return {}
     return v if isinstance(v, dict) else {}
 
 
 def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
     try:
-        with open(f, "rb") as fh:
+        with open_text_stream(f) as fh:
             for _, data, _c in iter_lines(fh, 8 << 20):
                 if max_lines <= 0:
                     break
@@ -1439,7 +1441,7 @@ def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
                 obj, _p = loads_line(data)
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
                     return str(obj["sessionId"])
-    except OSError:
+    except (NotTranscriptError, OSError):  # a FIFO, gone, unreadable: not this session's
         return None
     return None
 
@@ -1503,9 +1505,10 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
         raise NotTranscriptError("not a folder of Claude Code projects", path=root)
     cands = list(root.glob("*.jsonl")) + list(root.glob("*/*.jsonl"))
     recs: list[dict[str, Any]] = []
+    legacy: dict[Path, dict[str, int]] = {}
     for f in sorted(set(cands)):
-        if f.name.startswith("agent-") or not f.is_file():
-            continue
+        if f.name.startswith("agent-") or f.is_dir():
+            continue  # a FIFO or device is listed, with why it cannot be read in ``error``
         try:
             st = f.stat()
         except OSError:
@@ -1518,11 +1521,9 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
                 1 for x in sess_dir.glob("agent-*.jsonl") if not x.name.startswith("agent-acompact")
             )
         sid = sid or f.stem
-        n_sub += sum(
-            1
-            for x in f.parent.glob("agent-*.jsonl")
-            if not x.name.startswith("agent-acompact") and _first_session_id(x, 5) == sid
-        )
+        if f.parent not in legacy:
+            legacy[f.parent] = _legacy_agents(f.parent)
+        n_sub += legacy[f.parent].get(sid, 0)
         recs.append(
             {
                 "path": str(f),
@@ -1537,6 +1538,19 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     return sessions_frame(recs, schema.CLAUDE_CODE_SESSIONS)
 
 
+def _legacy_agents(folder: Path) -> dict[str, int]:
+    """``sessionId`` -> how many legacy ``agent-*.jsonl`` files in ``folder`` belong to it
+    (compaction helpers excluded): each file's first records read once per listing, not once
+    per session beside it."""
+    out: dict[str, int] = {}
+    for x in folder.glob("agent-*.jsonl"):
+        if not x.name.startswith("agent-acompact"):
+            sid = _first_session_id(x, 5)
+            if sid is not None:
+                out[sid] = out.get(sid, 0) + 1
+    return out
+
+
 def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | None]:
     try:
         sniff(f, read_head(f), _WHAT)
@@ -1544,7 +1558,7 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | 
         return None, None, e.detail
     sid = cwd = None
     try:
-        with open(f, "rb") as fh:
+        with open_text_stream(f) as fh:
             for _, data, _c in iter_lines(fh, 8 << 20):
                 if max_lines <= 0 or (sid and cwd):
                     break

@@ -69,6 +69,7 @@ from ._transcript import (
     iso_ms,
     iter_lines,
     loads_line,
+    open_text_stream,
     openai_tokens,
     read_head,
     result_text,
@@ -227,7 +228,7 @@ class _State:
 
 
 def _open(path: Path, max_decompressed_bytes: int) -> tuple[IO[bytes], _RawCapped | None, Any]:
-    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    fh = open_text_stream(path)
     if path.name.endswith(".zst"):
         dctx = zstandard.ZstdDecompressor()
         src = dctx.stream_reader(fh, read_across_frames=True)
@@ -949,8 +950,8 @@ def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     plain = {f for f in files if f.name.endswith(".jsonl")}
     recs: list[dict[str, Any]] = []
     for f in files:
-        if f.name.endswith(".zst") and f.with_name(f.name[:-4]) in plain:
-            continue
+        if (f.name.endswith(".zst") and f.with_name(f.name[:-4]) in plain) or f.is_dir():
+            continue  # a FIFO or device is listed, with why it cannot be read in ``error``
         try:
             st = f.stat()
         except OSError:

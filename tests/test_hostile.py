@@ -888,6 +888,7 @@ _TEST_FILES = (
     "test_runtime_cases.py",
     "test_crafted.py",
     "test_cli.py",
+    "test_transcript_hostile.py",
     "test_widgets.py",
     "test_export.py",
     "test_report.py",

@@ -1,0 +1,163 @@
+"""Crafted Claude Code sessions and Codex rollouts (issue 24): special files, listings that must
+stay linear, memory bounded by the decompression cap, token counts that are not counts, byte-order
+marks, cut zstd frames, timestamps, secrets, control characters, colliding report names and
+sessions without a model call. Each case is built here, in ``tmp_path``; ROBUSTNESS.md lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import fingerprint
+from test_claude_code import Log, text
+from test_codex import SID as CODEX_SID
+from test_codex import Roll, basic
+
+import adfkit
+from adfkit import _claude_code, cli
+from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
+from adfkit._codex import list_codex_sessions, parse_codex
+
+SID = "11111111-2222-3333-4444-555555555555"
+
+
+@pytest.fixture
+def no_hang() -> Iterator[None]:
+    """Fail (instead of hanging the run) when the test blocks longer than 20 s: an ``open`` of a
+    FIFO without a writer blocks until one comes."""
+
+    def boom(*_a: Any) -> None:
+        raise TimeoutError("blocked (a FIFO opened for reading waits for a writer)")
+
+    old = signal.signal(signal.SIGALRM, boom)
+    signal.alarm(20)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def session(log: Log | None = None, n: int = 2) -> Log:
+    """A session of ``n`` prompt/answer pairs."""
+    log = log or Log()
+    parent = None
+    for i in range(n):
+        log.user(f"u{i}", parent, f"prompt {i}")
+        log.asst(f"a{i}", f"u{i}", f"msg_{i}", [text(f"answer {i}")], req=f"req_{i}")
+        parent = f"a{i}"
+    return log
+
+
+def quiet(fn: Any, *a: Any, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*a, **kw)
+
+
+# --- 1. special files ------------------------------------------------------------------------
+
+
+def test_h65_fifo_as_session_subagent_legacy_agent_and_in_listings(
+    tmp_path: Path, no_hang: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only regular files are opened: a FIFO as the session or rollout is a clear AdfError (and
+    one CLI line), a FIFO in ``subagents/`` an error finding, a legacy ``agent-*.jsonl`` FIFO
+    beside the session is not read, and listings name the FIFO in ``error``. Nothing blocks."""
+    proj = tmp_path / "projects" / "-p"
+    proj.mkdir(parents=True)
+    fifo = proj / "22222222-2222-3333-4444-555555555555.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(adfkit.AdfError, match=r"is a named pipe \(FIFO\), not a regular file"):
+        adfkit.open(fifo)
+    with pytest.raises(adfkit.AdfError, match=r"named pipe"):
+        parse_claude_code(fifo)
+    assert cli.main(["info", str(fifo)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"adfkit: error: {fifo}: is a named pipe"), err
+
+    main = session().write(proj / f"{SID}.jsonl")
+    subs = proj / SID / "subagents"
+    subs.mkdir(parents=True)
+    os.mkfifo(subs / "agent-aaaa.jsonl")
+    os.mkfifo(subs / "agent-aaaa.meta.json")
+    os.mkfifo(proj / "agent-legacy.jsonl")
+    before = fingerprint(tmp_path)
+    t = parse_claude_code(main, warn=False)
+    assert [r.role for r in t.rows] == ["user", "assistant"] * 2
+    (sub,) = t.subagents  # the legacy FIFO is not this session's (its sessionId is unknown)
+    assert sub.agent_id == "aaaa" and not sub.rows
+    assert [(f.check, f.severity) for f in sub.findings] == [("not_transcript", "error")]
+    assert "named pipe" in sub.findings[0].detail
+    df = list_claude_code_sessions(tmp_path / "projects")
+    by_name = {Path(p).name: e for p, e in zip(df.path, df.error, strict=True)}
+    assert pd.isna(by_name[f"{SID}.jsonl"])
+    assert "named pipe (FIFO)" in by_name[fifo.name]
+    assert df.set_index("session_id").loc[SID, "n_subagents"] == 1
+
+    codex = tmp_path / "codex" / "2026" / "03" / "14"
+    codex.mkdir(parents=True)
+    rfifo = codex / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl"
+    os.mkfifo(rfifo)
+    zfifo = codex / "rollout-2026-03-14T10-00-00-x.jsonl.zst"
+    os.mkfifo(zfifo)
+    for f in (rfifo, zfifo):
+        with pytest.raises(adfkit.AdfError, match=r"named pipe"):
+            adfkit.open(f)
+        with pytest.raises(adfkit.AdfError, match=r"named pipe"):
+            parse_codex(f)
+    cdf = list_codex_sessions(tmp_path / "codex")
+    assert len(cdf) == 2 and all("named pipe (FIFO)" in e for e in cdf.error)
+    assert fingerprint(tmp_path) == before
+
+
+def test_h65_device_is_refused(no_hang: None) -> None:
+    """``/dev/zero`` never ends: refused as a device before a byte is read."""
+    with pytest.raises(adfkit.AdfError, match="is a device, not a regular file"):
+        parse_codex(Path("/dev/zero"))
+
+
+# --- 4. listings stay linear -----------------------------------------------------------------
+
+
+def test_h66_listing_reads_each_legacy_agent_file_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``list_claude_code_sessions`` with ``n`` sessions and ``n`` legacy ``agent-*.jsonl`` files
+    in one folder peeks each agent file once (``n`` reads), not once per session (``n**2``), and
+    still counts each session's own."""
+    proj = tmp_path / "-p"
+    n = 6
+    sids = [f"{i:08d}-2222-3333-4444-555555555555" for i in range(n)]
+    for i, sid in enumerate(sids):
+        session(Log(session=sid), 1).write(proj / f"{sid}.jsonl")
+        for k in range(i % 3):  # session i has i % 3 legacy agents
+            log = Log(session=sid, side=True, agent=f"{i}x{k}")
+            log.user(f"s{i}{k}", None, "task")
+            log.write(proj / f"agent-{i}x{k}.jsonl")
+    calls: list[Path] = []
+    real = _claude_code._first_session_id
+
+    def counting(f: Path, max_lines: int = 50) -> str | None:
+        calls.append(f)
+        return real(f, max_lines)
+
+    monkeypatch.setattr(_claude_code, "_first_session_id", counting)
+    df = list_claude_code_sessions(tmp_path)
+    n_agents = sum(i % 3 for i in range(n))
+    assert len(calls) == n_agents == len(set(calls))
+    assert dict(zip(df.session_id, df.n_subagents, strict=True)) == {
+        sid: i % 3 for i, sid in enumerate(sids)
+    }
+
+
+def _unused() -> Any:  # keep imports used while the file grows
+    return json, Roll, basic
