@@ -81,8 +81,13 @@ from ._transcript import (
 
 _WHAT = "Codex rollout"
 
-#: Cap on the decompressed size of a ``.jsonl.zst`` rollout.
-DEFAULT_MAX_DECOMPRESSED_BYTES = 4 * 1024**3
+#: Cap on a ``.jsonl.zst`` rollout: decompressed bytes read, and bytes of lines held, each line
+#: counted as at least ``LINE_CHARGE`` bytes (a parsed line costs Python objects whatever its
+#: length), so the cap bounds memory, not only bytes (README "Limits").
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024**2
+LINE_CHARGE = 1024
+#: Compressed bytes fed to zstd at a time (at most 32 MiB out of one feed).
+_ZSTD_FEED = 1024
 
 SUMMARY_PREFIX = "Another language model started to solve this problem"
 _CONTEXT_PREFIXES = (
@@ -132,31 +137,61 @@ _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 
 class _RawCapped(io.RawIOBase):
-    """A raw reader over a zstd stream that stops after ``limit`` bytes (``hit`` set)."""
+    """The decompressed bytes of a zstd file, frame after frame, stopping after ``limit`` bytes
+    (``hit`` set). The input is fed ``_ZSTD_FEED`` bytes at a time, so one step never holds more
+    than zstd's largest expansion of that (32 MiB); ``cut`` is set when the file ends inside a
+    frame (a rollout cut mid-write: the complete frames before it are read), ``error`` when the
+    data is damaged."""
 
-    def __init__(self, src: Any, limit: int) -> None:
-        self.src = src
+    def __init__(self, fh: IO[bytes], limit: int) -> None:
+        self.fh = fh
         self.left = limit
         self.hit = False
+        self.cut = False
         self.error: str | None = None
+        self.frames = 0
+        self._dctx = zstandard.ZstdDecompressor()
+        self._obj: Any = None
+        self._pending = b""
+        self._out = memoryview(b"")
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
+        while not self._out:
+            if not self._fill():
+                return 0
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _fill(self) -> bool:
         if self.left <= 0:
             self.hit = True
-            return 0
-        view = memoryview(b)
-        n = min(len(view), self.left)
+            return False
+        data = self._pending or self.fh.read(_ZSTD_FEED)
+        self._pending = b""
+        if not data:
+            self.cut = self._obj is not None  # the file ended inside a frame
+            return False
+        if self._obj is None:
+            self._obj = self._dctx.decompressobj()
         try:
-            data = self.src.read(n)
+            out = self._obj.decompress(data)
         except zstandard.ZstdError as e:
             self.error = str(e)[:120]
-            return 0
-        view[: len(data)] = data
-        self.left -= len(data)
-        return len(data)
+            return False
+        if self._obj.eof:
+            self.frames += 1
+            self._pending = self._obj.unused_data
+            self._obj = None
+        if len(out) > self.left:
+            out = out[: self.left]
+        self.left -= len(out)
+        self._out = memoryview(out)
+        return True
 
 
 @dataclass
@@ -230,9 +265,7 @@ class _State:
 def _open(path: Path, max_decompressed_bytes: int) -> tuple[IO[bytes], _RawCapped | None, Any]:
     fh = open_text_stream(path)
     if path.name.endswith(".zst"):
-        dctx = zstandard.ZstdDecompressor()
-        src = dctx.stream_reader(fh, read_across_frames=True)
-        raw = _RawCapped(src, max_decompressed_bytes)
+        raw = _RawCapped(fh, max_decompressed_bytes)
         return io.BufferedReader(raw, buffer_size=1 << 20), raw, fh
     return fh, None, fh
 
@@ -259,9 +292,15 @@ def _read(
     n_complete = 0
     bad_lines: list[int] = []
     stream, raw, fh = _open(path, max_decompressed_bytes)
+    held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
     try:
         first = True
         for n, data, complete in iter_lines(stream, max_line_bytes):
+            if raw is not None:
+                held += max(LINE_CHARGE, len(data) if data is not None else 0)
+                if held > max_decompressed_bytes:
+                    raw.hit = True
+                    break
             if data is None:
                 fnd.add(
                     "huge_line",
@@ -319,6 +358,14 @@ def _read(
             )
         if raw is not None and raw.error is not None:
             fnd.add("zstd_error", "error", None, f"zstd stream is damaged ({raw.error})")
+        elif raw is not None and raw.cut and not raw.hit:
+            fnd.add(
+                "zstd_cut",
+                "warning",
+                None,
+                f"the zstd stream ends inside a frame (cut mid-write?): read the lines of the "
+                f"{raw.frames} complete frame(s) before it",
+            )
     finally:
         fh.close()
     if not items:

@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +19,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import fingerprint
+import zstandard
+from conftest import ROOT, fingerprint
 from test_claude_code import Log, text
 from test_codex import SID as CODEX_SID
 from test_codex import Roll, basic
@@ -24,7 +28,7 @@ from test_codex import Roll, basic
 import adfkit
 from adfkit import _claude_code, cli
 from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
-from adfkit._codex import list_codex_sessions, parse_codex
+from adfkit._codex import LINE_CHARGE, list_codex_sessions, parse_codex
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -157,6 +161,100 @@ def test_h66_listing_reads_each_legacy_agent_file_once(
     assert dict(zip(df.session_id, df.n_subagents, strict=True)) == {
         sid: i % 3 for i, sid in enumerate(sids)
     }
+
+
+# --- 5. the decompression cap bounds memory --------------------------------------------------
+
+_LINE = (
+    json.dumps(
+        {
+            "timestamp": "2026-03-14T09:00:01.000Z",
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hello"}],
+            },
+        }
+    ).encode()
+    + b"\n"
+)
+
+
+def tiny_line_bomb(path: Path, mb: int) -> Path:
+    """A rollout of ``mb`` MiB of tiny lines (the worst case: every line costs Python objects),
+    compressed to a few KB."""
+    r = Roll()
+    r.meta()
+    data = b"\n".join(r.lines) + b"\n" + _LINE * ((mb << 20) // len(_LINE))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(zstandard.ZstdCompressor(level=19).compress(data))
+    return path
+
+
+ZST_PROBE = textwrap.dedent(
+    """
+    import resource, sys, warnings
+    from pathlib import Path
+    from adfkit._codex import parse_codex
+    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = parse_codex(Path(sys.argv[1]), max_decompressed_bytes=int(sys.argv[2]))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    checks = sorted({f.check for f in t.findings})
+    print(len(t.rows), (peak - base) * 1024, ",".join(checks))
+    """
+)
+
+
+def test_h67_zst_of_tiny_lines_is_held_within_the_cap(tmp_path: Path) -> None:
+    """64 MiB of tiny lines in a 5 KB ``.jsonl.zst``, read with a 16 MiB cap: each line held
+    counts as at least ``LINE_CHARGE`` bytes, so at most cap / 1 KiB lines are kept (not the
+    ~96,000 the bytes allow) and the peak RSS of a fresh process grows by less than twice the
+    cap plus 48 MiB (zstd's largest step is 32 MiB)."""
+    bomb = tiny_line_bomb(tmp_path / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl.zst", 64)
+    assert bomb.stat().st_size < 20_000
+    cap = 16 << 20
+    out = subprocess.run(
+        [sys.executable, "-c", ZST_PROBE, str(bomb), str(cap)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    n_rows, grew, checks = out.stdout.split()
+    assert int(n_rows) == cap // LINE_CHARGE - 1  # the cap's worth of lines, session_meta first
+    assert "decompressed_size_cap" in checks.split(",")
+    assert int(grew) < 2 * cap + (48 << 20), f"peak RSS grew by {int(grew) / 2**20:.0f} MiB"
+
+
+# --- 8. byte-order marks, cut zstd frames ----------------------------------------------------
+
+
+def test_h68_zst_cut_mid_frame_keeps_the_complete_frames(tmp_path: Path) -> None:
+    """A rollout written as three zstd frames and cut in the middle of the last: the first two
+    frames' lines are read, with a ``zstd_cut`` warning finding and one AdfWarning; a one-frame
+    file cut anywhere reads no line but says why (it did neither)."""
+    r = Roll()
+    basic(r)
+    plain = r.write(tmp_path / "plain" / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl")
+    lines = plain.read_bytes().splitlines(keepends=True)
+    c = zstandard.ZstdCompressor()
+    frames = [c.compress(b"".join(lines[a:b])) for a, b in ((0, 6), (6, 12), (12, len(lines)))]
+    z = tmp_path / "z" / (plain.name + ".zst")
+    z.parent.mkdir()
+    z.write_bytes(frames[0] + frames[1] + frames[2][: len(frames[2]) // 2])
+    whole = parse_codex(plain, warn=False)
+    with pytest.warns(adfkit.AdfWarning, match="ends inside a frame"):
+        t = parse_codex(z)
+    assert [r.line for r in t.rows] == [r.line for r in whole.rows if r.line <= 12]
+    assert [(f.check, f.severity) for f in t.findings] == [("zstd_cut", "warning")]
+    assert "2 complete frame(s)" in t.findings[0].detail
+    one = tmp_path / "z" / "rollout-one.jsonl.zst"
+    one.write_bytes(c.compress(plain.read_bytes())[:-9])
+    with pytest.warns(adfkit.AdfWarning, match="ends inside a frame"):
+        parse_codex(one)
 
 
 def _unused() -> Any:  # keep imports used while the file grows
