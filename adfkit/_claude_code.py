@@ -82,6 +82,7 @@ from ._transcript import (
     read_head,
     result_text,
     sessions_frame,
+    skip_bom,
     sniff,
     warn_findings,
 )
@@ -241,6 +242,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     n = 0
     n_skipped = 0
     with open_text_stream(path) as f:
+        skip_bom(f)
         readline = f.readline
         while True:  # once per line of a large file: the usual case in as few steps as can be
             data = readline(limit)

@@ -19,7 +19,7 @@ from ._adf import AdfSource
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._errors import AdfError, UnknownFormatError
 from ._source import AgentSource
-from ._transcript import open_text_stream
+from ._transcript import UTF8_BOM, open_text_stream
 from ._transcript_source import open_transcript
 
 
@@ -89,7 +89,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "codex"
     if not head:
         why = "empty file (0 bytes)"
-    elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+    elif head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")[:1] == b"{":
         why = "JSON lines, but neither Claude Code nor Codex records"
     elif b"\x00" in head[:512]:
         why = "binary data"
@@ -106,7 +106,7 @@ def _sniff_lines(head: bytes) -> str | None:
     lines = head.split(b"\n")
     complete = lines[:-1] if len(lines) > 1 else []
     for line in complete[:50]:
-        line = line.strip()
+        line = line.removeprefix(UTF8_BOM).strip()  # a byte-order mark is no content
         if not line.startswith(b"{"):
             continue
         try:

@@ -235,6 +235,8 @@ def warn_findings(path: str, findings: list[Finding], *, stacklevel: int = 3) ->
 # --- reading lines --------------------------------------------------------------------------
 
 
+#: A UTF-8 byte-order mark: some tools write one before the first record.
+UTF8_BOM = b"\xef\xbb\xbf"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -253,7 +255,7 @@ def sniff(path: Path, head: bytes, what: str) -> None:
         raise NotTranscriptError(
             f"zstd-compressed data, not a {what}; name it *.jsonl.zst to read it", path=path
         )
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    stripped = head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
     if not stripped and len(head) < 4096:
         raise NotTranscriptError(f"only whitespace, not a {what}", path=path)
     if stripped and stripped[:1] != b"{":
@@ -265,6 +267,15 @@ def sniff(path: Path, head: bytes, what: str) -> None:
         )
 
 
+def skip_bom(stream: IO[bytes]) -> None:
+    """Step over a UTF-8 byte-order mark at the start of ``stream`` (an editor or a Windows tool
+    may write one): it is not part of the first record, whose line would else not parse."""
+    peek = getattr(stream, "peek", None)
+    head = peek(3)[:3] if peek is not None else b""
+    if head == UTF8_BOM:
+        stream.read(3)
+
+
 def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line_number, data, complete)`` for each non-blank line of ``stream``.
 
@@ -272,6 +283,7 @@ def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, by
     MiB at a time, never held whole). ``complete`` is False only for a final line without its
     newline (a line still being written).
     """
+    skip_bom(stream)
     n = 0
     limit = max_line_bytes + 1
     readline = stream.readline
@@ -374,25 +386,48 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
+_END_OF_DAY = re.compile(r"([Tt ])24:00(?::00(?:[.,]0+)?)?")
+
+
 def iso_ms(value: Any) -> int | None:
-    """ISO-8601 timestamp (``2026-03-01T10:00:00.123Z``) -> ms since the epoch, else None.
+    """ISO-8601 timestamp -> ms since the epoch, else None.
+
+    Claude Code and Codex write ``2026-03-01T10:00:00.123Z``; every other ISO-8601 form with a
+    zone reads too: an offset (``+02:00``, ``+0200``, ``+02``), no fraction or any number of
+    digits, a space or ``t`` for ``T``, a lower-case ``z``, ``24:00`` (the next midnight),
+    surrounding blanks. A time without a zone is unknown (None): its offset is not known.
 
     Examples
     --------
     >>> iso_ms("1970-01-01T00:00:01.500Z")
     1500
-    >>> iso_ms("yesterday") is None
-    True
+    >>> iso_ms("1970-01-01 02:00:01+02:00"), iso_ms("1970-01-01t00:00:01z")
+    (1000, 1000)
+    >>> iso_ms("yesterday") is None, iso_ms("1970-01-01T00:00:01") is None
+    (True, True)
     """
     if not isinstance(value, str):
         return None
+    d: datetime | None
     try:
         d = datetime.fromisoformat(value)
     except ValueError:
-        return None
-    if d.tzinfo is None:
+        d = _iso_other(value)
+    if d is None or d.tzinfo is None:
         return None
     return (d - _EPOCH) // _MS
+
+
+def _iso_other(value: str) -> datetime | None:
+    """The ISO-8601 forms ``datetime.fromisoformat`` refuses: blanks around, ``z``, ``24:00``."""
+    s = value.strip()
+    if s[-1:] == "z":
+        s = s[:-1] + "Z"
+    s, n_days = _END_OF_DAY.subn(r"\g<1>00:00", s, count=1)
+    try:
+        return datetime.fromisoformat(s) + timedelta(days=n_days)
+    except ValueError:
+        return None
 
 
 def as_int(v: Any) -> int | None:

@@ -257,5 +257,81 @@ def test_h68_zst_cut_mid_frame_keeps_the_complete_frames(tmp_path: Path) -> None
         parse_codex(one)
 
 
+def test_h69_byte_order_mark_keeps_the_first_record(tmp_path: Path) -> None:
+    """A UTF-8 byte-order mark before the first record: Claude Code keeps its first prompt,
+    Codex its ``session_meta`` (``cli_version``, ``git_branch`` in ``meta()``), listings and
+    ``adfkit.open`` see the same, and nothing is flagged."""
+    bom = b"\xef\xbb\xbf"
+    cc = session().write(tmp_path / "cc" / f"{SID}.jsonl")
+    cc.write_bytes(bom + cc.read_bytes())
+    t = parse_claude_code(cc, warn=False)
+    assert [r.uuid for r in t.rows] == ["u0", "a0", "u1", "a1"] and not t.findings
+    assert t.rows[0].content == [{"type": "text", "text": "prompt 0"}]
+    assert quiet(list_claude_code_sessions, tmp_path / "cc").cwd.tolist() == ["/home/u/proj"]
+    r = Roll()
+    basic(r)
+    plain = r.write(tmp_path / "cx" / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl")
+    want = parse_codex(plain, warn=False)
+    plain.write_bytes(bom + plain.read_bytes())
+    zst = plain.with_name(plain.name + ".zst")
+    zst.write_bytes(zstandard.ZstdCompressor().compress(bom + r.lines[0] + b"\n"))
+    c = parse_codex(plain, warn=False)
+    assert c.rows == want.rows and not c.findings
+    assert c.meta["cli_version"] == "0.77.0" and c.meta["git_branch"] == "main"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        meta = adfkit.open(plain).meta()
+    assert meta["cli_version"] == "0.77.0" and meta["git_branch"] == "main"
+    z = parse_codex(zst, warn=False)
+    assert z.meta["cli_version"] == "0.77.0" and z.session_id == CODEX_SID
+    assert list_codex_sessions(tmp_path / "cx").cli_version.tolist() == ["0.77.0"]
+
+
+# --- 9. timestamps ---------------------------------------------------------------------------
+
+#: ISO-8601 forms with a zone and the instant each one is (2026-03-01T10:00:0Ns UTC).
+TIMES = {
+    "2026-03-01T10:00:00Z": 0,
+    "2026-03-01T12:00:01+02:00": 1,
+    "2026-03-01T08:30:02-0130": 2,
+    "2026-03-01 10:00:03Z": 3,
+    "2026-03-01t10:00:04.25z": 4.25,
+    "2026-03-01T11:00:05+01": 5,
+    " 2026-03-01T10:00:06.123456789Z ": 6.123,
+    "2026-03-01T10:00:07,5Z": 7.5,
+}
+BASE_MS = 1_772_359_200_000
+
+
+def test_h70_iso_timestamps_in_other_forms_read(tmp_path: Path) -> None:
+    """Offsets, no fraction, a space, lower case, a comma, nine digits, blanks: every form is the
+    instant it names, in Claude Code rows and Codex rows alike; ``24:00`` is the next midnight; a
+    time without a zone stays unknown (NaT), never a guessed zone."""
+    forms = list(TIMES)
+    log = Log()
+    parent = None
+    for i, ts in enumerate(forms):
+        log.user(f"u{i}", parent, f"q{i}")
+        log.recs[-1]["timestamp"] = ts
+        parent = f"u{i}"
+    log.user("naive", parent, "no zone")
+    log.recs[-1]["timestamp"] = "2026-03-01T10:00:08"
+    log.user("eod", "naive", "end of day")
+    log.recs[-1]["timestamp"] = "2026-02-28T24:00:00Z"
+    t = parse_claude_code(log.write(tmp_path / f"{SID}.jsonl"), warn=False)
+    want = [BASE_MS + round(v * 1000) for v in TIMES.values()]
+    assert [r.created_at for r in t.rows] == [*want, None, BASE_MS - 10 * 3600 * 1000]
+    r = Roll()
+    for i, ts in enumerate(forms):
+        r.msg("user", f"q{i}")
+        o = json.loads(r.lines[-1])
+        o["timestamp"] = ts
+        r.lines[-1] = json.dumps(o).encode()
+    c = parse_codex(
+        r.write(tmp_path / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl"), warn=False
+    )
+    assert [x.created_at for x in c.rows] == want
+
+
 def _unused() -> Any:  # keep imports used while the file grows
     return json, Roll, basic
