@@ -73,8 +73,10 @@ from ._transcript import (
     ParsedTranscript,
     TranscriptEvent,
     TranscriptRow,
+    anthropic_bad_counts,
     anthropic_tokens,
     as_int,
+    bad_usage,
     iso_ms,
     iter_lines,
     loads_line,
@@ -84,6 +86,7 @@ from ._transcript import (
     sessions_frame,
     skip_bom,
     sniff,
+    unknown_counts,
     warn_findings,
 )
 
@@ -592,7 +595,18 @@ class _RowB:
 
 
 class _Call:
-    __slots__ = ("key", "row", "line", "usage", "tokens", "model", "n", "created_at", "side")
+    __slots__ = (
+        "key",
+        "row",
+        "line",
+        "usage",
+        "tokens",
+        "unknown",
+        "model",
+        "n",
+        "created_at",
+        "side",
+    )
 
     def __init__(self, key: str, row: _RowB, line: int, usage: dict[str, Any], side: bool) -> None:
         self.key = key
@@ -600,6 +614,7 @@ class _Call:
         self.line = line
         self.usage = usage
         self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
+        self.unknown: dict[str, Any] = {}  # counts that are not counts, as written (_finish)
         self.model = row.model
         self.n = 1
         self.created_at = row.created_at
@@ -1154,6 +1169,11 @@ def _finish(
 ) -> ParsedTranscript:
     for c in built.calls:  # once per call, from the fragment chosen
         c.tokens = anthropic_tokens(c.usage)
+        c.unknown = unknown_counts(c.usage, "anthropic")
+        if c.unknown:
+            bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
+            c.row.malformed = True
+            c.row.note = "usage holds values that are not token counts"
     n = 0
     for row in built.rows:
         n += 1
@@ -1252,7 +1272,7 @@ def _final(r: _RowB) -> TranscriptRow:
         role=r.role,
         content=r.content,
         model=r.model,
-        tokens=dict(c.tokens) if c is not None and c.row is r else {},
+        tokens={**c.tokens, **c.unknown} if c is not None and c.row is r else {},
         created_at=r.created_at,
         kind_hint=r.kind_hint,
         line=r.lines[0],

@@ -57,8 +57,10 @@ import zstandard
 
 from . import schema
 from ._errors import NotTranscriptError
+from ._rows import as_count
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
+    OPENAI_COUNT_KEYS,
     Findings,
     ModelCall,
     ParsedTranscript,
@@ -66,6 +68,8 @@ from ._transcript import (
     TranscriptEvent,
     TranscriptRow,
     as_int,
+    bad_counts,
+    bad_usage,
     iso_ms,
     iter_lines,
     loads_line,
@@ -76,6 +80,7 @@ from ._transcript import (
     sessions_frame,
     sniff,
     text_of,
+    unknown_counts,
     warn_findings,
 )
 
@@ -99,6 +104,7 @@ _CONTEXT_PREFIXES = (
     "<user_shell_command>",
 )
 TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_COUNT_KEYS = (*OPENAI_COUNT_KEYS, "total_tokens")
 #: Newer top-level types seen in protocol code (TRANSCRIPTS.md §2.2): skipped, info only.
 NEWER_TOP_TYPES = frozenset(
     {
@@ -225,7 +231,7 @@ class _CRow:
         self.role = role
         self.content = content
         self.model = model
-        self.tokens: dict[str, int] | None = None
+        self.tokens: dict[str, Any] | None = None
         self.created_at = it.ts
         self.kind_hint: str | None = None
         self.lines = [it.line]
@@ -613,7 +619,7 @@ def _asst(st: _State, it: _Item, blocks: list[dict[str, Any]]) -> None:
 def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages: bool) -> None:
     et = p.get("type")
     if et == "token_count":
-        _token_count(st, it, p)
+        _token_count(st, it, p, fnd)
     elif et in ("task_started", "turn_started"):
         st.turn = {"has_user": False, "line": it.line}
         w = as_int(p.get("model_context_window"))
@@ -662,7 +668,7 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
             _add_row(st, row)
 
 
-def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
+def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> None:
     info = p.get("info")
     if not isinstance(info, dict):
         st.tcs.append((TokenCount(it.line, it.ts, None, None, None, False), None))
@@ -671,7 +677,7 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
     last_raw = info.get("last_token_usage")
     total = openai_tokens(total_raw) or None
     last = openai_tokens(last_raw) or None
-    tt = as_int(total_raw.get("total_tokens")) if isinstance(total_raw, dict) else None
+    tt = as_count(total_raw.get("total_tokens")) if isinstance(total_raw, dict) else None
     w = as_int(info.get("model_context_window"))
     if w is not None:
         st.ctx_window = w
@@ -681,19 +687,28 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
     else:
         is_call = last is not None and not estimate
     usage: dict[str, int] = {}
+    unknown: dict[str, Any] = {}  # counts that are not counts, as written: the row rule flags
+    bad = sorted({*bad_counts(total_raw, _COUNT_KEYS), *bad_counts(last_raw, _COUNT_KEYS)})
+    if bad:
+        bad_usage(fnd, it.line, bad)
     if is_call:
         if last is not None and not estimate:
             usage = last
+            unknown = unknown_counts(last_raw, "openai")
         elif total is not None and st.tcs:
             prev = next((tc.total for tc, _ in reversed(st.tcs) if tc.total), None) or {}
             usage = {k: v - prev.get(k, 0) for k, v in total.items()}
+            unknown = unknown_counts(total_raw, "openai")
     if tt is not None and tt > st.prev_total:
         st.prev_total = tt
     row: _CRow | None = None
     if is_call:
         row = st.open_asst
         if row is not None and row.tokens is None:
-            row.tokens = usage
+            row.tokens = {**usage, **unknown} if unknown else usage
+            if unknown:
+                row.malformed = True
+                row.note = "usage holds values that are not token counts"
             st.open_asst = None
             st.pending_call = None
             st.calls.append((f"token_count@{it.line}", row, it.line, row.model, usage, it.ts))

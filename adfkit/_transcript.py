@@ -40,6 +40,7 @@ from . import schema
 from ._errors import AdfWarning, NotTranscriptError
 from ._open import open_regular
 from ._rows import KIND_HINTS as _ROW_KIND_HINTS
+from ._rows import as_count
 
 Format = Literal["claude_code", "codex"]
 
@@ -69,7 +70,8 @@ class TranscriptRow:
     role: str
     content: list[dict[str, Any]]
     model: str | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
+    #: A count the file wrote that is not a count keeps that value (the row rule flags it).
+    tokens: dict[str, Any] = field(default_factory=dict)
     created_at: int | None = None
     kind_hint: str | None = None
     #: 1-based line of the row's first record; ``lines`` lists every record merged into it.
@@ -435,32 +437,122 @@ def as_int(v: Any) -> int | None:
     return v if type(v) is int and v >= 0 else None
 
 
+def bad_counts(usage: Any, keys: tuple[str, ...]) -> list[str]:
+    """The keys of ``usage`` among ``keys`` holding something that is not a token count (by
+    :func:`adfkit._rows.as_count`: negative, fractional, text, bool, too large); absent and
+    null keys are not bad.
+
+    Examples
+    --------
+    >>> bad_counts({"input_tokens": -5, "output_tokens": 7, "x": "no"}, ("input_tokens",
+    ...            "output_tokens", "cache_read_input_tokens"))
+    ['input_tokens']
+    """
+    if not isinstance(usage, dict):
+        return []
+    return [k for k in keys if usage.get(k) is not None and as_count(usage[k]) is None]
+
+
+def bad_usage(fnd: Findings, line: int, keys: list[str]) -> None:
+    """The finding for a usage holding values that are not token counts."""
+    fnd.add(
+        "bad_token_count",
+        "warning",
+        line,
+        f"usage {', '.join(keys)}: not a token count (negative, fractional, text or too "
+        "large); NA, never summed",
+    )
+
+
+#: Anthropic ``usage`` keys holding token counts (``cache_creation`` holds two more).
+ANTHROPIC_COUNT_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+_EPHEMERAL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def anthropic_bad_counts(usage: Any) -> list[str]:
+    """:func:`bad_counts` of an Anthropic ``usage``, ``cache_creation`` parts included."""
+    bad = bad_counts(usage, ANTHROPIC_COUNT_KEYS)
+    if isinstance(usage, dict):
+        cc = usage.get("cache_creation")
+        bad += [f"cache_creation.{k}" for k in bad_counts(cc, _EPHEMERAL_KEYS)]
+    return bad
+
+
+#: Which ADF counts an Anthropic usage key is part of (``input`` includes the cache parts).
+_ANTHROPIC_PARTS: dict[str, tuple[str, ...]] = {
+    "input_tokens": ("input",),
+    "output_tokens": ("output",),
+    "cache_read_input_tokens": ("cache_read", "input"),
+    "cache_creation_input_tokens": ("cache_write", "input"),
+}
+
+
+def unknown_counts(usage: Any, fmt: str) -> dict[str, Any]:
+    """ADF token key -> the value, as the file wrote it, that makes that count unknown (not a
+    count: :func:`bad_counts`); empty for a clean usage. A row's tokens carry these values, so
+    the row rule (:func:`adfkit._rows.parse_tokens`) gives NA, flags the row and warns, as for an
+    ADF row; a call's tokens leave them out. ``fmt``: ``anthropic`` or ``openai``.
+
+    Examples
+    --------
+    >>> unknown_counts({"input_tokens": 3, "cache_read_input_tokens": -1}, "anthropic")
+    {'cache_read': -1, 'input': -1}
+    >>> unknown_counts({"input_tokens": "12", "output_tokens": 5}, "openai")
+    {'input': '12'}
+    """
+    out: dict[str, Any] = {}
+    if fmt == "openai":
+        for k in bad_counts(usage, tuple(OPENAI_COUNT_KEYS)):
+            out[OPENAI_COUNT_KEYS[k]] = usage[k]
+        return out
+    parts: tuple[str, ...]
+    for k in anthropic_bad_counts(usage):
+        if k.startswith("cache_creation."):
+            raw, parts = usage["cache_creation"][k.split(".", 1)[1]], ("cache_write", "input")
+        else:
+            raw, parts = usage[k], _ANTHROPIC_PARTS[k]
+        for part in parts:
+            out.setdefault(part, raw)
+    return out
+
+
 def anthropic_tokens(usage: Any) -> dict[str, int]:
     """Anthropic ``usage`` -> ADF tokens (``input`` = input + cache read + cache write).
 
     ``cache_creation.ephemeral_5m_input_tokens + ephemeral_1h_input_tokens`` is used for the cache
-    write when present (it is authoritative), else ``cache_creation_input_tokens``.
+    write when present (it is authoritative), else ``cache_creation_input_tokens``. A count that
+    is not a count (:func:`anthropic_bad_counts`) is unknown, and so is every sum holding it:
+    never summed as a number.
 
     Examples
     --------
     >>> anthropic_tokens({"input_tokens": 3, "cache_read_input_tokens": 100,
     ...                   "cache_creation_input_tokens": 20, "output_tokens": 7})
     {'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}
+    >>> anthropic_tokens({"input_tokens": -3, "cache_read_input_tokens": 100, "output_tokens": 7})
+    {'output': 7, 'cache_read': 100}
     """
     if not isinstance(usage, dict):
         return {}
-    inp = as_int(usage.get("input_tokens"))
-    out = as_int(usage.get("output_tokens"))
-    cr = as_int(usage.get("cache_read_input_tokens"))
-    cw = as_int(usage.get("cache_creation_input_tokens"))
-    cc = usage.get("cache_creation")
-    if isinstance(cc, dict):
-        a = as_int(cc.get("ephemeral_5m_input_tokens"))
-        b = as_int(cc.get("ephemeral_1h_input_tokens"))
-        if a is not None or b is not None:
-            cw = (a or 0) + (b or 0)
+    get = usage.get
+    inp, out = as_count(get("input_tokens")), as_count(get("output_tokens"))
+    cr, cw = as_count(get("cache_read_input_tokens")), as_count(get("cache_creation_input_tokens"))
+    bad = anthropic_bad_counts(usage)
+    cw_bad = any(k.startswith("cache_creation") for k in bad)
+    cc = get("cache_creation")
+    if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
+        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)  # authoritative when there
+        cw = (a or 0) + (b or 0)
+    if cw_bad:
+        cw = None
     res: dict[str, int] = {}
-    if inp is not None or cr is not None or cw is not None:
+    input_bad = cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad
+    if not input_bad and (inp is not None or cr is not None or cw is not None):
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
         res["output"] = out
@@ -471,9 +563,18 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     return res
 
 
+#: Codex/OpenAI usage keys -> ADF token keys.
+OPENAI_COUNT_KEYS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cached_input_tokens": "cache_read",
+    "reasoning_output_tokens": "reasoning",
+}
+
+
 def openai_tokens(usage: Any) -> dict[str, int]:
     """Codex/OpenAI token usage -> ADF tokens (``input`` already includes the cached part;
-    ``output`` already includes reasoning).
+    ``output`` already includes reasoning). A count that is not a count is left out (unknown).
 
     Examples
     --------
@@ -484,13 +585,8 @@ def openai_tokens(usage: Any) -> dict[str, int]:
     if not isinstance(usage, dict):
         return {}
     res: dict[str, int] = {}
-    for src, dst in (
-        ("input_tokens", "input"),
-        ("output_tokens", "output"),
-        ("cached_input_tokens", "cache_read"),
-        ("reasoning_output_tokens", "reasoning"),
-    ):
-        v = as_int(usage.get(src))
+    for src, dst in OPENAI_COUNT_KEYS.items():
+        v = as_count(usage.get(src))
         if v is not None:
             res[dst] = v
     return res
