@@ -409,5 +409,105 @@ def test_h70_iso_timestamps_in_other_forms_read(tmp_path: Path) -> None:
     assert [x.created_at for x in c.rows] == want
 
 
+# --- 10. secrets: the one rule on every text column and report -------------------------------
+
+GH_TOKEN = "ghp_" + "F4KE" * 9
+JWT = "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiJGQUtFRkFLRSJ9." + "c2lnbmF0dXJlRkFLRUZBS0U"
+RSA_BODY = "MIIEFAKERSABODY" + "A1b2C3d4" * 40
+SSH_BODY = "b3BlbnNzaC1GQUtFa2V5" + "Zz9Yy8Xx" * 30
+
+
+def _secret_session(tmp_path: Path) -> tuple[Path, Path]:
+    """A Claude Code session with a GitHub token in a compaction's ``userContext``, a JWT as
+    ``"access_token": "..."`` and an RSA key straddling the 4,000-character clip in tool
+    output; a Codex rollout with an OpenSSH key in a JSON-string tool output (escaped
+    newlines)."""
+    log = Log()
+    log.user("u1", None, "log in")
+    log.asst("a1", "u1", "m1", [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}])
+    log.result("r1", "a1", "t1", json.dumps({"access_token": JWT, "expires_in": 3600}))
+    log.asst("a2", "r1", "m2", [{"type": "tool_use", "id": "t2", "name": "Bash", "input": {}}])
+    pem = f"-----BEGIN RSA PRIVATE KEY-----\n{RSA_BODY}\n-----END RSA PRIVATE KEY-----"
+    log.result("r2", "a2", "t2", "x" * (4000 - 100) + pem)
+    log.asst("a3", "r2", "m3", [text("ok")], req="r3")
+    log.system(
+        "b1",
+        None,
+        "compact_boundary",
+        logicalParentUuid="a3",
+        compactMetadata={"trigger": "manual", "userContext": f"use {GH_TOKEN} for the push"},
+    )
+    log.user("s1", "b1", "Summary of the session", isCompactSummary=True)
+    log.user("u2", "s1", "go on")
+    log.asst("a4", "u2", "m4", [text("done")], req="r4")
+    cc = log.write(tmp_path / "in-cc" / f"{SID}.jsonl")
+    r = Roll()
+    basic(r)
+    key = f"-----BEGIN OPENSSH PRIVATE KEY-----\n{SSH_BODY}\n-----END OPENSSH PRIVATE KEY-----\n"
+    r.fout("c1", json.dumps({"output": key, "metadata": {"exit_code": 0}}))
+    cx = r.write(tmp_path / "in-cx" / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl")
+    return cc, cx
+
+
+SECRETS = (GH_TOKEN, JWT, RSA_BODY[:40], SSH_BODY[:40])
+
+
+def test_h72_secrets_in_every_text_column_and_report(tmp_path: Path) -> None:
+    """``export --redact`` leaves no secret in any table (the ``instructions`` column of
+    ``compactions.parquet`` included: every text column goes through the one secret rule); an
+    HTML report shows no JWT in ``"access_token": "..."`` form, no piece of an RSA key the
+    4,000-character clip would cut (the cut moves before it), no OpenSSH key written inside a
+    JSON string."""
+    from adfkit._redact import redact_frame, redact_text
+    from adfkit._report import write_report
+
+    cc, cx = _secret_session(tmp_path)
+    compactions = quiet(lambda: adfkit.open(cc).compactions())
+    assert GH_TOKEN in compactions.instructions.iloc[0]  # read as written...
+    assert GH_TOKEN not in redact_frame(compactions).to_string()  # ...and redacted on export
+    odd = pd.DataFrame({"note": [f"pushed with {GH_TOKEN}", None], "n": [1, 2]})
+    assert redact_frame(odd).note.tolist()[0] == "pushed with __redacted__"
+    out = tmp_path / "export"
+    written, errors = quiet(adfkit.export, [str(cc), str(cx)], out, redact=True, progress=False)
+    assert errors.empty and len(written)
+    blob = b"".join(p.read_bytes() for p in out.rglob("*") if p.is_file())
+    for secret in SECRETS:
+        assert secret.encode() not in blob, secret[:12]
+    assert redact_text(json.dumps({"access_token": JWT})) == '{"access_token": "__redacted__"}'
+    nb = tmp_path / "nb" / "t.ipynb"
+    nb.parent.mkdir()
+    nb.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    _cell('AGENT = "x"', ["parameters"]),
+                    _cell("import adfkit, adfkit.widgets\nfrom IPython.display import HTML"),
+                    _cell("HTML(adfkit.widgets.rows_html(adfkit.open(AGENT).history()))"),
+                ],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    for src in (cc, cx):
+        html = write_report(src, tmp_path / f"{src.parent.name}.html", notebook=str(nb))
+        text_ = html.read_text()
+        assert "more characters" in text_ or src == cx
+        for secret in SECRETS:
+            assert secret not in text_, (src.name, secret[:12])
+
+
+def _cell(source: str, tags: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": f"c{abs(hash(source)) % 10**8}",
+        "metadata": {"tags": tags or []},
+        "outputs": [],
+        "source": source,
+    }
+
+
 def _unused() -> Any:  # keep imports used while the file grows
     return json, Roll, basic
