@@ -62,7 +62,7 @@ import pandas as pd
 
 from ._agent import AgentFile
 from ._agent import open as open_agent
-from ._outputs import check_output
+from ._outputs import check_output, safe_name
 from ._usage import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
@@ -1702,7 +1702,7 @@ def save_all(
     out_dir = Path(folder)
     written: list[Path] = []
     with _agent(agent) as a:
-        stem = Path(a.path).stem
+        stem = safe_name(Path(a.path).stem)  # as `adfkit plot` names one plot
         paths = {kind: out_dir / f"{stem}-{kind}.png" for kind in kinds}
         for path in [out_dir, *paths.values()]:
             check_output(path, [a.path])

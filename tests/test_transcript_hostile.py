@@ -29,6 +29,7 @@ import adfkit
 from adfkit import _claude_code, cli
 from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
 from adfkit._codex import LINE_CHARGE, list_codex_sessions, parse_codex
+from adfkit._terminal import printable
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -507,6 +508,36 @@ def _cell(source: str, tags: list[str] | None = None) -> dict[str, Any]:
         "outputs": [],
         "source": source,
     }
+
+
+# --- 11. control characters never reach the terminal raw -------------------------------------
+
+CONTROLS = "\x1b[2J\x07\x08\x9b31m\u202e"
+
+
+def test_h73_control_characters_in_plot_output_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Codex rollout whose file name and text hold ESC, BEL, backspace, a C1 CSI and an RTL
+    override: every line ``adfkit plot`` prints (one kind, ``--kind all``) shows them as escapes
+    (``printable``); the PNG names hold no C0 control (``safe_name``, as one plot is named)."""
+    r = Roll()
+    basic(r)
+    r.msg("user", f"hello {CONTROLS} world")
+    name = f"rollout-2026-03-14T09-00-00-{CODEX_SID}{CONTROLS}.jsonl"
+    src = r.write(tmp_path / "in" / name)
+    out = tmp_path / f"plots{CONTROLS}"
+    for argv in (
+        ["plot", str(src), "--kind", "all", "-o", str(out)],
+        ["plot", str(src), "--kind", "context", "-o", str(out / "one.png")],
+    ):
+        assert cli.main(argv) == 0, capsys.readouterr().err
+        got = capsys.readouterr()
+        lines = (got.out + got.err).splitlines()
+        assert lines and all(printable(x) == x for x in lines), lines
+        assert all("\\x1b" in x for x in got.out.splitlines()), got.out  # the folder's ESC
+    names = [p.name for p in out.iterdir()]
+    assert len(names) == 7 and not any(c in n for n in names for c in "\x1b\x07\x08"), names
 
 
 def _unused() -> Any:  # keep imports used while the file grows
