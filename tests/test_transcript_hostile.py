@@ -475,21 +475,10 @@ def test_h72_secrets_in_every_text_column_and_report(tmp_path: Path) -> None:
     for secret in SECRETS:
         assert secret.encode() not in blob, secret[:12]
     assert redact_text(json.dumps({"access_token": JWT})) == '{"access_token": "__redacted__"}'
-    nb = tmp_path / "nb" / "t.ipynb"
-    nb.parent.mkdir()
-    nb.write_text(
-        json.dumps(
-            {
-                "cells": [
-                    _cell('AGENT = "x"', ["parameters"]),
-                    _cell("import adfkit, adfkit.widgets\nfrom IPython.display import HTML"),
-                    _cell("HTML(adfkit.widgets.rows_html(adfkit.open(AGENT).history()))"),
-                ],
-                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
-                "nbformat": 4,
-                "nbformat_minor": 5,
-            }
-        )
+    nb = _tiny_notebook(
+        tmp_path,
+        "import adfkit.widgets\nfrom IPython.display import HTML",
+        "HTML(adfkit.widgets.rows_html(adfkit.open(AGENT).history()))",
     )
     for src in (cc, cx):
         html = write_report(src, tmp_path / f"{src.parent.name}.html", notebook=str(nb))
@@ -538,6 +527,41 @@ def test_h73_control_characters_in_plot_output_lines(
         assert all("\\x1b" in x for x in got.out.splitlines()), got.out  # the folder's ESC
     names = [p.name for p in out.iterdir()]
     assert len(names) == 7 and not any(c in n for n in names for c in "\x1b\x07\x08"), names
+
+
+# --- 12. report names never collide ----------------------------------------------------------
+
+
+def test_h74_reports_of_two_sessions_with_one_uuid_get_two_files(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``adfkit report`` of the same session uuid from two project folders into one folder
+    writes two files (``<uuid>-report.html``, ``<uuid>-2-report.html``: ``unique_names``, as
+    export names its folders), each the report of its own session; the inputs are untouched."""
+    a = session(n=1).write(tmp_path / "projects" / "-a" / f"{SID}.jsonl")
+    b = session(Log(), n=2).write(tmp_path / "projects" / "-b" / f"{SID}.jsonl")
+    nb = _tiny_notebook(tmp_path, "print(len(adfkit.open(AGENT).history()), 'rows')")
+    before = fingerprint(tmp_path / "projects")
+    out = tmp_path / "reports"
+    assert cli.main(["report", str(a), str(b), "-o", str(out), "--notebook", str(nb)]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [f"{SID}-2-report.html", f"{SID}-report.html"]
+    assert [Path(x).name for x in printed] == [f"{SID}-report.html", f"{SID}-2-report.html"]
+    assert "2 rows" in (out / f"{SID}-report.html").read_text()
+    assert "4 rows" in (out / f"{SID}-2-report.html").read_text()
+    assert fingerprint(tmp_path / "projects") == before
+
+
+def _tiny_notebook(tmp_path: Path, *sources: str) -> Path:
+    nb = tmp_path / "nb" / "t.ipynb"
+    nb.parent.mkdir(exist_ok=True)
+    cells = [_cell('AGENT = "x"', ["parameters"]), _cell("import adfkit")]
+    cells += [_cell(s) for s in sources]
+    kernel = {"kernelspec": {"name": "python3", "display_name": "Python 3"}}
+    doc = {"cells": cells, "metadata": kernel, "nbformat": 4, "nbformat_minor": 5}
+    nb.write_text(json.dumps(doc))
+    return nb
 
 
 def _unused() -> Any:  # keep imports used while the file grows
