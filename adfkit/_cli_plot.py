@@ -67,7 +67,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise AdfError(f"-o {args.output!r} exists and is not a folder")
         with open_agent(paths[0]) as agent:
-            for p in plots.save_all(agent, args.output, dpi=args.dpi):
+            try:
+                written = plots.save_all(agent, args.output, dpi=args.dpi)
+            except ValueError as exc:  # what a plot cannot draw: one line, as for one kind
+                raise AdfError(str(exc)) from None
+            for p in written:
                 say(str(p))
         return 0
     out = png_path(args.output)

@@ -1553,8 +1553,13 @@ def composition_at(
             totals = agent.replay().set_index("seq")["tokens_total"]
         comp = comp.assign(tokens_total=comp["seq"].map(totals))
     seqs = _floats(comp["seq"])
+    if not len(comp) and seq is None:  # a session with no model call yet: nothing was sent
+        with _drawing(ax, figsize=(9.0, 2.8)) as ax:
+            _title(ax, title, "Context window at the last call", name)
+            _empty(ax, "no model call yet: no context window to show", "tokens", "model call")
+        return ax
     if not len(comp):
-        raise ValueError("composition_at: no model calls in this history")
+        raise ValueError(f"seq {seq} is not a model call: there is no model call yet")
     if seq is None:
         i = int(np.nanargmax(seqs))
     else:

@@ -564,5 +564,41 @@ def _tiny_notebook(tmp_path: Path, *sources: str) -> Path:
     return nb
 
 
+# --- 13. a session with no model call yet ----------------------------------------------------
+
+
+def test_h75_no_model_call_yet_plots_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A session whose first prompt has no answer yet (Claude Code and Codex): the window plot
+    is an empty plot saying there is no model call yet (no raw ValueError), ``adfkit plot``
+    writes it and every kind of ``--kind all``; ``--seq`` of a call that cannot exist is one
+    ``adfkit: error:`` line."""
+    from adfkit import plots
+
+    log = Log()
+    log.user("u0", None, "first prompt")
+    cc = log.write(tmp_path / "cc" / f"{SID}.jsonl")
+    r = Roll()
+    r.meta()
+    r.ctx()
+    r.msg("user", "first prompt")
+    cx = r.write(tmp_path / "cx" / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl")
+    for src in (cc, cx):
+        with adfkit.open(src) as agent:
+            ax = plots.composition_at(agent)
+            assert "no model call yet" in " ".join(t.get_text() for t in ax.texts)
+            plots.close(ax)
+        out = tmp_path / f"out-{src.parent.name}"
+        assert cli.main(["plot", str(src), "--kind", "window", "-o", str(out / "w.png")]) == 0
+        assert cli.main(["plot", str(src), "--kind", "all", "-o", str(out)]) == 0
+        assert len(list(out.glob("*.png"))) == 1 + len(plots.PLOTS)
+        capsys.readouterr()
+        argv = ["plot", str(src), "--kind", "window", "--seq", "1", "-o", str(out / "s.png")]
+        assert cli.main(argv) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err == ["adfkit: error: seq 1 is not a model call: there is no model call yet"]
+
+
 def _unused() -> Any:  # keep imports used while the file grows
     return json, Roll, basic
