@@ -7,8 +7,10 @@ each goal with ``met`` or ``MISSED``. Inputs are generated once and cached under
 Sections: ``history`` (the large agent against the brotli + orjson floor and a naive reader),
 ``shapes`` (rows of the size the runtime writes, with and without compaction summaries, each
 against its own floor; many tiny archives), ``scale`` (compactions(), replay() and summary
-recall as archives, identifiers and pathological text grow), ``memory``, ``fleet``, ``info``,
-``transcripts`` (a 200 MB Claude Code session against reading and orjson-parsing its lines).
+recall as archives, identifiers and pathological text grow; the transcript listing with legacy
+agent files and ``.jsonl.zst`` of tiny lines: ``benchmarks/scale_transcripts.py``),
+``memory``, ``fleet``, ``info``, ``transcripts`` (a 200 MB Claude Code session against reading
+and orjson-parsing its lines).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 import brotli  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
+import scale_transcripts  # noqa: E402
 
 import adfkit  # noqa: E402
 from adfkit._fleet import load_fleet  # noqa: E402
@@ -362,6 +365,7 @@ def main(argv: list[str]) -> int:
         bench_shapes(shapes)
     if want("scale"):
         bench_scale(shapes)
+        scale_transcripts.bench(ROOT / "build" / "bench", quick, _growth)
 
     if want("memory"):
         # 3. peak memory, in a fresh process.
