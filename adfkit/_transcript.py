@@ -433,8 +433,15 @@ def _iso_other(value: str) -> datetime | None:
 
 
 def as_int(v: Any) -> int | None:
-    """``v`` if it is a non-negative int (not a bool), else None."""
-    return v if type(v) is int and v >= 0 else None
+    """``v`` if it is an int (not a bool) the count rule takes (:func:`adfkit._rows.as_count`:
+    from 0, fitting Int64), else None.
+
+    Examples
+    --------
+    >>> as_int(5), as_int(-1), as_int(2**63), as_int(5.0), as_int(True)
+    (5, None, None, None, None)
+    """
+    return v if type(v) is int and as_count(v) is not None else None
 
 
 def bad_counts(usage: Any, keys: tuple[str, ...]) -> list[str]:
