@@ -210,6 +210,90 @@ def test_h67_zst_of_tiny_lines_is_held_within_the_cap(tmp_path: Path) -> None:
     assert peak < 2 * cap + (16 << 20), f"Python allocations peaked at {peak / 2**20:.0f} MiB"
 
 
+# --- 7. token counts that are not counts ----------------------------------------------------
+
+
+def open_warned(path: Path, *matches: str) -> Any:
+    """``adfkit.open(path).source``, checking that its warnings are AdfWarnings saying each of
+    ``matches`` (the reader's finding, the row rule's flag)."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        src = adfkit.open(path).source
+    texts = [str(w.message) for w in got]
+    assert all(issubclass(w.category, adfkit.AdfWarning) for w in got), texts
+    assert len(texts) == len(matches), texts
+    for m in matches:
+        assert any(m in t for t in texts), (m, texts)
+    return src
+
+
+#: Values that are not token counts, each in one call's usage.
+NOT_COUNTS = [-5, 1.5, "12", 1e300, 2**63 + 5, True]
+
+
+def test_h71_token_counts_that_are_not_counts_are_na_and_flagged(tmp_path: Path) -> None:
+    """A negative, fractional, text, 1e300, beyond-Int64 or bool count in a Claude Code usage or
+    a Codex ``token_count``: that count is NA in ``calls()`` and ``history()`` (so is every sum
+    holding it: ``input`` with a bad cache part, the row's total), the row is flagged malformed
+    with a note, each call gives a ``bad_token_count`` finding; only clean counts are summed and
+    ``calls()`` never raises."""
+    log = Log()
+    parent = None
+    for i, v in enumerate([*NOT_COUNTS, 0]):
+        log.user(f"u{i}", parent, f"q{i}")
+        good = {"input_tokens": 3, "cache_read_input_tokens": 100, "output_tokens": 7}
+        bad_key = ("input_tokens", "cache_read_input_tokens", "output_tokens")[i % 3]
+        usage = {**good, bad_key: v} if i < len(NOT_COUNTS) else good
+        log.asst(f"a{i}", f"u{i}", f"m{i}", [text("x")], usage=usage, req=f"r{i}")
+        parent = f"a{i}"
+    cc = log.write(tmp_path / f"{SID}.jsonl")
+    src = open_warned(cc, "not a token count", "6 row(s) with unreadable tokens")
+    calls = src.calls()
+    assert calls.tokens_input.tolist()[:6] == [pd.NA, pd.NA, 103, pd.NA, pd.NA, 103]
+    assert calls.tokens_output.tolist() == [7, 7, pd.NA, 7, 7, pd.NA, 7]
+    assert calls.tokens_cache_read.tolist() == [100, pd.NA, 100, 100, pd.NA, 100, 100]
+    assert int(calls.tokens_input.sum()) == 3 * 103 and int(calls.tokens_output.sum()) == 5 * 7
+    h = src.history()
+    asst = h[h.role == "assistant"]
+    assert asst.malformed.tolist() == [True] * 6 + [False]
+    assert asst.tokens_total.isna().tolist() == [True] * 6 + [False]
+    assert asst.tokens_total.iloc[-1] == 110
+    t = parse_claude_code(cc, warn=False)
+    assert [f.line for f in t.findings if f.check == "bad_token_count"] == [2, 4, 6, 8, 10, 12]
+
+    r = Roll()
+    r.meta()
+    r.ctx()
+    total = 0
+    for i, v in enumerate([*NOT_COUNTS, 0]):
+        r.msg("user", f"q{i}")
+        r.msg("assistant", f"a{i}")
+        total += 110
+        last = {"input_tokens": 100, "cached_input_tokens": 0, "output_tokens": 10}
+        if i < len(NOT_COUNTS):
+            last[("input_tokens", "output_tokens")[i % 2]] = v
+        tot = {"input_tokens": total, "output_tokens": 0, "total_tokens": total}
+        info = {"total_token_usage": tot, "last_token_usage": last, "model_context_window": 1000}
+        r.add("event_msg", {"type": "token_count", "info": info})
+    cx = r.write(tmp_path / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl")
+    src = open_warned(cx, "not a token count", "6 row(s) with unreadable tokens")
+    calls = src.calls()
+    assert calls.tokens_input.isna().tolist() == [True, False] * 3 + [False]
+    assert calls.tokens_output.isna().tolist() == [False, True] * 3 + [False]
+    assert int(calls.tokens_input.sum()) == 4 * 100 and int(calls.tokens_output.sum()) == 4 * 10
+    asst = src.history().query("role == 'assistant'")
+    assert asst.malformed.tolist() == [True] * 6 + [False]
+    assert asst.tokens_total.isna().tolist() == [True] * 6 + [False]
+
+    # the counts a compaction records, by the same rule
+    log = session(n=1)
+    md = {"trigger": "auto", "preTokens": 2**63 + 5, "postTokens": -3}
+    log.system("b1", None, "compact_boundary", logicalParentUuid="a0", compactMetadata=md)
+    log.user("s1", "b1", "Summary", isCompactSummary=True)
+    (ev,) = parse_claude_code(log.write(tmp_path / "c" / f"{SID}.jsonl"), warn=False).events
+    assert ev.kind == "compaction" and ev.pre_tokens is None and ev.post_tokens is None
+
+
 # --- 8. byte-order marks, cut zstd frames ----------------------------------------------------
 
 
