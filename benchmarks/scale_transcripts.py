@@ -90,15 +90,22 @@ def tiny_zst(root: Path, mb: int) -> Path:
     return path
 
 
+#: Peak RSS is VmHWM (this process's own high-water mark), not ``ru_maxrss``: after ``exec``
+#: Linux keeps the parent's high-water mark in ``ru_maxrss``, so a big parent would hide it.
 _PEAK = """
-import resource, sys, warnings
+import sys, warnings
 from pathlib import Path
 from adfkit._codex import parse_codex
-base = int(open("/proc/self/statm").read().split()[1]) * resource.getpagesize() // 1024
+
+def kib(key):
+    line = next(x for x in open("/proc/self/status") if x.startswith(key))
+    return int(line.split()[1])
+
+base = kib("VmRSS:")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
     t = parse_codex(Path(sys.argv[1]), max_decompressed_bytes=int(sys.argv[2]))
-print(len(t.rows), (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024)
+print(len(t.rows), (kib("VmHWM:") - base) * 1024)
 """
 
 
