@@ -65,7 +65,7 @@ import orjson
 import pandas as pd
 
 from . import schema
-from ._errors import NotTranscriptError
+from ._errors import AdfError, NotTranscriptError
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
     Finding,
@@ -74,15 +74,20 @@ from ._transcript import (
     ParsedTranscript,
     TranscriptEvent,
     TranscriptRow,
+    anthropic_bad_counts,
     anthropic_tokens,
     as_int,
+    bad_usage,
     iso_ms,
     iter_lines,
     loads_line,
+    open_text_stream,
     read_head,
     result_text,
     sessions_frame,
+    skip_bom,
     sniff,
+    unknown_counts,
     warn_findings,
 )
 
@@ -250,7 +255,8 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
 
     n = 0
     n_skipped = 0
-    with open(path, "rb", buffering=1 << 20) as f:
+    with open_text_stream(path) as f:
+        skip_bom(f)
         readline = f.readline
         while True:  # once per line of a large file: the usual case in as few steps as can be
             data = readline(limit)
@@ -645,6 +651,7 @@ class _Call:
         "usage",
         "uline",
         "tokens",
+        "unknown",
         "model",
         "n",
         "created_at",
@@ -658,6 +665,7 @@ class _Call:
         self.usage = usage
         self.uline = line  # the line of the fragment whose usage is kept
         self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
+        self.unknown: dict[str, Any] = {}  # counts that are not counts, as written (_finish)
         self.model = row.model
         self.n = 1
         self.created_at = row.created_at
@@ -1397,6 +1405,11 @@ def _finish(
 ) -> ParsedTranscript:
     for c in built.calls:  # once per call, from the fragment chosen
         c.tokens = anthropic_tokens(c.usage)
+        c.unknown = unknown_counts(c.usage, "anthropic")
+        if c.unknown:
+            bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
+            c.row.malformed = True
+            c.row.note = "usage holds values that are not token counts"
     n = 0
     for row in built.rows:
         n += 1
@@ -1495,7 +1508,7 @@ def _final(r: _RowB) -> TranscriptRow:
         role=r.role,
         content=r.content,
         model=r.model,
-        tokens=dict(c.tokens) if c is not None and c.row is r else {},
+        tokens={**c.tokens, **c.unknown} if c is not None and c.row is r else {},
         created_at=r.created_at,
         kind_hint=r.kind_hint,
         line=r.lines[0],
@@ -1675,15 +1688,16 @@ def _agent_id_from_name(f: Path) -> str:
 def _sidecar(f: Path) -> dict[str, Any]:
     m = f.with_name(f.name[: -len(".jsonl")] + ".meta.json")
     try:
-        v = orjson.loads(m.read_bytes()) if m.is_file() and m.stat().st_size < 1 << 20 else None
-    except (OSError, orjson.JSONDecodeError):
+        with open_text_stream(m, buffering=0) as fh:
+            v = orjson.loads(fh.read(1 << 20))
+    except (AdfError, OSError, orjson.JSONDecodeError):
         return {}
     return v if isinstance(v, dict) else {}
 
 
 def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
     try:
-        with open(f, "rb") as fh:
+        with open_text_stream(f) as fh:
             for _, data, _c in iter_lines(fh, 8 << 20):
                 if max_lines <= 0:
                     break
@@ -1693,7 +1707,7 @@ def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
                 obj, _p = loads_line(data)
                 if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
                     return str(obj["sessionId"])
-    except OSError:
+    except (NotTranscriptError, OSError):  # a FIFO, gone, unreadable: not this session's
         return None
     return None
 
@@ -1757,9 +1771,10 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
         raise NotTranscriptError("not a folder of Claude Code projects", path=root)
     cands = list(root.glob("*.jsonl")) + list(root.glob("*/*.jsonl"))
     recs: list[dict[str, Any]] = []
+    legacy: dict[Path, dict[str, int]] = {}
     for f in sorted(set(cands)):
-        if f.name.startswith("agent-") or not f.is_file():
-            continue
+        if f.name.startswith("agent-") or f.is_dir():
+            continue  # a FIFO or device is listed, with why it cannot be read in ``error``
         try:
             st = f.stat()
         except OSError:
@@ -1772,11 +1787,9 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
                 1 for x in sess_dir.glob("agent-*.jsonl") if not x.name.startswith("agent-acompact")
             )
         sid = sid or f.stem
-        n_sub += sum(
-            1
-            for x in f.parent.glob("agent-*.jsonl")
-            if not x.name.startswith("agent-acompact") and _first_session_id(x, 5) == sid
-        )
+        if f.parent not in legacy:
+            legacy[f.parent] = _legacy_agents(f.parent)
+        n_sub += legacy[f.parent].get(sid, 0)
         recs.append(
             {
                 "path": str(f),
@@ -1791,6 +1804,19 @@ def list_claude_code_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     return sessions_frame(recs, schema.CLAUDE_CODE_SESSIONS)
 
 
+def _legacy_agents(folder: Path) -> dict[str, int]:
+    """``sessionId`` -> how many legacy ``agent-*.jsonl`` files in ``folder`` belong to it
+    (compaction helpers excluded): each file's first records read once per listing, not once
+    per session beside it."""
+    out: dict[str, int] = {}
+    for x in folder.glob("agent-*.jsonl"):
+        if not x.name.startswith("agent-acompact"):
+            sid = _first_session_id(x, 5)
+            if sid is not None:
+                out[sid] = out.get(sid, 0) + 1
+    return out
+
+
 def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | None]:
     try:
         sniff(f, read_head(f), _WHAT)
@@ -1798,7 +1824,7 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | 
         return None, None, e.detail
     sid = cwd = None
     try:
-        with open(f, "rb") as fh:
+        with open_text_stream(f) as fh:
             for _, data, _c in iter_lines(fh, 8 << 20):
                 if max_lines <= 0 or (sid and cwd):
                     break

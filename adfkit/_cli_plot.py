@@ -9,7 +9,7 @@ from pathlib import Path
 
 from . import plots
 from ._agent import open as open_agent
-from ._cli_common import add_command, agent_paths
+from ._cli_common import add_command, agent_paths, say
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
 
@@ -67,8 +67,12 @@ def cmd_plot(args: argparse.Namespace) -> int:
         if os.path.exists(args.output) and not os.path.isdir(args.output):
             raise AdfError(f"-o {args.output!r} exists and is not a folder")
         with open_agent(paths[0]) as agent:
-            for p in plots.save_all(agent, args.output, dpi=args.dpi):
-                print(p)
+            try:
+                written = plots.save_all(agent, args.output, dpi=args.dpi)
+            except ValueError as exc:  # what a plot cannot draw: one line, as for one kind
+                raise AdfError(str(exc)) from None
+            for p in written:
+                say(str(p))
         return 0
     out = png_path(args.output)
     if os.path.isdir(out):
@@ -88,7 +92,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
             fig.savefig(out, dpi=args.dpi, format="png")
         finally:
             plt.close(fig)
-    print(out)
+    say(out)
     return 0
 
 

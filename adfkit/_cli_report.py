@@ -12,7 +12,7 @@ from typing import Any
 from ._bundled import notebooks_dir, sample_agent
 from ._cli_common import add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
-from ._outputs import check_output, safe_name
+from ._outputs import check_output, unique_names
 from ._report import DEFAULT_NOTEBOOK, available_notebooks, stderr_progress, write_report
 
 
@@ -33,7 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise AdfError(
             f"-o {out} names one file, but {len(paths)} agents were given: give a folder"
         )
-    names = iter(f"{safe_name(Path(p).stem)}-report.html" for p in paths)
+    # one name per agent, never two alike (two sessions of one uuid from two project folders)
+    names = iter(f"{n}-report.html" for n in unique_names(Path(p).stem for p in paths))
 
     def one(path: str) -> int:
         name = next(names)

@@ -57,8 +57,10 @@ import zstandard
 
 from . import schema
 from ._errors import NotTranscriptError
+from ._rows import as_count
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
+    OPENAI_COUNT_KEYS,
     Findings,
     ModelCall,
     ParsedTranscript,
@@ -66,22 +68,31 @@ from ._transcript import (
     TranscriptEvent,
     TranscriptRow,
     as_int,
+    bad_counts,
+    bad_usage,
     iso_ms,
     iter_lines,
     loads_line,
+    open_text_stream,
     openai_tokens,
     read_head,
     result_text,
     sessions_frame,
     sniff,
     text_of,
+    unknown_counts,
     warn_findings,
 )
 
 _WHAT = "Codex rollout"
 
-#: Cap on the decompressed size of a ``.jsonl.zst`` rollout.
-DEFAULT_MAX_DECOMPRESSED_BYTES = 4 * 1024**3
+#: Cap on a ``.jsonl.zst`` rollout: decompressed bytes read, and bytes of lines held, each line
+#: counted as at least ``LINE_CHARGE`` bytes (a parsed line costs Python objects whatever its
+#: length), so the cap bounds memory, not only bytes (README "Limits").
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024**2
+LINE_CHARGE = 1024
+#: Compressed bytes fed to zstd at a time (at most 32 MiB out of one feed).
+_ZSTD_FEED = 1024
 
 SUMMARY_PREFIX = "Another language model started to solve this problem"
 _CONTEXT_PREFIXES = (
@@ -93,6 +104,7 @@ _CONTEXT_PREFIXES = (
     "<user_shell_command>",
 )
 TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+_COUNT_KEYS = (*OPENAI_COUNT_KEYS, "total_tokens")
 #: Newer top-level types seen in protocol code (TRANSCRIPTS.md §2.2): skipped, info only.
 NEWER_TOP_TYPES = frozenset(
     {
@@ -131,31 +143,61 @@ _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 
 
 class _RawCapped(io.RawIOBase):
-    """A raw reader over a zstd stream that stops after ``limit`` bytes (``hit`` set)."""
+    """The decompressed bytes of a zstd file, frame after frame, stopping after ``limit`` bytes
+    (``hit`` set). The input is fed ``_ZSTD_FEED`` bytes at a time, so one step never holds more
+    than zstd's largest expansion of that (32 MiB); ``cut`` is set when the file ends inside a
+    frame (a rollout cut mid-write: the complete frames before it are read), ``error`` when the
+    data is damaged."""
 
-    def __init__(self, src: Any, limit: int) -> None:
-        self.src = src
+    def __init__(self, fh: IO[bytes], limit: int) -> None:
+        self.fh = fh
         self.left = limit
         self.hit = False
+        self.cut = False
         self.error: str | None = None
+        self.frames = 0
+        self._dctx = zstandard.ZstdDecompressor()
+        self._obj: Any = None
+        self._pending = b""
+        self._out = memoryview(b"")
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, b: Any) -> int:
+        while not self._out:
+            if not self._fill():
+                return 0
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _fill(self) -> bool:
         if self.left <= 0:
             self.hit = True
-            return 0
-        view = memoryview(b)
-        n = min(len(view), self.left)
+            return False
+        data = self._pending or self.fh.read(_ZSTD_FEED)
+        self._pending = b""
+        if not data:
+            self.cut = self._obj is not None  # the file ended inside a frame
+            return False
+        if self._obj is None:
+            self._obj = self._dctx.decompressobj()
         try:
-            data = self.src.read(n)
+            out = self._obj.decompress(data)
         except zstandard.ZstdError as e:
             self.error = str(e)[:120]
-            return 0
-        view[: len(data)] = data
-        self.left -= len(data)
-        return len(data)
+            return False
+        if self._obj.eof:
+            self.frames += 1
+            self._pending = self._obj.unused_data
+            self._obj = None
+        if len(out) > self.left:
+            out = out[: self.left]
+        self.left -= len(out)
+        self._out = memoryview(out)
+        return True
 
 
 @dataclass
@@ -189,7 +231,7 @@ class _CRow:
         self.role = role
         self.content = content
         self.model = model
-        self.tokens: dict[str, int] | None = None
+        self.tokens: dict[str, Any] | None = None
         self.created_at = it.ts
         self.kind_hint: str | None = None
         self.lines = [it.line]
@@ -227,11 +269,9 @@ class _State:
 
 
 def _open(path: Path, max_decompressed_bytes: int) -> tuple[IO[bytes], _RawCapped | None, Any]:
-    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    fh = open_text_stream(path)
     if path.name.endswith(".zst"):
-        dctx = zstandard.ZstdDecompressor()
-        src = dctx.stream_reader(fh, read_across_frames=True)
-        raw = _RawCapped(src, max_decompressed_bytes)
+        raw = _RawCapped(fh, max_decompressed_bytes)
         return io.BufferedReader(raw, buffer_size=1 << 20), raw, fh
     return fh, None, fh
 
@@ -258,9 +298,15 @@ def _read(
     n_complete = 0
     bad_lines: list[int] = []
     stream, raw, fh = _open(path, max_decompressed_bytes)
+    held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
     try:
         first = True
         for n, data, complete in iter_lines(stream, max_line_bytes):
+            if raw is not None:
+                held += max(LINE_CHARGE, len(data) if data is not None else 0)
+                if held > max_decompressed_bytes:
+                    raw.hit = True
+                    break
             if data is None:
                 fnd.add(
                     "huge_line",
@@ -318,6 +364,14 @@ def _read(
             )
         if raw is not None and raw.error is not None:
             fnd.add("zstd_error", "error", None, f"zstd stream is damaged ({raw.error})")
+        elif raw is not None and raw.cut and not raw.hit:
+            fnd.add(
+                "zstd_cut",
+                "warning",
+                None,
+                f"the zstd stream ends inside a frame (cut mid-write?): read the lines of the "
+                f"{raw.frames} complete frame(s) before it",
+            )
     finally:
         fh.close()
     if not items:
@@ -565,7 +619,7 @@ def _asst(st: _State, it: _Item, blocks: list[dict[str, Any]]) -> None:
 def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages: bool) -> None:
     et = p.get("type")
     if et == "token_count":
-        _token_count(st, it, p)
+        _token_count(st, it, p, fnd)
     elif et in ("task_started", "turn_started"):
         st.turn = {"has_user": False, "line": it.line}
         w = as_int(p.get("model_context_window"))
@@ -614,7 +668,7 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
             _add_row(st, row)
 
 
-def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
+def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> None:
     info = p.get("info")
     if not isinstance(info, dict):
         st.tcs.append((TokenCount(it.line, it.ts, None, None, None, False), None))
@@ -623,7 +677,7 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
     last_raw = info.get("last_token_usage")
     total = openai_tokens(total_raw) or None
     last = openai_tokens(last_raw) or None
-    tt = as_int(total_raw.get("total_tokens")) if isinstance(total_raw, dict) else None
+    tt = as_count(total_raw.get("total_tokens")) if isinstance(total_raw, dict) else None
     w = as_int(info.get("model_context_window"))
     if w is not None:
         st.ctx_window = w
@@ -633,19 +687,28 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any]) -> None:
     else:
         is_call = last is not None and not estimate
     usage: dict[str, int] = {}
+    unknown: dict[str, Any] = {}  # counts that are not counts, as written: the row rule flags
+    bad = sorted({*bad_counts(total_raw, _COUNT_KEYS), *bad_counts(last_raw, _COUNT_KEYS)})
+    if bad:
+        bad_usage(fnd, it.line, bad)
     if is_call:
         if last is not None and not estimate:
             usage = last
+            unknown = unknown_counts(last_raw, "openai")
         elif total is not None and st.tcs:
             prev = next((tc.total for tc, _ in reversed(st.tcs) if tc.total), None) or {}
             usage = {k: v - prev.get(k, 0) for k, v in total.items()}
+            unknown = unknown_counts(total_raw, "openai")
     if tt is not None and tt > st.prev_total:
         st.prev_total = tt
     row: _CRow | None = None
     if is_call:
         row = st.open_asst
         if row is not None and row.tokens is None:
-            row.tokens = usage
+            row.tokens = {**usage, **unknown} if unknown else usage
+            if unknown:
+                row.malformed = True
+                row.note = "usage holds values that are not token counts"
             st.open_asst = None
             st.pending_call = None
             st.calls.append((f"token_count@{it.line}", row, it.line, row.model, usage, it.ts))
@@ -952,8 +1015,8 @@ def list_codex_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     plain = {f for f in files if f.name.endswith(".jsonl")}
     recs: list[dict[str, Any]] = []
     for f in files:
-        if f.name.endswith(".zst") and f.with_name(f.name[:-4]) in plain:
-            continue
+        if (f.name.endswith(".zst") and f.with_name(f.name[:-4]) in plain) or f.is_dir():
+            continue  # a FIFO or device is listed, with why it cannot be read in ``error``
         try:
             st = f.stat()
         except OSError:

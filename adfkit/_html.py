@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._redact import safe_cut
+
 
 def _is_na(value: Any) -> bool:
     if value is None or value is pd.NA or value is pd.NaT:
@@ -46,7 +48,8 @@ def _text(value: Any) -> str:
 
 def clip(value: Any, max_chars: int) -> str:
     """Escaped text cut at ``max_chars`` characters (cut *before* escaping, so no entity is
-    split), with a note of how much was left out.
+    split, and before a secret the cut would split: :func:`adfkit._redact.safe_cut`), with a
+    note of how much was left out.
 
     Examples
     --------
@@ -56,10 +59,9 @@ def clip(value: Any, max_chars: int) -> str:
     text = _text(value)
     if len(text) <= max_chars:
         return escape(text)
-    more = len(text) - max_chars
-    return (
-        escape(text[:max_chars]) + f' <span class="adf-more">... ({more:,} more characters)</span>'
-    )
+    cut = safe_cut(text, max_chars)  # never a piece of a secret the cut would split
+    more = len(text) - cut
+    return escape(text[:cut]) + f' <span class="adf-more">... ({more:,} more characters)</span>'
 
 
 def safe_frame_html(

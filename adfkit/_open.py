@@ -146,6 +146,29 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
+def open_regular(
+    path: str | os.PathLike[str], *, follow: bool = True
+) -> tuple[int, os.stat_result]:
+    """A read-only descriptor of ``path`` and its ``fstat``, only when it is a regular file.
+
+    Opened without blocking (a FIFO cannot hang the open) and, unless ``follow``, without
+    following a symbolic link; what it is is decided by ``fstat`` of that very descriptor, so a
+    name swapped for a FIFO or a device after an earlier ``stat`` is caught. Raises ``OSError``
+    (with ``errno``) or ``ValueError`` whose text says what it is instead ("a named pipe
+    (FIFO)", "a device", "a directory"...). The one rule for every reader that opens a file.
+    """
+    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW))
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise ValueError(_kind(st.st_mode))
+    return fd, st
+
+
 def _sidecars(path: pathlib.Path, name: str | None = None) -> tuple[bool, bool, bool]:
     """Which of ``-wal``, ``-shm``, ``-journal`` exist beside ``path``.
 
@@ -185,15 +208,11 @@ def _copy_bounded(src: pathlib.Path, dst: pathlib.Path, *, follow: bool) -> bool
     is copied (or ``/dev/zero`` swapped in) cannot make the copy grow. Raises ``OSError`` (with
     ``errno``) or ``ValueError`` (not a regular file).
     """
-    flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
     try:
-        fd = os.open(src, flags)
+        fd, st = open_regular(src, follow=follow)
     except FileNotFoundError:
         return False
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ValueError(_kind(st.st_mode))
         left = st.st_size
         out = os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_NOFOLLOW | _O_CLOEXEC, 0o600)
         with open(out, "wb", closefd=True) as fh:
@@ -386,10 +405,12 @@ class Source:
         try:
             # Without blocking, and checked again on the descriptor: the name may have been
             # swapped for a FIFO since the stat above.
-            fd = os.open(self.path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
             try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise AdfError("not a regular file (pipe, socket or device)", path=self.name)
+                fd, _st = open_regular(self.path)
+            except ValueError:
+                what = "not a regular file (pipe, socket or device)"
+                raise AdfError(what, path=self.name) from None
+            try:
                 head = os.read(fd, 100)
             finally:
                 os.close(fd)

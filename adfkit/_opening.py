@@ -19,6 +19,7 @@ from ._adf import AdfSource
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._errors import AdfError, UnknownFormatError
 from ._source import AgentSource
+from ._transcript import UTF8_BOM, open_text_stream
 from ._transcript_source import open_transcript
 
 
@@ -72,15 +73,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     name = p.name.lower()
     if name.endswith(".adf"):
         return "adf"
-    try:
-        with open(p, "rb") as f:
+    with open_text_stream(p, buffering=0) as f:  # only a regular file: a FIFO never blocks
+        try:
             head = f.read(_HEAD)
-    except FileNotFoundError:
-        raise AdfError("no such file", path=p) from None
-    except IsADirectoryError:
-        raise AdfError("is a directory, not an agent file or transcript", path=p) from None
-    except OSError as exc:
-        raise AdfError(f"cannot read the file: {exc.strerror}", path=p) from None
+        except OSError as exc:
+            raise AdfError(f"cannot read the file: {exc.strerror}", path=p) from None
     if head.startswith(_SQLITE):
         return "adf"
     if name.endswith(".zst") or head.startswith(_ZSTD):
@@ -92,7 +89,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "codex"
     if not head:
         why = "empty file (0 bytes)"
-    elif head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{":
+    elif head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")[:1] == b"{":
         why = "JSON lines, but neither Claude Code nor Codex records"
     elif b"\x00" in head[:512]:
         why = "binary data"
@@ -109,7 +106,7 @@ def _sniff_lines(head: bytes) -> str | None:
     lines = head.split(b"\n")
     complete = lines[:-1] if len(lines) > 1 else []
     for line in complete[:50]:
-        line = line.strip()
+        line = line.removeprefix(UTF8_BOM).strip()  # a byte-order mark is no content
         if not line.startswith(b"{"):
             continue
         try:

@@ -33,16 +33,23 @@ SECRET_VALUE = re.compile(
 #: Credentials inside free text (a tool's output, a command line): provider key prefixes, auth
 #: headers, PEM private keys, and ``NAME=value`` / ``"name": "value"`` with a secret-looking
 #: name. Linear patterns: every quantifier runs over a class the next token cannot start.
+#: A PEM body: base64 and blanks, also as JSON writes them inside a string (``\n``, ``\/``).
+_PEM_BODY = r"(?:[A-Za-z0-9+/=\s]|\\[nrt/])*"
 SECRET_IN_TEXT = re.compile(
     r"(?:sk-ant-[A-Za-z0-9_-]{8,}|sk-[A-Za-z0-9_-]{16,}|ghp_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}"
     r"|AIza[0-9A-Za-z_-]{30,}|(?<=Bearer )[A-Za-z0-9._~+/=-]{8,}"
-    r"|-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----[A-Za-z0-9+/=\s]{0,20000}?"
-    r"-----END [A-Z ]{0,40}PRIVATE KEY-----)"
+    r"|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"  # a JWT
+    # a private key; without its END line (cut off) the body up to where base64 stops
+    rf"|-----BEGIN [A-Z ]{{0,40}}PRIVATE KEY-----(?:{_PEM_BODY}?"
+    rf"-----END [A-Z ]{{0,40}}PRIVATE KEY-----|{_PEM_BODY}))"
 )
+#: ``NAME=value``, ``name: value``, ``"name": "value"`` (also JSON inside a JSON string,
+#: ``\"name\": \"value\"``) with a secret-looking name.
 _KEYED_IN_TEXT = re.compile(
-    r"(\b[A-Za-z_]{0,40}(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z_]{0,20}\s{0,3}[=:]\s{0,3}[\"']?)"
-    r"([^\s\"']{6,})",
+    r"(\b[A-Za-z_]{0,40}(?:API_?KEY|SECRET|TOKEN|PASSWORD|PASSWD)[A-Za-z_]{0,20}"
+    r"(?:\\?[\"'])?\s{0,3}[=:]\s{0,3}(?:\\?[\"'])?)"
+    r"([^\s\"'\\]{6,})",
     re.IGNORECASE,
 )
 
@@ -64,6 +71,32 @@ def redact_text(text: str) -> str:
     """
     text = _KEYED_IN_TEXT.sub(lambda m: m.group(1) + REDACTED, text)
     return SECRET_IN_TEXT.sub(REDACTED, text)
+
+
+def safe_cut(text: str, max_chars: int) -> int:
+    """Where to cut ``text`` to at most ``max_chars`` characters without cutting a secret in
+    two: before any secret the cut would split (the secret rule runs on the whole text, before
+    any clip, so a key whose END line falls past the cut is still recognised and never shown in
+    part).
+
+    Examples
+    --------
+    >>> safe_cut("key: -----BEGIN RSA PRIVATE KEY----- MIIE -----END RSA PRIVATE KEY-----", 30)
+    5
+    >>> safe_cut("plain text", 4)
+    4
+    """
+    if len(text) <= max_chars:
+        return len(text)
+    cut = max_chars
+    for rx in (_KEYED_IN_TEXT, SECRET_IN_TEXT):
+        for m in rx.finditer(text, 0, len(text)):
+            if m.start() >= cut:
+                break
+            start = m.start(2) if rx is _KEYED_IN_TEXT else m.start()
+            if start < cut < m.end():
+                cut = start
+    return cut
 
 
 #: Columns holding what agents and people wrote: messages, tool inputs and results, summaries,
@@ -91,6 +124,7 @@ BODY_COLUMNS = frozenset(
         "body",
         "preview",
         "lambda",
+        "instructions",
     }
 )
 
@@ -170,8 +204,23 @@ def _redact_series(s: pd.Series) -> pd.Series:
     return s
 
 
+def _redact_text_series(s: pd.Series) -> pd.Series:
+    """Every string of ``s`` through :func:`redact_text` (other values kept)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype("string")
+    if not (isinstance(s.dtype, pd.StringDtype) or s.dtype == object):
+        return s
+    vals = s.tolist()
+    if not any(isinstance(v, str) for v in vals):
+        return s
+    out = [redact_text(v) if isinstance(v, str) else v for v in vals]
+    return pd.Series(out, index=s.index, dtype=s.dtype, name=s.name)
+
+
 def redact_frame(df: pd.DataFrame, *, bodies: bool = True, files: bool = True) -> pd.DataFrame:
-    """A copy of ``df`` with message bodies and/or file contents replaced by ``"__redacted__"``.
+    """A copy of ``df`` with message bodies and/or file contents replaced by ``"__redacted__"``,
+    and credentials in every other text column replaced by the one secret rule
+    (:func:`redact_text`).
 
     Works on any frame adfkit returns (loop, history, blocks, tool_calls, inbox, outbox, logs,
     tasks, compactions ...): text columns named in :data:`BODY_COLUMNS` (``bodies``) and
@@ -200,4 +249,6 @@ def redact_frame(df: pd.DataFrame, *, bodies: bool = True, files: bool = True) -
             hit = bodies and name in BODY_COLUMNS
         if hit:
             out[col] = _redact_series(out[col])
+        else:
+            out[col] = _redact_text_series(out[col])
     return out

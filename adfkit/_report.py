@@ -23,6 +23,7 @@ from ._bundled import notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
 from ._redact import redact_text
+from ._terminal import printable
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -349,6 +350,7 @@ def stderr_progress(label: str) -> Callable[[int, int], None]:
     """A progress callback that says on stderr which cell runs (one updating line on a
     terminal, a line every few cells otherwise)."""
     tty = sys.stderr.isatty()
+    label = printable(label)  # a file name: its control characters shown, never obeyed
 
     def show(i: int, n: int) -> None:
         if tty:

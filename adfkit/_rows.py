@@ -260,7 +260,7 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
     if isinstance(val, bool):
         return out, True
     if isinstance(val, int | float):
-        out["total"] = _count(val)
+        out["total"] = as_count(val)
         return out, out["total"] is None
     if val is None:
         return out, False
@@ -270,12 +270,12 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
     for k in TOKEN_KEYS:
         v = val.get(k)
         if isinstance(v, int | float) and not isinstance(v, bool):
-            out[k] = _count(v)
+            out[k] = as_count(v)
             bad = bad or out[k] is None
         elif v is not None:
             bad = True
     if not bad and (out["input"] is not None or out["output"] is not None):
-        out["total"] = _count((out["input"] or 0) + (out["output"] or 0))
+        out["total"] = as_count((out["input"] or 0) + (out["output"] or 0))
     return out, bad
 
 
@@ -328,9 +328,18 @@ def token_counts(raw: Any, na: Any = None) -> tuple[Any, Any, Any, Any, Any, Any
     return vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], bad
 
 
-def _count(v: int | float) -> int | None:
+def as_count(v: Any) -> int | None:
     """A token count: a whole number from 0 that fits Int64 (``5.0`` counts as 5), else None
-    (malformed: negative, fractional, NaN or huge counts are flagged, never summed)."""
+    (malformed: negative, fractional, NaN, huge, text or bool counts are flagged, never summed).
+    The one rule for every reader (ADF rows, Claude Code and Codex usage).
+
+    Examples
+    --------
+    >>> [as_count(v) for v in (5, 5.0, -1, 1.5, 1e300, 2**63, "5", True)]
+    [5, 5, None, None, None, None, None, None]
+    """
+    if type(v) is not int and type(v) is not float:
+        return None
     if not (0 <= v < _I64_MAX):  # also NaN
         return None
     if isinstance(v, float) and not v.is_integer():

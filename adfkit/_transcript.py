@@ -38,7 +38,9 @@ import pandas as pd
 
 from . import schema
 from ._errors import AdfWarning, NotTranscriptError
+from ._open import open_regular
 from ._rows import KIND_HINTS as _ROW_KIND_HINTS
+from ._rows import as_count
 
 Format = Literal["claude_code", "codex"]
 
@@ -80,7 +82,8 @@ class TranscriptRow:
     role: str
     content: list[dict[str, Any]]
     model: str | None = None
-    tokens: dict[str, int] = field(default_factory=dict)
+    #: A count the file wrote that is not a count keeps that value (the row rule flags it).
+    tokens: dict[str, Any] = field(default_factory=dict)
     created_at: int | None = None
     kind_hint: str | None = None
     #: 1-based line of the row's first record; ``lines`` lists every record merged into it.
@@ -246,6 +249,8 @@ def warn_findings(path: str, findings: list[Finding], *, stacklevel: int = 3) ->
 # --- reading lines --------------------------------------------------------------------------
 
 
+#: A UTF-8 byte-order mark: some tools write one before the first record.
+UTF8_BOM = b"\xef\xbb\xbf"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
@@ -264,7 +269,7 @@ def sniff(path: Path, head: bytes, what: str) -> None:
         raise NotTranscriptError(
             f"zstd-compressed data, not a {what}; name it *.jsonl.zst to read it", path=path
         )
-    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    stripped = head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
     if not stripped and len(head) < 4096:
         raise NotTranscriptError(f"only whitespace, not a {what}", path=path)
     if stripped and stripped[:1] != b"{":
@@ -276,6 +281,15 @@ def sniff(path: Path, head: bytes, what: str) -> None:
         )
 
 
+def skip_bom(stream: IO[bytes]) -> None:
+    """Step over a UTF-8 byte-order mark at the start of ``stream`` (an editor or a Windows tool
+    may write one): it is not part of the first record, whose line would else not parse."""
+    peek = getattr(stream, "peek", None)
+    head = peek(3)[:3] if peek is not None else b""
+    if head == UTF8_BOM:
+        stream.read(3)
+
+
 def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line_number, data, complete)`` for each non-blank line of ``stream``.
 
@@ -283,6 +297,7 @@ def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, by
     MiB at a time, never held whole). ``complete`` is False only for a final line without its
     newline (a line still being written).
     """
+    skip_bom(stream)
     n = 0
     limit = max_line_bytes + 1
     readline = stream.readline
@@ -349,24 +364,34 @@ def loads_line(data: bytes) -> tuple[Any, str | None]:
     return None, "not valid JSON"
 
 
-def open_text_stream(path: Path) -> IO[bytes]:
-    """Open ``path`` for reading bytes, read-only, never creating anything."""
-    return open(path, "rb", buffering=1 << 20)  # noqa: SIM115 - caller closes
-
-
-def read_head(path: Path, n: int = 4096) -> bytes:
-    """The first ``n`` bytes of ``path`` (raises :class:`NotTranscriptError` if unreadable)."""
+def open_text_stream(path: Path, buffering: int = 1 << 20) -> IO[bytes]:
+    """Open ``path`` for reading bytes, read-only, never creating anything and never blocking:
+    only a regular file is opened (:func:`adfkit._open.open_regular`; a FIFO would block a plain
+    ``open`` until a writer comes, ``/dev/zero`` never ends). Raises
+    :class:`NotTranscriptError` naming the file and what it is."""
     try:
-        with open(path, "rb") as f:
-            return f.read(n)
-    except IsADirectoryError:
-        raise NotTranscriptError("a directory, not a transcript file", path=path) from None
+        fd, _st = open_regular(path)
+    except ValueError as e:
+        what = f"is {e}, not a regular file" if str(e).startswith("a ") else "not a regular file"
+        raise NotTranscriptError(f"{what}; adfkit reads only regular files", path=path) from None
     except FileNotFoundError:
         raise NotTranscriptError(
             "no such file (transcripts can be deleted by their tool's cleanup)", path=path
         ) from None
     except OSError as e:
         raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
+    return open(fd, "rb", buffering=buffering)  # noqa: SIM115 - caller closes
+
+
+def read_head(path: Path, n: int = 4096) -> bytes:
+    """The first ``n`` bytes of ``path`` (raises :class:`NotTranscriptError` if unreadable)."""
+    with open_text_stream(path, buffering=0) as f:
+        try:
+            return f.read(n)
+        except IsADirectoryError:  # pragma: no cover - open_regular refuses folders first
+            raise NotTranscriptError("a directory, not a transcript file", path=path) from None
+        except OSError as e:
+            raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -375,30 +400,144 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
 
+_END_OF_DAY = re.compile(r"([Tt ])24:00(?::00(?:[.,]0+)?)?")
+
+
 def iso_ms(value: Any) -> int | None:
-    """ISO-8601 timestamp (``2026-03-01T10:00:00.123Z``) -> ms since the epoch, else None.
+    """ISO-8601 timestamp -> ms since the epoch, else None.
+
+    Claude Code and Codex write ``2026-03-01T10:00:00.123Z``; every other ISO-8601 form with a
+    zone reads too: an offset (``+02:00``, ``+0200``, ``+02``), no fraction or any number of
+    digits, a space or ``t`` for ``T``, a lower-case ``z``, ``24:00`` (the next midnight),
+    surrounding blanks. A time without a zone is unknown (None): its offset is not known.
 
     Examples
     --------
     >>> iso_ms("1970-01-01T00:00:01.500Z")
     1500
-    >>> iso_ms("yesterday") is None
-    True
+    >>> iso_ms("1970-01-01 02:00:01+02:00"), iso_ms("1970-01-01t00:00:01z")
+    (1000, 1000)
+    >>> iso_ms("yesterday") is None, iso_ms("1970-01-01T00:00:01") is None
+    (True, True)
     """
     if not isinstance(value, str):
         return None
+    d: datetime | None
     try:
         d = datetime.fromisoformat(value)
     except ValueError:
-        return None
-    if d.tzinfo is None:
+        d = _iso_other(value)
+    if d is None or d.tzinfo is None:
         return None
     return (d - _EPOCH) // _MS
 
 
+def _iso_other(value: str) -> datetime | None:
+    """The ISO-8601 forms ``datetime.fromisoformat`` refuses: blanks around, ``z``, ``24:00``."""
+    s = value.strip()
+    if s[-1:] == "z":
+        s = s[:-1] + "Z"
+    s, n_days = _END_OF_DAY.subn(r"\g<1>00:00", s, count=1)
+    try:
+        return datetime.fromisoformat(s) + timedelta(days=n_days)
+    except ValueError:
+        return None
+
+
 def as_int(v: Any) -> int | None:
-    """``v`` if it is a non-negative int (not a bool), else None."""
-    return v if type(v) is int and v >= 0 else None
+    """``v`` if it is an int (not a bool) the count rule takes (:func:`adfkit._rows.as_count`:
+    from 0, fitting Int64), else None.
+
+    Examples
+    --------
+    >>> as_int(5), as_int(-1), as_int(2**63), as_int(5.0), as_int(True)
+    (5, None, None, None, None)
+    """
+    return v if type(v) is int and as_count(v) is not None else None
+
+
+def bad_counts(usage: Any, keys: tuple[str, ...]) -> list[str]:
+    """The keys of ``usage`` among ``keys`` holding something that is not a token count (by
+    :func:`adfkit._rows.as_count`: negative, fractional, text, bool, too large); absent and
+    null keys are not bad.
+
+    Examples
+    --------
+    >>> bad_counts({"input_tokens": -5, "output_tokens": 7, "x": "no"}, ("input_tokens",
+    ...            "output_tokens", "cache_read_input_tokens"))
+    ['input_tokens']
+    """
+    if not isinstance(usage, dict):
+        return []
+    return [k for k in keys if usage.get(k) is not None and as_count(usage[k]) is None]
+
+
+def bad_usage(fnd: Findings, line: int, keys: list[str]) -> None:
+    """The finding for a usage holding values that are not token counts."""
+    fnd.add(
+        "bad_token_count",
+        "warning",
+        line,
+        f"usage {', '.join(keys)}: not a token count (negative, fractional, text or too "
+        "large); NA, never summed",
+    )
+
+
+#: Anthropic ``usage`` keys holding token counts (``cache_creation`` holds two more).
+ANTHROPIC_COUNT_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+_EPHEMERAL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+
+
+def anthropic_bad_counts(usage: Any) -> list[str]:
+    """:func:`bad_counts` of an Anthropic ``usage``, ``cache_creation`` parts included."""
+    bad = bad_counts(usage, ANTHROPIC_COUNT_KEYS)
+    if isinstance(usage, dict):
+        cc = usage.get("cache_creation")
+        bad += [f"cache_creation.{k}" for k in bad_counts(cc, _EPHEMERAL_KEYS)]
+    return bad
+
+
+#: Which ADF counts an Anthropic usage key is part of (``input`` includes the cache parts).
+_ANTHROPIC_PARTS: dict[str, tuple[str, ...]] = {
+    "input_tokens": ("input",),
+    "output_tokens": ("output",),
+    "cache_read_input_tokens": ("cache_read", "input"),
+    "cache_creation_input_tokens": ("cache_write", "input"),
+}
+
+
+def unknown_counts(usage: Any, fmt: str) -> dict[str, Any]:
+    """ADF token key -> the value, as the file wrote it, that makes that count unknown (not a
+    count: :func:`bad_counts`); empty for a clean usage. A row's tokens carry these values, so
+    the row rule (:func:`adfkit._rows.parse_tokens`) gives NA, flags the row and warns, as for an
+    ADF row; a call's tokens leave them out. ``fmt``: ``anthropic`` or ``openai``.
+
+    Examples
+    --------
+    >>> unknown_counts({"input_tokens": 3, "cache_read_input_tokens": -1}, "anthropic")
+    {'cache_read': -1, 'input': -1}
+    >>> unknown_counts({"input_tokens": "12", "output_tokens": 5}, "openai")
+    {'input': '12'}
+    """
+    out: dict[str, Any] = {}
+    if fmt == "openai":
+        for k in bad_counts(usage, tuple(OPENAI_COUNT_KEYS)):
+            out[OPENAI_COUNT_KEYS[k]] = usage[k]
+        return out
+    parts: tuple[str, ...]
+    for k in anthropic_bad_counts(usage):
+        if k.startswith("cache_creation."):
+            raw, parts = usage["cache_creation"][k.split(".", 1)[1]], ("cache_write", "input")
+        else:
+            raw, parts = usage[k], _ANTHROPIC_PARTS[k]
+        for part in parts:
+            out.setdefault(part, raw)
+    return out
 
 
 def anthropic_tokens(usage: Any) -> dict[str, int]:
@@ -407,30 +546,36 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     ``cache_creation.ephemeral_5m_input_tokens + ephemeral_1h_input_tokens`` is used for the cache
     write when present (it is authoritative), else ``cache_creation_input_tokens``. With that
     split, ``cache_write_1h`` is the part written to the 1-hour cache (billed at another rate);
-    without it, the TTL is not recorded and the key is absent.
+    without it, the TTL is not recorded and the key is absent. A count that is not a count
+    (:func:`anthropic_bad_counts`) is unknown, and so is every sum holding it: never summed as
+    a number.
 
     Examples
     --------
     >>> anthropic_tokens({"input_tokens": 3, "cache_read_input_tokens": 100,
     ...                   "cache_creation_input_tokens": 20, "output_tokens": 7})
     {'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}
+    >>> anthropic_tokens({"input_tokens": -3, "cache_read_input_tokens": 100, "output_tokens": 7})
+    {'output': 7, 'cache_read': 100}
     """
     if not isinstance(usage, dict):
         return {}
-    inp = as_int(usage.get("input_tokens"))
-    out = as_int(usage.get("output_tokens"))
-    cr = as_int(usage.get("cache_read_input_tokens"))
-    cw = as_int(usage.get("cache_creation_input_tokens"))
-    cc = usage.get("cache_creation")
+    get = usage.get
+    inp, out = as_count(get("input_tokens")), as_count(get("output_tokens"))
+    cr, cw = as_count(get("cache_read_input_tokens")), as_count(get("cache_creation_input_tokens"))
+    bad = anthropic_bad_counts(usage)
+    cw_bad = any(k.startswith("cache_creation") for k in bad)
+    cc = get("cache_creation")
     w1h = None
-    if isinstance(cc, dict):
-        a = as_int(cc.get("ephemeral_5m_input_tokens"))
-        b = as_int(cc.get("ephemeral_1h_input_tokens"))
-        if a is not None or b is not None:
-            cw = (a or 0) + (b or 0)
-            w1h = b or 0
+    if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
+        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)  # authoritative when there
+        cw = (a or 0) + (b or 0)
+        w1h = b or 0
+    if cw_bad:
+        cw = w1h = None
     res: dict[str, int] = {}
-    if inp is not None or cr is not None or cw is not None:
+    input_bad = cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad
+    if not input_bad and (inp is not None or cr is not None or cw is not None):
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
         res["output"] = out
@@ -443,9 +588,18 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     return res
 
 
+#: Codex/OpenAI usage keys -> ADF token keys.
+OPENAI_COUNT_KEYS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cached_input_tokens": "cache_read",
+    "reasoning_output_tokens": "reasoning",
+}
+
+
 def openai_tokens(usage: Any) -> dict[str, int]:
     """Codex/OpenAI token usage -> ADF tokens (``input`` already includes the cached part;
-    ``output`` already includes reasoning).
+    ``output`` already includes reasoning). A count that is not a count is left out (unknown).
 
     Examples
     --------
@@ -456,13 +610,8 @@ def openai_tokens(usage: Any) -> dict[str, int]:
     if not isinstance(usage, dict):
         return {}
     res: dict[str, int] = {}
-    for src, dst in (
-        ("input_tokens", "input"),
-        ("output_tokens", "output"),
-        ("cached_input_tokens", "cache_read"),
-        ("reasoning_output_tokens", "reasoning"),
-    ):
-        v = as_int(usage.get(src))
+    for src, dst in OPENAI_COUNT_KEYS.items():
+        v = as_count(usage.get(src))
         if v is not None:
             res[dst] = v
     return res

@@ -62,7 +62,7 @@ import pandas as pd
 
 from ._agent import AgentFile
 from ._agent import open as open_agent
-from ._outputs import check_output
+from ._outputs import check_output, safe_name
 from ._usage import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
@@ -1561,8 +1561,13 @@ def composition_at(
             totals = agent.replay().set_index("seq")["tokens_total"]
         comp = comp.assign(tokens_total=comp["seq"].map(totals))
     seqs = _floats(comp["seq"])
+    if not len(comp) and seq is None:  # a session with no model call yet: nothing was sent
+        with _drawing(ax, figsize=(9.0, 2.8)) as ax:
+            _title(ax, title, "Context window at the last call", name)
+            _empty(ax, "no model call yet: no context window to show", "tokens", "model call")
+        return ax
     if not len(comp):
-        raise ValueError("composition_at: no model calls in this history")
+        raise ValueError(f"seq {seq} is not a model call: there is no model call yet")
     if seq is None:
         i = int(np.nanargmax(seqs))
     else:
@@ -1710,7 +1715,7 @@ def save_all(
     out_dir = Path(folder)
     written: list[Path] = []
     with _agent(agent) as a:
-        stem = Path(a.path).stem
+        stem = safe_name(Path(a.path).stem)  # as `adfkit plot` names one plot
         paths = {kind: out_dir / f"{stem}-{kind}.png" for kind in kinds}
         for path in [out_dir, *paths.values()]:
             check_output(path, [a.path])

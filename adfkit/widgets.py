@@ -37,6 +37,7 @@ import pandas as pd
 
 from ._errors import AdfError
 from ._html import escape as _escape
+from ._redact import safe_cut
 from ._rows import parse_content
 from ._tables import blocks_frame, tool_calls_frame
 
@@ -114,11 +115,13 @@ def _na(v: Any) -> bool:
 
 
 def _clip(text: str, max_chars: int) -> str:
-    """Escaped text, cut at ``max_chars`` with a note saying how much was left out."""
+    """Escaped text, cut at ``max_chars`` (never inside a secret: ``safe_cut``) with a note
+    saying how much was left out."""
     if len(text) <= max_chars:
         return escape(text)
-    return escape(text[:max_chars]) + (
-        f'<span class="adf-empty"> ... ({len(text) - max_chars:,} more characters)</span>'
+    cut = safe_cut(text, max_chars)
+    return escape(text[:cut]) + (
+        f'<span class="adf-empty"> ... ({len(text) - cut:,} more characters)</span>'
     )
 
 

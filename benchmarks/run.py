@@ -9,12 +9,13 @@ Sections: ``history`` (the large agent against the brotli + orjson floor and a n
 against its own floor; many tiny archives), ``scale`` (compactions(), replay() and summary
 recall as archives, identifiers and pathological text grow; compactions() + replay() as
 one-row archives without summaries, a live window and compactions grow, with memory per
-compaction; history() + compactions() + usage() of 10,000 one-row archives), ``memory``,
-``fleet``, ``info``, ``transcripts`` (a 200 MB Claude Code session against reading and
-orjson-parsing its lines), ``forgetting`` (the loss ledger, survival, cache economics and
-recovery as a session's stories and compactions grow, and the item rules on hostile text of
-growing size), ``chains`` (the Claude Code shapes that were quadratic to walk; the largest real
-session against its floor).
+compaction; history() + compactions() + usage() of 10,000 one-row archives; the transcript
+listing with legacy agent files and ``.jsonl.zst`` of tiny lines:
+``benchmarks/scale_transcripts.py``), ``memory``, ``fleet``, ``info``, ``transcripts`` (a 200 MB
+Claude Code session against reading and orjson-parsing its lines), ``forgetting`` (the loss
+ledger, survival, cache economics and recovery as a session's stories and compactions grow,
+and the item rules on hostile text of growing size), ``chains`` (the Claude Code shapes that
+were quadratic to walk; the largest real session against its floor).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -46,6 +47,7 @@ import brotli  # noqa: E402
 import chains  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
+import scale_transcripts  # noqa: E402
 
 import adfkit  # noqa: E402
 from adfkit._fleet import load_fleet  # noqa: E402
@@ -520,6 +522,7 @@ def main(argv: list[str]) -> int:
     if want("scale"):
         bench_scale(shapes)
         bench_analyses(shapes)
+        scale_transcripts.bench(ROOT / "build" / "bench", quick, _growth)
 
     if want("memory"):
         # 3. peak memory, in a fresh process.

@@ -888,10 +888,13 @@ _TEST_FILES = (
     "test_runtime_cases.py",
     "test_crafted.py",
     "test_cli.py",
+    "test_transcript_hostile.py",
     "test_widgets.py",
     "test_export.py",
     "test_report.py",
     "test_claude_code_chains.py",
+    "test_well_formed.py",
+    "test_unknown_summary.py",
 )
 
 

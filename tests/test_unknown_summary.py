@@ -49,7 +49,7 @@ def _remote_compaction(tmp_path: Path) -> Path:
     return r.write(tmp_path / "rollout-2026-03-14T09-00-00-remote.jsonl")
 
 
-def test_encrypted_summary_has_na_size_ratio_and_recall(tmp_path: Path) -> None:
+def test_h82_encrypted_summary_has_na_size_ratio_and_recall(tmp_path: Path) -> None:
     with adfkit.open(_remote_compaction(tmp_path)) as agent:
         comp = agent.compactions()
         with pytest.raises(adfkit.AdfError, match="encrypted"):

@@ -47,7 +47,7 @@ def _everything(agent: Any) -> None:
 
 
 @pytest.mark.parametrize("path", _sessions())
-def test_real_session_opens_without_warnings(path: Path) -> None:
+def test_h83_real_session_opens_without_warnings(path: Path) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with adfkit.open(path) as agent:
@@ -98,7 +98,7 @@ def _findings(agent: Any) -> set[tuple[str, str]]:
     return set(zip(f["check"], f["severity"], strict=True))
 
 
-def test_claude_code_timestamp_inversion_is_info(tmp_path: Path) -> None:
+def test_h80_claude_code_timestamp_inversion_is_info(tmp_path: Path) -> None:
     """The /exit pair: the caveat is stamped 1 ms after the command record that follows it."""
     p = _claude(
         tmp_path,
@@ -143,7 +143,7 @@ def test_synthetic_message_is_not_a_model_call(tmp_path: Path) -> None:
     assert r["seq"].tolist() == u["seq"].tolist() == [int(h["seq"].iloc[1])]  # one call
 
 
-def test_codex_web_search_needs_no_result_but_a_function_call_does(tmp_path: Path) -> None:
+def test_h81_codex_web_search_needs_no_result_but_a_function_call_does(tmp_path: Path) -> None:
     r = Roll()
     basic(r)  # one function_call with its output
     r.ev("task_started", turn_id="2", model_context_window=258400)
