@@ -796,10 +796,11 @@ class Session:
 
     def microcompact(self, n: int) -> None:
         """A ``microcompact_boundary`` clearing the oldest ``n`` large tool results in the window
-        (over ``MICRO_MIN`` tokens; D4's cleared results average 1,300 tokens), as D4 and D11
-        write it: auto; ``preTokens`` (taken here as the tool-result tokens in the
-        window before; what Claude Code counts is not documented), ``tokensSaved``,
-        ``compactedToolIds``, ``clearedAttachmentUUIDs``."""
+        (over ``MICRO_MIN`` tokens), as D4 and D11 write it: auto, ``preTokens`` = the tokens of
+        the tool results in the window, ``tokensSaved`` = those of the cleared ones (measured on
+        D4 and D11: preTokens 58,573 / 78,208 / 65,408 against 65,001 / 83,124 / 71,094 result
+        characters / 4; tokensSaved 20,801 / 38,535 / 27,012 against 23,222 / 39,225 / 29,012),
+        ``compactedToolIds`` (the oldest: 11 of 45, 29 and 37 of 87), ``clearedAttachmentUUIDs``."""
         big = [r for r in self.result_rows.values() if r in self.window and r.size > MICRO_MIN]
         cands = big[:n]
         ids = [tid for tid, r in self.result_rows.items() if r in cands]
