@@ -5,8 +5,21 @@ Writes a ``projects``-like tree (``<out>/claude-code/projects/<encoded-cwd>/<ses
 each main session, ``<session>.truth.json``: the rows in conversation order (first-record uuids),
 roles, kind hints, abandoned branches, usage totals, every compaction's trigger, preTokens, swept
 and preserved rows, summary and the prompt sizes before/after, microcompactions, rewinds and
-subagents. The truth is what the simulator *did* (its own context-window state), not a re-read of
-the file. Independent of adfkit (imports nothing from it). Same seed, same bytes.
+subagents; every API call (its block records written, tool_use ids, the usage it counts: the
+last *written* block record's), the chain gaps (a link to a record never written that the
+conversation goes on through: line, and the line of the user/assistant record before it in file
+order) and mid-file roots. The truth is what the simulator *did* (its own context-window
+state), not a re-read of the file. Independent of adfkit (imports nothing from it). Same seed,
+same bytes.
+
+Shapes from real files (TRANSCRIPTS.md §0, fixtures README "Observed in real files"): parallel
+tool calls with the later block records on a side branch (2.1.1+, D1/D3) and block records
+interleaved with tool results (2.1.25+, D5); Stop hooks (hook_progress -> stop_hook_summary ->
+turn_duration, the next prompt's parent) and a final block record never written that the Stop
+hook points at (``turn(stop_gap=True)``, D7); a boundary whose ``logicalParentUuid`` was never
+written, with a hook_progress off it just before (``compact(dangling=True)``, D5) or after a
+microcompaction (D4); microcompactions as D4/D11 write them; the 1.0.x compaction, a summary
+root with no boundary, after a "N% context left until auto-compact" line (``old_compact``).
 
 Run: ``python adfsynth/claude_code.py sample_agents/``
 """
@@ -67,6 +80,9 @@ SYSTEM_TOKENS = 24_000  # system prompt + tool definitions, part of every prompt
 #: Tool outputs are stored shortened to keep samples small; they count as this many times their
 #: stored size in the simulated prompt, so windows reach realistic fill levels.
 RESULT_SCALE = 6
+#: A microcompaction clears tool results larger than this many tokens (the real ones clear big
+#: reads and command outputs: D4 saved 38,535 tokens over 29 results).
+MICRO_MIN = 400
 SUMMARY_PREFIX = (
     "This session is being continued from a previous conversation that ran out of context. "
     "The summary below covers the earlier portion of the conversation.\n\n"
@@ -121,6 +137,7 @@ class Session:
         self.usage: dict[str, int] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0}
         self.last_prompt = 0  # prompt size of the previous call (what is cached)
         self.last_call_prompt: int | None = None
+        self.last_call_total: int | None = None  # its input (cache included) + output as written
         self.compactions: list[dict[str, Any]] = []
         self.micro: list[dict[str, Any]] = []
         self.rewinds: list[list[str]] = []
@@ -129,6 +146,18 @@ class Session:
         self.n_msg = 0
         self.subagents: dict[str, dict[str, Any]] = {}
         self.written: dict[str, dict[str, Any]] = {}
+        #: Stop hooks configured: every turn ends hook_progress -> stop_hook_summary ->
+        #: turn_duration, and the next prompt hangs off turn_duration (2.1.x, D6, D7)
+        self.stop_hooks = False
+        self.api_calls: list[dict[str, Any]] = []  # one per API call: records written, usage kept
+        self.block_of: dict[str, str] = {}  # tool_use id -> uuid of its block record
+        self.gaps: list[dict[str, Any]] = []  # links to records never written (chain gaps)
+        self.new_roots: list[dict[str, Any]] = []
+        self.last_ua_line = 0  # line of the last user/assistant record written
+        self.unwritten: str | None = None  # uuid of the last call's unwritten final block record
+        #: (the record the next one must hang off, the gap) after a Stop hook that points at an
+        #: unwritten record: a gap on the chain only if the conversation goes on through it
+        self.pending_gap: tuple[str, dict[str, Any]] | None = None
 
     # -- primitives --------------------------------------------------------------------------
 
@@ -142,7 +171,17 @@ class Session:
     def words(self, n: int) -> str:
         return " ".join(self.rng.choice(WORDS) for _ in range(n))
 
+    def link(self, parent: str | None) -> None:
+        """A record is written off ``parent``: a pending gap is on the chain when it is the
+        record the gap's hook chain ends at, and off it (not walked) otherwise."""
+        g = self.pending_gap
+        if g is not None:
+            self.pending_gap = None
+            if parent == g[0]:
+                self.gaps.append(g[1])
+
     def env(self, type_: str, parent: str | None, uid: str | None = None) -> dict[str, Any]:
+        self.link(parent)
         r: dict[str, Any] = {
             "parentUuid": parent,
             "isSidechain": self.side,
@@ -159,8 +198,18 @@ class Session:
         r["timestamp"] = _iso(self.tick())
         return r
 
+    def since(self, version: str) -> bool:
+        """The session's Claude Code version is ``version`` or later."""
+
+        def key(v: str) -> tuple[int, ...]:
+            return tuple(int(x) for x in v.split("."))
+
+        return key(self.version) >= key(version)
+
     def emit(self, rec: dict[str, Any]) -> dict[str, Any]:
         self.lines.append(_dump(rec))
+        if rec.get("type") in ("user", "assistant"):
+            self.last_ua_line = len(self.lines)
         u = rec.get("uuid")
         if isinstance(u, str) and u not in self.written:
             self.written[u] = json.loads(self.lines[-1])
@@ -225,14 +274,64 @@ class Session:
             last = r["uuid"]
         return last
 
+    def hook(self, parent: str, event: str, name: str, tool_use_id: str | None = None) -> str:
+        """A ``hook_progress`` record (PostToolUse, Stop, SessionStart...) off ``parent``."""
+        tid = tool_use_id or self.uuid()
+        r = self.env("progress", parent)
+        r["data"] = {
+            "type": "hook_progress",
+            "hookEvent": event,
+            "hookName": name,
+            "command": "entire hooks claude-code " + event.lower(),
+        }
+        r["parentToolUseID"] = tid
+        r["toolUseID"] = tid
+        self.emit(r)
+        return str(r["uuid"])
+
+    def end_turn(self, unwritten: str | None = None) -> None:
+        """What follows a turn's last response: with Stop hooks, hook_progress (off the final
+        block record, or off ``unwritten``, a final block record never written) ->
+        stop_hook_summary -> turn_duration, the next prompt's parent; else turn_duration aside."""
+        if not self.stop_hooks:
+            self.system("turn_duration", durationMs=self.rng.randint(2000, 90000), isMeta=False)
+            return
+        assert self.tip is not None
+        parent = unwritten or self.tip
+        at = len(self.lines) + 1
+        h = self.hook(parent, "Stop", "Stop")
+        gap = {"field": "parentUuid", "line": at, "continued_from_line": self.last_ua_line}
+        self.tip = h
+        r = self.system(
+            "stop_hook_summary",
+            hookCount=1,
+            hookInfos=[{"command": "entire hooks claude-code stop"}],
+            hookErrors=[],
+            preventedContinuation=False,
+            stopReason="",
+            hasOutput=False,
+        )
+        self.tip = r["uuid"]
+        r = self.system("turn_duration", durationMs=self.rng.randint(2000, 90000), isMeta=False)
+        self.tip = r["uuid"]
+        if unwritten is not None:
+            self.pending_gap = (r["uuid"], gap)
+
     def call(
         self,
         blocks: list[dict[str, Any]],
         *,
         out_tokens: int | None = None,
         splice_results: dict[str, str] | None = None,
+        unwritten_last: bool = False,
+        shape: str = "plain",
     ) -> _Row:
-        """One API call written as one record per content block (same message.id)."""
+        """One API call written as one record per content block (same message.id), each block
+        record the child of the one before. ``splice_results``: tool outputs by tool_use id, each
+        written right after its block record and the next block record hangs off it (block
+        records interleaved with tool_result records, 2.1.25+; TRANSCRIPTS.md §0 3).
+        ``unwritten_last``: the final block record is never written (2.1.23-2.1.29, D7); its uuid
+        is ``self.unwritten`` and the call's usage is the last *written* block record's."""
         prompt = SYSTEM_TOKENS + sum(r.size for r in self.window)
         inp = self.rng.randint(1, 6)
         cached = min(self.last_prompt, prompt - inp)
@@ -243,6 +342,9 @@ class Session:
         req = f"req_{self.uuid().replace('-', '')[:24]}"
         row: _Row | None = None
         spliced: list[tuple[str, str]] = []
+        written: list[str] = []
+        counted = out
+        self.unwritten = None
         for i, b in enumerate(blocks):
             last = i == len(blocks) - 1
             partial = out if last else self.rng.randint(1, max(1, out // 3))
@@ -268,8 +370,15 @@ class Session:
                 },
             }
             r["requestId"] = req
+            if last and unwritten_last:
+                self.unwritten = r["uuid"]  # the Stop hook will point at it
+                break
             self.emit(r)
+            counted = partial
+            written.append(r["uuid"])
             self.tip = r["uuid"]
+            if b["type"] == "tool_use":
+                self.block_of[b["id"]] = r["uuid"]
             if row is None:
                 row = _Row(r["uuid"], "assistant", None, out)
                 self.add_row(row)
@@ -280,7 +389,9 @@ class Session:
                 and b["id"] in splice_results
                 and not last
             ):
-                # the tool ran while the next block streamed: its result is a sibling record
+                # the tool ran while the next block streamed: its result comes between them
+                if self.since("2.1.25") and self.rng.random() < 0.5:
+                    self.hook(r["uuid"], "PostToolUse", f"PostToolUse:{b['name']}", b["id"])
                 res = self.env("user", r["uuid"])
                 res["message"] = {
                     "role": "user",
@@ -293,15 +404,31 @@ class Session:
                     ],
                 }
                 res["toolUseResult"] = {"stdout": splice_results[b["id"]][:40]}
+                res["sourceToolAssistantUUID"] = r["uuid"]
                 spliced.append((b["id"], res["uuid"]))
                 self.emit(res)
+                self.tip = res["uuid"]
         assert row is not None
         self.usage["input"] += prompt
-        self.usage["output"] += out
+        self.usage["output"] += counted
         self.usage["cache_read"] += cached
         self.usage["cache_write"] += cache_write
+        self.api_calls.append(
+            {
+                "uuid": row.uuid,
+                "message_id": mid,
+                "records": written,
+                "tool_use_ids": [b["id"] for b in blocks if b["type"] == "tool_use"],
+                "input": prompt,
+                "output": counted,
+                "cache_read": cached,
+                "cache_write": cache_write,
+                "shape": "final_unwritten" if unwritten_last else shape,
+            }
+        )
         self.last_prompt = prompt + out
         self.last_call_prompt = prompt
+        self.last_call_total = prompt + counted
         if self.pending_after is not None:
             self.pending_after["tokens_after"] = prompt
             self.pending_after = None
@@ -311,6 +438,31 @@ class Session:
             self.add_row(rrow)
             self.result_rows[tid] = rrow
         return row
+
+    def side_results(self, items: list[tuple[str, str, bool]]) -> None:
+        """Parallel tool calls as real 2.x files write them (TRANSCRIPTS.md §0 3, D1, D3): each
+        result hangs off its own tool_use block record; the later tools' results come first and
+        the first tool's result last, and the conversation goes on from that one, which leaves
+        the later block records and their results on a side branch."""
+        for tid, text, err in [*items[1:], items[0]]:
+            src = self.block_of[tid]
+            if self.rng.random() < 0.5:
+                self.hook(src, "PostToolUse", "PostToolUse:Read", tid)
+            r = self.env("user", src)
+            r["message"] = {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": err}
+                ],
+            }
+            r["toolUseResult"] = {"stdout": text[:60], "stderr": "", "interrupted": False}
+            r["sourceToolAssistantUUID"] = src
+            self.emit(r)
+            self.tip = r["uuid"]
+            row = _Row(r["uuid"], "user", None, len(text) // 4 * RESULT_SCALE + 8)
+            row.uuids.append(r["uuid"])
+            self.add_row(row)
+            self.result_rows[tid] = row
 
     def results(self, items: list[tuple[str, str, bool]], *, through_progress: bool) -> None:
         """Tool results, one user record each, after the call's last fragment."""
@@ -386,11 +538,26 @@ class Session:
             )
         return f"The file has been updated. {self.words(12)}"
 
-    def turn(self, n_calls: int, text: str | None = None) -> None:
-        """A prompt, then ``n_calls`` model calls using tools, then a final answer."""
+    def turn(
+        self,
+        n_calls: int,
+        text: str | None = None,
+        *,
+        parallel: str | None = None,
+        stop_gap: bool = False,
+    ) -> None:
+        """A prompt, then ``n_calls`` model calls using tools, then a final answer.
+
+        A call with several tools is written, from 2.1.1 on, half the time as parallel calls
+        on a side branch (``side_results``) or, from 2.1.25 on, with its block records
+        interleaved with the results; ``parallel`` ("side", "interleaved") forces the first
+        call of the turn into that shape (with two or three tools). ``stop_gap``: the final
+        answer's last block record is never written and the Stop hook points at it (D7)."""
         self.prompt(text)
-        for _ in range(n_calls):
-            names = [self.rng.choice(TOOLS) for _ in range(self.rng.choice((1, 1, 2, 3)))]
+        for k in range(n_calls):
+            forced = parallel if k == 0 else None
+            n_tools = self.rng.choice((2, 3) if forced else (1, 1, 2, 3))
+            names = [self.rng.choice(TOOLS) for _ in range(n_tools)]
             blocks: list[dict[str, Any]] = []
             if self.rng.random() < 0.5:
                 blocks.append(
@@ -405,19 +572,31 @@ class Session:
                 blocks.append(
                     {"type": "tool_use", "id": tid, "name": name, "input": self.tool_input(name)}
                 )
+            shape = forced or "plain"
+            draw = self.rng.random()
+            if forced is None and len(calls) > 1 and self.since("2.1.1") and draw < 0.5:
+                shape = "interleaved" if draw < 0.25 and self.since("2.1.25") else "side"
             splice = {}
-            if len(calls) > 1 and self.rng.random() < 0.5:
-                splice[calls[0][0]] = self.tool_output(calls[0][1])
-            self.call(blocks, splice_results=splice)
+            if shape == "interleaved":
+                splice = {t: self.tool_output(n) for t, n in calls[:-1]}
+            self.call(blocks, splice_results=splice, shape=shape)
             rest = [
                 (t, self.tool_output(n), self.rng.random() < 0.08)
                 for t, n in calls
                 if t not in splice
             ]
-            self.results(rest, through_progress=self.rng.random() < 0.5)
-        self.call([{"type": "text", "text": self.words(self.rng.randint(20, 60))}])
+            if shape == "side":
+                self.side_results(rest)
+            else:
+                self.results(rest, through_progress=self.rng.random() < 0.5)
+        final: list[dict[str, Any]] = [
+            {"type": "text", "text": self.words(self.rng.randint(20, 60))}
+        ]
+        if stop_gap:
+            final.insert(0, {"type": "thinking", "thinking": self.words(20), "signature": "EqB"})
+        self.call(final, unwritten_last=stop_gap)
         if not self.side:
-            self.system("turn_duration", durationMs=self.rng.randint(2000, 90000), isMeta=False)
+            self.end_turn(self.unwritten if stop_gap else None)
             if self.rng.random() < 0.3:
                 self.emit(
                     {
@@ -453,7 +632,13 @@ class Session:
         preserve_last: int = 0,
         focus: str | None = None,
         minimal: bool = False,
+        dangling: bool = False,
+        hook_first: bool = True,
     ) -> None:
+        """A compaction with a ``compact_boundary``. ``dangling``: its ``logicalParentUuid``
+        names a uuid never written (2.1.17-2.1.42, TRANSCRIPTS.md §0 1, D4-D6); with
+        ``hook_first`` a PostToolUse ``hook_progress`` off that same uuid comes just before the
+        boundary (D5)."""
         preserved = self.window[-preserve_last:] if preserve_last else []
         if trigger == "manual":
             self.user(
@@ -492,6 +677,19 @@ class Session:
                 "uuids": [u for r in preserved for u in r.uuids],
             }
         logical = self.tip
+        if not dangling:
+            self.link(logical)  # the walk goes on from the boundary to its logical parent
+        if dangling:
+            logical = self.uuid()  # never written
+            if hook_first:
+                self.hook(logical, "PostToolUse", "PostToolUse:Bash")
+            self.gaps.append(
+                {
+                    "field": "logicalParentUuid",
+                    "line": len(self.lines) + 1,  # the boundary's
+                    "continued_from_line": self.last_ua_line,
+                }
+            )
         b = self.env("system", None)
         b.update(
             {
@@ -530,12 +728,16 @@ class Session:
             self.tip = prev
         self.window = [srow, *preserved]
         ev = {
+            "form": "boundary",
+            "logical_parent_written": not dangling,
             "trigger": trigger,
             "pre_tokens": pre,
+            "post_tokens": md.get("postTokens"),
             "swept": [r.uuid for r in swept],
             "preserved": [r.uuid for r in preserved],
             "summary": s["uuid"],
             "tokens_before": before,
+            "trigger_tokens": self.last_call_total,
             "tokens_after": None,
         }
         self.compactions.append(ev)
@@ -548,16 +750,69 @@ class Session:
                 hint="context",
             )
 
+    def old_compact(self, warn_pct: int | None = None) -> None:
+        """A compaction as Claude Code 1.0.x wrote it (TRANSCRIPTS.md §0 2): no boundary, a
+        ``user`` record with ``isCompactSummary`` and ``parentUuid: null``, the next prompt its
+        child; ``warn_pct``: a system line "N% context left until auto-compact" before it."""
+        self.pending_gap = None  # the walk bridges from the summary in file order, not via it
+        if warn_pct is not None:
+            w = self.env("system", self.tip)
+            w.update(
+                {
+                    "content": f"{warn_pct}% context left until auto-compact",
+                    "isMeta": False,
+                    "level": "warning",
+                }
+            )
+            self.emit(w)
+        swept = list(self.window)
+        summary_text = SUMMARY_PREFIX + "Summary:\n1. " + self.words(70) + "\n2. " + self.words(50)
+        s = self.env("user", None)
+        s["message"] = {"role": "user", "content": summary_text}
+        s["isCompactSummary"] = True
+        self.emit(s)
+        self.new_roots.append({"line": len(self.lines), "kind": "compaction"})
+        srow = _Row(s["uuid"], "user", "compaction_summary", len(summary_text) // 4)
+        srow.uuids.append(s["uuid"])
+        self.rows.append(srow)
+        self.tip = s["uuid"]
+        self.window = [srow]
+        ev = {
+            "form": "summary_root",
+            "logical_parent_written": True,
+            "trigger": None,
+            "pre_tokens": None,
+            "post_tokens": None,
+            "swept": [r.uuid for r in swept],
+            "preserved": [],
+            "summary": s["uuid"],
+            "tokens_before": self.last_call_prompt,
+            "trigger_tokens": self.last_call_total,
+            "tokens_after": None,
+        }
+        self.compactions.append(ev)
+        self.pending_after = ev
+        self.last_prompt = 0
+
     def microcompact(self, n: int) -> None:
-        cands = [r for tid, r in self.result_rows.items() if r in self.window][:n]
+        """A ``microcompact_boundary`` clearing the oldest ``n`` large tool results in the window
+        (over ``MICRO_MIN`` tokens), as D4 and D11 write it: auto, ``preTokens`` = the tokens of
+        the tool results in the window, ``tokensSaved`` = those of the cleared ones (measured on
+        D4 and D11: preTokens 58,573 / 78,208 / 65,408 against 65,001 / 83,124 / 71,094 result
+        characters / 4; tokensSaved 20,801 / 38,535 / 27,012 against 23,222 / 39,225 / 29,012),
+        ``compactedToolIds`` (the oldest: 11 of 45, 29 and 37 of 87), ``clearedAttachmentUUIDs``."""
+        big = [r for r in self.result_rows.values() if r in self.window and r.size > MICRO_MIN]
+        cands = big[:n]
         ids = [tid for tid, r in self.result_rows.items() if r in cands]
         saved = sum(r.size for r in cands) - 10 * len(cands)
+        pre = sum(r.size for r in self.result_rows.values() if r in self.window)
         r = self.system(
             "microcompact_boundary",
             content="Context microcompacted",
+            isMeta=False,
             microcompactMetadata={
                 "trigger": "auto",
-                "preTokens": (self.last_call_prompt or 0) + 300,
+                "preTokens": pre,
                 "tokensSaved": saved,
                 "compactedToolIds": ids,
                 "clearedAttachmentUUIDs": [],
@@ -566,13 +821,26 @@ class Session:
         self.tip = r["uuid"]
         for row in cands:
             row.size = 10
-        self.micro.append({"swept": [row.uuid for row in cands]})
+        self.micro.append(
+            {
+                "swept": [row.uuid for row in cands],
+                "trigger": "auto",
+                "pre_tokens": pre,
+                "tokens_saved": saved,
+                "compacted_tool_ids": ids,
+                "line": len(self.lines),
+            }
+        )
 
     def abandoned_branch(self) -> None:
         """A prompt and its answer, then the user rewinds to before the prompt."""
         fork_tip, fork_window, fork_rows = self.tip, list(self.window), len(self.rows)
         fork_last, fork_call = self.last_prompt, self.last_call_prompt
+        fork_total = self.last_call_total
+        n_calls = len(self.api_calls)
         self.turn(1, "Try the other approach: " + self.words(8))
+        for c in self.api_calls[n_calls:]:
+            c["branch"] = True  # made and paid for, on a branch the user left
         branch = self.rows[fork_rows:]
         self.branch_rows.extend(branch)
         self.rewinds.append([r.uuid for r in branch])
@@ -580,6 +848,7 @@ class Session:
         self.window = fork_window
         self.tip = fork_tip
         self.last_prompt, self.last_call_prompt = fork_last, fork_call
+        self.last_call_total = fork_total
 
     def truth(self, file: str, n_warnings: int, findings: list[str]) -> dict[str, Any]:
         return {
@@ -596,6 +865,9 @@ class Session:
             "rewinds": self.rewinds,
             "subagents": self.subagents,
             "finding_checks": findings,
+            "calls": self.api_calls,
+            "chain_gaps": self.gaps,
+            "new_roots": self.new_roots,
         }
 
     def text(self) -> str:
@@ -692,7 +964,8 @@ def _main_session(out: Path, rng: random.Random) -> None:
     cwd = "/home/user/work/webapp"
     proj = out / "projects" / "-home-user-work-webapp"
     sid = str(uuidlib.UUID(int=rng.getrandbits(128), version=4))
-    s = Session(rng, sid, cwd, "2.1.90", 1772352000000)
+    s = Session(rng, sid, cwd, "2.1.29", 1772352000000)
+    s.stop_hooks = True
     sub_dir = proj / sid / "subagents"
     s.lines.append(
         _dump({"type": "summary", "summary": "Webapp: fix the flaky upload test", "leafUuid": None})
@@ -708,14 +981,19 @@ def _main_session(out: Path, rng: random.Random) -> None:
         hint="context",
         isMeta=True,
     )
-    for _ in range(6):
+    s.turn(2, parallel="side")
+    s.turn(2, parallel="interleaved")
+    for _ in range(4):
         s.turn(rng.randint(1, 3))
     s.attachment()
     _spawn(s, sub_dir, "a1b2c3d4", "find the upload handler", 3, rng, nested=("e5f6a7b8", 2))
     s.call([{"type": "text", "text": s.words(40)}])
-    for _ in range(6):
+    for _ in range(5):
         s.turn(rng.randint(1, 4))
-    s.compact("auto", preserve_last=0)
+    s.turn(2, stop_gap=True)  # the Stop hook points at a final block record never written
+    s.turn(rng.randint(1, 4))
+    # the boundary's logical parent is never written; a hook_progress off it comes first (D5)
+    s.compact("auto", minimal=True, dangling=True)
     # compaction helper agent (what some tools take as the compaction call)
     helper = Session(rng, sid, cwd, "2.1.90", s.t, agent_id="acompact-9f8e7d")
     helper.prompt("Your task is to create a detailed summary of the conversation so far.")
@@ -730,7 +1008,7 @@ def _main_session(out: Path, rng: random.Random) -> None:
     }
     for _ in range(5):
         s.turn(rng.randint(1, 3))
-    s.microcompact(2)
+    s.microcompact(4)
     for _ in range(3):
         s.turn(rng.randint(1, 2))
     s.abandoned_branch()
@@ -741,7 +1019,8 @@ def _main_session(out: Path, rng: random.Random) -> None:
         s.turn(rng.randint(1, 3))
     # a second compaction in one process re-appends earlier history (same uuids and parents)
     s.lines.extend(s.lines[1:9])
-    s.compact("auto", preserve_last=2)
+    s.microcompact(6)  # just before a boundary whose logical parent is never written (D4)
+    s.compact("auto", preserve_last=2, dangling=True, hook_first=False)
     for _ in range(3):
         s.turn(rng.randint(1, 2))
     body = s.text()
@@ -766,7 +1045,7 @@ def _legacy_session(out: Path, rng: random.Random) -> None:
     s.abandoned_branch()
     for _ in range(3):
         s.turn(rng.randint(1, 3))
-    s.compact("auto", minimal=True)
+    s.old_compact(warn_pct=8)  # 1.0.x: no boundary, a summary with no parent
     for _ in range(4):
         s.turn(rng.randint(1, 3))
     proj.mkdir(parents=True, exist_ok=True)
@@ -778,9 +1057,8 @@ def _legacy_session(out: Path, rng: random.Random) -> None:
 def write_samples(outdir: str | Path, seed: int = 20260301) -> Path:
     """Write the sample tree under ``<outdir>/claude-code``; returns that folder."""
     out = Path(outdir) / "claude-code"
-    rng = random.Random(seed)
-    _main_session(out, rng)
-    _legacy_session(out, rng)
+    _main_session(out, random.Random(seed))
+    _legacy_session(out, random.Random(seed + 1))  # its own stream: the sessions vary apart
     return out
 
 
