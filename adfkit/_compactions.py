@@ -52,7 +52,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       nudge and grace call, ``preflight`` (the pre-flight guard, no grace call),
       ``manual`` (a ``loop_compact`` call) or ``clear``; when the swept rows were
       discarded, an automatic one is reported as ``auto``; for a transcript, the trigger
-      the record states: ``auto`` or ``manual``), ``instructions`` (string: the
+      the record states: ``auto`` or ``manual``, NA when it states none, as a Claude Code
+      1.0.x summary), ``instructions`` (string: the
       ``loop_compact`` instructions, or a manual compaction's focus text), ``summary_seq``
       (Int64), ``created_at``
       (datetime64[ms, UTC]: the summary's time, else the audit row's)
@@ -254,14 +255,13 @@ def _missing(present: list[int], lo: int, hi: int, extra: list[int]) -> int:
     return n + sum(1 for q in set(extra) if not lo <= q <= hi and not has(q))
 
 
-def _event_kind(st: ReplayState, j: int) -> str:
+def _event_kind(st: ReplayState, j: int) -> str | None:
     if st.kinds[j] in ("clear", "repair"):
         return st.kinds[j]
     if st.manual[j]:
         return "manual"
-    stated = st.triggers[j] if st.triggers else None
-    if stated is not None:  # the record says (a transcript)
-        return stated
+    if st.stated:  # a transcript: the trigger its record states, NA when it states none
+        return st.triggers[j] if st.triggers else None
     swept = st.swept[j]
     if not swept:
         return "auto"

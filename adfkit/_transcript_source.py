@@ -299,7 +299,8 @@ class TranscriptSource(AgentSource):
     def window_changes(self) -> list[WindowChange]:
         """What each event swept, kept (Claude Code preserved segment, Codex replacement
         history) and cleared (microcompaction), as the file states it; the trigger recorded
-        (Claude Code ``compactMetadata.trigger``, ``auto`` when missing, as inspect_swe assumes;
+        (Claude Code ``compactMetadata.trigger``, None when the record states none: an old-form
+        summary, a boundary without metadata;
         Codex: the reader's heuristic) and a manual compaction's focus text."""
         return list(self._changes)
 
@@ -554,7 +555,7 @@ def _event_data(
                 stated,
                 swept=tuple(e.swept),
                 kept=tuple(e.preserved),
-                trigger="clear" if e.kind == "clear" else e.trigger or "auto",
+                trigger="clear" if e.kind == "clear" else e.trigger,
                 instructions=focus if isinstance(focus, str) else None,
                 summary_encrypted=e.extra.get("summary_encrypted") is True,
             )
