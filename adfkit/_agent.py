@@ -133,8 +133,9 @@ def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
     >>> path = sessions.set_index("session_id").path["24422850-abc3-4525-9567-e2fd4bd0adcb"]
     >>> c = adfkit.open_claude_code(path).compactions()
     >>> c[["event", "kind", "n_swept", "n_tail"]].values.tolist()  # doctest: +NORMALIZE_WHITESPACE
-    [['compaction', 'auto', 100, 0], ['microcompaction', 'auto', 2, 0],
-     ['compaction', 'manual', 73, 4], ['compaction', 'auto', 29, 2]]
+    [['compaction', 'auto', 119, 0], ['microcompaction', 'auto', 1, 0],
+     ['compaction', 'manual', 64, 4], ['microcompaction', 'auto', 2, 0],
+     ['compaction', 'auto', 33, 2]]
     """
     return AgentFile(open_source(path, format="claude_code"))
 

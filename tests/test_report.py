@@ -159,6 +159,7 @@ def test_every_notebook_report_on_hostile_agent_is_inert(tmp_path, hostile, note
     assert "<img src=x onerror" not in html
     assert "<script" not in html  # no script at all: widgets are shown as their static view
     # The fleet notebook shows counts, not text; the comparison shows this agent's text only
-    # in its compactions' summaries, and this agent has none.
-    if notebook not in ("04-fleet", "06-compare-agents"):
+    # in its compactions' summaries, and the forgetting notebook only items its compactions
+    # swept: this agent has none.
+    if notebook not in ("04-fleet", "06-compare-agents", "07-what-forgetting-costs"):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
