@@ -79,6 +79,7 @@ LAYERS: dict[str, int] = {
             "cli",
             "__init__",
             "__main__",
+            "_entry",
         ],
         3,
     ),
