@@ -491,28 +491,36 @@ def _load_cached(
     open_kwargs: dict[str, Any],
     cache: str | os.PathLike[str],
 ) -> list[Any]:
-    """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back, the
-    other files read (on the engine) and their parts written; the manifest saved once."""
+    """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
+    read), the other files read (on the engine) and their parts written; the manifest saved
+    once. The rows come back as one frame in input order, then the error rows."""
     index = Index(cache, table, paths)
     options = {"kwargs": kwargs, "open": open_kwargs}
     keys = [part_key(p, table, options) for p in paths]
-    results: list[Any] = [None] * len(paths)
-    stale = []
-    for i, (p, k) in enumerate(zip(paths, keys, strict=True)):
-        if index.fresh(k, p):
-            results[i] = (index.read(k), None)
-        else:
-            stale.append(i)
+    fresh = [i for i, (p, k) in enumerate(zip(paths, keys, strict=True)) if index.fresh(k, p)]
+    stale = sorted(set(range(len(paths))) - set(fresh))
+    frames = [index.read_many([keys[i] for i in fresh])] if fresh else []
+    errors = []
     jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in stale]
     for i, (df, err, st) in zip(
         stale, run(_index_one, jobs, (table, kwargs, open_kwargs)), strict=True
     ):
-        results[i] = (df, err)
+        if df is not None:
+            frames.append(df)
+        errors.append((None, err))
         if st is not None:
             index.record(keys[i], paths[i], st, options)
     if stale:
         index.save()
-    return results
+    frames = [f for f in frames if len(f.columns)]
+    if not frames:
+        return errors
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1 or len(fresh) > 1:  # input order (each file's rows in their order)
+        where = {p: i for i, p in enumerate(paths)}
+        order = df["agent_path"].map(where).to_numpy()
+        df = df.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    return [(df, None), *errors]
 
 
 # -- export ------------------------------------------------------------------------------------

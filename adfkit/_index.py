@@ -80,6 +80,20 @@ class Index:
     def read(self, key: str) -> pd.DataFrame:
         return pd.read_parquet(self.part(key), engine="pyarrow")
 
+    def read_many(self, keys: list[str]) -> pd.DataFrame:
+        """The parts of ``keys`` as one frame, in that order: one Arrow read (a fixed cost per
+        part of a read each would dominate small files); part by part when their schemas
+        differ (a column all NA in one file, typed in another)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table([self.part(k) for k in keys])
+            return table.to_pandas(ignore_metadata=False)
+        except (pa.ArrowException, ValueError, TypeError):
+            frames = [self.read(k) for k in keys]
+            return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
     def record(self, key: str, path: str, st: list[int], options: dict[str, Any]) -> None:
         self.entries[key] = {
             "path": os.path.abspath(path),
