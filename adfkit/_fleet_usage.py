@@ -60,16 +60,22 @@ def _calls(agent: AgentFile, prices: Any) -> pd.DataFrame:
 
 
 def _compaction_days(agent: AgentFile) -> pd.DataFrame:
-    """``day``, ``event`` of each compaction (``microcompaction`` counted apart); read only when
-    the file has any (a transcript's ``info()`` counts them without the analysis)."""
-    info = agent.info(sizes=False)
-    if info.get("format") not in (None, "adf") and not (
-        info.get("compactions") or info.get("microcompactions")
-    ):
-        return pd.DataFrame({"day": pd.array([], "string"), "event": pd.array([], "string")})
-    c = agent.compactions()
-    day = c["created_at"].dt.strftime("%Y-%m-%d").astype("string").fillna("unknown")
-    return pd.DataFrame({"day": day, "event": c["event"].astype("string")})
+    """``day``, ``event`` of each compaction (``microcompaction`` and ``clear`` apart). An ADF
+    file's come from :meth:`AgentFile.compactions`; a transcript's from :meth:`events` (what
+    its ``info()`` counts), dated by the row where each one starts, without the analysis."""
+    if agent.source.format == "adf":
+        c = agent.compactions()
+        at, event = c["created_at"], c["event"]
+    else:
+        ev = agent.events()
+        seq = ev["boundary_seq"].fillna(ev["summary_seq"])
+        h = agent.history()
+        when = pd.Series(h["created_at"].to_numpy(), index=h["seq"].to_numpy())
+        when = when[~when.index.duplicated()]
+        at = pd.Series(when.reindex(seq.to_numpy()).to_numpy(), dtype="datetime64[ms, UTC]")
+        event = ev["event"]
+    day = at.dt.strftime("%Y-%m-%d").astype("string").fillna("unknown")
+    return pd.DataFrame({"day": day.to_numpy(), "event": event.astype("string").to_numpy()})
 
 
 def usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
@@ -90,7 +96,7 @@ def usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
                 "calls": n,
                 **{k: 0 if d is None else int(d[k].sum()) for k in _SUMS},
                 "cost_usd": 0.0 if d is None else _cost(d["cost_usd"]),
-                "compactions": int((ev != "microcompaction").sum()),
+                "compactions": int((ev == "compaction").sum()),
                 "microcompactions": int((ev == "microcompaction").sum()),
                 "max_context": None if ctx is None or pd.isna(ctx) else int(ctx),
                 "first_at": None if d is None else _iso(d["at"].min()),

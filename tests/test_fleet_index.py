@@ -194,6 +194,16 @@ def test_usage_tokens_equal_ccusage_20_on_real_sessions(tmp_path, capsys):
     rows = json.loads(capsys.readouterr().out)
     got = {r["agent"]: (r["input"], r["output"], r["cache_write"], r["cache_read"]) for r in rows}
     assert got == CCUSAGE_20_SESSIONS
+    import adfkit
+
+    for r in rows:  # compactions and microcompactions apart, as each session's info() counts
+        with adfkit.open(r["agent_path"]) as agent:
+            info = agent.info(sizes=False)
+        assert (r["compactions"], r["microcompactions"]) == (
+            info["compactions"],
+            info["microcompactions"],
+        )
+    assert sum(r["compactions"] for r in rows) > 0 and sum(r["microcompactions"] for r in rows) > 0
     # the second run, from the index, says the same
     assert main(["usage", str(PROJECTS), "--json", "--cache", str(tmp_path / "ix")]) == 0
     assert json.loads(capsys.readouterr().out) == rows
