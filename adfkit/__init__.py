@@ -16,12 +16,8 @@ Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from . import schema
-from ._agent import AgentFile, open, open_adf, open_claude_code, open_codex
-from ._claude_code import list_claude_code_sessions
-from ._codex import list_codex_sessions
 from ._errors import (
     AdfError,
     AdfWarning,
@@ -40,22 +36,78 @@ from ._errors import (
     UnsafeSchemaError,
     UnsupportedSchemaError,
 )
-from ._fleet import FleetResult, export, load_fleet
-from ._mind import Mind
-from ._observe import Observation, load_taxonomy, observe, signature
-from ._simulate import (
-    SimulationResult,
-    SlidingWindowPolicy,
-    ThresholdPolicy,
-    TrimToolResultsPolicy,
-    simulate,
-    simulate_sweep,
-)
 
-try:
-    __version__ = version("adfkit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
-    __version__ = "0.0.0"
+if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
+    from . import schema
+    from ._agent import AgentFile, open, open_adf, open_claude_code, open_codex
+    from ._claude_code import list_claude_code_sessions
+    from ._codex import list_codex_sessions
+    from ._fleet import FleetResult, export, load_fleet
+    from ._mind import Mind
+    from ._observe import Observation, load_taxonomy, observe, signature
+    from ._simulate import (
+        SimulationResult,
+        SlidingWindowPolicy,
+        ThresholdPolicy,
+        TrimToolResultsPolicy,
+        simulate,
+        simulate_sweep,
+    )
+
+    __version__: str
+
+#: Public names loaded on first use -> the module that defines them. ``import adfkit`` imports
+#: no pandas: ``schema``, the readers, analyses, fleets (and Parquet, zstandard, Dask behind
+#: them) are imported when a name that needs them is first touched.
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(["AgentFile", "open", "open_adf", "open_claude_code", "open_codex"], "_agent"),
+    "list_claude_code_sessions": "_claude_code",
+    "list_codex_sessions": "_codex",
+    **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_fleet"),
+    "Mind": "_mind",
+    **dict.fromkeys(["Observation", "load_taxonomy", "observe", "signature"], "_observe"),
+    **dict.fromkeys(
+        [
+            "SimulationResult",
+            "SlidingWindowPolicy",
+            "ThresholdPolicy",
+            "TrimToolResultsPolicy",
+            "simulate",
+            "simulate_sweep",
+        ],
+        "_simulate",
+    ),
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("adfkit")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0.0.0"
+
+
+def __getattr__(name: str) -> Any:
+    """A lazy public name: import its module once, then keep the name in this namespace."""
+    import importlib
+
+    if name == "__version__":
+        value: Any = _version()
+    elif name == "schema":  # a submodule (``from . import`` here would ask __getattr__ again)
+        value = importlib.import_module(f"{__name__}.schema")
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "AdfError",

@@ -31,6 +31,8 @@ from ._adf import AdfSource
 from ._agent import AgentFile
 from ._agent import open as open_agent
 from ._errors import AdfError
+from ._fleet_usage import usage_days
+from ._index import Index, part_key, stamp, to_parquet, write_part
 from ._observe import observe
 from ._outputs import check_output, unique_names
 from ._redact import redact_config, redact_frame
@@ -54,6 +56,7 @@ TABLES: dict[str, Callable[..., Any]] = {
     "signatures": _observation("signatures"),
     "streaks": _observation("streaks"),
     "anomalies": _observation("anomalies"),
+    "usage_days": usage_days,
 }
 
 
@@ -143,11 +146,23 @@ def _load_one(
         return None, (path, type(exc).__name__, msg)
 
 
+class _NoBar(contextlib.AbstractContextManager["_NoBar"]):
+    """The progress bar when none is shown (tqdm is not even imported: it costs 0.2 s)."""
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
 def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    show = total >= 20 if progress is None else progress
+    if not show:
+        return _NoBar()
     from tqdm.auto import tqdm
 
-    show = total >= 20 if progress is None else progress
-    return tqdm(total=total, desc=desc, unit="file", disable=not show, leave=False)
+    return tqdm(total=total, desc=desc, unit="file", leave=False)
 
 
 def _run(
@@ -166,7 +181,7 @@ def _run(
         raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
     results: list[Any] = [None] * len(paths)
     with _progress(len(paths), progress, desc) as bar:
-        if engine == "serial" or (engine == "processes" and len(paths) <= 1):
+        if engine == "serial" or (engine == "processes" and _small(paths)):
             for i, p in enumerate(paths):
                 results[i] = func(p, *args)
                 bar.update()
@@ -175,6 +190,29 @@ def _run(
         else:
             results = _run_dask(func, paths, args, client=client, workers=workers, bar=bar)
     return results
+
+
+#: Below this many bytes of input in all, the process engine runs serially: starting a pool
+#: and pickling frames back costs more than it saves (measured: 16 sessions, 30 MB).
+SMALL_FLEET_BYTES = 48 << 20
+
+
+def _small(paths: list[str]) -> bool:
+    """Whether a fleet is too small for processes to pay: one file, or little data in all.
+
+    Jobs that are not paths (export's) count as one file each of unknown, large size."""
+    if len(paths) <= 1:
+        return True
+    total = 0
+    for p in paths:
+        job = orjson.loads(p)[0] if p.startswith("[") else p
+        try:
+            total += os.path.getsize(job)
+        except (OSError, TypeError):
+            return False
+        if total >= SMALL_FLEET_BYTES:
+            return False
+    return True
 
 
 def _batch(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
@@ -374,6 +412,7 @@ def load_fleet(
     workers: int | None = None,
     progress: bool | None = None,
     max_blob_bytes: int | None = None,
+    cache: str | os.PathLike[str] | None = None,
     **kwargs: Any,
 ) -> FleetResult:
     """One table from many agent files. One row per row of each file's table.
@@ -393,6 +432,10 @@ def load_fleet(
     workers : number of processes (default: all cores) or LocalCluster workers.
     progress : show a ``tqdm.auto`` progress bar (default: when there are 20 files or more).
     max_blob_bytes : passed to :func:`adfkit.open_adf`.
+    cache : an index folder (see :mod:`adfkit._index`; ``adfkit index`` fills one): each
+        file's table is kept there as Parquet, keyed by the file's path, size, modification
+        time and adfkit's version, and read back instead of the file while those are the same.
+        It is a plain Parquet dataset (``DIR/<table>/*.parquet``) that DuckDB and Dask read.
     **kwargs : passed to the table method (e.g. ``errors="raise"`` for ``history``).
 
     Returns
@@ -414,16 +457,18 @@ def load_fleet(
     _check_table(table)
     paths = resolve_paths(paths_or_glob)
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
-    results = _run(
-        _load_one,
-        paths,
-        (table, kwargs, open_kwargs),
+    run = functools.partial(
+        _run,
         engine=engine,
         workers=workers,
         client=client,
         progress=progress,
         desc=f"load_fleet {table}",
     )
+    if cache is None:
+        results = run(_load_one, paths, (table, kwargs, open_kwargs))
+    else:
+        results = _load_cached(run, paths, table, kwargs, open_kwargs, cache)
     frames = [df for df, _ in results if df is not None]
     errors = [err for _, err in results if err is not None]
     if frames:
@@ -431,6 +476,63 @@ def load_fleet(
     else:
         df = pd.DataFrame({"agent": pd.array([], "string"), "agent_path": pd.array([], "string")})
     return FleetResult(df, _errors_frame(errors))
+
+
+def _index_one(
+    job: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
+) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None, list[int] | None]:
+    """:func:`_load_one`, and the part written to ``target`` when the file did not change
+    while it was read (its ``[size, mtime_ns]`` returned, else None: not cached)."""
+    path, target = orjson.loads(job)
+    before = stamp(path)
+    df, err = _load_one(path, table, kwargs, open_kwargs)
+    if df is None or before is None or stamp(path) != before:
+        return df, err, None
+    try:
+        write_part(df, target)
+    except (OSError, ValueError, TypeError):  # an index that cannot be written: still a result
+        return df, err, None
+    return df, err, before
+
+
+def _load_cached(
+    run: Callable[..., list[Any]],
+    paths: list[str],
+    table: str,
+    kwargs: dict[str, Any],
+    open_kwargs: dict[str, Any],
+    cache: str | os.PathLike[str],
+) -> list[Any]:
+    """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
+    read), the other files read (on the engine) and their parts written; the manifest saved
+    once. The rows come back as one frame in input order, then the error rows."""
+    index = Index(cache, table, paths)
+    options = {"kwargs": kwargs, "open": open_kwargs}
+    keys = [part_key(p, table, options) for p in paths]
+    fresh = [i for i, (p, k) in enumerate(zip(paths, keys, strict=True)) if index.fresh(k, p)]
+    stale = sorted(set(range(len(paths))) - set(fresh))
+    frames = [index.read_many([keys[i] for i in fresh])] if fresh else []
+    errors = []
+    jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in stale]
+    for i, (df, err, st) in zip(
+        stale, run(_index_one, jobs, (table, kwargs, open_kwargs)), strict=True
+    ):
+        if df is not None:
+            frames.append(df)
+        errors.append((None, err))
+        if st is not None:
+            index.record(keys[i], paths[i], st, options)
+    if stale:
+        index.save()
+    frames = [f for f in frames if len(f.columns)]
+    if not frames:
+        return errors
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1 or len(fresh) > 1:  # input order (each file's rows in their order)
+        where = {p: i for i, p in enumerate(paths)}
+        order = df["agent_path"].map(where).to_numpy()
+        df = df.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    return [(df, None), *errors]
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -454,27 +556,6 @@ EXPORT_TABLES: dict[str, tuple[str, dict[str, Any]]] = {
     "usage": ("usage", {}),
     "turns": ("turns", {}),
 }
-
-
-def _to_parquet(df: pd.DataFrame, path: str) -> None:
-    """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
-    and object columns Arrow cannot type are stored as JSON text."""
-    import pyarrow as pa
-
-    try:
-        df.to_parquet(path, engine="pyarrow", index=False)
-    except (pa.ArrowException, TypeError, ValueError):
-        df = df.copy()
-        for c in df.columns:
-            if df[c].dtype == object:
-                df[c] = pd.array(
-                    [
-                        None if v is None else orjson.dumps(v, default=str).decode()
-                        for v in df[c].tolist()
-                    ],
-                    dtype="string",
-                )
-        df.to_parquet(path, engine="pyarrow", index=False)
 
 
 def _export_one(
@@ -507,7 +588,7 @@ def _export_one(
                     if redact:
                         df = redact_frame(df)
                     fn = os.path.join(out_dir, f"{stem}.parquet")
-                    _to_parquet(df, fn)
+                    to_parquet(df, fn)
                     written.append((name, stem, fn, len(df)))
                 except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
                     problems.append(f"{stem}: {type(exc).__name__}: {exc}")

@@ -13,12 +13,20 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from . import __version__, _cli_fleet, _cli_info, _cli_observe, _cli_plot, _cli_report
+from . import (
+    __version__,
+    _cli_fleet,
+    _cli_info,
+    _cli_observe,
+    _cli_plot,
+    _cli_report,
+    _cli_usage,
+)
 from ._cli_common import error, say
 from ._errors import AdfError
 
 #: The modules that add subcommands, in the order ``--help`` lists them.
-COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_report)
+COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_usage, _cli_report)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 
 import brotli  # noqa: E402
 import chains  # noqa: E402
+import fleet_real  # noqa: E402
 import orjson  # noqa: E402
 import pandas as pd  # noqa: E402
 import scale_transcripts  # noqa: E402
@@ -456,6 +457,7 @@ def main(argv: list[str]) -> int:
         "transcripts",
         "forgetting",
         "chains",
+        "fleet-real",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -474,7 +476,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting"):
+    if only not in ("transcripts", "forgetting", "fleet-real"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -585,6 +587,9 @@ def main(argv: list[str]) -> int:
     if want("chains"):
         chains.run(ROOT / "build" / "bench" / "chains", _growth)
         chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")
+        print()
+    if want("fleet-real"):  # issue 23: adfkit against ccusage 20 (benchmarks/fleet_real.py)
+        fleet_real.run(quick)
         print()
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0

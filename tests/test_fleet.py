@@ -25,6 +25,12 @@ from adfkit._fleet import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _pool_even_for_tiny_fleets(monkeypatch):
+    """These files are tiny: without this the process engine would run them serially."""
+    monkeypatch.setattr("adfkit._fleet.SMALL_FLEET_BYTES", 0)
+
+
 @pytest.fixture
 def fleet(tmp_path):
     """Three tiny agents with known row counts, plus one file that is not SQLite."""

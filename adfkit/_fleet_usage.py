@@ -1,0 +1,115 @@
+"""Usage per agent and UTC day: the fleet table behind ``adfkit usage`` (``usage_days``).
+
+One row per day an agent made calls or compacted, with its subagents' calls counted in (a Claude
+Code session's ``subagents/agent-*.jsonl`` and in-file sidechains, as ccusage counts them).
+Token columns follow ccusage: ``input`` is the uncached part (``tokens_input`` less both cache
+parts). Unknown stays unknown: a day with an unpriced call has cost NA.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._agent import AgentFile
+
+#: Columns of :func:`usage_days` (after the ``agent`` and ``agent_path`` that fleets add).
+USAGE_DAYS: dict[str, str] = {
+    "day": "string",
+    "calls": "Int64",
+    "input": "Int64",
+    "output": "Int64",
+    "cache_write": "Int64",
+    "cache_read": "Int64",
+    "cost_usd": "float64",
+    "compactions": "Int64",
+    "microcompactions": "Int64",
+    "max_context": "Int64",
+    "first_at": "string",
+    "last_at": "string",
+}
+
+_SUMS = ("input", "output", "cache_write", "cache_read")
+
+
+def _calls(agent: AgentFile, prices: Any) -> pd.DataFrame:
+    """Every call of the agent and of its subagents: day, token parts, cost, context size."""
+    frames = [u for a in [agent, *agent.subagents()] if len(u := a.usage(prices=prices))]
+    if not frames:
+        return pd.DataFrame(columns=["day", "at", *_SUMS, "cost_usd", "context"])
+    u = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    u = u[u["call_kind"].astype("string") != "compaction"] if "call_kind" in u else u
+    read = u["tokens_cache_read"].fillna(0).astype("int64")
+    write = u["tokens_cache_write"].fillna(0).astype("int64")
+    tin = u["tokens_input"].fillna(0).astype("int64")
+    at = u["created_at"]
+    return pd.DataFrame(
+        {
+            "day": at.dt.strftime("%Y-%m-%d").astype("string").fillna("unknown"),
+            "at": at,
+            "input": tin - read - write,
+            "output": u["tokens_output"].fillna(0).astype("int64"),
+            "cache_write": write,
+            "cache_read": read,
+            "cost_usd": u["cost_usd"].to_numpy(dtype="float64", na_value=np.nan),
+            "context": u["tokens_input"],
+        }
+    )
+
+
+def _compaction_days(agent: AgentFile) -> pd.DataFrame:
+    """``day``, ``event`` of each compaction (``microcompaction`` and ``clear`` apart). An ADF
+    file's come from :meth:`AgentFile.compactions`; a transcript's from :meth:`events` (what
+    its ``info()`` counts), dated by the row where each one starts, without the analysis."""
+    if agent.source.format == "adf":
+        c = agent.compactions()
+        at, event = c["created_at"], c["event"]
+    else:
+        ev = agent.events()
+        seq = ev["boundary_seq"].fillna(ev["summary_seq"])
+        h = agent.history()
+        when = pd.Series(h["created_at"].to_numpy(), index=h["seq"].to_numpy())
+        when = when[~when.index.duplicated()]
+        at = pd.Series(when.reindex(seq.to_numpy()).to_numpy(), dtype="datetime64[ms, UTC]")
+        event = ev["event"]
+    day = at.dt.strftime("%Y-%m-%d").astype("string").fillna("unknown")
+    return pd.DataFrame({"day": day.to_numpy(), "event": event.astype("string").to_numpy()})
+
+
+def usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
+    """Usage of ``agent`` (with its subagents) per UTC day: the columns of :data:`USAGE_DAYS`."""
+    calls = _calls(agent, prices)
+    comp = _compaction_days(agent)
+    days = sorted(set(calls["day"].tolist()) | set(comp["day"].tolist()))
+    rows = []
+    by_day = dict(tuple(calls.groupby("day", sort=False))) if len(calls) else {}
+    for day in days:
+        d = by_day.get(day)
+        ev = comp.loc[comp["day"] == day, "event"]
+        n = 0 if d is None else len(d)
+        ctx = None if d is None else d["context"].max()
+        rows.append(
+            {
+                "day": day,
+                "calls": n,
+                **{k: 0 if d is None else int(d[k].sum()) for k in _SUMS},
+                "cost_usd": 0.0 if d is None else _cost(d["cost_usd"]),
+                "compactions": int((ev == "compaction").sum()),
+                "microcompactions": int((ev == "microcompaction").sum()),
+                "max_context": None if ctx is None or pd.isna(ctx) else int(ctx),
+                "first_at": None if d is None else _iso(d["at"].min()),
+                "last_at": None if d is None else _iso(d["at"].max()),
+            }
+        )
+    return pd.DataFrame(rows, columns=list(USAGE_DAYS)).astype(USAGE_DAYS)
+
+
+def _cost(costs: pd.Series) -> float:
+    """The sum, or NaN when any call is unpriced (unknown stays unknown)."""
+    return float("nan") if costs.isna().any() else float(costs.sum())
+
+
+def _iso(ts: Any) -> str | None:
+    return None if pd.isna(ts) else pd.Timestamp(ts).isoformat()

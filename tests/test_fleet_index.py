@@ -1,0 +1,219 @@
+"""Fleets at scale (issue 23): the Parquet index behind ``load_fleet(cache=...)`` and
+``adfkit index``, the process engine's choice of serial for small fleets, and ``adfkit usage``
+(its token columns equal ccusage 20's on the real Claude Code sessions)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from adfbuild import build, row, text, use
+from conftest import sample
+
+import adfkit._fleet as fleet_mod
+from adfkit import load_fleet
+from adfkit._errors import OutputPathError
+from adfkit.cli import main
+
+FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "transcripts"
+PROJECTS = FIXTURES / "claude-code" / "projects"
+
+
+def _agents(tmp_path: Path, n: int) -> list[str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i in range(n):
+        live = [
+            row(1, "user", text(f"agent {i}")),
+            row(
+                2,
+                "assistant",
+                [use("t", "fs_read", {"p": "a"})],
+                tokens={"input": 10 + i, "output": 3},
+            ),
+        ]
+        paths.append(str(build(tmp_path / f"a{i}.adf", loop=live)))
+    return paths
+
+
+def test_second_run_reads_only_what_changed(tmp_path, monkeypatch):
+    paths = _agents(tmp_path / "in", 3)
+    cache = tmp_path / "index"
+    first, err = load_fleet(paths, "usage", engine="serial", cache=cache)
+    assert err.empty and sorted(first["tokens_output"].tolist()) == [3, 3, 3]
+    parts = sorted((cache / "usage").glob("*.parquet"))
+    assert len(parts) == 3
+    manifest = json.loads((cache / "usage" / "_manifest.json").read_text())
+    assert sorted(e["path"] for e in manifest.values()) == sorted(map(os.path.abspath, paths))
+
+    opened: list[str] = []
+    real = fleet_mod._load_one
+
+    def counting(path, *a):
+        opened.append(path)
+        return real(path, *a)
+
+    monkeypatch.setattr(fleet_mod, "_load_one", counting)
+    again, _ = load_fleet(paths, "usage", engine="serial", cache=cache)
+    assert opened == []  # nothing read: every part fresh
+    pd.testing.assert_frame_equal(first, again)
+
+    # one file rewritten (other size and mtime): only it is read again
+    live = [
+        row(1, "user", text("x")),
+        row(2, "assistant", [use("t", "f", {})], tokens={"input": 5, "output": 99}),
+    ]
+    os.unlink(paths[1])
+    build(Path(paths[1]), loop=live)
+    third, _ = load_fleet(paths, "usage", engine="serial", cache=cache)
+    assert opened == [paths[1]]
+    assert third["tokens_output"].tolist() == [3, 99, 3]
+
+
+def test_a_file_changing_while_read_is_not_cached(tmp_path, monkeypatch):
+    paths = _agents(tmp_path, 2)
+    real = fleet_mod._load_one
+
+    def touching(path, *a):
+        out = real(path, *a)
+        if path == paths[0]:
+            st = os.stat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        return out
+
+    monkeypatch.setattr(fleet_mod, "_load_one", touching)
+    df, _ = load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    assert len(df) == 2  # the result is still given
+    manifest = json.loads((tmp_path / "ix" / "usage" / "_manifest.json").read_text())
+    assert [e["path"] for e in manifest.values()] == [os.path.abspath(paths[1])]
+
+
+def test_index_is_a_plain_parquet_dataset_and_never_an_input(tmp_path):
+    paths = _agents(tmp_path, 2)
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(tmp_path / "ix" / "usage", format="parquet").to_table()
+    assert table.num_rows == 2 and {"agent", "agent_path", "tokens_input"} <= set(
+        table.schema.names
+    )
+    with pytest.raises(OutputPathError):
+        load_fleet(paths, "usage", engine="serial", cache=paths[0])
+
+
+def test_version_change_invalidates(tmp_path, monkeypatch):
+    paths = _agents(tmp_path, 1)
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    monkeypatch.setattr("adfkit._index._version", lambda: "999")
+    opened = []
+    real = fleet_mod._load_one
+    monkeypatch.setattr(fleet_mod, "_load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    assert opened == paths
+
+
+def test_small_fleets_run_serially(tmp_path, monkeypatch):
+    paths = _agents(tmp_path, 3)
+    assert fleet_mod._small(paths)
+    assert not fleet_mod._small(paths + [str(tmp_path / "missing.adf")])
+    monkeypatch.setattr(fleet_mod, "SMALL_FLEET_BYTES", 1)
+    assert not fleet_mod._small(paths)
+    assert fleet_mod._small(paths[:1])
+
+    def no_pool(*a, **k):
+        raise AssertionError("a pool for a small fleet")
+
+    monkeypatch.setattr(fleet_mod, "SMALL_FLEET_BYTES", 48 << 20)
+    monkeypatch.setattr(fleet_mod, "_run_processes", no_pool)
+    df, err = load_fleet(paths, "usage", engine="processes")
+    assert err.empty and len(df) == 3
+
+
+def test_usage_command_on_a_sample_agent(capsys):
+    path = str(sample("long-runner"))
+    with adfkit_open(path) as agent:
+        u = agent.usage()
+        n_comp = int((agent.compactions()["event"] != "microcompaction").sum())
+    assert main(["usage", path, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert len(rows) == 1
+    r = rows[0]
+    assert r["calls"] == len(u) - int((u["call_kind"] == "compaction").sum())
+    assert r["output"] == int(u.loc[u["call_kind"] != "compaction", "tokens_output"].sum())
+    assert r["cache_read"] + r["cache_write"] + r["input"] <= int(u["tokens_input"].sum())
+    assert r["compactions"] == n_comp and n_comp > 0
+    assert main(["usage", path, "--by", "day"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:2] == ["day", "calls"] and out[-1].startswith("total")
+
+
+def adfkit_open(path):
+    import adfkit
+
+    return adfkit.open(path)
+
+
+def test_usage_text_escapes_control_characters(tmp_path, capsys):
+    loop = [row(1, "assistant", [use("t", "f", {})], tokens={"input": 1, "output": 1})]
+    p = build(tmp_path / "evil\x1b]0;x\x07.adf", loop=loop)
+    main(["usage", str(p)])
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\\x1b" in out
+
+
+#: ``ccusage session --json --offline`` of ccusage 20.0.24 (``npm install ccusage@20.0.24``;
+#: 20.0.26 ships no linux-x64 binary), run by hand on 2026-12-01 with CLAUDE_CONFIG_DIR a
+#: folder whose ``projects`` links to ../shared/fixtures/transcripts/claude-code/projects:
+#: session id -> (inputTokens, outputTokens, cacheCreationTokens, cacheReadTokens).
+CCUSAGE_20_SESSIONS = {
+    "6113e919-67d3-417b-b525-c63700228d19": (13818, 70618, 1618146, 24013662),
+    "0442a060-edc3-4307-bddb-11a2951fd1a1": (17148, 19874, 732319, 22577493),
+    "70d782f7-b303-4e48-9512-6bec16c37abd": (1416, 410, 638459, 15838092),
+    "03a1382e-ecd5-42c4-b3d4-5c659e165904": (252, 9054, 362980, 17422834),
+    "847ff7d2-4a55-44d7-a3f5-a3afd89f1ee1": (8211, 19174, 877567, 9730072),
+    "c010174c-a7cd-4bcc-b7d4-61258d6c463f": (109, 9985, 536714, 9599581),
+    "67d765b5-4286-4ec5-b051-950466e186f0": (236, 306, 580915, 6085496),
+    "ca8cc13b-d3df-4615-8f3f-f48a96b1a6f9": (98, 19985, 204863, 11327914),
+    "0cd9edf7-459c-4900-af40-cf2c64dea525": (478, 107, 338089, 5118558),
+    "cde341db-b80a-44f5-b0f2-94db2ef7a164": (70, 12098, 99805, 2995725),
+    "fe5e1c67-53e7-4862-81ae-d0e013e3270b": (818, 51933, 137976, 3647854),
+    "5e231473-1e70-45c5-9c18-6510ac844c99": (256, 78, 62114, 2088652),
+    "c26d2153-23c8-42ed-ab6c-808579b64e5b": (9570, 66, 91508, 1707375),
+    "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68": (88, 51, 71257, 278912),
+}
+
+
+def test_usage_tokens_equal_ccusage_20_on_real_sessions(tmp_path, capsys):
+    if not PROJECTS.is_dir():
+        pytest.skip(f"real transcripts not present at {PROJECTS} (../shared is absent in a clone)")
+    status = main(["usage", str(PROJECTS), "--json", "--cache", str(tmp_path / "ix")])
+    assert status == 0
+    rows = json.loads(capsys.readouterr().out)
+    got = {r["agent"]: (r["input"], r["output"], r["cache_write"], r["cache_read"]) for r in rows}
+    assert got == CCUSAGE_20_SESSIONS
+    import adfkit
+
+    for r in rows:  # compactions and microcompactions apart, as each session's info() counts
+        with adfkit.open(r["agent_path"]) as agent:
+            info = agent.info(sizes=False)
+        assert (r["compactions"], r["microcompactions"]) == (
+            info["compactions"],
+            info["microcompactions"],
+        )
+    assert sum(r["compactions"] for r in rows) > 0 and sum(r["microcompactions"] for r in rows) > 0
+    # the second run, from the index, says the same
+    assert main(["usage", str(PROJECTS), "--json", "--cache", str(tmp_path / "ix")]) == 0
+    assert json.loads(capsys.readouterr().out) == rows
+
+
+def test_index_command(tmp_path, capsys):
+    paths = _agents(tmp_path / "in", 2)
+    assert main(["index", str(tmp_path / "in"), "--to", str(tmp_path / "ix")]) == 0
+    out = capsys.readouterr().out
+    assert "usage_days: 2 file(s)" in out
+    for t in ("usage_days", "usage", "compactions"):
+        assert len(list((tmp_path / "ix" / t).glob("*.parquet"))) == 2
+    assert len(paths) == 2

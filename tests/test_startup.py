@@ -1,0 +1,76 @@
+"""Start-up: ``import adfkit`` and ``adfkit --version`` import only what they need (issue 23).
+
+Each check runs a fresh interpreter and looks at ``sys.modules``: what a module imports is a
+fact, not a timing (times are in ``make bench``'s fleet-real section).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+def _modules(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+HEAVY = ("matplotlib", "ipywidgets", "pyarrow.parquet", "dask", "zstandard", "brotli", "pandas")
+
+
+def test_import_adfkit_imports_nothing_heavy():
+    mods = _modules("import adfkit")
+    assert sorted(m for m in HEAVY if m in mods) == []
+    # pyarrow itself is only there when pandas brings it (it does not: pandas is not imported)
+    assert "pyarrow" not in mods
+    assert sorted(m for m in mods if m.startswith("adfkit.")) == ["adfkit._errors"]
+
+
+def test_public_names_load_on_first_use():
+    mods = _modules(
+        "import adfkit\n"
+        "assert callable(adfkit.open) and callable(adfkit.load_fleet)\n"
+        "assert set(adfkit.__all__) <= set(dir(adfkit))\n"
+        "assert all(getattr(adfkit, n) is not None for n in adfkit.__all__)\n"
+        "from adfkit import AgentFile, FleetResult, schema, simulate, __version__\n"
+        "assert adfkit.schema is schema and __version__ == adfkit.__version__\n"
+    )
+    assert {"adfkit._agent", "adfkit._fleet", "adfkit.schema"} <= mods
+    assert not {"matplotlib", "ipywidgets", "dask"} & mods
+
+
+def test_unknown_name_is_an_attribute_error():
+    import adfkit
+
+    with pytest.raises(AttributeError, match="no_such_name"):
+        adfkit.no_such_name  # noqa: B018
+
+
+@pytest.mark.parametrize("argv", [["--version"]])
+def test_version_imports_no_pandas(argv):
+    mods = _modules(f"from adfkit._entry import main\nmain({argv!r})")
+    assert "pandas" not in mods and "numpy" not in mods
+
+
+def test_version_says_the_version(capsys):
+    from importlib.metadata import version
+
+    from adfkit._entry import main
+
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out == f"adfkit {version('adfkit')}\n"
+
+
+def test_other_commands_reach_the_cli(capsys):
+    from adfkit._entry import main
+
+    assert main([]) == 2  # no command: the full parser's help
+    assert "usage: adfkit" in capsys.readouterr().out
