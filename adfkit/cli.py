@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    _SHOWN.clear()  # once per run, not once per process (a test, a notebook runs many)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
