@@ -5,27 +5,41 @@ the conversation the model saw as :class:`~adfkit._transcript.TranscriptRow` obj
 compaction events, abandoned branches, subagents and integrity findings. The format reference is
 ``TRANSCRIPTS.md`` §1; the choices made where it is uncertain:
 
-- **Active branch** (§1.4 step 4, uncertain): the chain that ends at the *last-written* main-chain
-  ``user``/``assistant`` record (highest line number). ``summary.leafUuid`` and
-  ``last-prompt.leafUuid`` are recorded in ``meta`` but not used to choose. Every other
-  ``user``/``assistant`` record that is not on that chain, not a stitched recording artifact and
-  not a streaming re-write of a call on the chain goes to ``other_branches``, grouped by the
-  branch's topmost record (``branch-1``, ``branch-2``... in file order); each branch also gives a
-  ``rewind`` event (swept = the branch's rows; line and time = the active record that replaced it).
+- **Active conversation** (TRANSCRIPTS.md §0, which real files settle): ``parentUuid`` walked
+  back from the *last-written* main-chain ``user``/``assistant`` record (a ``compact_boundary``'s
+  ``logicalParentUuid`` stands for its parent). Where a link names a record never written (a
+  boundary's logical parent, 23 of 65 real boundaries in 2.1.17-2.1.42; a Stop hook's
+  ``hook_progress`` pointing at an unwritten final block record; a link held by a bad line), the
+  walk goes on from the previous user/assistant record in file order (``chain_gap``, info), and
+  the boundary records between the two are placed there: a gap, never the start of the session.
+  A root met with conversation before it is bridged the same way and starts an event: a user
+  record with ``isCompactSummary`` (Claude Code 1.0.x, no boundary) a ``compaction``, any other
+  (plan mode's "clear context": a new conversation in the same file) a ``clear`` that swept the
+  window before it (``new_root``, info). ``summary.leafUuid`` and ``last-prompt.leafUuid`` are
+  recorded in ``meta`` but not used to choose. Records of unknown types that carry a uuid are
+  links of the chain, as ``progress`` records are (``unknown_record_type``, info).
+- **Off the chain**: a block record of a call on the chain (same ``message.id``, a parallel tool
+  call whose later block record hangs off the first one, §0 3) joins that call's row after the
+  on-chain block record written before it; its ``tool_result``, and off-chain results answering
+  a ``tool_use`` of the chain, are spliced in after the call; off-chain ``attachment`` records
+  whose parents reach the chain are spliced in after that point. Every other record is on an
+  abandoned branch (``other_branches``, grouped by the branch's topmost record: ``branch-1``...
+  in file order). A branch with a model call (the user went back and the model answered from
+  there; a resume that answered a prompt again) gives a ``rewind`` event (swept = the branch's
+  rows; line and time = the active record that replaced it), and its calls are counted by
+  ``usage()`` (made and paid for); a branch of user records only (an ``/exit`` local command, an
+  interrupted queued prompt) is no rewind (``aside_records``, info).
 - **Duplicate uuids** (§1.4 step 1): a copy with the same ``parentUuid`` is a replay and is
   dropped (first occurrence wins); a copy with a *different* ``parentUuid`` is a re-parented
   preserved message and becomes its own graph node. A ``parentUuid`` resolves to the latest copy
   written before the child. A re-parented copy never makes a second row: the row stays at its
   first position and the compaction lists it as preserved.
-- **Recording artifacts** (§1.4 step 4): ``progress`` records are walked through, never rows.
-  Off-chain ``user`` records holding only ``tool_result`` blocks for unanswered ``tool_use`` ids on
-  the chain are spliced in after the record holding the ``tool_use``; off-chain ``attachment``
-  records whose parent chain reaches the active chain are spliced in after that point.
-- **One API call over several records** (§1.5): records with the same call key
+- **One API call over several records** (§1.5, §0 3): block records with the same call key
   (``message.id:requestId``, or ``message.id``) that follow each other on the chain, with only
-  ``tool_result`` rows between them, are one row; blocks concatenated in chain order. Usage is
-  counted once per key: the fragment with the largest ``output_tokens`` (the last one on ties).
-  A key seen again on a separate row (another branch, a re-write) is not counted again
+  ``tool_result`` rows between them (interleaved block records, 2.1.25 on), or off it as above,
+  are one row; blocks concatenated in order, a block written twice kept once. Usage is counted
+  once per key, from the last block record in file order (it carries the final
+  ``output_tokens``). A key seen again on a separate row is not counted again
   (``duplicate_usage`` finding). ``isApiErrorMessage`` and ``<synthetic>`` records carry no usage.
 - **Compaction** (§1.6): ``compact_boundary`` -> a ``compaction`` event; the next
   ``isCompactSummary`` user row is its summary. ``swept`` = the rows in the context window just
