@@ -14,9 +14,7 @@ pandas DataFrames::
 Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on demand).
 """
 
-from __future__ import annotations
-
-from importlib.metadata import PackageNotFoundError, version
+import importlib.metadata as _metadata
 
 from . import schema
 from ._agent import AgentFile, open, open_adf, open_claude_code, open_codex
@@ -53,8 +51,8 @@ from ._simulate import (
 )
 
 try:
-    __version__ = version("adfkit")
-except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = _metadata.version("adfkit")
+except _metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
     __version__ = "0.0.0"
 
 __all__ = [
