@@ -172,6 +172,11 @@ def test_notebook_runs(path, agent):
     assert len(injected) == 1 and str(target) in injected[0].source
     setup = next(c for c in out.cells if "adfkit.open(AGENT)" in c.source)
     assert any(target.name in str(o.get("data", {})) for o in setup.outputs)
+    if path.stem == "06-compare-agents":  # counts stay integers: 725, not 725.0
+        glance = next(c for c in out.cells if "glance(a)" in c.source and "DataFrame" in c.source)
+        shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in glance.outputs)
+        rows = [ln for ln in shown.splitlines() if ln.startswith(("rows", "model calls"))]
+        assert rows and not re.search(r"\d\.0\b", "".join(rows)), shown
     if path.stem == "01-quickstart":  # fields a format does not hold say so, not None
         info = next(c for c in out.cells if "agent.info()" in c.source)
         shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in info.outputs)

@@ -699,8 +699,9 @@ for label, a in agents.items():
         "cost (USD)": u["cost_usd"].sum() if u["cost_usd"].notna().all() else float("nan"),
     }
 
-# object dtype: each cell keeps its own type (counts stay integers, the cost a float)
-pd.DataFrame({label: glance(a) for label, a in agents.items()}).astype(object)"""
+# object dtype from the start: each cell keeps its own type (counts stay integers, the cost a
+# float); a frame built first and cast after has turned the counts to floats already
+pd.DataFrame({label: pd.Series(glance(a), dtype=object) for label, a in agents.items()})"""
         ),
         md(
             """
