@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -294,3 +295,22 @@ def test_plot_takes_several_agents_and_a_folder(tmp_path, capsys, monkeypatch):
     assert main(["plot", a, b]) == 0  # default: the current folder
     assert (tmp_path / "clean-context.png").is_file()
     assert (tmp_path / "forgetful-context.png").is_file()
+
+
+def test_info_shows_lost_history_and_times_in_words(capsys):
+    """Where the history's range is shown, so are the seqs lost without audit (counted here
+    from the gaps); times to the second in UTC; one name for what `check` lists."""
+    f = sample("forgetful")
+    lost = int(adfkit.open_adf(f).history_gaps()["n_seqs"].sum())
+    assert lost > 0
+    assert main(["info", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert f"history    seq 1..284, {lost} of them lost (discarded without audit)" in out
+    assert re.search(r"live loop  41 rows, seq 244\.\.284, 2026-\d\d-\d\d \d\d:\d\d:\d\d UTC", out)
+    assert "+00:00" not in out and ".000" not in out
+    session = ROOT / "sample_agents" / SESSION
+    assert main(["info", str(session)]) == 0
+    out = capsys.readouterr().out
+    assert "rows the model sees now (seq " in out
+    findings = len(adfkit.open(session).integrity())
+    assert f"adfkit check lists {findings} finding(s)" in out, out
