@@ -14,17 +14,22 @@ $(STAMP): pyproject.toml
 	PYTHONWARNINGS="ignore::UserWarning" $(BIN)/python -m pip install -q -e ".[all]"
 	touch $(STAMP)
 
+SESSION := sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
+
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf
 	@echo
-	$(BIN)/adfkit info sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
+	$(BIN)/adfkit info $(SESSION)
 	@mkdir -p build/plots
-	@for f in sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl; do \
-	  MPLBACKEND=Agg $(BIN)/adfkit plot "$$f" --kind all -o build/plots >/dev/null || exit 1; \
-	done
+	@# every sample: the ADF agents, the Claude Code sessions and the Codex rollouts; the warning
+	@# about the session shown above is not repeated
+	@MPLBACKEND=Agg $(BIN)/adfkit plot sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl \
+	  sample_agents/codex/sessions/*/*/*/*.jsonl* --kind all -o build/plots >/dev/null 2>build/plots.log; \
+	  s=$$?; grep -v "$(SESSION): 1 problem" build/plots.log; rm -f build/plots.log; exit $$s
 	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"
-	@printf "report: "
-	@$(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html
+	@# the report's progress goes to stderr first; then its path, on a line of its own
+	@out=$$($(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html) \
+	  && echo "report: $$out"
 	@echo
 	@echo "Next: open build/demo/long-runner-report.html in a browser, look at build/plots/,"
 	@echo "or run 'make lab' to explore the notebooks in JupyterLab."

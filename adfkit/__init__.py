@@ -14,8 +14,6 @@ pandas DataFrames::
 Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on demand).
 """
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 from ._errors import (
@@ -30,6 +28,7 @@ from ._errors import (
     NotAdfError,
     NotSQLiteError,
     NotTranscriptError,
+    OutputPathError,
     SettingsFileError,
     SidecarError,
     UnknownFormatError,
@@ -106,7 +105,7 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    return sorted(__all__)
 
 
 __all__ = [
@@ -125,6 +124,7 @@ __all__ = [
     "NotSQLiteError",
     "NotTranscriptError",
     "Observation",
+    "OutputPathError",
     "SimulationResult",
     "SlidingWindowPolicy",
     "ThresholdPolicy",
@@ -132,7 +132,6 @@ __all__ = [
     "SettingsFileError",
     "SidecarError",
     "UnsafeSchemaError",
-    "NotTranscriptError",
     "UnknownFormatError",
     "UnsupportedSchemaError",
     "__version__",

@@ -7,7 +7,10 @@ this layer (and ``plots``, ``widgets``, the CLI) knows all the analyses; they ne
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -26,6 +29,7 @@ from . import (
 )
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._config import audit_settings, compact_threshold
+from ._errors import AdfWarning
 from ._mind import Mind, read_mind
 from ._observe import Observation, TaxonomyArg, observe
 from ._opening import open_source
@@ -33,6 +37,7 @@ from ._source import AgentSource
 from ._usage import PricesArg
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 
 
 def _documented_by(fn: Callable[..., Any]) -> Callable[[F], F]:
@@ -45,6 +50,29 @@ def _documented_by(fn: Callable[..., Any]) -> Callable[[F], F]:
     return deco
 
 
+def _at_callers_line(fn: F) -> F:
+    """Issue ``fn``'s :class:`AdfWarning` at the line that called it, so a notebook or a script
+    shows the user's own call (``agent = adfkit.open(...)``), not a line inside adfkit. Other
+    warnings keep their place (their module, for filters such as ``error::...:adfkit``)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        got: list[warnings.WarningMessage] | None = None
+        try:
+            with warnings.catch_warnings(record=True) as got:
+                warnings.simplefilter("always")
+                return fn(*args, **kwargs)
+        finally:  # the caller's filters are back: issue each warning under them
+            for w in got or ():
+                if issubclass(w.category, AdfWarning):
+                    warnings.warn(w.message, w.category, stacklevel=2)
+                else:
+                    warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+
+    return call  # type: ignore[return-value]
+
+
+@_at_callers_line
 def open_adf(
     path: str | os.PathLike[str],
     *,
@@ -77,6 +105,7 @@ def open_adf(
     )
 
 
+@_at_callers_line
 def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is untouched elsewhere
     path: str | os.PathLike[str],
     *,
@@ -112,6 +141,7 @@ def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is unt
     return AgentFile(open_source(path, max_blob_bytes=max_blob_bytes, timeout=timeout))
 
 
+@_at_callers_line
 def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
     """Open a Claude Code session transcript (``~/.claude/projects/<project>/<session>.jsonl``,
     or a subagent's ``agent-<id>.jsonl``) read-only.
@@ -140,6 +170,7 @@ def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
     return AgentFile(open_source(path, format="claude_code"))
 
 
+@_at_callers_line
 def open_codex(path: str | os.PathLike[str]) -> AgentFile:
     """Open a Codex CLI rollout (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``, or
     ``.jsonl.zst``) read-only.
@@ -164,6 +195,15 @@ def open_codex(path: str | os.PathLike[str]) -> AgentFile:
     return AgentFile(open_source(path, format="codex"))
 
 
+def _warnings_at_callers_line(cls: type[T]) -> type[T]:
+    """Every public method of ``cls`` issues its warnings at its caller's line."""
+    for name, value in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(value):
+            setattr(cls, name, _at_callers_line(value))
+    return cls
+
+
+@_warnings_at_callers_line
 class AgentFile:
     """A read-only view of one agent. Tables and analyses are methods returning DataFrames.
 

@@ -18,12 +18,37 @@ def _fmt_bytes(n: int) -> str:
     return f"{n} B"  # pragma: no cover
 
 
+def _when(value: Any) -> str:
+    """A time as a reader writes it: ``2026-06-02 18:16:35 UTC`` (to the second)."""
+    import pandas as pd
+
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return str(value)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC")
+    text: str = ts.strftime("%Y-%m-%d %H:%M:%S")
+    return text + (" UTC" if ts.tzinfo is not None else "")
+
+
+def _span(info: dict[str, Any]) -> str:
+    return (
+        f", {_when(info['first_live_at'])} .. {_when(info['last_live_at'])}"
+        if info["first_live_at"]
+        else ""
+    )
+
+
 def format_info(info: dict[str, Any]) -> str:
-    """Render ``AgentFile.info()`` as aligned ``key: value`` lines (the fields it documents)."""
+    """Render ``AgentFile.info()`` as aligned ``key: value`` lines (the fields it documents);
+    ``lost_seqs`` (when there) is how many seqs were discarded without audit."""
     if info.get("format") not in (None, "adf"):
         return _format_transcript(info)
     audit = info["audit_rows"]
-    audit_txt = ", ".join(f"{k} {v}" for k, v in sorted(audit.items())) or "none"
+    audit_txt = (
+        ", ".join(f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())) or "none"
+    )
     switches = info["audit_settings"]
     on = [k for k, v in switches.items() if v]
     lo, hi = info["loop_seq_range"]
@@ -33,12 +58,16 @@ def format_info(info: dict[str, Any]) -> str:
     if info["provider"]:
         model += f" via {info['provider']}"
     live = f"{info['loop_rows']:,} rows" + (f", seq {lo}..{hi}" if lo is not None else "")
-    if info["first_live_at"]:
-        live += f", {info['first_live_at']} .. {info['last_live_at']}"
-    history = (f"seq 1..{info['highest_seq']:,}" if info["highest_seq"] else "as the live loop") + (
-        f"; first archive written {info['first_archived_at']} (older rows are archived)"
-        if info.get("first_archived_at")
-        else ""
+    live += _span(info)
+    lost = info.get("lost_seqs")
+    history = (
+        (f"seq 1..{info['highest_seq']:,}" if info["highest_seq"] else "as the live loop")
+        + (f", {lost:,} of them lost (discarded without audit)" if lost else "")
+        + (
+            f"; first archive written {_when(info['first_archived_at'])} (older rows are archived)"
+            if info.get("first_archived_at")
+            else ""
+        )
     )
     threshold = (
         f"{info['compact_threshold']:,} tokens"
@@ -61,8 +90,8 @@ def format_info(info: dict[str, Any]) -> str:
         (
             "audit",
             audit_txt
-            if info.get("audited_loop_entries") is None  # info(sizes=False)
-            else f"{audit_txt}; {info['audited_loop_entries']:,} archived loop entries, "
+            if info.get("audited_loop_entries") is None or not audit  # info(sizes=False)
+            else f"{audit_txt}, holding {info['audited_loop_entries']:,} loop rows, "
             f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
         ),
         ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
@@ -100,13 +129,9 @@ def _format_transcript(info: dict[str, Any]) -> str:
         ),
         (
             "in context",
-            f"{info['loop_rows']:,} rows"
-            + (f", seq {lo}..{hi}" if lo is not None else "")
-            + (
-                f", {info['first_live_at']} .. {info['last_live_at']}"
-                if info["first_live_at"]
-                else ""
-            ),
+            f"{info['loop_rows']:,} rows the model sees now"
+            + (f" (seq {lo}..{hi})" if lo is not None else "")
+            + _span(info),
         ),
         ("history", _transcript_history(info)),
         ("subagents", f"{info.get('subagents', 0)}; abandoned branches {info.get('branches', 0)}"),
@@ -114,7 +139,7 @@ def _format_transcript(info: dict[str, Any]) -> str:
             "state",
             ("being written or cut off" if info["live"] else "complete")
             + (
-                f"; {info['findings']} reading problem(s), see adfkit check"
+                f"; adfkit check lists {info['findings']} finding(s)"
                 if info.get("findings")
                 else ""
             ),
@@ -147,7 +172,10 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     def one(path: str) -> int:
         with open_agent(path) as agent:
-            docs.append(agent.info())
+            doc = agent.info()
+            if doc.get("format") in (None, "adf"):
+                doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
+            docs.append(doc)
         if not args.json:
             if len(docs) > 1:
                 say()

@@ -1,4 +1,4 @@
-"""``adfkit plot``: draw one plot of an agent file to a PNG (or every plot into a folder)."""
+"""``adfkit plot``: draw a plot of agent files to PNG files (or every plot into a folder)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from . import plots
 from ._agent import open as open_agent
-from ._cli_common import add_command, agent_paths, say
+from ._cli_common import add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
-from ._outputs import check_output, safe_name
+from ._outputs import check_output, unique_names
 
 
 def png_path(output: str) -> str:
@@ -26,7 +26,7 @@ def png_path(output: str) -> str:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
-    """Draw a plot of an agent file and write it as a PNG (read-only on the agent file).
+    """Draw a plot of agent files and write each as a PNG (read-only on the agent files).
 
     Kinds: context (context size per call against the threshold, with compactions),
     growth (cumulative tokens), spend (tokens per turn), ratio (swept vs summary size per
@@ -34,10 +34,11 @@ def cmd_plot(args: argparse.Namespace) -> int:
     window (the parts of the context window at one call: --seq, default the last),
     all (every kind, written as <stem>-<kind>.png into the folder -o).
 
-    -o is a PNG file for one kind (.png is added to a name without a suffix) and a folder
-    for --kind all. Every path written is printed, one a line. The output may go anywhere,
-    the agent file's folder included, but never onto the agent file or the names SQLite
-    uses beside it (<file>-wal, <file>-shm, <file>-journal).
+    -o is a PNG file for one kind of one agent (.png is added to a name without a suffix), and
+    a folder (<stem>-<kind>.png in it) for --kind all, for several agents, or when it is a
+    folder already or ends with /. Every path written is printed, one a line. The output may
+    go anywhere, the agent file's folder included, but never onto the agent file or the names
+    SQLite uses beside it (<file>-wal, <file>-shm, <file>-journal).
 
     Example: adfkit plot sample_agents/long-runner.adf --kind context -o context.png
     """
@@ -45,40 +46,62 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     if "matplotlib.pyplot" not in sys.modules:
         matplotlib.use("Agg")  # only a file is written: no window, no display needed
-    import matplotlib.pyplot as plt
 
     paths = agent_paths(args.paths)
-    if len(paths) != 1:
-        raise AdfError(f"adfkit plot draws one agent at a time; {len(paths)} were given")
     kinds = [*plots.PLOTS, "all"]
     if args.kind not in kinds:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
-    if args.output is None:  # outputs go to the current folder by default
-        args.output = "." if args.kind == "all" else f"{safe_name(Path(paths[0]).stem)}-{args.kind}"
-    if args.kind == "all":
-        if Path(args.output).suffix.lower() == ".png":
-            raise AdfError(
-                f"-o {args.output!r}: with --kind all, -o is a folder for the PNG files; "
-                "give a folder name, not a .png name"
-            )
-        check_output(args.output, paths)
-        if os.path.exists(args.output) and not os.path.isdir(args.output):
-            raise AdfError(f"-o {args.output!r} exists and is not a folder")
-        with open_agent(paths[0]) as agent:
-            try:
-                written = plots.save_all(agent, args.output, dpi=args.dpi)
-            except ValueError as exc:  # what a plot cannot draw: one line, as for one kind
-                raise AdfError(str(exc)) from None
+    folder = _folder(args.output, args.kind, len(paths))
+    names = iter(unique_names([Path(p).stem for p in paths]))
+
+    def one(path: str) -> int:
+        name = next(names)
+        if args.kind == "all":
+            check_output(folder, paths)  # type: ignore[arg-type]
+            with open_agent(path) as agent:
+                try:
+                    written = plots.save_all(agent, folder, dpi=args.dpi)  # type: ignore[arg-type]
+                except ValueError as exc:  # what a plot cannot draw: one line, as for one kind
+                    raise AdfError(str(exc)) from None
             for p in written:
                 say(str(p))
+            return 0
+        if folder is not None:
+            out = os.path.join(folder, f"{name}-{args.kind}.png")
+        else:
+            out = png_path(args.output or f"{name}-{args.kind}")
+        _draw(path, out, args, paths)
         return 0
-    out = png_path(args.output)
-    if os.path.isdir(out):
-        raise AdfError(f"-o {out!r} is a folder; give a PNG file name (or use --kind all)")
+
+    return for_each_agent(paths, one)
+
+
+def _folder(output: str | None, kind: str, n: int) -> str | None:
+    """The folder the PNG files go into, or None when ``-o`` names one PNG file: with --kind
+    all, for several agents, and when -o is a folder (it exists, or ends with ``/``)."""
+    folder_given = output is not None and (output.endswith(("/", os.sep)) or os.path.isdir(output))
+    if not (kind == "all" or n > 1 or folder_given):
+        return None
+    folder = output or "."  # outputs go to the current folder by default
+    if Path(folder).suffix.lower() == ".png":
+        why = "with --kind all" if kind == "all" else f"for {n} agents"
+        raise AdfError(
+            f"-o {folder!r}: {why}, -o is a folder for the PNG files; "
+            "give a folder name, not a .png name"
+        )
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise AdfError(f"-o {folder!r} exists and is not a folder")
+    return folder
+
+
+def _draw(path: str, out: str, args: argparse.Namespace, paths: list[str]) -> None:
+    """One plot of one agent, written to ``out`` (a PNG file)."""
+    import matplotlib.pyplot as plt
+
     check_output(out, paths)
-    with open_agent(paths[0]) as agent:
+    with open_agent(path) as agent:
         extra = {} if args.seq is None else {"seq": args.seq}
         try:
             ax = plots.PLOTS[args.kind](agent, **extra)
@@ -93,7 +116,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
         finally:
             plt.close(fig)
     say(out)
-    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -9,7 +9,13 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ._bundled import notebooks_dir, sample_agent
+from ._bundled import (
+    NOTEBOOKS_EXTRA,
+    has_jupyterlab,
+    notebooks_dir,
+    sample_files,
+    sample_folder,
+)
 from ._cli_common import add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
 from ._outputs import check_output, unique_names
@@ -54,21 +60,23 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:
-    """Copy the bundled notebooks (and the sample agent they open) into a folder of yours.
+    """Copy the bundled notebooks (and the sample agents they open) into a folder of yours.
 
-    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/long-runner.adf, so the notebooks open as
-    they do in a source checkout; then run `jupyter lab DIR/notebooks`. Existing files are kept
-    unless --force.
+    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and one Claude Code
+    session), so the notebooks open as they do in a source checkout; then run
+    `jupyter lab DIR/notebooks` (JupyterLab comes with: pip install "adfkit[notebooks]").
+    Existing files are kept unless --force.
 
     Example: adfkit notebooks ~/adfkit-notebooks
     """
     root = Path(args.dir).expanduser()
-    sources = [*sorted(notebooks_dir().glob("*.ipynb")), sample_agent()]
-    if not sources[:-1]:
+    notebooks = sorted(notebooks_dir().glob("*.ipynb"))
+    if not notebooks:
         raise AdfError(f"no bundled notebooks at {notebooks_dir()}")
+    copies = [(nb, root / "notebooks" / nb.name) for nb in notebooks]
+    copies += [(sample_folder() / f, root / "sample_agents" / f) for f in sample_files()]
     copied = 0
-    for src in sources:
-        dest = root / ("sample_agents" if src.suffix == ".adf" else "notebooks") / src.name
+    for src, dest in copies:
         if dest.exists() and not args.force:
             say(f"kept {dest} (exists; --force to replace)")
             continue
@@ -77,7 +85,15 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
         shutil.copyfile(src, dest)
         say(str(dest))
         copied += 1
-    say(f"{copied} file(s) copied; open them with: jupyter lab {root / 'notebooks'}", err=True)
+    lab = f"jupyter lab {root / 'notebooks'}"
+    if has_jupyterlab():
+        say(f"{copied} file(s) copied; open them with: {lab}", err=True)
+    else:
+        say(
+            f"{copied} file(s) copied; JupyterLab is not installed here: {NOTEBOOKS_EXTRA}, "
+            f"then open them with: {lab}",
+            err=True,
+        )
     return 0
 
 

@@ -372,7 +372,12 @@ def _run_dask(
     workers: int | None,
     bar: Any,
 ) -> list[Any]:
-    from dask.distributed import Client, LocalCluster, as_completed
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AdfError(
+            'engine="dask" needs dask, which is not installed: pip install "adfkit[dask]"'
+        ) from None
 
     own = client is None
     cluster = None

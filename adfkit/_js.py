@@ -244,10 +244,10 @@ class JSONError(ValueError):
 
 
 def parse_json(raw: str | bytes | bytearray | memoryview) -> Any:
-    """``JSON.parse(raw)`` as JavaScript reads what ``JSON.stringify`` wrote.
+    r"""``JSON.parse(raw)`` as JavaScript reads what ``JSON.stringify`` wrote.
 
     JavaScript strings may hold lone UTF-16 surrogates (a string cut in the middle of an emoji
-    pair), which ``JSON.stringify`` writes as ``"\\ud83d"``. orjson rejects them; here they are
+    pair), which ``JSON.stringify`` writes as ``"\ud83d"``. orjson rejects them; here they are
     kept visible as U+FFFD, one UTF-16 unit as in JavaScript, so every size stays what the
     runtime counted. Raises :class:`JSONError` for text that is not JSON or bytes that are not
     UTF-8.
@@ -255,7 +255,7 @@ def parse_json(raw: str | bytes | bytearray | memoryview) -> Any:
     Examples
     --------
     >>> parse_json(b'{"t": "cut \\ud83d", "ok": "\\ud83d\\ude42"}')
-    {'t': 'cut \ufffd', 'ok': '🙂'}
+    {'t': 'cut �', 'ok': '🙂'}
     """
     try:
         return orjson.loads(raw)

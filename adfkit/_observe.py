@@ -702,6 +702,27 @@ def _streaks(turns: pd.DataFrame) -> pd.DataFrame:
     return schema.frame(d, schema.OBSERVE_STREAKS)
 
 
+#: Longest call input shown in an anomaly's detail.
+INPUT_CHARS = 60
+
+
+def _call_text(calls: pd.DataFrame, sig: str) -> str:
+    """A signature as a reader knows the call: ``name {input}`` (cut at INPUT_CHARS), not its
+    hash."""
+    hit = calls[calls["signature"] == sig]
+    if not len(hit):
+        return sig
+    name, inp = sig.split(":", 1)[0], str(hit["input"].iloc[0])
+    inp = inp if len(inp) <= INPUT_CHARS else inp[: INPUT_CHARS - 3] + "..."
+    return f"{name} {inp}"
+
+
+def _quiet_stretch(turns: pd.DataFrame) -> int:
+    """How many turns at the end made no world call (the whole stretch, not the window)."""
+    quiet = (turns["n_world"].to_numpy() == 0)[::-1]
+    return int(len(quiet) if quiet.all() else quiet.argmin())
+
+
 def _anomalies(
     turns: pd.DataFrame, calls: pd.DataFrame, sigs: pd.DataFrame, thr: dict[str, int]
 ) -> pd.DataFrame:
@@ -742,7 +763,8 @@ def _anomalies(
     top = int(sigs["count"].iloc[0]) if len(sigs) else 0
     if len(rep):
         shown = ", ".join(
-            f"{s} x{int(n)}" for s, n in zip(rep["signature"], rep["count"], strict=True)
+            f"{_call_text(calls, s)} x{int(n)}"
+            for s, n in zip(rep["signature"], rep["count"], strict=True)
         )
         detail = f"{len(rep)} signature(s) repeated {thr['repeat_signature']}+ times: {shown}"
         rc = calls[calls["signature"].isin(rep["signature"].tolist())]
@@ -766,7 +788,8 @@ def _anomalies(
     out = int(window["tokens_out"].sum())
     hit = nw >= SPEND_MIN_TURNS and world == 0 and out > 0
     if hit:
-        detail = f"{nw} turns without a world call spent {out:,} output tokens"
+        stretch = _quiet_stretch(turns)
+        detail = f"{stretch} turns without a world call (the last {nw} spent {out:,} output tokens)"
     elif nw < SPEND_MIN_TURNS:
         detail = f"only {nw} turn(s) in the window (needs {SPEND_MIN_TURNS})"
     else:

@@ -620,6 +620,11 @@ class Source:
             self._check_plain(rows, out & ALLOWED_TABLES)
         except sqlite3.Error as exc:
             raise self.wrap(exc, "the schema") from None
+        except UnicodeDecodeError as exc:  # a damaged byte in a table's name or its SQL
+            raise CorruptFileError(
+                f"damaged SQLite file (reading the schema): a name is not UTF-8 ({exc.reason})",
+                path=self.name,
+            ) from None
         return out
 
     def _refuse(self, table: str, problem: str) -> UnsafeSchemaError:

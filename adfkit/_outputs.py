@@ -53,9 +53,11 @@ def check_output(output: str | os.PathLike[str], inputs: Iterable[str | os.PathL
     for item in inputs:  # the same file under another name (a hard link)
         src = Path(item).expanduser()
         if out.exists() and src.exists() and os.path.samefile(out, src):
+            other = os.path.abspath(out) != os.path.abspath(src)
             raise OutputPathError(
-                f"refusing to write {os.fspath(output)}: it is the input file {os.fspath(item)} "
-                "under another name; adfkit never writes to an input"
+                f"refusing to write {os.fspath(output)}: it is the input file {os.fspath(item)}"
+                + (" under another name" if other else "")
+                + "; adfkit never writes to an input"
             )
     bad = forbidden(inputs)
     for form in _forms(output):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ._agent import open as open_agent
-from ._bundled import notebooks_dir
+from ._bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
 from ._redact import redact_text
@@ -92,9 +92,21 @@ def notebook_path(name: str | os.PathLike[str]) -> Path:
     return notebooks_dir() / f"{hits[0]}.ipynb"
 
 
+def require_notebooks_extra() -> None:
+    """Raise :class:`ReportError` saying what to install when a notebook cannot run here (a
+    plain ``pip install adfkit`` has no kernel or nbclient)."""
+    gone = missing()
+    if gone:
+        raise ReportError(
+            f"running a notebook needs {', '.join(gone)}, which {'is' if len(gone) == 1 else 'are'}"
+            f" not installed: {NOTEBOOKS_EXTRA}"
+        )
+
+
 def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
     """Set the notebook's parameters: the cell tagged ``parameters`` (else a new first cell)
-    becomes one cell holding ``params``, so the report shows one parameter cell.
+    becomes one cell holding ``params`` and the cell's other parameters at their defaults, so
+    the report shows one parameter cell.
 
     Values are written with ``repr`` so any path round-trips. Returns the same notebook node.
 
@@ -102,26 +114,38 @@ def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
     --------
     >>> import nbformat
     >>> nb = nbformat.v4.new_notebook()
-    >>> nb.cells = [nbformat.v4.new_code_cell('AGENT = "a.adf"',
+    >>> nb.cells = [nbformat.v4.new_code_cell('# the agent\\nAGENT = "a.adf"\\nN = 3',
     ...                                       metadata={"tags": ["parameters"]})]
     >>> nb = inject_parameters(nb, {"AGENT": "/x/b.adf"})
     >>> len(nb.cells), nb.cells[0].source
-    (1, "# Parameters of this run\\nAGENT = '/x/b.adf'")
+    (1, "# Parameters of this run\\nAGENT = '/x/b.adf'\\nN = 3")
     """
     import nbformat
 
-    src = "# Parameters of this run\n" + "\n".join(f"{k} = {v!r}" for k, v in params.items())
     tags = ["parameters", "injected-parameters"]
     nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
     at = next(
         (i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), None
     )
     if at is None:
+        src = _parameters("# Parameters of this run", params, "")
         nb.cells.insert(0, nbformat.v4.new_code_cell(src, metadata={"tags": tags}))
     else:
-        nb.cells[at].source = src
+        nb.cells[at].source = _parameters("# Parameters of this run", params, nb.cells[at].source)
         nb.cells[at].metadata["tags"] = tags
     return nb
+
+
+def _parameters(header: str, params: dict[str, Any], source: str) -> str:
+    """A parameters cell: ``header``, ``params`` as ``NAME = repr(value)``, then the lines of
+    ``source`` (the notebook's own cell) that set other names, so a notebook's further
+    parameters (06's ``SESSION``) keep their defaults."""
+    kept = [
+        line
+        for line in source.splitlines()
+        if (m := re.match(r"([A-Za-z_]\w*)\s*=", line)) and m.group(1) not in params
+    ]
+    return "\n".join([header, *(f"{k} = {v!r}" for k, v in params.items()), *kept])
 
 
 def execute_notebook(
@@ -143,8 +167,10 @@ def execute_notebook(
     Raises
     ------
     ReportError
-        a cell raised (the message names the notebook, the cell and the error).
+        a cell raised (the message names the notebook, the cell and the error), or the
+        notebooks extra is not installed (the message says what to install).
     """
+    require_notebooks_extra()
     import nbformat
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError, CellTimeoutError
@@ -274,6 +300,7 @@ def write_report(
     """
     from importlib.metadata import PackageNotFoundError, version
 
+    require_notebooks_extra()  # before any work: a plain install is told what to install
     try:
         adfkit_version = version("adfkit")
     except PackageNotFoundError:  # a source tree without an install
@@ -324,9 +351,8 @@ def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) ->
     shown = {"AGENT": agent.name, "PRICES": None if prices is None else Path(prices).name}
     for cell in nb.cells:
         if "injected-parameters" in cell.metadata.get("tags", []):
-            cell.source = "# Parameters of this run (folders not shown)\n" + "\n".join(
-                f"{k} = {v!r}" for k, v in shown.items()
-            )
+            header = "# Parameters of this run (folders not shown)"
+            cell.source = _parameters(header, shown, cell.source)
         for out in cell.get("outputs", []):
             if "text" in out:
                 out["text"] = _scrub(out["text"], abs_agent, folder, agent.name)

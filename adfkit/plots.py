@@ -63,6 +63,7 @@ import pandas as pd
 from ._agent import AgentFile
 from ._agent import open as open_agent
 from ._outputs import check_output, safe_name
+from ._parts import PARTS
 from ._usage import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
@@ -1377,16 +1378,8 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
 
 #: The parts of the context window, in stacking order: column of ``AgentFile.composition()``
 #: -> (label, colour). The one mapping :func:`context_composition` and :func:`composition_at`
-#: both draw with (Okabe-Ito colours, one per part).
-COMPOSITION_PARTS: dict[str, tuple[str, str]] = {
-    "system_prompt_tokens": ("system prompt", "#56B4E9"),
-    "dynamic_instructions_tokens": ("dynamic instructions", "#F0E442"),
-    "summary_tokens": ("compaction summary", C_SUMMARY),
-    "message_tokens": ("messages (chat, triggers, notices)", "#0072B2"),
-    "assistant_tokens": ("assistant turns", "#E69F00"),
-    "tool_result_tokens": ("tool results", "#009E73"),
-    "inject_tokens": ("loop_inject", "#D55E00"),
-}
+#: both draw with, from :data:`adfkit._parts.PARTS` (the widgets use the same palette).
+COMPOSITION_PARTS: dict[str, tuple[str, str]] = {p.column: (p.label, p.color) for p in PARTS}
 
 
 def _composition_of(data: Data, need_events: bool) -> tuple[pd.DataFrame, Any, str | None]:

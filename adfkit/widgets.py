@@ -27,8 +27,10 @@ True
 from __future__ import annotations
 
 import base64
+import contextlib
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -37,6 +39,7 @@ import pandas as pd
 
 from ._errors import AdfError
 from ._html import escape as _escape
+from ._parts import PARTS
 from ._redact import safe_cut
 from ._rows import parse_content
 from ._tables import blocks_frame, tool_calls_frame
@@ -48,6 +51,7 @@ __all__ = [
     "AuditExplorer",
     "LoopBrowser",
     "ReplayPlayer",
+    "answer",
     "audit_html",
     "composition_html",
     "escape",
@@ -73,6 +77,9 @@ KIND_COLORS: dict[str, str] = {
     "notice": "#dd6b20",
     "unknown": "#a0aec0",
 }
+
+#: The parts of a context window in the plots' colours (one palette: :mod:`adfkit._parts`).
+PART_COLORS: dict[str, str] = {p.name: p.color for p in PARTS}
 
 _STYLE = """<style>
 .adf-loop{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}
@@ -114,15 +121,31 @@ def _na(v: Any) -> bool:
     return isinstance(v, float) and math.isnan(v)
 
 
-def _clip(text: str, max_chars: int) -> str:
+def _clip(text: str, max_chars: int, mark: str = "") -> str:
     """Escaped text, cut at ``max_chars`` (never inside a secret: ``safe_cut``) with a note
-    saying how much was left out."""
+    saying how much was left out; each occurrence of ``mark`` (any case) highlighted with
+    ``<mark>``."""
     if len(text) <= max_chars:
-        return escape(text)
+        return _marked(text, mark)
     cut = safe_cut(text, max_chars)
-    return escape(text[:cut]) + (
+    return _marked(text[:cut], mark) + (
         f'<span class="adf-empty"> ... ({len(text) - cut:,} more characters)</span>'
     )
+
+
+def _marked(text: str, mark: str) -> str:
+    """``text`` escaped, with every occurrence of ``mark`` (any case) in ``<mark>``."""
+    if not mark:
+        return escape(text)
+    parts = re.split(f"({re.escape(mark)})", text, flags=re.IGNORECASE)
+    return "".join(f"<mark>{escape(p)}</mark>" if i % 2 else escape(p) for i, p in enumerate(parts))
+
+
+def _opened(html: str) -> str:
+    """A ``<details>`` element opened when it holds a highlighted match, so the match shows."""
+    if "<mark>" in html and html.startswith("<details"):
+        return "<details open" + html[len("<details") :]
+    return html
 
 
 def _json(value: Any) -> str:
@@ -132,18 +155,26 @@ def _json(value: Any) -> str:
         return repr(value)
 
 
-def _block_html(b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int) -> str:
+def _block_html(
+    b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int, mark: str = ""
+) -> str:
+    return _opened(_block_body(b, tool_names, max_chars, mark))
+
+
+def _block_body(
+    b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int, mark: str
+) -> str:
     t = b.get("type")
     if t == "text":
         txt = b.get("text")
         txt = txt if isinstance(txt, str) else _json(txt)
-        return f'<div class="adf-body">{_clip(txt, max_chars)}</div>'
+        return f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div>'
     if t == "thinking":
         txt = b.get("thinking")
         txt = txt if isinstance(txt, str) else ""
         return (
             f'<details class="adf-thinking"><summary>thinking ({len(txt):,} chars)</summary>'
-            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details>'
+            f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div></details>'
         )
     if t == "tool_use":
         name = escape(b.get("name"))
@@ -151,7 +182,7 @@ def _block_html(b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
         return (
             f'<details class="adf-tool-use"><summary>call <b>{name}</b> '
             f'<span class="adf-head">{escape(b.get("id"))}</span></summary>'
-            f"<pre>{_clip(inp, max_chars)}</pre></details>"
+            f"<pre>{_clip(inp, max_chars, mark)}</pre></details>"
         )
     if t == "tool_result":
         content = b.get("content")
@@ -164,7 +195,7 @@ def _block_html(b: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
         return (
             f'<details class="{cls}"><summary>&#8627; {label}'
             + (f" of <b>{escape(name)}</b>" if name else "")
-            + f" ({len(txt):,} chars)</summary><pre>{_clip(txt, max_chars)}</pre></details>"
+            + f" ({len(txt):,} chars)</summary><pre>{_clip(txt, max_chars, mark)}</pre></details>"
         )
     return (
         f'<details class="adf-other"><summary>[{escape(t)}] block</summary>'
@@ -185,7 +216,9 @@ def _tokens_txt(row: Mapping[str, Any]) -> str:
     return " / ".join(parts)
 
 
-def _row_html(row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int) -> str:
+def _row_html(
+    row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: int, mark: str = ""
+) -> str:
     kind = str(row.get("kind") or "unknown")
     sub = row.get("subkind")
     sub = None if _na(sub) else str(sub)
@@ -211,18 +244,21 @@ def _row_html(row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
     attrs = f'data-seq="{escape(seq)}" data-kind="{escape(kind)}"'
     if kind == "context":
         txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        return (
-            f'<div class="adf-row adf-context" {attrs}>{head_html}<details><summary>'
-            f"Context: <b>{escape(sub or '')}</b> ({len(txt):,} chars)</summary>"
-            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details></div>'
+        folded = _opened(
+            f"<details><summary>Context: <b>{escape(sub or '')}</b> ({len(txt):,} chars)"
+            f'</summary><div class="adf-body">{_clip(txt, max_chars, mark)}</div></details>'
         )
+        return f'<div class="adf-row adf-context" {attrs}>{head_html}{folded}</div>'
     if kind == "compaction_summary":
         txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         label = "Loop compacted" + (", audited" if sub == "audited" else "")
+        folded = _opened(
+            f"<details><summary>summary ({len(txt):,} chars)</summary>"
+            f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div></details>'
+        )
         return (
             f'<div class="adf-row adf-compaction" {attrs}>&#9472;&#9472; {label} '
-            f"&#9472;&#9472;{head_html}<details><summary>summary ({len(txt):,} chars)</summary>"
-            f'<div class="adf-body">{_clip(txt, max_chars)}</div></details></div>'
+            f"&#9472;&#9472;{head_html}{folded}</div>"
         )
     cls = {
         "assistant": "adf-assistant",
@@ -230,7 +266,7 @@ def _row_html(row: Mapping[str, Any], tool_names: Mapping[str, str], max_chars: 
         "trigger": "adf-trigger",
         "notice": "adf-notice",
     }.get(kind, "adf-user")
-    body = "".join(_block_html(b, tool_names, max_chars) for b in blocks)
+    body = "".join(_block_html(b, tool_names, max_chars, mark) for b in blocks)
     if not blocks:
         body = '<div class="adf-empty">(no content)</div>'
     return f'<div class="adf-row {cls}" {attrs}>{head_html}{body}</div>'
@@ -242,6 +278,7 @@ def rows_html(
     tool_names: Mapping[str, str] | None = None,
     max_chars: int = 4000,
     style: bool = True,
+    mark: str = "",
 ) -> str:
     """Render loop rows as the runtime's Loop tab does. One ``<div>`` per row, in frame order.
 
@@ -257,6 +294,7 @@ def rows_html(
         used when not given.
     max_chars : longest text shown per block; the rest is cut with a note.
     style : include the ``<style>`` block (leave it out when concatenating pages).
+    mark : text to highlight (any case) wherever it occurs, its folded block opened.
 
     Examples
     --------
@@ -274,7 +312,7 @@ def rows_html(
                 for b in parse_content(r["content"])[0]:
                     if b.get("type") == "tool_use" and b.get("id") is not None:
                         names[str(b["id"])] = str(b.get("name"))
-    parts = [_row_html(r, names, max_chars) for r in records]
+    parts = [_row_html(r, names, max_chars, mark) for r in records]
     if not parts:
         parts = ['<div class="adf-empty">No rows match.</div>']
     return (_STYLE if style else "") + f'<div class="adf-loop {INERT}">' + "".join(parts) + "</div>"
@@ -301,7 +339,7 @@ def composition_html(composition: Mapping[str, Any] | pd.Series, *, title: str =
     total = sum(v for _, v in items)
     segs, rows = [], []
     for k, v in items:
-        color = KIND_COLORS.get(k, "#a0aec0")
+        color = PART_COLORS.get(k) or KIND_COLORS.get(k, "#a0aec0")
         pct = 100.0 * v / total if total else 0.0
         segs.append(
             f'<div title="{escape(k)}: {v:,}" style="width:{pct:.2f}%;background:{color}"></div>'
@@ -320,9 +358,15 @@ def composition_html(composition: Mapping[str, Any] | pd.Series, *, title: str =
 
 
 def audit_html(
-    meta: Mapping[str, Any], decoded: Any, *, max_rows: int = 200, max_chars: int = 4000
+    meta: Mapping[str, Any],
+    decoded: Any,
+    *,
+    max_rows: int = 200,
+    max_chars: int = 4000,
+    start: int = 0,
 ) -> str:
-    """Render one decoded audit row: its metadata, then its content.
+    """Render one decoded audit row: its metadata, then its content (of archived loop rows,
+    ``max_rows`` from row ``start``, counted from 0).
 
     ``decoded`` is what :meth:`adfkit.AgentFile.decode_audit` returns (a frame of loop rows,
     a dict or a list), or an exception, which is shown as the reason it could not be decoded.
@@ -343,10 +387,11 @@ def audit_html(
         out.append(f'<div class="adf-error">Could not decode: {escape(detail)}</div>')
     elif isinstance(decoded, pd.DataFrame):
         n = len(decoded)
-        shown = decoded.iloc[:max_rows]
+        start = min(max(0, start), max(0, n - 1))
+        shown = decoded.iloc[start : start + max_rows]
         out.append(
             f"<div>{n:,} archived loop rows"
-            + (f", first {max_rows:,} shown" if n > max_rows else "")
+            + (f"; rows {start + 1:,}-{start + len(shown):,} shown" if n > max_rows else "")
             + "</div>"
         )
         out.append(rows_html(shown, max_chars=max_chars, style=False))
@@ -363,6 +408,48 @@ def audit_html(
     else:
         out.append(f'<pre class="adf-json">{_clip(_json(decoded), max_chars * 4)}</pre>')
     return f'<div class="adf-loop {INERT}">' + "".join(out) + "</div>"
+
+
+@contextlib.contextmanager
+def answer(label: str = "Answer") -> Iterator[None]:
+    """Fold what the block prints and displays behind one line, ``▶ Answer (click to show)``:
+    an exercise's answer stays out of sight after Run All until the reader opens it (in
+    JupyterLab, in an HTML report). JupyterLab shows a cell's output when it runs even if the
+    notebook says to hide it; a closed ``<details>`` element stays closed.
+
+    Printed text is escaped; tables and images keep their own HTML. Consoles that show no HTML
+    get the text (``text/plain``) at once.
+
+    In a notebook cell::
+
+        with adfkit.widgets.answer():
+            print("fs_read failed most often")
+    """
+    from IPython.display import display
+    from IPython.utils.capture import capture_output
+
+    with capture_output() as cap:
+        yield
+    html, plain = [], []
+    for text in (cap.stdout, cap.stderr):
+        if text:
+            html.append(f"<pre>{escape(text)}</pre>")
+            plain.append(text)
+    for out in cap.outputs:
+        data = out.data or {}
+        plain.append(str(data.get("text/plain", "")))
+        if "text/html" in data:
+            html.append(str(data["text/html"]))
+        elif "image/png" in data:
+            html.append(f'<img src="data:image/png;base64,{escape(data["image/png"])}">')
+        else:
+            html.append(f"<pre>{escape(data.get('text/plain', ''))}</pre>")
+    summary = f"<summary><b>{escape(label)}</b> (click to show)</summary>"
+    bundle = {
+        "text/html": f'<details class="adf-answer {INERT}">{summary}{"".join(html)}</details>',
+        "text/plain": "\n".join(plain),
+    }
+    display(bundle, raw=True)
 
 
 # -- widgets ---------------------------------------------------------------------------------
@@ -440,7 +527,7 @@ class LoopBrowser(_Shown):
         self.role = w.Dropdown(options=[ALL, "user", "assistant"], value=ALL, description="role")
         # Tools are values, not text: a tool named "a,b" or "(all)" is one option of its own;
         # None stands for no filter.
-        self.tool = w.Dropdown(options=[(ALL, None)], value=None, description="tool")
+        self.tool = w.Dropdown(options=[(ALL, None)], index=0, description="tool")
         self.search = w.Text(value="", description="text", placeholder="contains...")
         self.page_size = w.BoundedIntText(
             value=page_size, min=1, max=10_000, description="per page"
@@ -571,7 +658,7 @@ class LoopBrowser(_Shown):
             self.kind.options = [ALL, *sorted(kinds)]
             self.kind.value = ALL
             self.tool.options = [(ALL, None), *((t, t) for t in self._tools(st))]
-            self.tool.value = None
+            self.tool.index = 0  # "(all)"; a value of None would show a blank choice
         finally:
             self._busy = False
         self._on_filter()
@@ -618,7 +705,9 @@ class LoopBrowser(_Shown):
             + (f" (filtered from {total:,})" if n != total else "")
             + f"; page {self.page.value} of {self.page.max}"
         )
-        self.html.value = rows_html(page, tool_names=names)
+        self.prev.disabled = int(self.page.value) <= 1
+        self.next.disabled = int(self.page.value) >= int(self.page.max)
+        self.html.value = rows_html(page, tool_names=names, mark=self.search.value)
 
 
 class AuditExplorer(_Shown):
@@ -627,8 +716,9 @@ class AuditExplorer(_Shown):
     Attributes
     ----------
     select : a Dropdown of audit ids (``.value`` is the id).
+    page, prev, next : which ``max_rows`` of an audit row's archived loop rows are shown.
     html : the ``ipywidgets.HTML`` showing the decoded row (``.html.value``).
-    widget : the box holding both.
+    widget : the box holding them.
 
     Examples
     --------
@@ -654,8 +744,41 @@ class AuditExplorer(_Shown):
             layout=w.Layout(width="60%"),
         )
         self.html = w.HTML()
-        self.select.observe(lambda _: self._render(), names="value")
-        self.widget = w.VBox([self.select, self.html])
+        self._last: tuple[int | None, Any] = (None, None)
+        self.page = w.BoundedIntText(value=1, min=1, max=1, description="page")
+        self.prev = w.Button(description="<", layout=w.Layout(width="3em"))
+        self.next = w.Button(description=">", layout=w.Layout(width="3em"))
+        self.prev.on_click(lambda _: self._step(-1))
+        self.next.on_click(lambda _: self._step(1))
+        self.pager = w.HBox([self.prev, self.page, self.next])
+        self.select.observe(lambda _: self._on_select(), names="value")
+        self.page.observe(lambda _: self._render(), names="value")
+        self.widget = w.VBox([self.select, self.pager, self.html])
+        self._on_select()
+
+    def _step(self, d: int) -> None:
+        self.page.value = min(max(1, int(self.page.value) + d), int(self.page.max))
+
+    def _decoded(self) -> Any:
+        """The chosen row decoded (the last one is kept: paging does not decode it again)."""
+        aid = self.select.value
+        if self._last[0] != aid:
+            try:
+                decoded: Any = self._agent.decode_audit(int(aid))
+            except AdfError as exc:
+                decoded = exc
+            self._last = (aid, decoded)
+        return self._last[1]
+
+    def _on_select(self) -> None:
+        """A new audit row: its pages, from the first."""
+        d = self._decoded() if self.select.value is not None else None
+        n = len(d) if isinstance(d, pd.DataFrame) else 0
+        pages = max(1, -(-n // max(1, self.max_rows)))
+        self.pager.layout.display = "" if pages > 1 else "none"
+        with self.page.hold_trait_notifications():
+            self.page.max = pages
+            self.page.value = 1
         self._render()
 
     @staticmethod
@@ -673,24 +796,16 @@ class AuditExplorer(_Shown):
             self.html.value = _STYLE + '<div class="adf-empty">This file has no audit rows.</div>'
             return
         meta = self.audit[self.audit["id"] == aid].iloc[0].to_dict()
-        try:
-            decoded: Any = self._agent.decode_audit(int(aid))
-        except AdfError as exc:
-            decoded = exc
-        self.html.value = audit_html(meta, decoded, max_rows=self.max_rows)
+        page = int(self.page.value)
+        self.prev.disabled = page <= 1
+        self.next.disabled = page >= int(self.page.max)
+        start = (page - 1) * self.max_rows
+        self.html.value = audit_html(meta, self._decoded(), max_rows=self.max_rows, start=start)
 
 
 #: Part of the context window -> column of :meth:`AgentFile.replay` (and of
-#: :meth:`AgentFile.composition`, a view of it).
-COMPOSITION_PARTS = (
-    ("system_prompt", "system_prompt_tokens"),
-    ("dynamic_instructions", "dynamic_instructions_tokens"),
-    ("compaction_summary", "summary_tokens"),
-    ("message", "message_tokens"),
-    ("assistant", "assistant_tokens"),
-    ("tool_result", "tool_result_tokens"),
-    ("loop_inject", "inject_tokens"),
-)
+#: :meth:`AgentFile.composition`, a view of it), as the plots stack them.
+COMPOSITION_PARTS = tuple((p.name, p.column) for p in PARTS)
 
 
 class ReplayPlayer(_Shown):
@@ -740,6 +855,7 @@ class ReplayPlayer(_Shown):
             max=n,
             description="model call",
             continuous_update=False,
+            readout=False,  # the number is in the box beside it, once
             layout=w.Layout(width="100%", flex="1 1 auto"),
         )
         self.typed = w.BoundedIntText(value=1, min=1, max=n, layout=w.Layout(width="7em"))
@@ -778,6 +894,7 @@ class ReplayPlayer(_Shown):
         self.next_compaction.on_click(lambda _: self._jump(1))
         self.html = w.HTML()
         self.call.observe(lambda _: self._render(), names="value")
+        self.call.observe(lambda _: self._sync_jump(), names="value")
         self.widget = w.VBox(
             [
                 w.HBox([self.call, self.typed], layout=w.Layout(width="100%")),
@@ -798,6 +915,12 @@ class ReplayPlayer(_Shown):
 
     def _go(self, k: int) -> None:
         self.call.value = min(max(1, int(k)), int(self.call.max))
+
+    def _sync_jump(self) -> None:
+        """The jump menu names the compaction the slider is at, else its "(jump ...)" entry:
+        never a choice left from before the slider moved."""
+        now = int(self.call.value)
+        self.compaction.value = now if now in self._after else 0
 
     def _jump(self, d: int) -> None:
         """To the first call after the next (``d=1``) or previous compaction."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -97,51 +98,147 @@ def test_outputs_default_to_the_current_folder(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "clean" / "history.parquet").is_file()
 
 
-@pytest.mark.skipif(
-    not shutil.which("git") or os.environ.get("ADFKIT_SKIP_WHEEL") == "1",
-    reason="builds and installs a wheel (set ADFKIT_SKIP_WHEEL=1 to skip)",
-)
-def test_a_wheel_install_has_notebooks_reports_and_no_synth(tmp_path):
-    """Build the wheel, install it in a fresh venv, run `adfkit report` and `adfkit notebooks`
-    from it, outside the source tree."""
-    wheels = tmp_path / "wheels"
+NOTEBOOKS_EXTRA = 'pip install "adfkit[notebooks]"'
+SESSION = "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
+
+
+class Wheel:
+    """adfkit's wheel installed in a fresh venv, run from a folder outside the source tree."""
+
+    def __init__(self, whl: Path, env: Path, run: Path) -> None:
+        self.whl, self.env, self.run = whl, env, run
+
+    def adfkit(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(self.env / "bin" / "adfkit"), *args],
+            capture_output=True,
+            text=True,
+            cwd=self.run,
+            env={k: v for k, v in os.environ.items() if k != "MPLBACKEND"},
+        )
+
+    def pip_install(self, spec: str) -> None:
+        subprocess.run(
+            # --no-compile: no .pyc for JupyterLab's thousands of files (a third of the time)
+            [str(self.env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", spec],
+            check=True,
+            cwd=self.run,
+        )
+
+    def has(self, module: str) -> bool:
+        code = f"import importlib.util as u; print(u.find_spec({module!r}) is not None)"
+        py = self.env / "bin" / "python"
+        return subprocess.run([str(py), "-c", code], capture_output=True, text=True).stdout == (
+            "True\n"
+        )
+
+
+@pytest.fixture(scope="session")
+def wheel(tmp_path_factory) -> Wheel:
+    """One venv for the session: the wheel as a plain ``pip install`` leaves it (no extras)."""
+    if not shutil.which("git") or os.environ.get("ADFKIT_SKIP_WHEEL") == "1":
+        pytest.skip("builds and installs a wheel (set ADFKIT_SKIP_WHEEL=1 to skip)")
+    tmp = tmp_path_factory.mktemp("wheel")
+    wheels = tmp / "wheels"
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)],
         check=True,
-        cwd=tmp_path,
+        cwd=tmp,
     )
     (whl,) = wheels.glob("adfkit-*.whl")
-    names = subprocess.run(
-        [sys.executable, "-m", "zipfile", "-l", str(whl)],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
+    venv.create(tmp / "venv", with_pip=True)
+    (tmp / "elsewhere").mkdir()
+    w = Wheel(whl, tmp / "venv", tmp / "elsewhere")
+    w.pip_install(str(whl))
+    return w
+
+
+@pytest.fixture(scope="session")
+def wheel_with_notebooks(wheel) -> Wheel:
+    """The same venv after ``pip install "adfkit[notebooks]"``."""
+    wheel.pip_install(f"adfkit[notebooks] @ {wheel.whl.as_uri()}")
+    return wheel
+
+
+def _documented_commands() -> list[str]:
+    """The commands README's command table documents."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    return re.findall(r"^\| `adfkit (\w+)", readme, re.M)
+
+
+def test_the_wheel_ships_every_sample_the_notebooks_open_and_no_synth(wheel):
+    import zipfile
+
+    names = zipfile.ZipFile(wheel.whl).namelist()
     assert "adfkit/notebooks/01-quickstart.ipynb" in names
     assert "adfkit/sample_agents/long-runner.adf" in names
-    assert "synth" not in names and "adfsynth" not in names
-    env_dir = tmp_path / "venv"
-    venv.create(env_dir, with_pip=True)
-    py = env_dir / "bin" / "python"
-    subprocess.run(
-        [str(py), "-m", "pip", "install", "-q", f"adfkit[notebooks] @ {whl.as_uri()}"],
-        check=True,
-        cwd=tmp_path,
-    )
-    run = tmp_path / "elsewhere"
-    run.mkdir()
-    adfkit = env_dir / "bin" / "adfkit"
-    done = subprocess.run(
-        [str(adfkit), "notebooks", str(run / "nb")], capture_output=True, text=True, cwd=run
-    )
+    assert f"adfkit/sample_agents/{SESSION}" in names
+    assert any("/subagents/agent-" in n for n in names)
+    assert not any("synth" in n or n.endswith(".truth.json") for n in names)
+
+
+def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel):
+    """Without extras: every documented command but ``report`` works on the bundled samples;
+    ``report`` is one error line naming what to install, ``notebooks`` says JupyterLab is
+    missing and how to get it, instead of telling the user to run a program they lack."""
+    if wheel.has("nbformat"):
+        pytest.fail("the notebooks extra is installed already: this test must run first")
+    done = wheel.adfkit("notebooks", "nb")
     assert done.returncode == 0, done.stderr
-    assert (run / "nb" / "notebooks" / "04-fleet.ipynb").is_file()
-    agent = run / "nb" / "sample_agents" / "long-runner.adf"
-    done = subprocess.run(
-        [str(adfkit), "report", str(agent), "-o", "r.html"], capture_output=True, text=True, cwd=run
-    )
+    lab = f"jupyter lab {Path('nb') / 'notebooks'}"
+    assert done.stderr.splitlines()[-1].endswith(
+        f"JupyterLab is not installed here: {NOTEBOOKS_EXTRA}, then open them with: {lab}"
+    ), done.stderr
+    agent = "nb/sample_agents/long-runner.adf"
+    session = f"nb/sample_agents/{SESSION}"
+    runs = {
+        "info": ["info", agent, session],
+        "plot": ["plot", agent, "--kind", "all", "-o", "plots"],
+        "observe": ["observe", agent, session],
+        "check": ["check", agent, session],
+        "export": ["export", agent, session, "--to", "parquet"],
+    }
+    for name, args in runs.items():
+        done = wheel.adfkit(*args)
+        assert done.returncode in (0, 1), f"{name}: {done.stderr}"  # 1: findings
+        assert "error" not in done.stderr, f"{name}: {done.stderr}"
+    assert len(list((wheel.run / "plots").glob("*.png"))) >= 5
+    assert (wheel.run / "parquet" / "long-runner" / "history.parquet").is_file()
+    done = wheel.adfkit("report", agent, "-o", "r.html")
+    assert done.returncode == 2
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("adfkit: error: running a notebook needs nbformat"), line
+    assert line.endswith(f"not installed: {NOTEBOOKS_EXTRA}"), line
+    assert not (wheel.run / "r.html").exists()
+    assert set(_documented_commands()) == {*runs, "report", "notebooks"}
+
+
+def test_with_the_notebooks_extra_every_bundled_notebook_reports(wheel_with_notebooks):
+    """Every bundled notebook through ``adfkit report``, outside the source tree: from the
+    wheel's own folder the default notebook and 06 (it opens a second sample), and the copies
+    ``adfkit notebooks DIR`` writes of the others and of 06 (by path: their relative sample
+    paths are the copies'). tests/test_notebooks.py checks that a notebook opens samples only
+    from its parameters cell, and only shipped ones, so each runs alike from both places."""
+    w = wheel_with_notebooks
+    done = w.adfkit("notebooks", "nb2")
     assert done.returncode == 0, done.stderr
-    assert (run / "r.html").read_text().count("adfkit report: long-runner") >= 1
+    lab = f"jupyter lab {Path('nb2') / 'notebooks'}"
+    assert done.stderr.splitlines()[-1].endswith(f"copied; open them with: {lab}"), done.stderr
+    copies = sorted((w.run / "nb2" / "notebooks").glob("*.ipynb"))
+    assert [p.stem for p in copies] == sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    agent = "nb2/sample_agents/long-runner.adf"
+    bundled = ("01-quickstart", "06-compare-agents")  # the default; the one with a SESSION
+    runs = [("bundled", stem, stem) for stem in bundled]
+    runs += [("copied", nb.stem, str(nb)) for nb in copies if nb.stem != bundled[0]]
+    for how, stem, which in runs:
+        out = f"{how}-{stem}.html"
+        done = w.adfkit("report", agent, "--notebook", which, "-o", out)
+        assert done.returncode == 0, f"{how} {stem}: {done.stderr}"
+        html = (w.run / out).read_text()
+        assert "adfkit report: long-runner" in html, f"{how} {stem}"
+        assert "Traceback" not in html, f"{how} {stem}"
 
 
 def test_a_file_left_open_elsewhere_is_not_a_cli_warning(monkeypatch, capsys):
@@ -159,3 +256,61 @@ def test_a_file_left_open_elsewhere_is_not_a_cli_warning(monkeypatch, capsys):
     monkeypatch.setattr(adfkit.cli, "build_parser", lambda: parser)
     assert main([]) == 0
     assert capsys.readouterr().err.splitlines() == ["adfkit: warning: x.adf: a real warning"]
+
+
+def test_report_without_the_notebooks_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
+    """One error line naming the missing modules and the pip command, not an internal error."""
+    monkeypatch.setattr("adfkit._report.missing", lambda: ["nbformat", "nbclient"])
+    out = tmp_path / "r.html"
+    assert main(["report", str(sample("clean")), "-o", str(out)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "adfkit: error: running a notebook needs nbformat, nbclient, which are not installed: "
+        'pip install "adfkit[notebooks]"'
+    ]
+    assert not out.exists()
+
+
+def test_an_output_named_as_the_input_is_refused_in_plain_words(tmp_path, capsys):
+    agent = tmp_path / "long-runner.adf"
+    shutil.copyfile(sample("long-runner"), agent)
+    assert main(["report", str(agent), "-o", str(agent)]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert f"it is the input file {agent};" in line and "another name" not in line, line
+    link = tmp_path / "other-name.adf"
+    os.link(agent, link)
+    assert main(["report", str(agent), "-o", str(link)]) == 2
+    assert "under another name" in capsys.readouterr().err
+
+
+def test_plot_takes_several_agents_and_a_folder(tmp_path, capsys, monkeypatch):
+    """`-o plots/` is a folder (not a hidden `plots/.png`); several agents each get a file."""
+    monkeypatch.chdir(tmp_path)
+    a, b = str(sample("clean")), str(sample("forgetful"))
+    assert main(["plot", a, "--kind", "context", "-o", "plots/"]) == 0
+    assert sorted(p.name for p in (tmp_path / "plots").iterdir()) == ["clean-context.png"]
+    assert main(["plot", a, b, "--kind", "growth", "-o", "many"]) == 0
+    written = capsys.readouterr().out.split()
+    assert written[-2:] == ["many/clean-growth.png", "many/forgetful-growth.png"]
+    assert all((tmp_path / w).stat().st_size > 1000 for w in written)
+    assert main(["plot", a, b]) == 0  # default: the current folder
+    assert (tmp_path / "clean-context.png").is_file()
+    assert (tmp_path / "forgetful-context.png").is_file()
+
+
+def test_info_shows_lost_history_and_times_in_words(capsys):
+    """Where the history's range is shown, so are the seqs lost without audit (counted here
+    from the gaps); times to the second in UTC; one name for what `check` lists."""
+    f = sample("forgetful")
+    lost = int(adfkit.open_adf(f).history_gaps()["n_seqs"].sum())
+    assert lost > 0
+    assert main(["info", str(f)]) == 0
+    out = capsys.readouterr().out
+    assert f"history    seq 1..284, {lost} of them lost (discarded without audit)" in out
+    assert re.search(r"live loop  41 rows, seq 244\.\.284, 2026-\d\d-\d\d \d\d:\d\d:\d\d UTC", out)
+    assert "+00:00" not in out and ".000" not in out
+    session = ROOT / "sample_agents" / SESSION
+    assert main(["info", str(session)]) == 0
+    out = capsys.readouterr().out
+    assert "rows the model sees now (seq " in out
+    findings = len(adfkit.open(session).integrity())
+    assert f"adfkit check lists {findings} finding(s)" in out, out

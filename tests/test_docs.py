@@ -65,3 +65,43 @@ def test_readme_quick_start_runs(tmp_path):
         len(adfkit.open_adf(p).compactions())
         for p in sorted((ROOT / "sample_agents").glob("*.adf"))
     )
+
+
+def test_every_doctest_example_compiles_without_a_warning():
+    """A docstring example that Python warns about (an invalid escape such as ``\\u`` in a
+    non-raw docstring) would print a DeprecationWarning in every test run, hiding real ones."""
+    import doctest
+    import importlib
+    import pkgutil
+    import warnings
+
+    finder = doctest.DocTestFinder()
+    for info in pkgutil.iter_modules(adfkit.__path__, "adfkit."):
+        if info.name == "adfkit.__main__":  # runs the CLI when imported
+            continue
+        module = importlib.import_module(info.name)
+        for test in finder.find(module):
+            for example in test.examples:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    compile(example.source, f"<doctest {test.name}>", "single")
+
+
+def test_dir_adfkit_shows_only_adfkit():
+    """``dir(adfkit)`` lists adfkit's names and its modules, not the tools it was built with
+    (``PackageNotFoundError``, ``annotations``)."""
+    public = {n for n in dir(adfkit) if not n.startswith("_")}
+    modules = {n for n in public if inspect.ismodule(getattr(adfkit, n))}
+    assert public - modules <= set(adfkit.__all__), sorted(public - modules - set(adfkit.__all__))
+
+
+def test_every_analysis_method_is_in_the_readme():
+    """A newcomer learns the methods from README: each public ``AgentFile`` method is named."""
+    readme = (ROOT / "README.md").read_text()
+    methods = [
+        n
+        for n, v in vars(adfkit.AgentFile).items()
+        if not n.startswith("_") and inspect.isfunction(v) and n not in ("close",)
+    ]
+    missing = [n for n in methods if f"{n}(" not in readme]
+    assert not missing, f"README does not name: {missing}"

@@ -206,3 +206,12 @@ def test_spilled_batch_claims_once_and_falls_back_to_the_pipe(tmp_path):
         assert got == (False, ["zzz"])
     finally:
         _init_claims(None)
+
+
+def test_the_dask_engine_without_dask_says_what_to_install(monkeypatch):
+    """A plain install has no dask: the error says which extra to install."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import fails as if absent
+    with pytest.raises(adfkit.AdfError, match=r'pip install "adfkit\[dask\]"'):
+        adfkit.load_fleet([str(sample("clean"))], table="loop", engine="dask")

@@ -19,7 +19,7 @@ LAYERS: dict[str, int] = {
     # 0 foundation: no adfkit imports but each other
     **dict.fromkeys(
         ["_errors", "_js", "schema", "_config", "_html", "_redact", "_outputs", "_terminal"]
-        + ["_bundled", "_user_files"],
+        + ["_bundled", "_user_files", "_parts"],
         0,
     ),
     # 1 reader core: opening, raw tables, blobs, the row rule, the merged history, the boundary

@@ -23,10 +23,10 @@ EXPECTED = [
     "07-what-forgetting-costs",
 ]
 PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "widgets"}
-#: Agents every notebook runs on: compactions with audit, and compactions without any audit.
-#: Agents every notebook runs on: two ADF samples, a Claude Code session, a Codex rollout.
+#: Agents every notebook runs on here: an ADF sample whose compactions have no audit, a Claude
+#: Code session, a Codex rollout. Each runs on its default, long-runner.adf (compactions with
+#: audit), in tests/test_cli.py (from a wheel) and tests/test_browser.py (Run All): once is enough.
 RUN_ON = {
-    "long-runner": "long-runner.adf",
     "forgetful": "forgetful.adf",
     "claude-code": "claude-code/projects/-home-user-work-webapp/"
     "24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl",
@@ -128,7 +128,10 @@ def test_teaching_notebook_keeps_its_answers_out_of_sight():
         answer = cells[i + 1]
         folded = answer.metadata.get("jupyter", {})
         assert answer.cell_type == "code" and "answer" in answer.metadata.get("tags", [])
-        assert folded.get("source_hidden") and folded.get("outputs_hidden")
+        assert folded.get("source_hidden")
+        # its result folded too: JupyterLab ignores outputs_hidden on Run All (test_browser.py
+        # checks what a person sees)
+        assert answer.source.startswith("with adfkit.widgets.answer():\n")
         assert "Answer" not in cells[i].source  # no answer written in the exercise itself
 
 
@@ -170,6 +173,15 @@ def test_notebook_runs(path, agent):
     assert len(injected) == 1 and str(target) in injected[0].source
     setup = next(c for c in out.cells if "adfkit.open(AGENT)" in c.source)
     assert any(target.name in str(o.get("data", {})) for o in setup.outputs)
+    if path.stem == "06-compare-agents":  # counts stay integers: 725, not 725.0
+        glance = next(c for c in out.cells if "glance(a)" in c.source and "DataFrame" in c.source)
+        shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in glance.outputs)
+        rows = [ln for ln in shown.splitlines() if ln.startswith(("rows", "model calls"))]
+        assert rows and not re.search(r"\d\.0\b", "".join(rows)), shown
+    if path.stem == "01-quickstart":  # fields a format does not hold say so, not None
+        info = next(c for c in out.cells if "agent.info()" in c.source)
+        shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in info.outputs)
+        assert "schema_version" in shown and not re.search(r"\bNone\b", shown), shown
 
 
 def test_quickstart_says_an_unknown_cost_is_unknown():
@@ -184,3 +196,19 @@ def test_quickstart_says_an_unknown_cost_is_unknown():
     )
     assert "total cost: unknown (31 call(s) have no price)" in texts
     assert "$0.0" not in texts
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_file_a_notebook_opens_is_a_parameter_and_ships(path):
+    """A path to a sample stands only in the ``parameters`` cell (where ``adfkit report`` and a
+    reader change it), and each is one the wheel ships and ``adfkit notebooks`` copies; no
+    notebook tells a Claude Code user that an agent is an .adf file."""
+    assert "An `.adf` file is one agent's whole memory" not in path.read_text()
+    from adfkit._bundled import sample_files
+
+    nb = nbformat.read(path, as_version=4)
+    params, rest = nb.cells[0].source, [c.source for c in nb.cells[1:] if c.cell_type == "code"]
+    assert not [s for s in rest if "sample_agents" in s], f"{path.name}: a path outside parameters"
+    shipped = {str(p) for p in sample_files()}
+    for name in re.findall(r'"\.\./sample_agents/([^"]+)"', params):
+        assert name in shipped, f"{path.name}: {name} is not shipped ({sorted(shipped)})"

@@ -617,3 +617,21 @@ def test_cli_observe_taxonomy_and_unreadable(tmp_path, capsys):
     assert "adfkit: error:" in capsys.readouterr().err
     assert main(["observe", str(sample("clean")), "--taxonomy", str(tmp_path / "no.json")]) == 2
     assert "cannot read the taxonomy file" in capsys.readouterr().err
+
+
+def test_anomaly_details_name_the_call_and_the_whole_stretch():
+    """A repeated call is shown by its input, not its hash; a stretch without a world call is
+    counted whole, not cut at the window."""
+    obs = adfkit.observe(adfkit.open_adf(sample("long-runner")))
+    a = obs.anomalies.set_index("check")
+    rep = a.loc["repeated_signature", "detail"]
+    assert 'fs_read {"path":"notes/todo.md"} x5' in rep and "1f1udza" not in rep, rep
+    quiet = 0
+    for n_world in reversed(obs.turns["n_world"].tolist()):  # counted here, by hand
+        if n_world:
+            break
+        quiet += 1
+    window = int(a.loc["spend_without_change", "window_turns"])
+    assert quiet > window  # the sample's stretch is longer than the window
+    detail = a.loc["spend_without_change", "detail"]
+    assert detail.startswith(f"{quiet} turns without a world call (the last {window} spent"), detail

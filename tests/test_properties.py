@@ -20,13 +20,16 @@ import brotli
 import pandas as pd
 from adfbuild import build, result, row, text, use
 from conftest import fingerprint
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import adfkit
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("ADFKIT_HYPOTHESIS_EXAMPLES", "50")),
+    # The same examples every run, so `make test` passes or fails the same way each time; set
+    # ADFKIT_HYPOTHESIS_RANDOM=1 to explore new ones (a failure found so becomes an @example).
+    derandomize=os.environ.get("ADFKIT_HYPOTHESIS_RANDOM") != "1",
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -195,6 +198,8 @@ def test_h41_random_valid_agents_read_back_exactly(agent):
 
 @SETTINGS
 @given(agent=agents(), how=damages)
+# a byte of sqlite_master's names flipped to invalid UTF-8: sqlite3 raised UnicodeDecodeError
+@example(agent={"loop": [], "audit": []}, how=("flip", [(0.734375, 128)]))
 def test_h41_random_damage_is_an_error_or_consistent(agent, how):
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d) / "a"

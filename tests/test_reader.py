@@ -424,7 +424,7 @@ def test_cli_info_and_version(turn_file, capsys):
     out = capsys.readouterr().out
     assert "live loop  4 rows, seq 5..8, " in out
     assert "history    seq 1..8; first archive written " in out
-    assert "audit      loop 1; 4 archived loop entries" in out
+    assert "audit      1 archive(s) of loop rows, holding 4 loop rows" in out
     assert "threshold  1,000 tokens" in out
     with pytest.raises(SystemExit):
         main(["--version"])

@@ -392,3 +392,66 @@ def test_h61_agent_text_is_marked_for_mathjax_to_leave_alone():
     html = widgets.rows_html(page)
     assert 'class="adf-loop tex2jax_ignore mathjax_ignore"' in html and "$$x^2$$" in html
     assert "tex2jax_ignore" in widgets.composition_html({"message": 3})
+
+
+def test_a_text_search_marks_its_matches_escaped_and_opens_their_fold():
+    page = pd.DataFrame(
+        {
+            "seq": [1, 2],
+            "role": ["user", "user"],
+            "kind": ["message", "tool_result"],
+            "content": [
+                '[{"type":"text","text":"<b>Needle</b> and needle"}]',
+                '[{"type":"tool_result","tool_use_id":"t","content":"a needle here"}]',
+            ],
+        }
+    )
+    html = widgets.rows_html(page, mark="needle")
+    assert "&lt;b&gt;<mark>Needle</mark>&lt;/b&gt; and <mark>needle</mark>" in html
+    assert '<details open class="adf-tool-result">' in html  # the match inside shows
+    assert "<mark>" not in widgets.rows_html(page)  # no search, no marks
+
+
+def test_loop_browser_pager_buttons_follow_the_page():
+    b = LoopBrowser(adfkit.open_adf(sample("long-runner")), page_size=10)
+    assert b.prev.disabled and not b.next.disabled
+    b.page.value = b.page.max
+    assert b.next.disabled and not b.prev.disabled
+    assert b.tool.index == 0 and b.tool.value is None  # "(all)" chosen, shown in the browser
+
+
+def test_audit_explorer_pages_through_every_archived_row():
+    agent = adfkit.open_adf(sample("long-runner"))
+    x = AuditExplorer(agent, max_rows=20)
+    sizes = {int(r.id): int(r.entry_count) for r in agent.audit().itertuples()}
+    big = max(sizes, key=sizes.get)
+    x.select.value = big
+    n = len(agent.decode_audit(big))
+    assert n > 20 and x.page.max == -(-n // 20)
+    seen = []
+    for page in range(1, x.page.max + 1):
+        x.page.value = page
+        seen += [int(s) for s in re.findall(r'data-seq="(\d+)"', x.html.value)]
+    assert seen == agent.decode_audit(big)["seq"].astype(int).tolist()  # all, once, in order
+    assert f"rows {20 * (x.page.max - 1) + 1}-{n} shown" in x.html.value
+
+
+def test_replay_player_shows_the_call_once_and_its_jump_menu_follows():
+    p = ReplayPlayer(adfkit.open_adf(sample("long-runner")))
+    assert p.call.readout is False and p.typed.value == p.call.value
+    target = p.compaction.options[1][1]
+    p.compaction.value = target
+    assert p.call.value == target
+    p.next_call.click()
+    assert p.compaction.value == 0  # "(jump to a compaction)", not the stale choice
+    p.prev_call.click()
+    assert p.compaction.value == target
+
+
+def test_one_palette_for_the_parts_in_plots_and_widgets():
+    from adfkit import plots
+
+    for part, column in widgets.COMPOSITION_PARTS:
+        assert widgets.PART_COLORS[part] == plots.COMPOSITION_PARTS[column][1]
+    html = widgets.composition_html({"tool_result": 10, "system_prompt": 5})
+    assert plots.COMPOSITION_PARTS["tool_result_tokens"][1] in html

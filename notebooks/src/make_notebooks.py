@@ -45,22 +45,29 @@ def code(
     meta: dict = {}
     if hidden:
         meta["jupyter"] = {"source_hidden": True}
-    if answer:  # an exercise's answer: code and result stay folded until the reader opens them
-        meta["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+    if answer:
+        # An exercise's answer: its code folded, its result shown folded too (a closed
+        # <details>: JupyterLab shows a cell's outputs after Run All whatever the metadata says).
+        meta["jupyter"] = {"source_hidden": True}
         meta["tags"] = ["answer"]
+        text = "with adfkit.widgets.answer():\n" + "\n".join(
+            f"    {line}" if line else "" for line in text.strip("\n").splitlines()
+        )
     if tags:
         meta["tags"] = tags
     return nbformat.v4.new_code_cell(text.strip("\n"), metadata=meta)
 
 
-def notebook(title: str, intro: str, cells: list) -> nbformat.NotebookNode:
+def notebook(
+    title: str, intro: str, cells: list, params: str = PARAMS
+) -> nbformat.NotebookNode:
     nb = nbformat.v4.new_notebook()
     nb.metadata = {
         "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
         "language_info": {"name": "python"},
     }
     nb.cells = [
-        code(PARAMS, tags=["parameters"]),
+        code(params, tags=["parameters"]),
         md(f"# {title}\n\n{intro.strip()}"),
         code(SETUP),
         *cells,
@@ -71,13 +78,21 @@ def notebook(title: str, intro: str, cells: list) -> nbformat.NotebookNode:
 QUICKSTART = notebook(
     "Quickstart: open an agent file",
     """
-An `.adf` file is one agent's whole memory in a SQLite file: its **loop** (the conversation the
-model sees), the **audit** archive of what compaction swept away, its files (the *mind*),
-messages and settings. `adfkit` opens it read-only and hands you pandas DataFrames.
+An agent's memory, whichever agent wrote it: an ADF agent keeps it in one SQLite file (`.adf`:
+its **loop**, the **audit** archive of what compaction swept away, its files, messages and
+settings); Claude Code and Codex keep a JSONL transcript (the conversation, each compaction and
+its summary). `adfkit.open` reads any of them read-only and hands you the same pandas
+DataFrames; the cell above says which kind this file is (`format=`).
 """,
     [
-        md("## What is in the file\n`info()` is cheap: it counts rows and reads settings."),
-        code("pd.Series(agent.info(), name=agent.name).to_frame()"),
+        md(
+            "## What is in the file\n`info()` is cheap: it counts rows and reads settings. "
+            "A field this kind of file does not hold says so."
+        ),
+        code(
+            """info = pd.Series(agent.info(), name=agent.name)
+info.where(info.notna(), "(not in this file)").to_frame()"""
+        ),
         md(
             """
 ## The loop and the whole history
@@ -583,7 +598,7 @@ forgotten? Count, per compaction, the calls afterwards that repeat a call the co
         code(
             """ref = agent.refetches()
 print(f"{len(ref)} re-fetch(es) after {len(agent.compactions())} compaction(s)")
-ref.groupby("event_id").size().rename("refetches").to_frame()""",
+display(ref.groupby("event_id").size().rename("refetches").to_frame())""",
             answer=True,
         ),
         md(
@@ -656,8 +671,6 @@ compact, what did each compaction keep, what did its summary forget, and what di
         code(
             """import warnings
 
-SESSION = "../sample_agents/claude-code/projects/-home-user-work-webapp/"
-SESSION += "24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
 with warnings.catch_warnings(record=True) as notes:  # e.g. a session still being written
     warnings.simplefilter("always")
     session = adfkit.open(SESSION)
@@ -687,8 +700,9 @@ for label, a in agents.items():
         "cost (USD)": u["cost_usd"].sum() if u["cost_usd"].notna().all() else float("nan"),
     }
 
-# object dtype: each cell keeps its own type (counts stay integers, the cost a float)
-pd.DataFrame({label: glance(a) for label, a in agents.items()}).astype(object)"""
+# object dtype from the start: each cell keeps its own type (counts stay integers, the cost a
+# float); a frame built first and cast after has turned the counts to floats already
+pd.DataFrame({label: pd.Series(glance(a), dtype=object) for label, a in agents.items()})"""
         ),
         md(
             """
@@ -759,6 +773,10 @@ own) and, after a rewind, abandoned branches.
           f"{len(sub.history())} rows, {len(sub.compactions())} compaction(s)")"""
         ),
     ],
+    params=PARAMS
+    + "\n# The Claude Code session to compare the agent with (any source works: a .jsonl, an .adf).\n"
+    + 'SESSION = "../sample_agents/claude-code/projects/-home-user-work-webapp/'
+    + '24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"',
 )
 
 FORGETTING = notebook(

@@ -1,0 +1,26 @@
+"""The parts of a context window, one palette for every plot and widget that stacks them."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Part(NamedTuple):
+    """One part of a context window."""
+
+    name: str  #: the row kind it counts (``kind`` or context ``subkind``)
+    column: str  #: its column in ``AgentFile.replay()`` / ``composition()``
+    label: str  #: how plots and widgets name it
+    color: str  #: Okabe-Ito, colour-blind safe
+
+
+#: In stacking order.
+PARTS: tuple[Part, ...] = (
+    Part("system_prompt", "system_prompt_tokens", "system prompt", "#56B4E9"),
+    Part("dynamic_instructions", "dynamic_instructions_tokens", "dynamic instructions", "#F0E442"),
+    Part("compaction_summary", "summary_tokens", "compaction summary", "#CC79A7"),
+    Part("message", "message_tokens", "messages (chat, triggers, notices)", "#0072B2"),
+    Part("assistant", "assistant_tokens", "assistant turns", "#E69F00"),
+    Part("tool_result", "tool_result_tokens", "tool results", "#009E73"),
+    Part("loop_inject", "inject_tokens", "loop_inject", "#D55E00"),
+)
