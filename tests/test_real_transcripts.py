@@ -197,3 +197,29 @@ def test_opens_without_warnings(rel: str) -> None:
     assert f[f["severity"].isin(["warning", "error"])]["check"].tolist() == true
     said = [str(x.message) for x in w if issubclass(x.category, AdfWarning)]
     assert [m for m in said if not any(c in m for c in true)] == []
+
+
+@pytest.mark.parametrize("rel", CLAUDE, ids=_short)
+def test_one_count_of_each_event_everywhere(rel: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """A microcompaction is not a compaction: ``info()``, ``compactions()``'s ``event`` column
+    and ``adfkit info`` count each kind apart, and agree with the file."""
+    from adfkit.cli import main
+
+    _need()
+    ref = REF[rel]
+    info = _open(rel).info()
+    assert (info["compactions"], info["microcompactions"]) == (
+        ref["compactions"],
+        ref["microcompactions"],
+    )
+    ev = _open(rel).compactions()["event"].value_counts()
+    assert (ev.get("compaction", 0), ev.get("microcompaction", 0)) == (
+        ref["compactions"],
+        ref["microcompactions"],
+    )
+    assert main(["info", str(FIXTURES / rel)]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("history"))
+    assert f"{ref['compactions']} compaction(s)" in line
+    assert (f"{ref['microcompactions']} microcompaction(s)" in line) == bool(
+        ref["microcompactions"]
+    )

@@ -411,20 +411,25 @@ info[["agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
         md(
             """
 ## Which agents compact most, and what do they lose?
-One row per compaction of every agent: how much each swept, how small its summary was, and how
-many of the swept identifiers (paths, ids, numbers) the summary still names (`recall`).
-Compactions with audit off have no swept rows to measure: their sizes are unknown (NaN).
+One row per event of every agent (the `event` column: `compaction`, `clear`, and Claude
+Code's `microcompaction`, which clears old tool results but summarises nothing, counted apart):
+how much each compaction swept, how small its summary was, and how many of the swept
+identifiers (paths, ids, numbers) the summary still names (`recall`). Compactions with audit
+off have no swept rows to measure: their sizes are unknown (NaN).
 """
         ),
         code(
-            """comp, errors = adfkit.load_fleet(paths, "compactions", engine="serial")
+            """events, errors = adfkit.load_fleet(paths, "compactions", engine="serial")
+comp = events[events["event"] == "compaction"]
 lost = comp.groupby("agent").agg(
     compactions=("event_id", "size"),
     audited=("audited", "sum"),
     swept_tokens=("swept_tokens", lambda s: s.sum(min_count=1)),
     median_ratio=("compression_ratio", "median"),
     recall=("recall", "mean"),
-).sort_values("compactions", ascending=False)
+)
+others = events[events["event"] != "compaction"].groupby(["agent", "event"]).size()
+lost = lost.join(others.unstack(fill_value=0)).sort_values("compactions", ascending=False)
 lost"""
         ),
         code(
@@ -694,6 +699,8 @@ for label, a in agents.items():
         "rows in the context now": len(a.loop()),
         "model calls": int((h["kind"] == "assistant").sum()),
         "compactions": int((c["event"] == "compaction").sum()),
+        "microcompactions": int((c["event"] == "microcompaction").sum()),
+        "clears": int((c["event"] == "clear").sum()),
         "threshold in force": a.compact_threshold(),
         "tokens (input + output)": u["tokens_total"].sum(min_count=1),
         "cache writes": u["tokens_cache_write"].sum(min_count=1),
@@ -713,8 +720,8 @@ summary still names.
 """
         ),
         code(
-            """cols = ["event_id", "kind", "n_swept", "swept_tokens", "summary_tokens",
-        "compression_ratio", "recall", "n_tail", "trigger_tokens"]
+            """cols = ["event_id", "event", "kind", "n_swept", "swept_tokens", "summary_tokens",
+        "compression_ratio", "recall", "n_tail", "trigger_tokens", "recorded_tokens_before"]
 both = pd.concat(
     {label: a.compactions()[cols] for label, a in agents.items()}, names=["agent", "row"]
 )
