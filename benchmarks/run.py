@@ -525,6 +525,8 @@ def main(argv: list[str]) -> int:
         bench_scale(shapes)
         bench_analyses(shapes)
         scale_transcripts.bench(ROOT / "build" / "bench", quick, _growth)
+        chains.run(ROOT / "build" / "bench" / "chains", _growth)  # the reader's walks
+        print()
 
     if want("memory"):
         # 3. peak memory, in a fresh process.
@@ -584,8 +586,9 @@ def main(argv: list[str]) -> int:
         transcripts(quick)
     if want("forgetting"):
         bench_forgetting(quick)
-    if want("chains"):
-        chains.run(ROOT / "build" / "bench" / "chains", _growth)
+    if want("chains"):  # alone: the walks again, then the largest real session
+        if only == "chains":
+            chains.run(ROOT / "build" / "bench" / "chains", _growth)
         chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")
         print()
     if want("fleet-real"):  # issue 23: adfkit against ccusage 20 (benchmarks/fleet_real.py)
