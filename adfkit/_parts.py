@@ -24,3 +24,10 @@ PARTS: tuple[Part, ...] = (
     Part("tool_result", "tool_result_tokens", "tool results", "#009E73"),
     Part("loop_inject", "inject_tokens", "loop_inject", "#D55E00"),
 )
+
+#: What a call's reported input holds beyond the estimate of what the file holds (the system
+#: prompt and tool definitions the agent did not log, tokenizer differences): ``tokens_input``
+#: less the parts, drawn on top of them wherever a context is stacked.
+NOT_IN_FILE = Part(
+    "not_in_file", "not_in_file", "not in the file (reported input - estimate)", "#BBBBBB"
+)

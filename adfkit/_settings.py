@@ -156,7 +156,9 @@ def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
     from ``adf_tasks`` (its rows were discarded), from the first row written after the task.
     Before the first change the value is read from a context-warning text (``threshold: N``,
     source ``warning_text``) when one exists, else the current config value is assumed
-    (``assumed``); with no change at all it is the config value (``config``). The threshold
+    (``assumed``); with no change at all it is the config value (``config``), or, for a source
+    whose config derives it by a rule (``compact_rule``: a transcript's tool, which records no
+    threshold), ``assumed``. The threshold
     of a compaction whose place and the change's were lost to one gap is decided by time:
     :func:`threshold_of_event`.
     """
@@ -229,8 +231,10 @@ def _schedule(src: AgentSource) -> _Schedule:
                 else:
                     changes.append((f, val, None))
     changes.sort(key=lambda c: c[0])
+    # a threshold no record states (a transcript's: its tool's rule for the model) is assumed
+    stated = "assumed" if src.config().get("compact_rule") else "config"
     if not changes:
-        return [(0, current, "config")], {}
+        return [(0, current, stated)], {}
     first = changes[0][0]
     initial, source = current, "assumed"
     ctx = h[(h["kind"] == "context") & (h["subkind"] == "dynamic_instructions")]

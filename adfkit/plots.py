@@ -63,6 +63,7 @@ import pandas as pd
 from ._agent import AgentFile
 from ._agent import open as open_agent
 from ._outputs import check_output, safe_name
+from ._parts import NOT_IN_FILE as _NOT_IN_FILE
 from ._parts import PARTS
 from ._usage import load_prices, turns_frame, usage_frame
 
@@ -609,11 +610,23 @@ def _thresholds(calls: pd.DataFrame, threshold: Any, configured: Any) -> tuple[n
     return tv, f"threshold not drawn{where}: {why}"
 
 
-def _draw_threshold(ax: Axes, xs: Any, tv: np.ndarray, note: str, data_top: float) -> float:
+def _all_assumed(calls: pd.DataFrame) -> bool:
+    """Whether every call's threshold is one no record states (``threshold_source``
+    ``assumed``: a transcript tool's rule, or a config value before a change)."""
+    if "threshold_source" not in calls.columns or not len(calls):
+        return False
+    return bool((calls["threshold_source"].astype("string") == "assumed").fillna(False).all())
+
+
+def _draw_threshold(
+    ax: Axes, xs: Any, tv: np.ndarray, note: str, data_top: float, *, assumed: bool = False
+) -> float:
     """Draw the threshold (gid ``threshold``: a horizontal line when it never changes, else a
     step line) and return the top of the y axis: above the data and the threshold, unless
     the threshold is more than :data:`THRESHOLD_CLIP` times the data's peak; then it is left
-    above the view and a note with an arrow gives its value (gid ``threshold_note``)."""
+    above the view and a note with an arrow gives its value (gid ``threshold_note``). An
+    ``assumed`` threshold (no record states it) says so in its label and note."""
+    word = "assumed threshold" if assumed else "threshold"
     fin = tv[np.isfinite(tv)]
     notes = [note] if note else []
     top = data_top * 1.08 if data_top > 0 else 1.0
@@ -625,7 +638,7 @@ def _draw_threshold(ax: Axes, xs: Any, tv: np.ndarray, note: str, data_top: floa
                 lw=1.2,
                 ls=(0, (6, 3)),
                 gid="threshold",
-                label=f"threshold ({float(fin[0]):,.0f} tokens)",
+                label=f"{word} ({float(fin[0]):,.0f} tokens)",
             )
         else:
             ax.step(
@@ -635,7 +648,7 @@ def _draw_threshold(ax: Axes, xs: Any, tv: np.ndarray, note: str, data_top: floa
                 color=C_THRESHOLD,
                 lw=1.2,
                 gid="threshold",
-                label="threshold in force",
+                label=f"{word} in force",
             )
         thr_max = float(fin.max())
         if data_top <= 0 or thr_max <= THRESHOLD_CLIP * data_top:
@@ -644,7 +657,7 @@ def _draw_threshold(ax: Axes, xs: Any, tv: np.ndarray, note: str, data_top: floa
             top = data_top * 1.15
             above = np.unique(fin[fin > top])
             what = f"up to {above.max():,.0f}" if len(above) > 1 else f"{above[0]:,.0f}"
-            notes.insert(0, f"threshold {what} above")
+            notes.insert(0, f"{word} {what} above")
             _note(ax, "\n".join(notes), gid="threshold_note", color=C_THRESHOLD, arrow=True)
             return top
     if notes:
@@ -849,6 +862,7 @@ def context_sawtooth(
         est_col = next((c for c in ESTIMATE_COLS if c in calls.columns), None)
         e = _floats(calls[est_col]) if estimate and est_col is not None else None
         tv, note = _thresholds(calls, threshold, configured)
+        assumed = threshold is None and _all_assumed(calls)
         marks: list[Any] = _compaction_positions(calls, events, x)
         clears: list[Any] = _compaction_positions(calls, events, x, which="clear")
         times = _times(calls["created_at"]) if x == "time" else None
@@ -909,7 +923,7 @@ def context_sawtooth(
             [float(np.nanmax(a)) for a in (y, e) if a is not None and np.isfinite(a).any()],
             default=0.0,
         )
-        top = _draw_threshold(ax, xs, tv, note, data_top)
+        top = _draw_threshold(ax, xs, tv, note, data_top, assumed=assumed)
         _mark_events(ax, marks, gid="compaction", label="compaction", ls=":")
         _mark_events(ax, clears, gid="clear", label="loop_clear", ls="-.")
         ax.set_ylim(0, top)
@@ -1380,6 +1394,9 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
 #: -> (label, colour). The one mapping :func:`context_composition` and :func:`composition_at`
 #: both draw with, from :data:`adfkit._parts.PARTS` (the widgets use the same palette).
 COMPOSITION_PARTS: dict[str, tuple[str, str]] = {p.column: (p.label, p.color) for p in PARTS}
+#: What the file does not hold (:data:`adfkit._parts.NOT_IN_FILE`), drawn on top of the
+#: estimated parts (gid ``not_in_file``): (label, colour).
+NOT_IN_FILE = (_NOT_IN_FILE.label, _NOT_IN_FILE.color)
 
 
 def _composition_of(data: Data, need_events: bool) -> tuple[pd.DataFrame, Any, str | None]:
@@ -1461,6 +1478,11 @@ def context_composition(
         marks: list[Any] = _compaction_positions(comp, events, "call")
         clears: list[Any] = _compaction_positions(comp, events, "call", which="clear")
         values = {c: np.nan_to_num(_floats(comp[c])) for c in parts}
+        if "tokens_input" in comp.columns:  # what the provider counted beyond the estimate
+            est = np.sum(list(values.values()), axis=0) if values else np.zeros(len(comp))
+            values["not_in_file"] = np.clip(
+                np.nan_to_num(_floats(comp["tokens_input"])) - est, 0, None
+            ) * np.isfinite(_floats(comp["tokens_input"]))
         if view == "epochs":
             assert groups is not None
             rows = _peak_rows(np.sum(list(values.values()), axis=0), groups)
@@ -1471,13 +1493,14 @@ def context_composition(
             n_x = len(comp)
         xs = np.arange(1, n_x + 1)
         ys, labels, colors, gids = [], [], [], []
-        for c in parts:
-            y = values[c]
-            if not y.any():
+        for c in [*parts, "not_in_file"]:
+            y = values.get(c)
+            if y is None or not y.any():
                 continue
             ys.append(y)
-            labels.append(COMPOSITION_PARTS[c][0])
-            colors.append(COMPOSITION_PARTS[c][1])
+            label, color = COMPOSITION_PARTS.get(c, NOT_IN_FILE)
+            labels.append(label)
+            colors.append(color)
             gids.append(c)
         top = 0.0
         if ys:
@@ -1491,10 +1514,14 @@ def context_composition(
         _call_xlim(ax, n_x, [*marks, *clears])
         _token_axis(ax)
         _int_axis(ax)
-        ax.set_ylabel("estimated tokens (chars / 3.5)")
+        ax.set_ylabel(
+            "tokens (parts estimated as chars / 3.5)"
+            if "not_in_file" in gids
+            else "estimated tokens (chars / 3.5)"
+        )
         ax.set_xlabel(X_EPOCH if view == "epochs" else X_CALL)
         handles, _ = ax.get_legend_handles_labels()
-        stack = [h for h in handles if h.get_gid() in COMPOSITION_PARTS]
+        stack = [h for h in handles if h.get_gid() in {*COMPOSITION_PARTS, "not_in_file"}]
         _legend(ax, stack[::-1] + [h for h in handles if h not in stack])  # top-down
     return ax
 
@@ -1636,6 +1663,25 @@ def composition_at(
                     gid="reported_note",
                     arrowprops={"arrowstyle": "->", "color": "0.15", "relpos": (1.0, 0.5)},
                 )
+        if reported is not None and what.startswith("input") and reported > total:
+            gap = reported - total
+            if reported <= THRESHOLD_CLIP * max(total, 1.0):  # in view: its own segment
+                bars = ax.barh(
+                    0,
+                    gap,
+                    left=total,
+                    height=0.6,
+                    color=NOT_IN_FILE[1],
+                    hatch="//",
+                    edgecolor="white",
+                    lw=0,
+                    label=f"{NOT_IN_FILE[0]}: {_fmt_tokens(gap)}",
+                )
+                bars[0].set_gid("not_in_file")
+                handles.insert(len(segments), bars)
+                segments.append((total, gap))
+            else:
+                notes.append(f"not in the file: {_fmt_tokens(gap)} (reported - estimate)")
         ax.set_xlim(0, right)
         for x0, v in segments:
             if v / right >= 0.07:  # wide enough for its number

@@ -39,7 +39,7 @@ import pandas as pd
 
 from ._errors import AdfError
 from ._html import escape as _escape
-from ._parts import PARTS
+from ._parts import NOT_IN_FILE, PARTS
 from ._redact import safe_cut
 from ._rows import parse_content
 from ._tables import blocks_frame, tool_calls_frame
@@ -79,7 +79,7 @@ KIND_COLORS: dict[str, str] = {
 }
 
 #: The parts of a context window in the plots' colours (one palette: :mod:`adfkit._parts`).
-PART_COLORS: dict[str, str] = {p.name: p.color for p in PARTS}
+PART_COLORS: dict[str, str] = {p.name: p.color for p in (*PARTS, NOT_IN_FILE)}
 
 _STYLE = """<style>
 .adf-loop{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}
@@ -955,7 +955,8 @@ class ReplayPlayer(_Shown):
         """Estimated tokens sent at the chosen call, by part (:meth:`AgentFile.replay`).
 
         Index: ``system_prompt``, ``dynamic_instructions``, ``compaction_summary``,
-        ``message``, ``assistant``, ``tool_result``, ``loop_inject``; float64 tokens.
+        ``message``, ``assistant``, ``tool_result``, ``loop_inject``, and ``not_in_file``
+        (the reported input less those parts, when the provider reported it); float64 tokens.
         """
         seq = self.call_seq
         comp = self._composition
@@ -963,10 +964,11 @@ class ReplayPlayer(_Shown):
         if not len(hit):
             return pd.Series(dtype="float64")
         r = hit.iloc[0]
-        return pd.Series(
-            {part: float(r[col]) if not _na(r[col]) else 0.0 for part, col in COMPOSITION_PARTS},
-            dtype="float64",
-        )
+        parts = {part: float(r[col]) if not _na(r[col]) else 0.0 for part, col in COMPOSITION_PARTS}
+        reported = r.get("tokens_input")
+        if reported is not None and not _na(reported):  # what the file does not hold
+            parts[NOT_IN_FILE.name] = max(0.0, float(reported) - sum(parts.values()))
+        return pd.Series(parts, dtype="float64")
 
     def _render(self) -> None:
         seq = self.call_seq

@@ -413,6 +413,8 @@ def test_composition_at_draws_every_part_in_the_shared_colours():
     row = comp.set_index("seq").loc[seq]
     drawn = {p.get_gid(): p for p in ax.patches}
     want = [c for c in plots.COMPOSITION_PARTS if row[c] > 0]
+    gap = drawn.pop("not_in_file")  # the provider counted more than the file holds
+    assert gap.get_width() == pytest.approx(row["tokens_input"] - sum(row[c] for c in want))
     assert list(drawn) == want
     for c, patch in drawn.items():
         label, color = plots.COMPOSITION_PARTS[c]
@@ -993,3 +995,37 @@ def test_save_all_beside_the_input_and_the_sidecar_rule(tmp_path):
     for out in (str(alias) + "-wal", str(src) + "-wal"):
         with pytest.raises(adfkit.AdfError, match="-wal"):
             check_output(out, [alias])
+
+
+def test_what_the_file_does_not_hold_is_its_own_segment_wherever_a_context_is_stacked():
+    """Issue 19.5: the estimate sees only what the file holds; the rest of the reported input
+    (system prompt and tools not logged) is drawn as "not in the file", never hidden."""
+    agent = adfkit.open_adf(sample("long-runner"))
+    comp = agent.composition().reset_index(drop=True)
+    parts = [c for c in plots.COMPOSITION_PARTS if c in comp.columns]
+    want = (comp["tokens_input"].astype("float64") - comp[parts].sum(axis=1)).clip(lower=0)
+    ax = plots.context_composition(agent, view="calls")
+    (area,) = [c for c in ax.collections if c.get_gid() == "not_in_file"]
+    top = area.get_paths()[0].vertices[:, 1].max()
+    assert top == pytest.approx(float((comp[parts].sum(axis=1) + want).max()))
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("not in the file")
+    plots.close(ax)
+
+
+def test_an_assumed_threshold_says_so():
+    """Issue 19.6: a threshold no record states (Codex: 90% of the window, Claude Code: its
+    formula) is labelled "assumed"; an ADF file's configured one is not."""
+    codex = next(SAMPLES.glob("codex/**/*.jsonl"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = adfkit.open(codex)
+        assert set(agent.replay()["threshold_source"]) == {"assumed"}
+        ax = plots.context_sawtooth(agent)
+    texts = [t.get_text() for t in ax.texts] + [ln.get_label() for ln in ax.get_lines()]
+    assert any(t.startswith("assumed threshold") for t in texts)
+    plots.close(ax)
+    ax = plots.context_sawtooth(adfkit.open_adf(sample("long-runner")))
+    labels = [ln.get_label() for ln in ax.get_lines() if ln.get_gid() == "threshold"]
+    assert labels == ["threshold (9,000 tokens)"]
+    plots.close(ax)

@@ -455,3 +455,15 @@ def test_one_palette_for_the_parts_in_plots_and_widgets():
         assert widgets.PART_COLORS[part] == plots.COMPOSITION_PARTS[column][1]
     html = widgets.composition_html({"tool_result": 10, "system_prompt": 5})
     assert plots.COMPOSITION_PARTS["tool_result_tokens"][1] in html
+
+
+def test_replay_player_stacks_what_the_file_does_not_hold():
+    """Issue 19.5 in the widget: the reported input beyond the estimate is its own part."""
+    agent = adfkit.open_adf(sample("long-runner"))
+    p = ReplayPlayer(agent)
+    p.call.value = 5
+    comp = p.composition
+    rep = agent.replay().set_index("seq").loc[p.call_seq]
+    parts = comp.drop("not_in_file")
+    assert comp["not_in_file"] == pytest.approx(max(0.0, rep["tokens_input"] - parts.sum()))
+    assert "not_in_file" in p.html.value
