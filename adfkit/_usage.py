@@ -416,9 +416,16 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
                 "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
             )
         if total_only:
-            parts.append(
-                f"{total_only} call(s) store only a legacy token total (no input/output "
-                "split): their cost_usd is NaN"
-            )
+            legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
+            if legacy:
+                parts.append(
+                    f"{legacy} call(s) store only a legacy token total (no input/output "
+                    "split): their cost_usd is NaN"
+                )
+            if total_only > legacy:
+                parts.append(
+                    f"{total_only - legacy} call(s) report cache parts larger than their "
+                    "input (which includes them) or an unreadable count: their cost_usd is NaN"
+                )
         warnings.warn(f"{src.path}: " + "; ".join(parts), AdfWarning, stacklevel=2)
     return df

@@ -453,8 +453,8 @@ class Sim:
         r = self.rng.random()
         if r < 0.45:
             tok["cache_read"] = int(inp * self.rng.uniform(0.55, 0.9))
-            if r < 0.15:
-                tok["cache_write"] = self.rng.randint(40, 400)
+            if r < 0.15:  # never more than the input holds (it includes the cache parts)
+                tok["cache_write"] = min(self.rng.randint(40, 400), inp - tok["cache_read"])
         return tok
 
     def step(

@@ -212,3 +212,26 @@ def test_a_call_on_an_abandoned_branch_is_priced_with_its_1_hour_write(tmp_path:
     assert sorted(got["cost_usd"]) == [
         pytest.approx((50 + 10_000 + o * 25) / 1e6, abs=1e-12) for o in (5, 6)
     ]
+
+
+def test_a_call_whose_cache_parts_exceed_its_input_costs_nan_and_says_why(tmp_path: Path) -> None:
+    """``input`` includes the cache parts: a call reporting more cache than input cannot be
+    priced, and the warning says so (it is no legacy total)."""
+    from adfbuild import build, row, text
+
+    m = "claude-sonnet-4-5-20250929"
+    bad = {"input": 100, "output": 5, "cache_read": 90, "cache_write": 40}
+    good = {"input": 100, "output": 5, "cache_read": 50, "cache_write": 10}
+    loop = [
+        row(1, "user", text("hi")),
+        row(2, "assistant", text("a"), model=m, tokens=bad),
+        row(3, "user", text("more")),
+        row(4, "assistant", text("b"), model=m, tokens=good),
+    ]
+    with adfkit.open_adf(build(tmp_path / "a.adf", loop=loop)) as agent:
+        with pytest.warns(adfkit.AdfWarning) as rec:
+            u = agent.usage()
+    assert u["cost_usd"].isna().tolist() == [True, False]
+    (msg,) = [str(w.message) for w in rec]
+    assert "1 call(s) report cache parts larger than their input" in msg
+    assert "legacy" not in msg
