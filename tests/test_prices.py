@@ -228,9 +228,9 @@ def test_a_call_whose_cache_parts_exceed_its_input_costs_nan_and_says_why(tmp_pa
         row(3, "user", text("more")),
         row(4, "assistant", text("b"), model=m, tokens=good),
     ]
-    with adfkit.open_adf(build(tmp_path / "a.adf", loop=loop)) as agent:
-        with pytest.warns(adfkit.AdfWarning) as rec:
-            u = agent.usage()
+    path = build(tmp_path / "a.adf", loop=loop)
+    with adfkit.open_adf(path) as agent, pytest.warns(adfkit.AdfWarning) as rec:
+        u = agent.usage()
     assert u["cost_usd"].isna().tolist() == [True, False]
     (msg,) = [str(w.message) for w in rec]
     assert "1 call(s) report cache parts larger than their input" in msg
