@@ -382,8 +382,8 @@ class TranscriptSource(AgentSource):
     def info(self, *, sizes: bool = True) -> dict[str, Any]:
         """The keys of an ADF ``info()`` where they mean something (None where not: schema,
         handle, checkpoint), plus ``format``, ``session_id``, ``tool_version``,
-        ``context_window``, ``subagents``, ``branches``, ``findings`` (reading problems:
-        warnings and errors; ``integrity()`` lists the info ones too) and the events apart:
+        ``context_window``, ``subagents``, ``branches``, ``findings`` (what ``integrity()``
+        and ``adfkit check`` list, info ones included) and the events apart:
         ``compactions``, ``microcompactions``, ``clears``, ``rewinds``
         (:func:`adfkit._transcript.event_counts`)."""
         p = self.parsed
@@ -444,7 +444,7 @@ class TranscriptSource(AgentSource):
             history_rows=len(self._history),
             subagents=len(p.subagents),
             branches=int(self._branches["branch"].nunique()),
-            findings=sum(f.severity != "info" for f in p.findings),
+            findings=len(p.findings),
             **event_counts(e.kind for e in p.events),
         )
         return out
