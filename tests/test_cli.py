@@ -199,6 +199,8 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
         "observe": ["observe", agent, session],
         "check": ["check", agent, session],
         "export": ["export", agent, session, "--to", "parquet"],
+        "usage": ["usage", agent, session],
+        "index": ["index", agent, session, "--to", "index"],
     }
     for name, args in runs.items():
         done = wheel.adfkit(*args)
@@ -206,6 +208,7 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
         assert "error" not in done.stderr, f"{name}: {done.stderr}"
     assert len(list((wheel.run / "plots").glob("*.png"))) >= 5
     assert (wheel.run / "parquet" / "long-runner" / "history.parquet").is_file()
+    assert any((wheel.run / "index").rglob("*.parquet"))
     done = wheel.adfkit("report", agent, "-o", "r.html")
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
