@@ -448,21 +448,7 @@ class Session:
             src = self.block_of[tid]
             if self.rng.random() < 0.5:
                 self.hook(src, "PostToolUse", "PostToolUse:Read", tid)
-            r = self.env("user", src)
-            r["message"] = {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": err}
-                ],
-            }
-            r["toolUseResult"] = {"stdout": text[:60], "stderr": "", "interrupted": False}
-            r["sourceToolAssistantUUID"] = src
-            self.emit(r)
-            self.tip = r["uuid"]
-            row = _Row(r["uuid"], "user", None, len(text) // 4 * RESULT_SCALE + 8)
-            row.uuids.append(r["uuid"])
-            self.add_row(row)
-            self.result_rows[tid] = row
+            self._result(src, src, tid, text, err)
 
     def results(self, items: list[tuple[str, str, bool]], *, through_progress: bool) -> None:
         """Tool results, one user record each, after the call's last fragment."""
@@ -474,21 +460,25 @@ class Session:
         else:
             self.tip = last
         for tid, text, err in items:
-            r = self.env("user", self.tip)
-            r["message"] = {
-                "role": "user",
-                "content": [
-                    {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": err}
-                ],
-            }
-            r["toolUseResult"] = {"stdout": text[:60], "stderr": "", "interrupted": False}
-            r["sourceToolAssistantUUID"] = fragment
-            self.emit(r)
-            self.tip = r["uuid"]
-            row = _Row(r["uuid"], "user", None, len(text) // 4 * RESULT_SCALE + 8)
-            row.uuids.append(r["uuid"])
-            self.add_row(row)
-            self.result_rows[tid] = row
+            self._result(self.tip, fragment, tid, text, err)
+
+    def _result(self, parent: str | None, source: str, tid: str, text: str, err: bool) -> None:
+        """One tool result record (a row) hanging off ``parent``, for the call in ``source``."""
+        r = self.env("user", parent)
+        r["message"] = {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": tid, "content": text, "is_error": err}
+            ],
+        }
+        r["toolUseResult"] = {"stdout": text[:60], "stderr": "", "interrupted": False}
+        r["sourceToolAssistantUUID"] = source
+        self.emit(r)
+        self.tip = r["uuid"]
+        row = _Row(r["uuid"], "user", None, len(text) // 4 * RESULT_SCALE + 8)
+        row.uuids.append(r["uuid"])
+        self.add_row(row)
+        self.result_rows[tid] = row
 
     def system(self, subtype: str, **kw: Any) -> dict[str, Any]:
         r = self.env("system", self.tip)
