@@ -582,8 +582,14 @@ def test_plot_context_composition(tmp_path):
         gids = [c.get_gid() for c in ax.collections]
         assert "summary_tokens" in gids and "tool_result_tokens" in gids
         assert "inject_tokens" not in gids  # no loop_inject in this sample: left out
-        top = max(c.get_paths()[0].vertices[:, 1].max() for c in ax.collections)
+        parts = [c for c in ax.collections if c.get_gid() != "not_in_file"]
+        top = max(c.get_paths()[0].vertices[:, 1].max() for c in parts)
         assert top == pytest.approx(float(np.nanmax(comp["total_tokens"])))
+        # on top of the estimate: what the provider counted beyond it, up to the input
+        full = max(c.get_paths()[0].vertices[:, 1].max() for c in ax.collections)
+        est = comp["total_tokens"].to_numpy()
+        got = comp["tokens_input"].astype("float64").to_numpy()
+        assert full == pytest.approx(float(np.nanmax(np.maximum(est, got))))
     finally:
         plots.close(ax)
 
