@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
 import tracemalloc
 import warnings
 from collections.abc import Iterator
@@ -164,31 +165,14 @@ def test_h66_listing_reads_each_legacy_agent_file_once(
 
 # --- 5. the decompression cap bounds memory --------------------------------------------------
 
-_LINE = (
-    json.dumps(
-        {
-            "timestamp": "2026-03-14T09:00:01.000Z",
-            "type": "response_item",
-            "payload": {
-                "type": "message",
-                "role": "user",
-                "content": [{"type": "input_text", "text": "hello"}],
-            },
-        }
-    ).encode()
-    + b"\n"
-)
 
-
-def tiny_line_bomb(path: Path, mb: int) -> Path:
+def tiny_line_bomb(root: Path, mb: int) -> Path:
     """A rollout of ``mb`` MiB of tiny lines (the worst case: every line costs Python objects),
-    compressed to a few KB."""
-    r = Roll()
-    r.meta()
-    data = b"\n".join(r.lines) + b"\n" + _LINE * ((mb << 20) // len(_LINE))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(zstandard.ZstdCompressor(level=19).compress(data))
-    return path
+    compressed to a few KB: the file ``make bench`` measures at three sizes."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+    import scale_transcripts
+
+    return scale_transcripts.tiny_zst(root, mb)
 
 
 def test_h67_zst_of_tiny_lines_is_held_within_the_cap(tmp_path: Path) -> None:
@@ -196,7 +180,7 @@ def test_h67_zst_of_tiny_lines_is_held_within_the_cap(tmp_path: Path) -> None:
     counts as at least ``LINE_CHARGE`` bytes, so at most cap / 1 KiB lines are kept (not the
     ~96,000 the bytes allow) and Python's allocations peak below twice the cap plus 16 MiB
     (``tracemalloc``; measured 26 MiB, and 161 MiB for 99,271 rows before the per-line charge)."""
-    bomb = tiny_line_bomb(tmp_path / f"rollout-2026-03-14T09-00-00-{CODEX_SID}.jsonl.zst", 64)
+    bomb = tiny_line_bomb(tmp_path, 64)
     assert bomb.stat().st_size < 20_000
     cap = 16 << 20
     tracemalloc.start()
@@ -586,7 +570,3 @@ def test_h75_no_model_call_yet_plots_say_so(
         assert cli.main(argv) == 2
         err = capsys.readouterr().err.splitlines()
         assert err == ["adfkit: error: seq 1 is not a model call: there is no model call yet"]
-
-
-def _unused() -> Any:  # keep imports used while the file grows
-    return json, Roll, basic
