@@ -53,6 +53,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -62,6 +63,7 @@ import pandas as pd
 
 from ._agent import AgentFile
 from ._agent import open as open_agent
+from ._errors import AdfWarning
 from ._outputs import check_output, safe_name
 from ._parts import NOT_IN_FILE as _NOT_IN_FILE
 from ._parts import PARTS
@@ -944,9 +946,11 @@ def context_sawtooth(
 
 def _usage_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
-        with _agent(data) as agent:
-            u, _, _ = usage_frame(agent.history(), load_prices(), agent.source.cache_writes_1h())
-            return u, agent.name
+        with _agent(data) as agent, warnings.catch_warnings():
+            # the one usage rule (calls of abandoned branches included); a missing price is
+            # said on the plot itself (_cost_note), not as a warning
+            warnings.simplefilter("ignore", AdfWarning)
+            return agent.usage(), agent.name
     return data, None
 
 
