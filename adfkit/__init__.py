@@ -38,12 +38,14 @@ from ._errors import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
     from . import schema
-    from ._agent import AgentFile, open, open_adf, open_claude_code, open_codex
+    from ._agent import AgentCollection, AgentFile, open, open_adf, open_claude_code, open_codex
     from ._claude_code import list_claude_code_sessions
     from ._codex import list_codex_sessions
     from ._fleet import FleetResult, export, load_fleet
     from ._mind import Mind
     from ._observe import Observation, load_taxonomy, observe, signature
+    from ._opening import formats, list_sessions
+    from ._registry import FormatSpec, register_format
     from ._simulate import (
         SimulationResult,
         SlidingWindowPolicy,
@@ -59,7 +61,12 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
 #: no pandas: ``schema``, the readers, analyses, fleets (and Parquet, zstandard, Dask behind
 #: them) are imported when a name that needs them is first touched.
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(["AgentFile", "open", "open_adf", "open_claude_code", "open_codex"], "_agent"),
+    **dict.fromkeys(
+        ["AgentCollection", "AgentFile", "open", "open_adf", "open_claude_code", "open_codex"],
+        "_agent",
+    ),
+    **dict.fromkeys(["formats", "list_sessions"], "_opening"),
+    **dict.fromkeys(["FormatSpec", "register_format"], "_registry"),
     "list_claude_code_sessions": "_claude_code",
     "list_codex_sessions": "_codex",
     **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_fleet"),
@@ -111,12 +118,14 @@ def __dir__() -> list[str]:
 __all__ = [
     "AdfError",
     "AdfWarning",
+    "AgentCollection",
     "AgentFile",
     "BlobError",
     "BlobTooLargeError",
     "CorruptFileError",
     "FileBusyError",
     "FleetResult",
+    "FormatSpec",
     "MalformedRowError",
     "Mind",
     "NewerSchemaWarning",
@@ -136,6 +145,8 @@ __all__ = [
     "UnsupportedSchemaError",
     "__version__",
     "export",
+    "formats",
+    "list_sessions",
     "list_claude_code_sessions",
     "list_codex_sessions",
     "load_fleet",
@@ -145,6 +156,7 @@ __all__ = [
     "open_adf",
     "open_claude_code",
     "open_codex",
+    "register_format",
     "schema",
     "signature",
     "simulate",

@@ -11,8 +11,8 @@ import functools
 import inspect
 import os
 import warnings
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar, overload
 
 import pandas as pd
 
@@ -32,7 +32,8 @@ from ._config import audit_settings, compact_threshold
 from ._errors import AdfWarning
 from ._mind import Mind, read_mind
 from ._observe import Observation, TaxonomyArg, observe
-from ._opening import open_source
+from ._opening import open_any, open_source
+from ._registry import MEMBER
 from ._source import AgentSource
 from ._usage import PricesArg
 
@@ -111,23 +112,26 @@ def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is unt
     *,
     max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
     timeout: float = 5.0,
-) -> AgentFile:
+    format: str | None = None,  # noqa: A002 - the record kind, as AgentFile.format
+) -> AgentFile | AgentCollection:
     """Open any agent record adfkit reads, read-only: an ADF agent file (``.adf``), a Claude
-    Code session (``<session>.jsonl``, with its subagents) or a Codex CLI rollout
-    (``rollout-*.jsonl`` or ``.jsonl.zst``). The kind is recognised from the file's first bytes
-    and name (:func:`adfkit._opening.detect_format`); every table and analysis works the same
-    on all of them.
+    Code session (``<session>.jsonl``, with its subagents), a Codex CLI rollout
+    (``rollout-*.jsonl`` or ``.jsonl.zst``), or any other format in :func:`adfkit.formats`.
+    The format is recognised from the input's first bytes and name (exactly one format must
+    claim it); every table and analysis works the same on all of them. An input that holds
+    several agents (a log of many samples) gives an :class:`AgentCollection` of them.
 
     Parameters
     ----------
-    path : the file. It is never written, and nothing is created beside it.
+    path : the file or folder. It is never written, and nothing is created beside it.
     max_blob_bytes, timeout : as for :func:`open_adf` (ADF files only).
+    format : a name from :func:`adfkit.formats` to skip recognition.
 
     Raises
     ------
     AdfError
-        (or a subclass) naming the file: missing, damaged, or of no kind adfkit reads
-        (:class:`adfkit.UnknownFormatError`).
+        (or a subclass) naming the file: missing, damaged, or of no format adfkit reads
+        (:class:`adfkit.UnknownFormatError`, saying what was looked for).
 
     Examples
     --------
@@ -138,7 +142,19 @@ def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is unt
     >>> adfkit.open(sessions.path[0]).format
     'claude_code'
     """
-    return AgentFile(open_source(path, max_blob_bytes=max_blob_bytes, timeout=timeout))
+    got = open_any(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format=format)
+    if isinstance(got, AgentSource):
+        return AgentFile(got)
+    agents = [AgentFile(s) for s in got]
+    for a in agents:  # each agent's path names it: adfkit.open(agent.path) opens that one
+        a.path = f"{os.fspath(path)}{MEMBER}{a.name}"
+    return AgentCollection(os.fspath(path), agents)
+
+
+def open_one(path: str | os.PathLike[str], **options: Any) -> AgentFile:
+    """:func:`open` for a caller that needs one agent (a plot, a report): an input holding
+    several is an :class:`AdfError` naming them (``log.eval#<name>`` opens one)."""
+    return AgentFile(open_source(path, **options))
 
 
 @_at_callers_line
@@ -719,3 +735,61 @@ class AgentFile:
         ['frost-watch', 'grafting', 'growers', 'open-threads']
         """
         return read_mind(self.source)
+
+
+class AgentCollection(Sequence[AgentFile]):
+    """The agents of one input that holds several (a log of many samples, each an agent), in
+    the order the input lists them. Index by position or by name (``AgentFile.name``); each
+    item is an :class:`AgentFile`. Closing the collection closes every agent.
+    """
+
+    def __init__(self, path: str, agents: list[AgentFile]) -> None:
+        self.path = path
+        self._agents = agents
+
+    @overload
+    def __getitem__(self, key: int | str) -> AgentFile: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[AgentFile]: ...
+    def __getitem__(self, key: int | str | slice) -> AgentFile | list[AgentFile]:
+        if isinstance(key, str):
+            for a in self._agents:
+                if a.name == key:
+                    return a
+            raise KeyError(f"{self.path}: no agent named {key!r} (names: {self.names[:10]})")
+        return self._agents[key]
+
+    def __len__(self) -> int:
+        return len(self._agents)
+
+    def __iter__(self) -> Iterator[AgentFile]:
+        return iter(self._agents)
+
+    @property
+    def names(self) -> list[str]:
+        """Each agent's name, in order."""
+        return [a.name for a in self._agents]
+
+    @property
+    def format(self) -> str:
+        """The format of the input (every agent's)."""
+        return self._agents[0].format if self._agents else ""
+
+    def close(self) -> None:
+        """Close every agent."""
+        for a in self._agents:
+            a.close()
+
+    def __enter__(self) -> AgentCollection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<AgentCollection {self.path!r} format={self.format} agents={len(self)}>"
+
+
+def agents_of(opened: AgentFile | AgentCollection) -> list[AgentFile]:
+    """The agents an :func:`open` result holds: itself, or a collection's items."""
+    return list(opened) if isinstance(opened, AgentCollection) else [opened]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from . import _registry as registry
+from ._agent import agents_of
 from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
 
@@ -105,9 +107,7 @@ def format_info(info: dict[str, Any]) -> str:
 
 def _format_transcript(info: dict[str, Any]) -> str:
     """The summary of another agent's transcript (a Claude Code session, a Codex rollout)."""
-    kind = {"claude_code": "Claude Code session", "codex": "Codex rollout"}.get(
-        str(info["format"]), str(info["format"])
-    )
+    kind = registry.label(str(info["format"]))
     lo, hi = info["loop_seq_range"]
     threshold = info.get("compact_threshold")
     window = info.get("context_window")
@@ -171,15 +171,16 @@ def cmd_info(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_agent(path) as agent:
-            doc = agent.info()
-            if doc.get("format") in (None, "adf"):
-                doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
-            docs.append(doc)
-        if not args.json:
-            if len(docs) > 1:
-                say()
-            say(format_info(docs[-1]))
+        with open_agent(path) as opened:
+            for agent in agents_of(opened):
+                doc = agent.info()
+                if doc.get("format") in (None, "adf"):
+                    doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
+                docs.append(doc)
+                if not args.json:
+                    if len(docs) > 1:
+                        say()
+                    say(format_info(docs[-1]))
         return 0
 
     status = for_each_agent(args.paths, one)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ._agent import agents_of
 from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
 from ._observe import SEGMENTATIONS, observe
@@ -26,14 +27,17 @@ def cmd_observe(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_agent(path) as agent:
-            obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
-            docs.append({"path": agent.path, **obs.to_dict()})
-        if not args.json:
-            if len(docs) > 1:
-                say()
-            say(obs.summary())
-        return 1 if obs.anomalies["tripped"].any() else 0
+        tripped = False
+        with open_agent(path) as opened:
+            for agent in agents_of(opened):
+                obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
+                docs.append({"path": agent.path, **obs.to_dict()})
+                tripped = tripped or bool(obs.anomalies["tripped"].any())
+                if not args.json:
+                    if len(docs) > 1:
+                        say()
+                    say(obs.summary())
+        return 1 if tripped else 0
 
     status = for_each_agent(args.paths, one)
     if args.json:
@@ -78,19 +82,21 @@ def cmd_check(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        with open_agent(path) as agent:
-            d = check_dict(agent.path, agent.integrity())
-        docs.append(d)
-        if args.json:
-            pass
-        elif not d["findings"]:
-            say(f"{d['path']}: no findings")
-        else:
-            c = d["counts"]
-            say(f"{d['path']}: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info")
+        with open_agent(path) as opened:
+            found = [check_dict(a.path, a.integrity()) for a in agents_of(opened)]
+        for d in found:
+            docs.append(d)
+            if args.json:
+                pass
+            elif not d["findings"]:
+                say(f"{d['path']}: no findings")
+            else:
+                c = d["counts"]
+                counts = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
+                say(f"{d['path']}: {counts}")
             for f in d["findings"]:
                 say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
-        return 0 if d["clean"] else 1
+        return 0 if all(d["clean"] for d in found) else 1
 
     status = for_each_agent(args.paths, one)
     if args.json:

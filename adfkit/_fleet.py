@@ -26,9 +26,9 @@ from typing import Any, NamedTuple
 import orjson
 import pandas as pd
 
+from . import _registry as registry
 from . import schema
-from ._adf import AdfSource
-from ._agent import AgentFile
+from ._agent import AgentFile, agents_of
 from ._agent import open as open_agent
 from ._errors import AdfError
 from ._fleet_usage import usage_days
@@ -85,19 +85,25 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
             if not found:
                 raise AdfError(f"no file matches the pattern {p!r}")
             out += found
-        elif os.path.isdir(p) and not p.rstrip("/").endswith(".adf"):  # a folder of agents
-            found = sorted(
-                str(x)
-                for pattern in ("*.adf", "*.jsonl", "*.jsonl.zst")
-                for x in Path(p).glob(pattern)
-                if not x.name.startswith("agent-")  # Claude Code subagents go with their session
-            )
+        elif os.path.isdir(p) and not _is_one_input(p):  # a folder of agents
+            found = [str(x) for x in registry.find_inputs(Path(p))]
             if not found:
-                raise AdfError(f"no agent files (.adf, .jsonl, .jsonl.zst) in the folder {p!r}")
+                looked = ", ".join(s.label for s in registry.specs())
+                raise AdfError(f"no agent files in the folder {p!r} (looked for: {looked})")
             out += found
         else:
             out.append(p)
     return out
+
+
+def _is_one_input(path: str) -> bool:
+    """Whether the folder ``path`` is itself one input (a format that keeps a session as a
+    folder claims it), not a folder of inputs."""
+    try:
+        registry.recognise(path)
+    except AdfError:
+        return False
+    return True
 
 
 def _check_table(table: str) -> None:
@@ -132,18 +138,24 @@ def _load_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
     try:
-        with open_agent(path, **open_kwargs) as agent:
-            if getattr(_LOCAL, "busy_cores", False) and isinstance(agent.source, AdfSource):
-                agent.source.prefetch = False  # every core runs a loader: no decoding thread
-            df = get_table(agent, table, **kwargs).reset_index(drop=True)
-            name = agent.name
-        df = df.drop(columns=["agent", "agent_path"], errors="ignore")
-        df.insert(0, "agent_path", pd.array([path] * len(df), dtype="string"))
-        df.insert(0, "agent", pd.array([name] * len(df), dtype="string"))
+        with open_agent(path, **open_kwargs) as opened:
+            parts = [_table_of(agent, path, table, kwargs) for agent in agents_of(opened)]
+        df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
         return df, None
     except Exception as exc:  # noqa: BLE001 - any failure is recorded, never fatal
         msg = exc.detail if isinstance(exc, AdfError) else str(exc)
         return None, (path, type(exc).__name__, msg)
+
+
+def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -> pd.DataFrame:
+    """One agent's table with its ``agent`` and ``agent_path`` columns first."""
+    if getattr(_LOCAL, "busy_cores", False):
+        agent.source.prefetch = False  # every core runs a loader: no decoding thread
+    df = get_table(agent, table, **kwargs).reset_index(drop=True)
+    df = df.drop(columns=["agent", "agent_path"], errors="ignore")
+    df.insert(0, "agent_path", pd.array([path] * len(df), dtype="string"))
+    df.insert(0, "agent", pd.array([agent.name] * len(df), dtype="string"))
+    return df
 
 
 class _NoBar(contextlib.AbstractContextManager["_NoBar"]):
@@ -569,40 +581,58 @@ def _export_one(
     """Write one agent's folder; returns (manifest rows, error row or None)."""
     written: list[tuple[str, str, str, int]] = []
     try:
-        with open_agent(path, **open_kwargs) as agent:
-            os.makedirs(out_dir, exist_ok=True)
-            name = agent.name
-            docs = {
-                "meta": agent.meta(),
-                "config": redact_config(agent.config()),
-                "info": agent.info(sizes=True),
-            }
-            for stem, doc in docs.items():
-                fn = os.path.join(out_dir, f"{stem}.json")
-                with open(fn, "wb") as fh:
-                    fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
-                written.append((name, stem, fn, 1))
-            problems = []
-            for stem, (table, kw) in EXPORT_TABLES.items():
-                if table not in TABLES and not hasattr(agent, table):
-                    continue  # a table this version of adfkit does not have
-                try:
-                    if table == "usage" and prices is not None:
-                        kw = {**kw, "prices": prices}
-                    df = get_table(agent, table, **kw)
-                    if redact:
-                        df = redact_frame(df)
-                    fn = os.path.join(out_dir, f"{stem}.parquet")
-                    to_parquet(df, fn)
-                    written.append((name, stem, fn, len(df)))
-                except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
-                    problems.append(f"{stem}: {type(exc).__name__}: {exc}")
+        with open_agent(path, **open_kwargs) as opened:
+            agents = agents_of(opened)
+            problems: list[str] = []
+            subs = unique_names(a.name for a in agents)
+            for agent, sub in zip(agents, subs, strict=True):  # several agents: a folder each
+                where = out_dir if len(agents) == 1 else os.path.join(out_dir, sub)
+                problems += _export_agent(agent, where, redact, prices, written)
         if problems:
             return written, (path, "ExportError", "; ".join(problems))
         return written, None
     except Exception as exc:  # noqa: BLE001
         msg = exc.detail if isinstance(exc, AdfError) else str(exc)
         return written, (path, type(exc).__name__, msg)
+
+
+def _export_agent(
+    agent: AgentFile,
+    out_dir: str,
+    redact: bool,
+    prices: Any,
+    written: list[tuple[str, str, str, int]],
+) -> list[str]:
+    """Write one agent's documents and tables into ``out_dir``; the problems of tables that
+    failed (the rest are written)."""
+    os.makedirs(out_dir, exist_ok=True)
+    name = agent.name
+    docs = {
+        "meta": agent.meta(),
+        "config": redact_config(agent.config()),
+        "info": agent.info(sizes=True),
+    }
+    for stem, doc in docs.items():
+        fn = os.path.join(out_dir, f"{stem}.json")
+        with open(fn, "wb") as fh:
+            fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
+        written.append((name, stem, fn, 1))
+    problems = []
+    for stem, (table, kw) in EXPORT_TABLES.items():
+        if table not in TABLES and not hasattr(agent, table):
+            continue  # a table this version of adfkit does not have
+        try:
+            if table == "usage" and prices is not None:
+                kw = {**kw, "prices": prices}
+            df = get_table(agent, table, **kw)
+            if redact:
+                df = redact_frame(df)
+            fn = os.path.join(out_dir, f"{stem}.parquet")
+            to_parquet(df, fn)
+            written.append((name, stem, fn, len(df)))
+        except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
+            problems.append(f"{stem}: {type(exc).__name__}: {exc}")
+    return problems
 
 
 def export(

@@ -63,6 +63,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import _registry as registry
 from . import schema
 from ._errors import AdfError, AdfWarning, BlobError
 from ._history import reappended_copies
@@ -159,9 +160,10 @@ def load_taxonomy(taxonomy: TaxonomyArg = None) -> dict[str, Any]:
 
 
 def default_taxonomy(fmt: str = "adf") -> dict[str, Any]:
-    """The shipped taxonomy for one kind of record: ``adfkit/data/taxonomy.<format>.json``
-    when adfkit ships one (``claude_code``, ``codex``: their agents' own tools), else the ADF
-    default (``adfkit/data/taxonomy.json``, the skill's).
+    """The shipped taxonomy of one format's agent: the file its spec names in ``adfkit/data``
+    (:attr:`adfkit._registry.FormatSpec.taxonomy`: Claude Code's and Codex's own tools), the ADF
+    default (``adfkit/data/taxonomy.json``, the skill's) for ADF agents, and no tool classes at
+    all for a format that names none (its tools are unknown, not ADF's).
 
     Examples
     --------
@@ -173,9 +175,10 @@ def default_taxonomy(fmt: str = "adf") -> dict[str, Any]:
     >>> default_taxonomy("adf") == load_taxonomy()
     True
     """
-    res = resources.files("adfkit").joinpath(f"data/taxonomy.{fmt}.json")
-    if fmt == "adf" or not res.is_file():
-        return load_taxonomy()
+    name = registry.spec(fmt).taxonomy
+    if name is None:
+        return {"tools": {}, "prefixes": {}}
+    res = resources.files("adfkit").joinpath(f"data/{name}")
     obj: dict[str, Any] = json.loads(res.read_text("utf-8"))
     return obj
 

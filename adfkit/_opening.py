@@ -13,14 +13,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import orjson
+import pandas as pd
 
-from ._adf import AdfSource
+from . import _registry as registry
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
-from ._errors import AdfError, UnknownFormatError
+from ._errors import AdfError
 from ._source import AgentSource
-from ._transcript import UTF8_BOM, open_text_stream
-from ._transcript_source import open_transcript
 
 
 @runtime_checkable
@@ -33,33 +31,21 @@ class HasSource(Protocol):
 
 SourceLike = AgentSource | HasSource | str | os.PathLike[str]
 
-#: Kinds of record :func:`open_source` reads.
-FORMATS = ("adf", "claude_code", "codex")
 
-_SQLITE = b"SQLite format 3\x00"
-_ZSTD = b"\x28\xb5\x2f\xfd"
-_HEAD = 256 * 1024
-#: Top-level ``type`` of a Codex ``RolloutLine`` (TRANSCRIPTS.md §2.2).
-_CODEX_LINE_TYPES = {b"session_meta", b"response_item", b"event_msg", b"turn_context", b"compacted"}
-#: Bare ``ResponseItem`` types of the earliest Codex rollouts (no envelope).
-_CODEX_BARE_TYPES = {b"message", b"reasoning", b"function_call", b"function_call_output"}
+def formats() -> tuple[str, ...]:
+    """The names of the formats adfkit reads (:func:`adfkit._registry.specs`)."""
+    return tuple(s.name for s in registry.specs())
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """Which record ``path`` holds: ``adf``, ``claude_code`` or ``codex``.
-
-    An ``.adf`` name or the SQLite header means an ADF agent file (its reader then says what is
-    wrong with it); ``.zst`` or zstd data a Codex rollout; JSON lines are told apart by their
-    records (a Codex line is ``{"timestamp", "type", "payload"}``, a Claude Code record has a
-    ``uuid``/``sessionId``/``parentUuid``), then by the name (``rollout-*.jsonl``). Only the
-    first 256 KiB are read.
+    """The name of the format that claims ``path`` (:func:`adfkit._registry.recognise`).
 
     Raises
     ------
     AdfError
-        the path is missing, a directory, or unreadable.
+        the path is missing or unreadable.
     UnknownFormatError
-        the file is none of these (empty, binary, text, other JSON).
+        no format claims it (empty, binary, text, JSON of another kind).
 
     Examples
     --------
@@ -69,67 +55,22 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     >>> detect_format(next(Path("sample_agents/codex").rglob("*.jsonl.zst")))
     'codex'
     """
-    p = Path(path).expanduser()
-    name = p.name.lower()
-    if name.endswith(".adf"):
-        return "adf"
-    with open_text_stream(p, buffering=0) as f:  # only a regular file: a FIFO never blocks
-        try:
-            head = f.read(_HEAD)
-        except OSError as exc:
-            raise AdfError(f"cannot read the file: {exc.strerror}", path=p) from None
-    if head.startswith(_SQLITE):
-        return "adf"
-    if name.endswith(".zst") or head.startswith(_ZSTD):
-        return "codex"
-    what = _sniff_lines(head)
-    if what is not None:
-        return what
-    if name.startswith("rollout-") and name.endswith(".jsonl"):
-        return "codex"
-    if not head:
-        why = "empty file (0 bytes)"
-    elif head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")[:1] == b"{":
-        why = "JSON lines, but neither Claude Code nor Codex records"
-    elif b"\x00" in head[:512]:
-        why = "binary data"
-    else:
-        why = "text that is not JSON lines"
-    raise UnknownFormatError(
-        f"{why}: not an ADF agent file (SQLite), a Claude Code session or a Codex rollout",
-        path=p,
-    )
+    return registry.recognise(path).name
 
 
-def _sniff_lines(head: bytes) -> str | None:
-    """``claude_code``/``codex`` from the first records of ``head``, else None."""
-    lines = head.split(b"\n")
-    complete = lines[:-1] if len(lines) > 1 else []
-    for line in complete[:50]:
-        line = line.removeprefix(UTF8_BOM).strip()  # a byte-order mark is no content
-        if not line.startswith(b"{"):
-            continue
-        try:
-            obj = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if not isinstance(obj, dict):
-            continue
-        t = obj.get("type")
-        tb = t.encode() if isinstance(t, str) else b""
-        if "payload" in obj and tb in _CODEX_LINE_TYPES:
-            return "codex"
-        if any(k in obj for k in ("uuid", "parentUuid", "sessionId", "leafUuid")):
-            return "claude_code"
-        if tb in _CODEX_BARE_TYPES or ("cli_version" in obj and "id" in obj):
-            return "codex"
-    # a first line longer than the head (a huge record): look at its opening keys
-    first = head[:4096]
-    if b'"parentUuid"' in first or b'"sessionId"' in first:
-        return "claude_code"
-    if b'"payload"' in first and any(b'"' + t + b'"' in first for t in _CODEX_LINE_TYPES):
-        return "codex"
-    return None
+def open_any(
+    path: str | os.PathLike[str],
+    *,
+    max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
+    timeout: float = 5.0,
+    format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format
+) -> AgentSource | list[AgentSource]:
+    """Open the agent record at ``path`` read-only with the reader of its format: one source, or
+    a list of them when the input holds several agents. ``format``: a name from
+    :func:`formats`, or None to recognise it. ``max_blob_bytes`` and ``timeout`` apply to
+    readers that use them (ADF files)."""
+    got = registry.open_input(path, format, max_blob_bytes=max_blob_bytes, timeout=timeout)
+    return got if isinstance(got, AgentSource) else list(got)
 
 
 def open_source(
@@ -139,22 +80,63 @@ def open_source(
     timeout: float = 5.0,
     format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format
 ) -> AgentSource:
-    """Open the agent record at ``path`` read-only with the reader for its kind.
+    """Open the one agent at ``path`` (:func:`open_any`); an input holding several agents is an
+    :class:`AdfError` saying how to reach them."""
+    got = open_any(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format=format)
+    if isinstance(got, AgentSource):
+        return got
+    names = [src.name for src in got]
+    for src in got:
+        src.close()
+    shown = ", ".join(f"#{n}" for n in names[:5]) + (" ..." if len(names) > 5 else "")
+    raise AdfError(
+        f"holds {len(names)} agents, not one: name one as PATH#NAME ({shown}), or get them "
+        "all with adfkit.open(path)",
+        path=Path(path),
+    )
 
-    ``format``: ``adf``, ``claude_code``, ``codex``, or None to recognise it
-    (:func:`detect_format`). ``max_blob_bytes`` and ``timeout`` apply to ADF files.
+
+def list_sessions(
+    folder: str | os.PathLike[str] | None = None,
+    *,
+    format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format
+) -> pd.DataFrame:
+    """Sessions under ``folder``, newest first: one row per session, with its ``format``.
+
+    ``format``: one format's listing (:func:`formats`); None: every format that lists
+    sessions, on the same folder. ``folder`` None: each format's own folder
+    (``~/.claude/projects``, ``~/.codex/sessions``...), those that exist. Columns: ``format``
+    then each listing's own (``path``, ``session_id``, ``size_bytes``, ``modified``... ; a
+    column one format has and another lacks is NA there).
+
+    Examples
+    --------
+    >>> df = list_sessions("sample_agents/codex", format="codex")
+    >>> df["format"].unique().tolist()
+    ['codex']
     """
-    fmt = detect_format(path) if format is None else format
-    if fmt == "adf":
-        return AdfSource(path, max_blob_bytes=max_blob_bytes, timeout=timeout)
-    if fmt in ("claude_code", "codex"):
-        return open_transcript(path, fmt)
-    raise ValueError(f"format must be one of {list(FORMATS)} or None, got {format!r}")
+    chosen = [registry.spec(format)] if format is not None else registry.specs()
+    parts = []
+    for s in chosen:
+        if s.list_sessions is None:
+            continue
+        root = Path(folder if folder is not None else (s.default_root or "")).expanduser()
+        if folder is None and (s.default_root is None or not root.is_dir()):
+            continue
+        if format is None and not root.is_dir():
+            raise AdfError("not a folder", path=root)
+        df = s.list_sessions(root)
+        df.insert(0, "format", pd.array([s.name] * len(df), dtype="string"))
+        parts.append(df)
+    if not parts:
+        return pd.DataFrame({"format": pd.array([], dtype="string")})
+    out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+    return out.sort_values("modified", ascending=False, kind="stable").reset_index(drop=True)
 
 
 @contextmanager
 def opened(agent: SourceLike) -> Iterator[AgentSource]:
-    """The source behind ``agent``; a path is opened here and closed on exit."""
+    """The source behind ``agent``; a path (of one agent) is opened here and closed on exit."""
     if isinstance(agent, AgentSource):
         yield agent
     elif isinstance(agent, HasSource):

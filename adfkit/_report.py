@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._agent import open as open_agent
+from ._agent import open_one as open_agent
 from ._bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name

@@ -135,6 +135,9 @@ class AgentSource(ABC):
     #: its output, 1 ms inversions in the ``/exit`` pair): there an inversion is the file's
     #: normal shape, an ``info`` finding of :func:`adfkit.integrity`.
     stamped_on_append: bool = True
+    #: Whether the reader may decode stored data on a background thread (a fleet whose every
+    #: core runs a loader turns it off).
+    prefetch: bool = False
     #: Tool names the provider runs inside the response, so no tool_result ever follows a call
     #: (Codex ``web_search_call``: ``web_search``); none by default.
     provider_tools: frozenset[str] = frozenset()

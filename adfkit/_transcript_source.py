@@ -39,62 +39,32 @@ import dataclasses
 import gc
 import os
 import re
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import _registry as registry
 from . import schema
-from ._claude_code import parse_claude_code
-from ._codex import parse_codex
 from ._errors import AdfError
 from ._history import add_epochs
 from ._loopframe import RowBuilder
+from ._registry import Rule
 from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
 from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, event_counts
 
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
 
-#: Claude Code's automatic compaction: the threshold is the model's context window minus the
-#: output reserved for the reply (20,000) minus a fixed buffer (13,000) (see
-#: :func:`compaction_rule`).
-CLAUDE_OUTPUT_RESERVE = 20_000
-CLAUDE_AUTOCOMPACT_BUFFER = 13_000
-#: Context window of Claude models; a ``[1m]`` model id (the 1M-token beta) has 1,000,000.
-CLAUDE_WINDOW = 200_000
-CLAUDE_WINDOW_1M = 1_000_000
-#: Codex compacts automatically at 90% of the model's context window (``auto_compact_token_limit``
-#: defaults to ``context_window * 9 / 10``); the window is recorded in the rollout.
-CODEX_AUTO_COMPACT_FRACTION = 0.9
-#: Codex's context window for its GPT-5 family models when the rollout records none.
-CODEX_WINDOW = 272_000
 #: Microcompaction replaces a tool result by a stub of about this many characters
 #: (``[Old tool result content cleared]``, TRANSCRIPTS.md §1.6, uncertain).
 STUB_TEXT = "[Old tool result content cleared]"
 
-_PROVIDER = {"claude_code": "anthropic", "codex": "openai"}
 
-
-def compaction_rule(
-    fmt: str, model: str | None, context_window: int | None = None
-) -> tuple[int, int, str]:
-    """``(context_window, threshold, rule)``: the automatic-compaction threshold in tokens of
-    the tool that wrote a transcript, for its model.
-
-    - Claude Code records no window and no threshold. The window comes from the model (200,000;
-      1,000,000 for a ``[1m]`` model id); the threshold is ``window - 20,000 - 13,000`` (the
-      output reserved for the reply, then Claude Code's auto-compact buffer): 167,000 on a
-      200k model. Source: Claude Code's bundled ``cli.js`` as quoted in anthropics/claude-code
-      issue #12004 (``available input - 13000``, output reserve 20,000); it agrees with the
-      ``preTokens`` observed in real files, 136k-173k on 200k windows (TRANSCRIPTS.md §1.6).
-      ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and newer releases can move it (not recorded).
-    - Codex records ``model_context_window`` (``token_count``, ``task_started``); it compacts
-      automatically at ``auto_compact_token_limit``, by default 90% of that window (codex-rs
-      ``openai_model_info.rs``; a ``model_auto_compact_token_limit`` in ``config.toml``
-      overrides it and is not recorded). Without a recorded window: 272,000 (Codex's GPT-5
-      window).
+def compaction_rule(fmt: str, model: str | None, context_window: int | None = None) -> Rule:
+    """The automatic-compaction rule of the format ``fmt`` for ``model``
+    (:attr:`FormatSpec.compaction_rule`): ``(window, threshold, text)``, None where the format
+    states none and adfkit knows no rule.
 
     Examples
     --------
@@ -103,21 +73,10 @@ def compaction_rule(
     >>> compaction_rule("codex", "gpt-5-codex", 272000)[:2]
     (272000, 244800)
     """
-    if fmt == "codex":
-        w = context_window or CODEX_WINDOW
-        src = "recorded model_context_window" if context_window else "assumed 272,000 window"
-        return (
-            w,
-            int(w * CODEX_AUTO_COMPACT_FRACTION),
-            f"Codex auto_compact_token_limit default: 90% of the context window ({src})",
-        )
-    w = CLAUDE_WINDOW_1M if model and "[1m]" in model.lower() else CLAUDE_WINDOW
-    return (
-        w,
-        w - CLAUDE_OUTPUT_RESERVE - CLAUDE_AUTOCOMPACT_BUFFER,
-        "Claude Code auto-compact: context window - 20,000 output reserve - 13,000 buffer "
-        "(window from the model id)",
-    )
+    rule = registry.spec(fmt).compaction_rule
+    if rule is None:
+        return Rule(context_window, None, "no automatic-compaction rule known for this format")
+    return rule(model, context_window)
 
 
 def _ms_iso(ms: int | None) -> str | None:
@@ -146,9 +105,9 @@ class TranscriptSource(AgentSource):
     def __init__(self, parsed: ParsedTranscript) -> None:
         super().__init__(parsed.path)
         self.format = parsed.format
-        self.stamped_on_append = parsed.format != "claude_code"
-        if parsed.format == "codex":
-            self.provider_tools = frozenset({"web_search"})
+        self._spec = registry.spec(parsed.format)
+        self.stamped_on_append = self._spec.stamped_on_append
+        self.provider_tools = self._spec.provider_tools
         self._subagents: list[AgentSource] | None = None
         gc_was_on = gc.isenabled()
         gc.disable()
@@ -254,7 +213,7 @@ class TranscriptSource(AgentSource):
         window, threshold, rule = compaction_rule(self.format, model, self.context_window())
         return {
             "name": self.name,
-            "model": {"model_id": model, "provider": _PROVIDER.get(self.format)},
+            "model": {"model_id": model, "provider": self._spec.provider(model)},
             "context": {"compact_threshold": threshold, "audit": {"loop": True}},
             "context_window": window,
             "compact_rule": rule,
@@ -603,15 +562,3 @@ def _add_rows(b: RowBuilder, rows: list[TranscriptRow], swept_by: dict[int, int]
             r.kind_hint,
         )
     b.flush()
-
-
-def open_transcript(
-    path: str | os.PathLike[str], fmt: str, *, max_line_bytes: int | None = None
-) -> TranscriptSource:
-    """Parse ``path`` with the reader of ``fmt`` (``claude_code`` or ``codex``)."""
-    kw: dict[str, Any] = {} if max_line_bytes is None else {"max_line_bytes": max_line_bytes}
-    if fmt == "claude_code":
-        return TranscriptSource(parse_claude_code(Path(path), **kw))
-    if fmt == "codex":
-        return TranscriptSource(parse_codex(Path(path), **kw))
-    raise ValueError(f"unknown transcript format {fmt!r}")

@@ -62,7 +62,7 @@ import numpy as np
 import pandas as pd
 
 from ._agent import AgentFile
-from ._agent import open as open_agent
+from ._agent import open_one as open_agent
 from ._errors import AdfWarning
 from ._outputs import check_output, safe_name
 from ._parts import NOT_IN_FILE as _NOT_IN_FILE

@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
             "_codex",
             "_transcript_source",
             "_opening",
+            "_registry",
         ],
         1,
     ),

@@ -132,7 +132,7 @@ def test_half_written_last_line_reads_with_one_warning() -> None:
         ("empty.jsonl", b"", "empty file"),
         ("notes.txt", b"# notes\nhello\n", "text that is not JSON lines"),
         ("blob.bin", b"\x00\x01\x02" * 50, "binary data"),
-        ("other.jsonl", b'{"a": 1}\n{"b": 2}\n', "JSON lines, but neither Claude Code nor Codex"),
+        ("other.jsonl", b'{"a": 1}\n{"b": 2}\n', "JSON lines of a kind adfkit does not read"),
     ],
 )
 def test_anything_else_is_a_clear_error(tmp_path: Path, name: str, data: bytes, match: str) -> None:
@@ -706,3 +706,17 @@ def test_a_long_simulated_session_matches_its_truth(tmp_path: Path) -> None:
     got = usage_sum(agent.usage())  # the abandoned branches' calls included
     assert {k: got[k] for k in s.usage} == s.usage
     assert ident(agent, agent.source.branches()["seq"]) == [r.uuid for r in s.branch_rows]
+
+
+def test_the_registry_lists_and_names_every_format() -> None:
+    """``formats()`` names the readers, ``list_sessions`` is each one's listing with its
+    ``format``, and a built-in name cannot be registered over."""
+    assert {"adf", "claude_code", "codex"} <= set(adfkit.formats())
+    codex = adfkit.list_sessions(ROOT / "sample_agents" / "codex", format="codex")
+    assert codex.drop(columns="format").equals(
+        adfkit.list_codex_sessions(ROOT / "sample_agents" / "codex")
+    )
+    from adfkit._registry import spec
+
+    with pytest.raises(ValueError, match="built-in"):
+        adfkit.register_format(spec("claude_code"))

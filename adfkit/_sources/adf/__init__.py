@@ -1,0 +1,41 @@
+"""ADF agent files: one SQLite database per agent (``*.adf``, ADF_FORMAT.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._registry import FormatSpec, Probe
+
+if TYPE_CHECKING:
+    from ..._source import AgentSource
+
+_SQLITE = b"SQLite format 3\x00"
+
+
+def _claims(probe: Probe) -> bool:
+    """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header."""
+    return probe.name.endswith(".adf") or (not probe.is_dir and probe.head.startswith(_SQLITE))
+
+
+def _open(path: Path, **options: Any) -> AgentSource:
+    from ..._adf import AdfSource
+
+    keep = {k: options[k] for k in ("max_blob_bytes", "timeout") if k in options}
+    return AdfSource(path, **keep)
+
+
+def _find(folder: Path) -> Iterator[Path]:
+    return folder.glob("*.adf")
+
+
+SPEC = FormatSpec(
+    name="adf",
+    label="ADF agent file",
+    looks_for="a SQLite database, or a name ending .adf",
+    claims=_claims,
+    open=_open,
+    find=_find,
+    taxonomy="taxonomy.json",
+)

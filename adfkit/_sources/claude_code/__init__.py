@@ -1,0 +1,109 @@
+"""Claude Code sessions: ``~/.claude/projects/<project>/<session>.jsonl`` (TRANSCRIPTS.md §1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..._registry import FormatSpec, Probe, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..._source import AgentSource
+
+#: Claude Code's automatic compaction: the threshold is the model's context window minus the
+#: output reserved for the reply (20,000) minus a fixed buffer (13,000) (see :func:`rule`).
+OUTPUT_RESERVE = 20_000
+AUTOCOMPACT_BUFFER = 13_000
+#: Context window of Claude models; a ``[1m]`` model id (the 1M-token beta) has 1,000,000.
+WINDOW = 200_000
+WINDOW_1M = 1_000_000
+
+#: Every record type Claude Code writes (TRANSCRIPTS.md §0, §1.3): conversation and metadata.
+RECORD_TYPES = frozenset(
+    {"user", "assistant", "system", "progress", "attachment", "summary"}
+    | {"file-history-snapshot", "file-history-delta", "queue-operation", "last-prompt"}
+    | {"custom-title", "agent-name", "ai-title", "mode", "permission-mode", "pr-link"}
+    | {"agent-setting", "tag"}
+)
+#: Keys only Claude Code's records carry next to their ``type``.
+_ID_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
+#: A first line longer than the head: Claude Code writes ``parentUuid`` first in a conversation
+#: record, and ``type`` before the message.
+_OPENING = re.compile(rb'^\{"(parentUuid|type)":')
+_TYPE = re.compile(rb'"type":"(user|assistant|system|summary|progress|attachment)"')
+
+
+def claims(probe: Probe) -> bool:
+    """A record of a Claude Code type that carries one of its id keys, among the first lines;
+    or, when the first line is longer than the head, its opening keys."""
+    if probe.is_dir or probe.name.endswith(".zst"):
+        return False
+    for rec in probe.records:
+        if rec.get("type") in RECORD_TYPES and any(k in rec for k in _ID_KEYS):
+            return True
+    if probe.records:
+        return False
+    first = probe.first_line
+    return bool(_OPENING.match(first) and b'"sessionId":' in first and _TYPE.search(first))
+
+
+def rule(model: str | None, window: int | None = None) -> Rule:
+    """Claude Code records no window and no threshold. The window comes from the model (200,000;
+    1,000,000 for a ``[1m]`` model id); the threshold is ``window - 20,000 - 13,000`` (the
+    output reserved for the reply, then Claude Code's auto-compact buffer): 167,000 on a 200k
+    model. Source: Claude Code's bundled ``cli.js`` as quoted in anthropics/claude-code issue
+    #12004 (``available input - 13000``, output reserve 20,000); it agrees with the
+    ``preTokens`` observed in real files, 136k-173k on 200k windows (TRANSCRIPTS.md §1.6).
+    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and newer releases can move it (not recorded).
+
+    Examples
+    --------
+    >>> rule("claude-sonnet-4-5-20250929")[:2]
+    (200000, 167000)
+    """
+    w = WINDOW_1M if model and "[1m]" in model.lower() else WINDOW
+    return Rule(
+        w,
+        w - OUTPUT_RESERVE - AUTOCOMPACT_BUFFER,
+        "Claude Code auto-compact: context window - 20,000 output reserve - 13,000 buffer "
+        "(window from the model id)",
+    )
+
+
+def _open(path: Path, **options: Any) -> AgentSource:
+    from ..._claude_code import parse_claude_code
+    from ..._transcript_source import TranscriptSource
+
+    return TranscriptSource(parse_claude_code(path))
+
+
+def _find(folder: Path) -> Iterator[Path]:
+    """Session files in ``folder`` (a subagent's ``agent-*.jsonl`` goes with its session)."""
+    return (p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
+
+
+def _list(folder: Path) -> pd.DataFrame:
+    from ..._claude_code import list_claude_code_sessions
+
+    return list_claude_code_sessions(folder)
+
+
+SPEC = FormatSpec(
+    name="claude_code",
+    label="Claude Code session",
+    looks_for="JSON lines with Claude Code records: user, assistant, summary... with a uuid",
+    claims=claims,
+    open=_open,
+    find=_find,
+    list_sessions=_list,
+    default_root="~/.claude/projects",
+    compaction_rule=rule,
+    taxonomy="taxonomy.claude_code.json",
+    provider=lambda model: "anthropic",
+    # a record is stamped with its event's time and some are written after later ones
+    stamped_on_append=False,
+)
