@@ -60,20 +60,20 @@ def _calls(agent: AgentFile, prices: Any) -> pd.DataFrame:
 
 
 def _compaction_days(agent: AgentFile) -> pd.DataFrame:
-    """``day``, ``event`` of each compaction (``microcompaction`` and ``clear`` apart). An ADF
-    file's come from :meth:`AgentFile.compactions`; a transcript's from :meth:`events` (what
-    its ``info()`` counts), dated by the row where each one starts, without the analysis."""
-    if agent.source.format == "adf":
-        c = agent.compactions()
-        at, event = c["created_at"], c["event"]
-    else:
-        ev = agent.events()
-        seq = ev["boundary_seq"].fillna(ev["summary_seq"])
-        h = agent.history()
-        when = pd.Series(h["created_at"].to_numpy(), index=h["seq"].to_numpy())
-        when = when[~when.index.duplicated()]
-        at = pd.Series(when.reindex(seq.to_numpy()).to_numpy(), dtype="datetime64[ms, UTC]")
-        event = ev["event"]
+    """``day``, ``event`` of each compaction (``microcompaction`` and ``clear`` apart), from
+    :meth:`AgentFile.events` (what ``info()`` counts), without the compactions analysis: dated
+    by the row where it starts (the row before its summary), or by its summary when the file
+    no longer holds that row (rows discarded without audit)."""
+    ev = agent.events()
+    h = agent.history()
+    when = pd.Series(h["created_at"].to_numpy(), index=h["seq"].to_numpy())
+    when = when[~when.index.duplicated()]
+
+    def at_row(col: str) -> pd.Series:
+        return pd.Series(when.reindex(ev[col].to_numpy()).to_numpy(), dtype="datetime64[ms, UTC]")
+
+    at = at_row("boundary_seq").fillna(at_row("summary_seq"))
+    event = ev["event"]
     day = at.dt.strftime("%Y-%m-%d").astype("string").fillna("unknown")
     return pd.DataFrame({"day": day.to_numpy(), "event": event.astype("string").to_numpy()})
 

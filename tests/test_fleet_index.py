@@ -13,6 +13,7 @@ import pytest
 from adfbuild import build, row, text, use
 from conftest import sample
 
+import adfkit
 import adfkit._fleet as fleet_mod
 from adfkit import load_fleet
 from adfkit._errors import OutputPathError
@@ -217,3 +218,18 @@ def test_index_command(tmp_path, capsys):
     for t in ("usage_days", "usage", "compactions"):
         assert len(list((tmp_path / "ix" / t).glob("*.parquet"))) == 2
     assert len(paths) == 2
+
+
+@pytest.mark.parametrize("name", ["forgetful", "long-runner", "mind-keeper"])
+def test_usage_days_dates_each_compaction_as_the_analysis_does(name: str) -> None:
+    """Compactions per day come from events() with no format named: dated by the row before
+    the summary, or by the summary where that row is lost (forgetful discarded it), they fall
+    on the days of compactions()["created_at"]."""
+    path = sample(name)
+    with adfkit.open(path) as agent:
+        c = agent.compactions()
+        want = c[c["event"] == "compaction"]["created_at"].dt.strftime("%Y-%m-%d").value_counts()
+    days = load_fleet([path], table="usage_days").df.set_index("day")["compactions"]
+    got = days[days > 0]
+    assert want.sum() > 0
+    assert got.sort_index().to_dict() == want.sort_index().to_dict()
