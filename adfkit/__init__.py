@@ -38,12 +38,22 @@ from ._errors import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
     from . import schema
-    from ._agent import AgentCollection, AgentFile, open, open_adf, open_claude_code, open_codex
+    from ._agent import (
+        AgentCollection,
+        AgentFile,
+        observe,
+        open,
+        open_adf,
+        open_claude_code,
+        open_codex,
+        simulate,
+        simulate_sweep,
+    )
     from ._claude_code import list_claude_code_sessions
     from ._codex import list_codex_sessions
     from ._fleet import FleetResult, export, load_fleet
     from ._mind import Mind
-    from ._observe import Observation, load_taxonomy, observe, signature
+    from ._observe import Observation, load_taxonomy, signature
     from ._opening import formats, list_sessions
     from ._registry import FormatSpec, register_format
     from ._simulate import (
@@ -51,8 +61,6 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         SlidingWindowPolicy,
         ThresholdPolicy,
         TrimToolResultsPolicy,
-        simulate,
-        simulate_sweep,
     )
 
     __version__: str
@@ -61,8 +69,19 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
 #: no pandas: ``schema``, the readers, analyses, fleets (and Parquet, zstandard, Dask behind
 #: them) are imported when a name that needs them is first touched.
 _LAZY: dict[str, str] = {
+    # the facade: it opens paths; the functions that take "an agent" hand analyses a source
     **dict.fromkeys(
-        ["AgentCollection", "AgentFile", "open", "open_adf", "open_claude_code", "open_codex"],
+        [
+            "AgentCollection",
+            "AgentFile",
+            "observe",
+            "open",
+            "open_adf",
+            "open_claude_code",
+            "open_codex",
+            "simulate",
+            "simulate_sweep",
+        ],
         "_agent",
     ),
     **dict.fromkeys(["formats", "list_sessions"], "_opening"),
@@ -71,15 +90,13 @@ _LAZY: dict[str, str] = {
     "list_codex_sessions": "_codex",
     **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_fleet"),
     "Mind": "_mind",
-    **dict.fromkeys(["Observation", "load_taxonomy", "observe", "signature"], "_observe"),
+    **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_observe"),
     **dict.fromkeys(
         [
             "SimulationResult",
             "SlidingWindowPolicy",
             "ThresholdPolicy",
             "TrimToolResultsPolicy",
-            "simulate",
-            "simulate_sweep",
         ],
         "_simulate",
     ),

@@ -22,18 +22,19 @@ import pyarrow as pa
 
 from . import _blobs, _history, schema
 from ._adf_checks import check_storage
-from ._config import audit_settings, compact_threshold
+from ._config import audit_settings, compact_threshold, threshold_rule
 from ._errors import AdfError, AdfWarning, BlobError, MalformedRowError
 from ._js import JSONError, parse_json
 from ._loopframe import RowBuilder, side_frame, side_int, side_ms, side_text
 from ._open import Source
-from ._source import AgentSource, Key, StorageReport
+from ._source import AgentSource, Info, Key, Settings, StorageReport, info_record
 
 _LOOP: Key[pd.DataFrame] = Key("adf.loop")
 _AUDIT: Key[pd.DataFrame] = Key("adf.audit")
 _AUDIT_ROWS: Key[list[tuple[Any, ...]]] = Key("adf.audit_rows")
 _LOOP_INDEX: Key[list[tuple[int, int, int | None, int | None, int]]] = Key("adf.loop_index")
 _CONFIG: Key[dict[str, Any]] = Key("adf.config")
+_SETTINGS: Key[Settings] = Key("adf.settings")
 _HISTORY: Key[tuple[pd.DataFrame, pd.DataFrame]] = Key("adf.history")
 _BLOB: Key[pd.DataFrame] = Key("adf.blob")
 _STORAGE: Key[StorageReport] = Key("adf.storage")
@@ -186,6 +187,27 @@ class AdfSource(AgentSource):
                         stacklevel=2,
                     )
         return cfg
+
+    def settings(self) -> Settings:
+        """The settings of :meth:`config` (ADF_FORMAT.md §10): the compaction threshold
+        (``configured``: ``context.compact_threshold``, else the deprecated
+        ``model.compact_threshold``, else the runtime's default; None when the number is out of
+        range), the effective audit switches, the configured model and provider. The config
+        names no context window."""
+        return self.memo.get(_SETTINGS, self._read_settings)
+
+    def _read_settings(self) -> Settings:
+        cfg = self.config()
+        model = cfg.get("model")
+        model = model if isinstance(model, dict) else {}
+        return Settings(
+            compact_threshold=compact_threshold(cfg),
+            threshold_source="configured",
+            threshold_rule=threshold_rule(cfg),
+            audit=audit_settings(cfg),
+            model=model.get("model_id") or None,
+            provider=model.get("provider") or None,
+        )
 
     # -- the loop ------------------------------------------------------------------------
     def loop(self) -> pd.DataFrame:
@@ -562,14 +584,14 @@ class AdfSource(AgentSource):
         return v.encode("utf-8") if isinstance(v, str) else bytes(v or b"")
 
     # -- summary -------------------------------------------------------------------------
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
-        """COUNT and MIN/MAX queries only, never a blob (see ``AgentFile.info``)."""
+    def info(self, *, sizes: bool = True) -> Info:
+        """COUNT and MIN/MAX queries only, never a blob (see ``AgentFile.info``). What only a
+        transcript has (a session id, subagents, event counts...) is None."""
         src = self._src
         meta = self.meta()
         cfg = self.config()
+        settings = self.settings()
         out: dict[str, Any] = {
-            "path": self.path,
-            "name": self.name,
             "handle": meta.get("adf_handle") or cfg.get("handle"),
             "schema_version": self.schema_version,
             "adf_version": meta.get("adf_version") or cfg.get("adf_version"),
@@ -587,10 +609,7 @@ class AdfSource(AgentSource):
                 status = "unreadable"
         out["turn_checkpoint"] = status
         out["live"] = not bool(meta.get("adf_clean_close")) or bool(out["sidecars"])
-        model = cfg.get("model")
-        model = model if isinstance(model, dict) else {}
-        out["model"] = model.get("model_id") or None
-        out["provider"] = model.get("provider") or None
+        out["model"] = settings.model
         out["model_source"] = "config" if out["model"] else None
         if not out["model"] and src.has("adf_loop", "model"):
             last = src.query(
@@ -600,8 +619,6 @@ class AdfSource(AgentSource):
             )
             if last and isinstance(last[0][0], str):
                 out["model"], out["model_source"] = last[0][0], "loop"
-        out["compact_threshold"] = compact_threshold(cfg)
-        out["audit_settings"] = audit_settings(cfg)
         n, lo, hi, t0, t1 = 0, None, None, None, None
         if src.has("adf_loop"):
             n, lo, hi = src.query(
@@ -670,7 +687,7 @@ class AdfSource(AgentSource):
                 if src.has(table)
                 else 0
             )
-        return out
+        return info_record(self, settings, **out)
 
 
 def _iso(ms: Any) -> str | None:

@@ -3,6 +3,11 @@
 ``AgentFile`` holds an :class:`adfkit._source.AgentSource` (the reader core) and offers every
 table and analysis as a method; each method is one call into the module that computes it. Only
 this layer (and ``plots``, ``widgets``, the CLI) knows all the analyses; they never import it.
+
+The facade owns opening: the public functions that take "an agent" (:func:`observe`,
+:func:`simulate`, :func:`simulate_sweep`) accept a path, an ``AgentFile`` or a source, open a
+path for the duration of the call (:func:`opened`) and hand the analysis an ``AgentSource``;
+no analysis opens a file.
 """
 
 from __future__ import annotations
@@ -12,7 +17,8 @@ import inspect
 import os
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TypeVar, overload
+from contextlib import contextmanager
+from typing import Any, TypeAlias, TypeVar, overload
 
 import pandas as pd
 
@@ -22,19 +28,21 @@ from . import (
     _forgetting,
     _integrity,
     _mind,
+    _observe,
     _replay,
     _settings,
+    _simulate,
     _tables,
     _usage,
 )
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
-from ._config import audit_settings, compact_threshold
 from ._errors import AdfWarning
 from ._mind import Mind, read_mind
-from ._observe import Observation, TaxonomyArg, observe
+from ._observe import Observation, TaxonomyArg
 from ._opening import open_any, open_source
 from ._registry import MEMBER
-from ._source import AgentSource
+from ._simulate import Policy, SimulationResult
+from ._source import AgentSource, Info, Settings
 from ._usage import PricesArg
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -165,7 +173,7 @@ def open_claude_code(path: str | os.PathLike[str]) -> AgentFile:
     The file is read once, line by line; a half-written last line (a session still running) is
     read up to the line before, with an :class:`adfkit.AdfWarning`. The session's subagents
     are :meth:`AgentFile.subagents`. History is the active branch (after a rewind, the branch
-    the last record continues); abandoned branches are ``agent.source.branches()``.
+    the last record continues); abandoned branches are :meth:`AgentFile.branches`.
 
     Raises
     ------
@@ -306,15 +314,39 @@ class AgentFile:
         """
         return self.source.config()
 
-    def compact_threshold(self) -> int | None:
-        """The compaction threshold in force now (``context.compact_threshold``, else the
-        deprecated ``model.compact_threshold``, else 100000); None when the config sets a number
-        out of range (1e300, 2**64-1, 0 or below: see ``threshold_schedule``)."""
-        return compact_threshold(self.source.config())
+    def settings(self) -> Settings:
+        """The settings the agent ran with, the same record for every kind of agent; None (NA)
+        where the record does not say.
 
-    def audit_settings(self) -> dict[str, bool]:
-        """Effective audit switches: ``context.audit`` if present, else ``audit``, else all off."""
-        return audit_settings(self.source.config())
+        Fields: ``compact_threshold`` (tokens; None when unknown, or configured out of range),
+        ``threshold_source`` (``recorded``: the record states it; ``configured``: the agent's
+        configuration sets it, the runtime's default included; ``assumed``: the rule of the
+        tool that wrote the record, which records none), ``threshold_rule`` (where it comes
+        from, in words), ``context_window`` (tokens) and ``window_source``, ``audit`` (``loop``,
+        ``inbox``, ``outbox``, ``files``: True, False, or None where the record has no such
+        part), ``model``, ``provider``.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> s = adfkit.open_adf("sample_agents/long-runner.adf").settings()
+        >>> s.threshold_source, s.audit["loop"], s.context_window
+        ('configured', True, None)
+        """
+        return self.source.settings()
+
+    def compact_threshold(self) -> int | None:
+        """The compaction threshold in force now: :meth:`settings`' ``compact_threshold`` (for
+        an ADF file ``context.compact_threshold``, else the deprecated
+        ``model.compact_threshold``, else 100000); None when the config sets a number out of
+        range (1e300, 2**64-1, 0 or below: see ``threshold_schedule``)."""
+        return self.source.settings().compact_threshold
+
+    def audit_settings(self) -> dict[str, bool | None]:
+        """Effective audit switches (:meth:`settings`' ``audit``): for an ADF file
+        ``context.audit`` if present, else ``audit``, else all off; None for a part the record
+        does not have (a transcript's inbox, outbox and files)."""
+        return dict(self.source.settings().audit)
 
     def loop(self) -> pd.DataFrame:
         """Live loop entries. One row per entry, in position order (``COALESCE(ord, seq), seq``).
@@ -467,6 +499,41 @@ class AgentFile:
         """
         return self.source.events()
 
+    def branches(self) -> pd.DataFrame:
+        """Rows of abandoned branches (a Claude Code rewind, a Codex rollback), in no other
+        table. One row per seq; empty for an ADF file (its loop has no branches).
+
+        Columns: those of :meth:`loop`, then ``branch`` (string: ``branch-1``...). Their seqs
+        follow the active conversation's.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> adfkit.open_adf("sample_agents/long-runner.adf").branches().empty
+        True
+        """
+        return self.source.branches()
+
+    def calls(self) -> pd.DataFrame:
+        """Model calls the record states apart from its rows, usage counted once, in file
+        order; empty for an ADF file (its calls are its assistant rows: :meth:`usage`).
+
+        Columns: ``key`` (string: Claude Code ``message.id:requestId``), ``seq`` (Int64: the
+        row holding the usage, NA when none), ``line`` (Int64), ``model`` (string),
+        ``created_at`` (datetime64[ms, UTC]), ``n_records`` (Int64: records the call was
+        written over), ``sidechain`` (bool), then ``tokens_input``, ``tokens_output``,
+        ``tokens_cache_read``, ``tokens_cache_write``, ``tokens_cache_write_1h`` (NA where the
+        file does not split it), ``tokens_reasoning`` (Int64; ``input`` includes the cache
+        parts).
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> list(adfkit.open_adf("sample_agents/long-runner.adf").calls().columns[:3])
+        ['key', 'seq', 'line']
+        """
+        return self.source.calls()
+
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges discarded without audit. One row per gap (seqs in no table and no blob).
 
@@ -575,24 +642,32 @@ class AgentFile:
         """
         return self.source.timers()
 
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
+    def info(self, *, sizes: bool = True) -> Info:
         """A cheap summary: counts, settings and liveness. No blob is decompressed.
 
+        The same keys for every kind of record (:data:`adfkit._source.INFO_KEYS`); a key the
+        record has nothing for is None (an ADF file has no session id, a transcript no inbox).
         The same fields, with the same meaning, as ``adfkit info`` prints:
 
-        - ``path``, ``name``, ``handle``, ``schema_version``, ``adf_version``, ``file_bytes``,
-          ``open_mode``, ``clean_close``, ``sidecars``, ``turn_checkpoint``, ``live``
+        - ``path``, ``name``, ``format``, ``handle``, ``session_id``, ``schema_version``,
+          ``adf_version``, ``tool_version`` (of the tool that wrote a transcript),
+          ``file_bytes``, ``open_mode``, ``clean_close``, ``sidecars``, ``turn_checkpoint``,
+          ``live`` (being written, or crashed / cut off)
         - ``model``, ``provider``: the configured model, else the model of the latest live
-          model call (``model_source`` says which: ``config``, ``loop`` or None)
+          model call (``model_source`` says which: ``config``, ``loop``, ``transcript`` or None)
         - ``compact_threshold`` (None when the config's number is out of range),
-          ``audit_settings``
-        - ``loop_rows``, ``loop_seq_range``, ``highest_seq``; ``first_live_at`` and
-          ``last_live_at`` (ISO text): the live loop's first and last stamped rows;
-          ``first_archived_at``: when the oldest loop archive was written (the history goes back
-          further than the live loop when there is one)
+          ``threshold_source``, ``threshold_rule``, ``context_window``, ``audit_settings``:
+          as in :meth:`settings`
+        - ``loop_rows``, ``loop_seq_range``, ``history_rows`` (transcripts: counted when read),
+          ``highest_seq``; ``first_live_at`` and ``last_live_at`` (ISO text): the live loop's
+          first and last stamped rows; ``first_archived_at``: when the oldest loop archive was
+          written (the history goes back further than the live loop when there is one)
         - ``audit_rows`` (rows per source), ``audited_loop_entries``, ``audit_json_chars``,
           ``audit_compressed_bytes``
         - ``inbox_rows``, ``outbox_rows``, ``files``, ``log_rows``, ``tasks``, ``timers``
+        - ``subagents``, ``branches`` (abandoned ones), ``findings`` (what ``adfkit check``
+          lists), ``compactions``, ``microcompactions``, ``clears``, ``rewinds``: counted where
+          the reader has them at hand (transcripts), else None
 
         Parameters
         ----------
@@ -699,7 +774,7 @@ class AgentFile:
         >>> obs.flagged.empty
         True
         """
-        return observe(self.source, taxonomy=taxonomy, segmentation=segmentation)
+        return _observe.observe(self.source, taxonomy=taxonomy, segmentation=segmentation)
 
     def subagents(self) -> list[AgentFile]:
         """The agents this one started, each a handle of its own (empty for an ADF file).
@@ -793,3 +868,170 @@ class AgentCollection(Sequence[AgentFile]):
 def agents_of(opened: AgentFile | AgentCollection) -> list[AgentFile]:
     """The agents an :func:`open` result holds: itself, or a collection's items."""
     return list(opened) if isinstance(opened, AgentCollection) else [opened]
+
+
+#: What the public functions accept as "an agent": a handle, a source, or a path to open.
+AgentLike: TypeAlias = AgentFile | AgentSource | str | os.PathLike[str]
+
+
+@contextmanager
+def opened(agent: AgentLike) -> Iterator[AgentSource]:
+    """The source behind ``agent``; a path is opened here (:func:`open`) and closed on exit.
+
+    Raises
+    ------
+    TypeError
+        ``agent`` is none of an ``AgentFile``, an ``AgentSource`` or a path.
+    """
+    if isinstance(agent, AgentSource):
+        yield agent
+    elif isinstance(agent, AgentFile):
+        yield agent.source
+    elif isinstance(agent, str | os.PathLike):
+        src = open_source(agent)
+        try:
+            yield src
+        finally:
+            src.close()
+    else:
+        raise TypeError(
+            f"expected an AgentFile, an agent source or a path, got {type(agent).__name__}"
+        )
+
+
+@_at_callers_line
+def observe(
+    agent: AgentLike | pd.DataFrame,
+    *,
+    taxonomy: TaxonomyArg = None,
+    segmentation: str = "smart",
+) -> Observation:
+    """Self-observation metrics of one agent: turns, calls by class, signatures, anomalies.
+
+    A batch re-implementation of the runtime's self-observation analyzer (ADF_FORMAT.md
+    §8.2-§8.4) over the whole history (live loop plus every audited loop row).
+
+    Parameters
+    ----------
+    agent : an open :class:`AgentFile`, the path of an agent record (opened and closed
+        here), or a loop/history DataFrame (the columns of :meth:`AgentFile.loop`).
+    taxonomy : None (the shipped default for the agent's kind: the skill's taxonomy for ADF
+        agents, ``default_taxonomy`` for Claude Code and Codex sessions), a mapping, or a
+        JSON file path; see :func:`adfkit.load_taxonomy`.
+    segmentation : ``"smart"`` (default: display order, one copy per seq, context rows,
+        notices and summaries are not turn boundaries, precise trigger kinds) or
+        ``"reference"`` (the reference analyzer's boundaries exactly, quirks included). The
+        module docstring of ``adfkit._observe`` tabulates every difference.
+
+    Returns
+    -------
+    Observation
+        ``turns``, ``calls``, ``signatures``, ``streaks`` and ``anomalies`` DataFrames (their
+        columns are documented on :class:`adfkit.Observation`).
+
+    Raises
+    ------
+    ValueError
+        unknown ``segmentation``.
+    TypeError
+        ``agent`` is none of the above.
+    AdfError
+        the file cannot be read, or the taxonomy file is bad.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> obs = adfkit.observe("sample_agents/long-runner.adf")
+    >>> obs.flagged["check"].tolist()
+    ['null_streak', 'repeated_signature', 'spend_without_change']
+    >>> top = obs.signatures.iloc[0]
+    >>> str(top["signature"]), int(top["count"])
+    ('fs_read:1f1udza', 5)
+    """
+    if isinstance(agent, pd.DataFrame):
+        return _observe.observe(agent, taxonomy=taxonomy, segmentation=segmentation)
+    _observe.check_segmentation(segmentation)  # before opening anything
+    with opened(agent) as src:
+        return _observe.observe(src, taxonomy=taxonomy, segmentation=segmentation)
+
+
+@_at_callers_line
+def simulate(
+    agent: AgentLike, policy: Policy, *, summary_chars: int | None = None
+) -> SimulationResult:
+    """Replay an agent's whole recorded history under another memory policy, with no model
+    call. The model's rows are kept as recorded; the runtime's artifacts (summaries, nudges)
+    are re-created where the simulated policy puts them. Clears, and compactions whose
+    surroundings the file no longer holds (audit off), are applied as recorded.
+
+    Parameters
+    ----------
+    agent : an open :class:`AgentFile`, a source or a path (opened and closed here).
+    policy : :class:`adfkit.ThresholdPolicy`, :class:`adfkit.SlidingWindowPolicy` or
+        :class:`adfkit.TrimToolResultsPolicy`.
+    summary_chars : size of a simulated summary that no real one matches (default: the mean of
+        the agent's real summaries, else ``DEFAULT_SUMMARY_CHARS``, 2,000).
+
+    Returns
+    -------
+    SimulationResult
+        ``events`` and ``calls`` frames and ``summary`` totals. The token model is described in
+        the docstring of ``adfkit._simulate``: at the policy and threshold in force it
+        reproduces the real compaction points and token counts exactly.
+
+    Raises
+    ------
+    TypeError
+        ``policy`` is not a policy, or ``agent`` none of the above.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> res = adfkit.simulate("sample_agents/clean.adf", adfkit.ThresholdPolicy())
+    >>> res.summary["n_compactions"] == res.summary["n_real_compactions"]
+    True
+    """
+    _simulate.check_policy(policy)  # before opening anything
+    with opened(agent) as src:
+        return _simulate.simulate(src, policy, summary_chars=summary_chars)
+
+
+@_at_callers_line
+def simulate_sweep(
+    agent: AgentLike,
+    thresholds: list[int] | Any,
+    *,
+    preserve: int = 0,
+    manual: bool = True,
+    summary_chars: int | None = None,
+) -> pd.DataFrame:
+    """The runtime's policy (:class:`adfkit.ThresholdPolicy`) at each of several thresholds.
+    One row per threshold.
+
+    Parameters
+    ----------
+    agent : an open :class:`AgentFile`, a source or a path (opened and closed here).
+    thresholds : the thresholds (tokens), a list or an array.
+    preserve, manual : as for :class:`adfkit.ThresholdPolicy`.
+    summary_chars : as for :func:`simulate`.
+
+    Returns
+    -------
+    DataFrame
+        Columns: ``threshold`` (Int64), ``n_compactions``, ``n_real_compactions``,
+        ``tokens_sent``, ``tokens_sent_actual`` (Int64), ``tokens_sent_ratio`` (Float64:
+        simulated / actual), ``tokens_saved`` (Int64: actual - simulated),
+        ``max_context_tokens``, ``mean_context_tokens`` (Float64: mean simulated
+        ``input + output`` per call).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> s = adfkit.simulate_sweep("sample_agents/clean.adf", [6000, 8000, 12000])
+    >>> s["n_compactions"].is_monotonic_decreasing
+    True
+    """
+    with opened(agent) as src:
+        return _simulate.simulate_sweep(
+            src, thresholds, preserve=preserve, manual=manual, summary_chars=summary_chars
+        )

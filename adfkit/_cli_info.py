@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from typing import Any
 
 from . import _registry as registry
@@ -34,7 +35,7 @@ def _when(value: Any) -> str:
     return text + (" UTC" if ts.tzinfo is not None else "")
 
 
-def _span(info: dict[str, Any]) -> str:
+def _span(info: Mapping[str, Any]) -> str:
     return (
         f", {_when(info['first_live_at'])} .. {_when(info['last_live_at'])}"
         if info["first_live_at"]
@@ -42,122 +43,142 @@ def _span(info: dict[str, Any]) -> str:
     )
 
 
-def format_info(info: dict[str, Any]) -> str:
-    """Render ``AgentFile.info()`` as aligned ``key: value`` lines (the fields it documents);
-    ``lost_seqs`` (when there) is how many seqs were discarded without audit."""
-    if info.get("format") not in (None, "adf"):
-        return _format_transcript(info)
-    audit = info["audit_rows"]
-    audit_txt = (
-        ", ".join(f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())) or "none"
-    )
-    switches = info["audit_settings"]
-    on = [k for k, v in switches.items() if v]
-    lo, hi = info["loop_seq_range"]
+def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
+    """Render ``AgentFile.info()`` as aligned ``key: value`` lines, the same lines for every
+    kind of record: a line whose values the record does not have (NA) is left out, and a value
+    it does not have inside a line is not shown. ``label`` names the kind of record (default:
+    its format's :attr:`~adfkit._registry.FormatSpec.label`); ``lost_seqs`` (when there) is how
+    many seqs were discarded without audit."""
+    kind = label or registry.label(str(info["format"]))
+    lines: list[tuple[str, str | None]] = [
+        ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info["handle"] else "")),
+        ("format", kind + (f" {info['tool_version']}" if info["tool_version"] else "")),
+        ("file", _file(info)),
+        (
+            "schema",
+            None
+            if info["schema_version"] is None
+            else f"{info['schema_version']} (adf {info['adf_version']})",
+        ),
+        ("state", _state(info)),
+        ("model", _model(info)),
+        ("window", _tokens(info["context_window"])),
+        ("live loop", _live(info)),
+        ("history", _history(info)),
+        ("audit", _audit(info)),
+        ("audit on", _audit_on(info)),
+        ("threshold", _threshold(info)),
+        (
+            "subagents",
+            None
+            if info["subagents"] is None
+            else f"{info['subagents']}"
+            + ("" if info["branches"] is None else f"; abandoned branches {info['branches']}"),
+        ),
+        (
+            "messages",
+            None
+            if info["inbox_rows"] is None
+            else f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}",
+        ),
+        ("files", None if info["files"] is None else f"{info['files']}"),
+    ]
+    shown = [(k, v) for k, v in lines if v is not None]
+    width = max(len(k) for k, _ in shown)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in shown)
+
+
+def _tokens(n: int | None) -> str | None:
+    return None if n is None else f"{n:,} tokens"
+
+
+def _file(info: Mapping[str, Any]) -> str:
+    size = info["file_bytes"]
+    return f"{info['path']}" + ("" if size is None else f" ({_fmt_bytes(size)})")
+
+
+def _state(info: Mapping[str, Any]) -> str:
+    if info["live"] is None:
+        text = "-"
+    elif info["live"]:
+        text = "live, or crashed / cut off"
+    else:
+        text = "closed cleanly" if info["clean_close"] else "complete"
+    if info["sidecars"]:
+        text += f"; sidecars {', '.join(info['sidecars'])}"
+    if info["turn_checkpoint"]:
+        text += f"; last turn {info['turn_checkpoint']}"
+    if info["findings"]:
+        text += f"; adfkit check lists {info['findings']} finding(s)"
+    return text
+
+
+def _model(info: Mapping[str, Any]) -> str:
     model = info["model"] or "- (not recorded)"
-    if info.get("model_source") == "loop":
+    if info["model_source"] == "loop":
         model += " (latest call; the config names none)"
     if info["provider"]:
         model += f" via {info['provider']}"
-    live = f"{info['loop_rows']:,} rows" + (f", seq {lo}..{hi}" if lo is not None else "")
-    live += _span(info)
-    lost = info.get("lost_seqs")
-    history = (
-        (f"seq 1..{info['highest_seq']:,}" if info["highest_seq"] else "as the live loop")
-        + (f", {lost:,} of them lost (discarded without audit)" if lost else "")
-        + (
-            f"; first archive written {_when(info['first_archived_at'])} (older rows are archived)"
-            if info.get("first_archived_at")
-            else ""
-        )
-    )
-    threshold = (
-        f"{info['compact_threshold']:,} tokens"
-        if info["compact_threshold"] is not None
-        else "NA (the config's number is out of range: no automatic compaction)"
-    )
-    lines = [
-        ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info.get("handle") else "")),
-        ("file", f"{info['path']} ({_fmt_bytes(info['file_bytes'])})"),
-        ("schema", f"{info['schema_version']} (adf {info['adf_version']})"),
-        (
-            "state",
-            ("live or crashed" if info["live"] else "closed cleanly")
-            + (f"; sidecars {', '.join(info['sidecars'])}" if info["sidecars"] else "")
-            + (f"; last turn {info['turn_checkpoint']}" if info["turn_checkpoint"] else ""),
-        ),
-        ("model", model),
-        ("live loop", live),
-        ("history", history),
-        (
-            "audit",
-            audit_txt
-            if info.get("audited_loop_entries") is None or not audit  # info(sizes=False)
-            else f"{audit_txt}, holding {info['audited_loop_entries']:,} loop rows, "
-            f"{_fmt_bytes(info['audit_compressed_bytes'])} compressed",
-        ),
-        ("audit on", ", ".join(on) or "nothing (compacted history is discarded)"),
-        ("threshold", threshold),
-        ("messages", f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}"),
-        ("files", f"{info['files']}"),
-    ]
-    width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+    return model
 
 
-def _format_transcript(info: dict[str, Any]) -> str:
-    """The summary of another agent's transcript (a Claude Code session, a Codex rollout)."""
-    kind = registry.label(str(info["format"]))
+def _live(info: Mapping[str, Any]) -> str | None:
+    if info["loop_rows"] is None:
+        return None
     lo, hi = info["loop_seq_range"]
-    threshold = info.get("compact_threshold")
-    window = info.get("context_window")
-    lines = [
-        (
-            "session",
-            f"{info.get('session_id') or info['name']} ({kind}"
-            + (f" {info['tool_version']})" if info.get("tool_version") else ")"),
-        ),
-        ("file", f"{info['path']} ({_fmt_bytes(info['file_bytes'])})"),
-        (
-            "model",
-            f"{info['model'] or '-'}" + (f" via {info['provider']}" if info["provider"] else ""),
-        ),
-        (
-            "context",
-            (f"window {window:,} tokens" if window else "window not recorded")
-            + (f"; auto-compacts near {threshold:,}" if threshold else ""),
-        ),
-        (
-            "in context",
-            f"{info['loop_rows']:,} rows the model sees now"
-            + (f" (seq {lo}..{hi})" if lo is not None else "")
-            + _span(info),
-        ),
-        ("history", _transcript_history(info)),
-        ("subagents", f"{info.get('subagents', 0)}; abandoned branches {info.get('branches', 0)}"),
-        (
-            "state",
-            ("being written or cut off" if info["live"] else "complete")
-            + (
-                f"; adfkit check lists {info['findings']} finding(s)"
-                if info.get("findings")
-                else ""
-            ),
-        ),
-    ]
-    width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+    return (
+        f"{info['loop_rows']:,} rows"
+        + (f", seq {lo}..{hi}" if lo is not None else "")
+        + _span(info)
+    )
 
 
-def _transcript_history(info: dict[str, Any]) -> str:
-    """Rows, then each kind of event counted apart (a microcompaction is not a compaction)."""
-    n = info.get("compactions", info["audit_rows"].get("loop", 0))
-    out = f"{info.get('history_rows', 0):,} rows; {n} compaction(s)"
-    for key, word in (("clears", "clear(s)"), ("microcompactions", "microcompaction(s)")):
-        if info.get(key):
-            out += f", {info[key]} {word}"
-    swept = info.get("audited_loop_entries") or 0
-    return out + (f"; {swept:,} rows swept" if swept else "")
+def _history(info: Mapping[str, Any]) -> str:
+    """The range (or size) of the history, the seqs lost, each kind of event counted apart (a
+    microcompaction is not a compaction) where counted, and the oldest archive's time."""
+    if info["highest_seq"]:
+        out = f"seq 1..{info['highest_seq']:,}"
+    elif info["history_rows"] is not None:
+        out = f"{info['history_rows']:,} rows"
+    else:
+        out = "as the live loop"
+    lost = info.get("lost_seqs")
+    if lost:
+        out += f", {lost:,} of them lost (discarded without audit)"
+    if info["compactions"] is not None:
+        out += f"; {info['compactions']} compaction(s)"
+        for key, word in (("clears", "clear(s)"), ("microcompactions", "microcompaction(s)")):
+            if info[key]:
+                out += f", {info[key]} {word}"
+    if info["first_archived_at"]:
+        out += (
+            f"; first archive written {_when(info['first_archived_at'])} (older rows are archived)"
+        )
+    return out
+
+
+def _audit(info: Mapping[str, Any]) -> str:
+    audit = info["audit_rows"]
+    text = ", ".join(f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())) or "none"
+    if info["audited_loop_entries"] is None or not audit:  # info(sizes=False)
+        return text
+    text += f", holding {info['audited_loop_entries']:,} loop rows"
+    packed = info["audit_compressed_bytes"]
+    return text + ("" if packed is None else f", {_fmt_bytes(packed)} compressed")
+
+
+def _audit_on(info: Mapping[str, Any]) -> str:
+    on = [k for k, v in info["audit_settings"].items() if v]
+    return ", ".join(on) or "nothing (compacted history is discarded)"
+
+
+def _threshold(info: Mapping[str, Any]) -> str:
+    t, rule = info["compact_threshold"], info["threshold_rule"]
+    if t is None:
+        return "NA" + (f": {rule}" if rule else "")
+    if info["threshold_source"] == "assumed":
+        return f"{t:,} tokens (assumed: {rule})" if rule else f"{t:,} tokens (assumed)"
+    return f"{t:,} tokens"
 
 
 def cmd_info(args: argparse.Namespace) -> int:
@@ -173,9 +194,8 @@ def cmd_info(args: argparse.Namespace) -> int:
     def one(path: str) -> int:
         with open_agent(path) as opened:
             for agent in agents_of(opened):
-                doc = agent.info()
-                if doc.get("format") in (None, "adf"):
-                    doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
+                doc: dict[str, Any] = dict(agent.info())
+                doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
                 docs.append(doc)
                 if not args.json:
                     if len(docs) > 1:

@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._agent import agents_of
+from ._agent import agents_of, observe
 from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
-from ._observe import SEGMENTATIONS, observe
+from ._observe import SEGMENTATIONS
 
 
 def cmd_observe(args: argparse.Namespace) -> int:

@@ -34,6 +34,20 @@ def threshold_value(v: Any) -> int | None:
     return int(x)
 
 
+def _threshold_setting(cfg: dict[str, Any]) -> tuple[str | None, Any]:
+    """``(path, number)`` of the threshold the config sets (``context`` first, then the
+    deprecated ``model``); ``(None, None)`` when it sets none."""
+    for sect in ("context", "model"):
+        v = (
+            (cfg.get(sect) or {}).get("compact_threshold")
+            if isinstance(cfg.get(sect), dict)
+            else None
+        )
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            return f"{sect}.compact_threshold", v
+    return None, None
+
+
 def compact_threshold(cfg: dict[str, Any]) -> int | None:
     """``context.compact_threshold``, else the deprecated ``model.compact_threshold``, else
     :data:`DEFAULT_THRESHOLD`; None when the number set is out of range (see
@@ -48,15 +62,27 @@ def compact_threshold(cfg: dict[str, Any]) -> int | None:
     >>> compact_threshold({"context": {"compact_threshold": 1e300}}) is None
     True
     """
-    for sect in ("context", "model"):
-        v = (
-            (cfg.get(sect) or {}).get("compact_threshold")
-            if isinstance(cfg.get(sect), dict)
-            else None
-        )
-        if isinstance(v, int | float) and not isinstance(v, bool):
-            return threshold_value(v)
-    return DEFAULT_THRESHOLD
+    path, v = _threshold_setting(cfg)
+    return DEFAULT_THRESHOLD if path is None else threshold_value(v)
+
+
+def threshold_rule(cfg: dict[str, Any]) -> str:
+    """Where :func:`compact_threshold` takes the threshold from, in words.
+
+    Examples
+    --------
+    >>> threshold_rule({"model": {"compact_threshold": 9000}})
+    'model.compact_threshold in the config (deprecated)'
+    >>> threshold_rule({})
+    "the runtime's default, 100,000 (the config sets none)"
+    """
+    path, v = _threshold_setting(cfg)
+    if path is None:
+        return f"the runtime's default, {DEFAULT_THRESHOLD:,} (the config sets none)"
+    where = f"{path} in the config" + (" (deprecated)" if path.startswith("model.") else "")
+    if threshold_value(v) is None:
+        return f"{where} is out of range (not above 0 and at most 2**53-1): no automatic compaction"
+    return where
 
 
 def audit_settings(cfg: dict[str, Any]) -> dict[str, bool]:

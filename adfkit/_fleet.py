@@ -28,12 +28,11 @@ import pandas as pd
 
 from . import _registry as registry
 from . import schema
-from ._agent import AgentFile, agents_of
+from ._agent import AgentFile, agents_of, observe
 from ._agent import open as open_agent
 from ._errors import AdfError
 from ._fleet_usage import usage_days
 from ._index import Index, part_key, stamp, to_parquet, write_part
-from ._observe import observe
 from ._outputs import check_output, unique_names
 from ._redact import redact_config, redact_frame
 

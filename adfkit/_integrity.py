@@ -53,7 +53,6 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from ._config import audit_settings
 from ._history import ranges
 from ._source import AgentSource, Key
 from ._tables import blocks, tool_calls
@@ -221,8 +220,8 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
         i = bisect.bisect_right(lost_lo, q) - 1  # the last range starting at or before q
         return i >= 0 and q <= lost_hi[i]
 
-    # Loop audit switched off.
-    if not audit_settings(src.config())["loop"]:
+    # Loop audit switched off (the record says so: not where it has no such switch).
+    if src.settings().audit.get("loop") is False:
         rep.add(
             "loop_audit_off",
             "warning",

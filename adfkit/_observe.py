@@ -69,7 +69,6 @@ from ._errors import AdfError, AdfWarning, BlobError
 from ._history import reappended_copies
 from ._js import base36, js_falsy, js_stringify, string_hash
 from ._loopframe import sort_display
-from ._opening import SourceLike, opened
 from ._rows import parse_content
 from ._source import AgentSource
 from ._timeline import turn_starts
@@ -331,8 +330,7 @@ class Observation:
         Examples
         --------
         >>> import adfkit
-        >>> from adfkit._observe import observe
-        >>> obs = observe(adfkit.open_adf("sample_agents/long-runner.adf"))
+        >>> obs = adfkit.observe("sample_agents/long-runner.adf")
         >>> obs.evidence("null_streak")["start_seq"].tolist()
         [702, 706, 710, 714, 718, 722]
         """
@@ -392,8 +390,7 @@ class Observation:
         Examples
         --------
         >>> import adfkit
-        >>> from adfkit._observe import observe
-        >>> print(observe(adfkit.open_adf("sample_agents/clean.adf")).summary())
+        >>> print(adfkit.observe("sample_agents/clean.adf").summary())
         ... # doctest: +ELLIPSIS
         Observation of clean (smart segmentation): 35 turns, ...
         """
@@ -491,64 +488,46 @@ def _source_rows(src: AgentSource, mode: str) -> tuple[pd.DataFrame, pd.DataFram
     return rows, hist, src.name
 
 
+def check_segmentation(segmentation: str) -> None:
+    """Raise ValueError unless ``segmentation`` is one of :data:`SEGMENTATIONS`."""
+    if segmentation not in SEGMENTATIONS:
+        raise ValueError(f"segmentation must be one of {list(SEGMENTATIONS)}, got {segmentation!r}")
+
+
 def observe(
-    agent: SourceLike | pd.DataFrame,
+    src: AgentSource | pd.DataFrame,
     *,
     taxonomy: TaxonomyArg = None,
     segmentation: str = "smart",
 ) -> Observation:
-    """Self-observation metrics of one agent: turns, calls by class, signatures, anomalies.
-
-    A batch re-implementation of the runtime's self-observation analyzer (ADF_FORMAT.md
-    §8.2-§8.4) over the whole history (live loop plus every audited loop row).
-
-    Parameters
-    ----------
-    agent : an open :class:`AgentFile`, the path of an ``.adf`` file (opened and closed
-        here), or a loop/history DataFrame (the columns of :meth:`AgentFile.loop`).
-    taxonomy : None (the shipped default for the agent's kind: the skill's taxonomy for ADF
-        agents, :func:`default_taxonomy` for Claude Code and Codex sessions), a mapping, or a
-        JSON file path; see :func:`load_taxonomy`.
-    segmentation : ``"smart"`` (default: display order, one copy per seq, context rows,
-        notices and summaries are not turn boundaries, precise trigger kinds) or
-        ``"reference"`` (the reference analyzer's boundaries exactly, quirks included). The
-        module docstring of ``adfkit._observe`` tabulates every difference.
-
-    Returns
-    -------
-    Observation
-        ``turns``, ``calls``, ``signatures``, ``streaks`` and ``anomalies`` DataFrames (their
-        columns are documented on :class:`Observation`).
+    """Self-observation metrics of one agent's source, or of a loop/history frame (the
+    analysis behind :func:`adfkit.observe`, which documents the parameters and opens paths).
 
     Raises
     ------
     ValueError
         unknown ``segmentation``.
-    AdfError
-        the file cannot be read, or the taxonomy file is bad.
+    TypeError
+        ``src`` is neither a source nor a frame.
 
     Examples
     --------
     >>> import adfkit
     >>> from adfkit._observe import observe
-    >>> obs = observe(adfkit.open_adf("sample_agents/long-runner.adf"))
-    >>> obs.flagged["check"].tolist()
-    ['null_streak', 'repeated_signature', 'spend_without_change']
-    >>> top = obs.signatures.iloc[0]
-    >>> str(top["signature"]), int(top["count"])
-    ('fs_read:1f1udza', 5)
+    >>> observe(adfkit.open_adf("sample_agents/long-runner.adf").source).signatures.iloc[0, 0]
+    'fs_read:1f1udza'
     """
-    if segmentation not in SEGMENTATIONS:
-        raise ValueError(f"segmentation must be one of {list(SEGMENTATIONS)}, got {segmentation!r}")
+    check_segmentation(segmentation)
     tax = load_taxonomy(taxonomy)
-    if isinstance(agent, pd.DataFrame):
-        rows, hist, name = _frame_rows(agent, segmentation)
+    if isinstance(src, pd.DataFrame):
+        rows, hist, name = _frame_rows(src, segmentation)
         return _observe_rows(rows, hist, tax, segmentation, name)
-    with opened(agent) as src:
-        if taxonomy is None:  # the tools of the agent that wrote the record
-            tax = default_taxonomy(src.format)
-        rows, hist, name = _source_rows(src, segmentation)
-        return _observe_rows(rows, hist, tax, segmentation, name)
+    if not isinstance(src, AgentSource):
+        raise TypeError(f"expected an agent source or a frame, got {type(src).__name__}")
+    if taxonomy is None:  # the tools of the agent that wrote the record
+        tax = default_taxonomy(src.format)
+    rows, hist, name = _source_rows(src, segmentation)
+    return _observe_rows(rows, hist, tax, segmentation, name)
 
 
 def _observe_rows(

@@ -1,17 +1,13 @@
-"""From what a user hands in (a path, an open handle, a source) to an :class:`AgentSource`.
+"""From a path to an :class:`AgentSource`, through the format registry.
 
-The public functions that accept "an agent" (``observe``, ``simulate``, the plots, ...) take any
-:data:`SourceLike` and go through :func:`opened`, which opens a path for the duration of the
-call only.
+The public functions that accept "an agent" (``observe``, ``simulate``, ...) open a path in the
+facade (:func:`adfkit._agent.opened`); analyses take a source and open nothing.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Protocol, runtime_checkable
 
 import pandas as pd
 
@@ -19,17 +15,6 @@ from . import _registry as registry
 from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._errors import AdfError
 from ._source import AgentSource
-
-
-@runtime_checkable
-class HasSource(Protocol):
-    """An object that wraps a source (``AgentFile``)."""
-
-    @property
-    def source(self) -> AgentSource: ...
-
-
-SourceLike = AgentSource | HasSource | str | os.PathLike[str]
 
 
 def formats() -> tuple[str, ...]:
@@ -132,22 +117,3 @@ def list_sessions(
         return pd.DataFrame({"format": pd.array([], dtype="string")})
     out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
     return out.sort_values("modified", ascending=False, kind="stable").reset_index(drop=True)
-
-
-@contextmanager
-def opened(agent: SourceLike) -> Iterator[AgentSource]:
-    """The source behind ``agent``; a path (of one agent) is opened here and closed on exit."""
-    if isinstance(agent, AgentSource):
-        yield agent
-    elif isinstance(agent, HasSource):
-        yield agent.source
-    elif isinstance(agent, str | os.PathLike):
-        src = open_source(agent)
-        try:
-            yield src
-        finally:
-            src.close()
-    else:
-        raise TypeError(
-            f"expected an AgentFile, an agent source or a path, got {type(agent).__name__}"
-        )

@@ -18,7 +18,7 @@ import orjson
 import pandas as pd
 
 from . import schema
-from ._config import compact_threshold, threshold_value
+from ._config import threshold_value
 from ._errors import AdfWarning
 from ._js import loads_or_none
 from ._source import AgentSource, Key
@@ -27,7 +27,10 @@ from ._tables import result_texts, tool_calls
 _CHANGES: Key[pd.DataFrame] = Key("settings.config_changes")
 #: ``[(from_seq, threshold, source), ...]`` (:func:`threshold_schedule`) and, by index into it,
 #: the changes known only from ``adf_tasks``: (the present seq before from_seq, time in ms).
-_Schedule = tuple[list[tuple[int, int | None, str]], dict[int, tuple[int, int]]]
+_Schedule = tuple[list[tuple[int, int | None, str | None]], dict[int, tuple[int, int]]]
+#: The schedule's ``source`` of the threshold in :meth:`AgentSource.settings`, by its provenance
+#: (NA when the record gives no threshold at all).
+_SOURCE_OF = {"configured": "config", "recorded": "recorded", "assumed": "assumed"}
 _SCHEDULE: Key[_Schedule] = Key("settings.threshold_schedule")
 #: A dynamic-instructions warning names the threshold in force: ``threshold: 9,000``.
 _THRESHOLD_TEXT = re.compile(r"threshold:?\s*([0-9][0-9,]*)")
@@ -147,7 +150,7 @@ def _config_changes(src: AgentSource) -> pd.DataFrame:
     return df.sort_values("created_at", kind="stable", na_position="last").reset_index(drop=True)
 
 
-def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
+def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str | None]]:
     """The compaction threshold in force over the agent's life: ``[(from_seq, threshold,
     source), ...]`` ascending.
 
@@ -156,16 +159,20 @@ def threshold_schedule(src: AgentSource) -> list[tuple[int, int | None, str]]:
     from ``adf_tasks`` (its rows were discarded), from the first row written after the task.
     Before the first change the value is read from a context-warning text (``threshold: N``,
     source ``warning_text``) when one exists, else the current config value is assumed
-    (``assumed``); with no change at all it is the config value (``config``), or, for a source
-    whose config derives it by a rule (``compact_rule``: a transcript's tool, which records no
-    threshold), ``assumed``. The threshold
+    (``assumed``); with no change at all it is the threshold of
+    :meth:`~adfkit._source.AgentSource.settings`, with the source its provenance says:
+    ``config`` (configured), ``recorded``, or ``assumed`` (a rule of the tool that wrote the
+    record: a transcript's, which records no threshold); NA when the record gives none. The
+    threshold
     of a compaction whose place and the change's were lost to one gap is decided by time:
     :func:`threshold_of_event`.
     """
     return src.memo.get(_SCHEDULE, lambda: _schedule(src))[0]
 
 
-def threshold_at(schedule: list[tuple[int, int | None, str]], seq: int) -> tuple[int | None, str]:
+def threshold_at(
+    schedule: list[tuple[int, int | None, str | None]], seq: int
+) -> tuple[int | None, str | None]:
     """``(threshold, source)`` in force at ``seq`` under a :func:`threshold_schedule`."""
     i = bisect.bisect_right(schedule, seq, key=lambda c: c[0]) - 1
     _, val, source = schedule[max(i, 0)]
@@ -198,8 +205,9 @@ def threshold_of_event(src: AgentSource, boundary: int, at: Any) -> int | None:
 
 
 def _schedule(src: AgentSource) -> _Schedule:
-    current = compact_threshold(src.config())
-    if current is None:
+    settings = src.settings()
+    current = settings.compact_threshold
+    if current is None and settings.threshold_source == "configured":
         warnings.warn(
             f"{src.path}: compact_threshold in the config is out of range (not a number above 0 "
             "and at most 2**53-1); the threshold is NA, and no automatic compaction is simulated",
@@ -231,12 +239,12 @@ def _schedule(src: AgentSource) -> _Schedule:
                 else:
                     changes.append((f, val, None))
     changes.sort(key=lambda c: c[0])
-    # a threshold no record states (a transcript's: its tool's rule for the model) is assumed
-    stated = "assumed" if src.config().get("compact_rule") else "config"
+    stated = _SOURCE_OF.get(settings.threshold_source or "")
     if not changes:
         return [(0, current, stated)], {}
     first = changes[0][0]
-    initial, source = current, "assumed"
+    initial: int | None = current
+    source: str | None = "assumed"
     ctx = h[(h["kind"] == "context") & (h["subkind"] == "dynamic_instructions")]
     for s, text in zip(ctx["seq"].tolist(), ctx["text"].tolist(), strict=True):
         if s >= first:

@@ -37,7 +37,6 @@ from . import schema
 from ._compactions import compactions
 from ._config import threshold_value
 from ._js import js_length
-from ._opening import SourceLike, opened
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
 from ._rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from ._settings import threshold_at, threshold_schedule
@@ -571,48 +570,35 @@ class _Sim:
         self.grace = False
 
 
-def simulate(
-    agent: SourceLike,
-    policy: Policy,
-    *,
-    summary_chars: int | None = None,
-) -> SimulationResult:
-    """Replay an agent's whole recorded history under another memory policy, with no model
-    call. The model's rows are kept as recorded; the runtime's artifacts (summaries, nudges)
-    are re-created where the simulated policy puts them. Clears, and compactions whose
-    surroundings the file no longer holds (audit off), are applied as recorded.
-
-    Parameters
-    ----------
-    agent : an open :class:`AgentFile` or a path.
-    policy : :class:`ThresholdPolicy`, :class:`SlidingWindowPolicy` or
-        :class:`TrimToolResultsPolicy`.
-    summary_chars : size of a simulated summary that no real one matches (default: the mean of
-        the agent's real summaries, else :data:`DEFAULT_SUMMARY_CHARS`).
-
-    Returns
-    -------
-    SimulationResult
-        ``events`` and ``calls`` frames and ``summary`` totals. The token model is described in
-        the module docstring: at the policy and threshold in force it reproduces the real
-        compaction points and token counts exactly.
-
-    Examples
-    --------
-    >>> import adfkit
-    >>> from adfkit._simulate import simulate, ThresholdPolicy
-    >>> agent = adfkit.open_adf("sample_agents/clean.adf")
-    >>> res = simulate(agent, ThresholdPolicy())
-    >>> res.summary["n_compactions"] == res.summary["n_real_compactions"]
-    True
-    """
+def check_policy(policy: Any) -> None:
+    """Raise TypeError unless ``policy`` is one of the policies :func:`simulate` runs."""
     if not isinstance(policy, ThresholdPolicy | SlidingWindowPolicy | TrimToolResultsPolicy):
         raise TypeError(
             "policy must be one of [ThresholdPolicy, SlidingWindowPolicy, "
             f"TrimToolResultsPolicy], got {type(policy).__name__}"
         )
-    with opened(agent) as src:
-        return _simulate(src, policy, summary_chars)
+
+
+def simulate(
+    src: AgentSource,
+    policy: Policy,
+    *,
+    summary_chars: int | None = None,
+) -> SimulationResult:
+    """The history of ``src`` replayed under ``policy`` (the analysis behind
+    :func:`adfkit.simulate`, which documents the parameters and opens paths).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> from adfkit._simulate import simulate, ThresholdPolicy
+    >>> src = adfkit.open_adf("sample_agents/clean.adf").source
+    >>> res = simulate(src, ThresholdPolicy())
+    >>> res.summary["n_compactions"] == res.summary["n_real_compactions"]
+    True
+    """
+    check_policy(policy)
+    return _simulate(src, policy, summary_chars)
 
 
 def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> SimulationResult:
@@ -657,31 +643,25 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
 
 
 def simulate_sweep(
-    agent: SourceLike,
+    src: AgentSource,
     thresholds: list[int] | np.ndarray,
     *,
     preserve: int = 0,
     manual: bool = True,
     summary_chars: int | None = None,
 ) -> pd.DataFrame:
-    """The runtime's policy at each of several thresholds. One row per threshold.
-
-    Columns: ``threshold`` (Int64), ``n_compactions``, ``n_real_compactions``,
-    ``tokens_sent``, ``tokens_sent_actual`` (Int64), ``tokens_sent_ratio`` (Float64: simulated
-    / actual), ``tokens_saved`` (Int64: actual - simulated), ``max_context_tokens``,
-    ``mean_context_tokens`` (Float64: mean simulated ``input + output`` per call).
+    """The runtime's policy at each of several thresholds, one row per threshold (the analysis
+    behind :func:`adfkit.simulate_sweep`, which documents the columns).
 
     Examples
     --------
+    >>> import adfkit
     >>> from adfkit._simulate import simulate_sweep
-    >>> s = simulate_sweep("sample_agents/clean.adf", [6000, 8000, 12000])
+    >>> s = simulate_sweep(adfkit.open_adf("sample_agents/clean.adf").source, [6000, 12000])
     >>> s["n_compactions"].is_monotonic_decreasing
     True
     """
-    with opened(agent) as src:
-        return _sweep(
-            src, thresholds, preserve=preserve, manual=manual, summary_chars=summary_chars
-        )
+    return _sweep(src, thresholds, preserve=preserve, manual=manual, summary_chars=summary_chars)
 
 
 def _sweep(

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypedDict, TypeVar
 
 import pandas as pd
 
@@ -119,6 +119,138 @@ class WindowChange:
     summary_encrypted: bool = False
 
 
+#: Where a setting's value comes from: the record states the value in force (``recorded``),
+#: the agent's configuration sets it, its default included (``configured``), or a rule of the
+#: tool that wrote the record gives it, the record stating nothing (``assumed``).
+Provenance = Literal["recorded", "configured", "assumed"]
+
+#: The audit switches of :attr:`Settings.audit`, in this order.
+AUDIT_SWITCHES = ("loop", "inbox", "outbox", "files")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The settings an agent ran with, as its record gives them; None (NA) where it does not say.
+
+    ``compact_threshold``: tokens at which the agent compacts automatically (None: unknown, or
+    a configured number out of range, so it never does); ``threshold_source`` its
+    :data:`Provenance` and ``threshold_rule`` the rule in words (where the value comes from);
+    ``context_window`` (tokens) and ``window_source``; ``audit``: whether each of
+    :data:`AUDIT_SWITCHES` keeps what a compaction or a clear removes (True, False, or None
+    where the record has no such part); ``model`` and ``provider``: the model the record names
+    for the agent.
+
+    This is the record now; :func:`adfkit._settings.threshold_schedule` gives the threshold
+    over the agent's life (changes the agent made itself).
+
+    Examples
+    --------
+    >>> Settings().compact_threshold is None and Settings().audit == {}
+    True
+    """
+
+    compact_threshold: int | None = None
+    threshold_source: Provenance | None = None
+    threshold_rule: str | None = None
+    context_window: int | None = None
+    window_source: Provenance | None = None
+    audit: Mapping[str, bool | None] = field(default_factory=dict)
+    model: str | None = None
+    provider: str | None = None
+
+
+class Info(TypedDict):
+    """What :meth:`AgentSource.info` returns: the same keys for every kind of record, None (NA)
+    where the record has no such thing or the value was not computed (``sizes=False``).
+
+    The meaning of each key is documented on :meth:`adfkit.AgentFile.info`.
+    """
+
+    path: str
+    name: str
+    format: str
+    handle: str | None
+    session_id: str | None
+    schema_version: int | None
+    adf_version: str | None
+    tool_version: str | None
+    file_bytes: int | None
+    open_mode: str | None
+    clean_close: str | None
+    sidecars: list[str]
+    turn_checkpoint: str | None
+    live: bool | None
+    model: str | None
+    provider: str | None
+    model_source: str | None
+    compact_threshold: int | None
+    threshold_source: str | None
+    threshold_rule: str | None
+    context_window: int | None
+    audit_settings: dict[str, bool | None]
+    loop_rows: int | None
+    loop_seq_range: tuple[int | None, int | None]
+    history_rows: int | None
+    highest_seq: int | None
+    first_live_at: str | None
+    last_live_at: str | None
+    audit_rows: dict[str, int]
+    first_archived_at: str | None
+    audited_loop_entries: int | None
+    audit_json_chars: int | None
+    audit_compressed_bytes: int | None
+    inbox_rows: int | None
+    outbox_rows: int | None
+    files: int | None
+    log_rows: int | None
+    tasks: int | None
+    timers: int | None
+    subagents: int | None
+    branches: int | None
+    findings: int | None
+    compactions: int | None
+    microcompactions: int | None
+    clears: int | None
+    rewinds: int | None
+
+
+#: The keys of :class:`Info`, in order.
+INFO_KEYS: tuple[str, ...] = tuple(Info.__annotations__)
+
+
+def info_record(src: AgentSource, settings: Settings, **values: Any) -> Info:
+    """An :class:`Info` of ``src``: identity and ``settings`` filled in, then ``values``; every
+    key not given is None (NA), or empty for ``sidecars``, ``audit_rows`` and a range.
+
+    Raises
+    ------
+    TypeError
+        a key :class:`Info` does not have (the key set is the same for every record).
+    """
+    unknown = sorted(set(values) - set(INFO_KEYS))
+    if unknown:
+        raise TypeError(f"info() has no key(s) {unknown}; the keys are adfkit._source.INFO_KEYS")
+    out: dict[str, Any] = dict.fromkeys(INFO_KEYS)
+    out.update(
+        path=src.path,
+        name=src.name,
+        format=src.format,
+        sidecars=[],
+        audit_rows={},
+        loop_seq_range=(None, None),
+        model=settings.model,
+        provider=settings.provider,
+        compact_threshold=settings.compact_threshold,
+        threshold_source=settings.threshold_source,
+        threshold_rule=settings.threshold_rule,
+        context_window=settings.context_window,
+        audit_settings=dict(settings.audit),
+    )
+    out.update(values)
+    info: Info = out  # type: ignore[assignment]
+    return info
+
+
 class AgentSource(ABC):
     """One agent's stored memory, read-only. Subclasses read one kind of record.
 
@@ -156,8 +288,13 @@ class AgentSource(ABC):
         """Metadata as text key -> value."""
 
     def config(self) -> dict[str, Any]:
-        """The agent's configuration as a dict (empty when the record has none)."""
+        """The agent's configuration as the record stores it (empty when it has none). Analyses
+        read :meth:`settings`, which every kind of record fills the same way."""
         return {}
+
+    def settings(self) -> Settings:
+        """The settings the agent ran with (:class:`Settings`; all NA by default)."""
+        return Settings()
 
     @property
     def name(self) -> str:
@@ -165,8 +302,9 @@ class AgentSource(ABC):
         return os.path.splitext(os.path.basename(self.path))[0]
 
     @abstractmethod
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
-        """A cheap summary of the record (counts, settings, liveness)."""
+    def info(self, *, sizes: bool = True) -> Info:
+        """A cheap summary of the record (counts, settings, liveness): the keys of
+        :class:`Info`, built with :func:`info_record`."""
 
     # -- the conversation ----------------------------------------------------------------
     @abstractmethod
@@ -200,8 +338,14 @@ class AgentSource(ABC):
 
     def branches(self) -> pd.DataFrame:
         """Rows of abandoned branches (a rewind, a rollback): the columns of
-        :data:`schema.LOOP` plus ``branch``. None by default (an ADF loop has no branches)."""
-        return schema.frame([], {**schema.LOOP, "branch": "string"})
+        :data:`schema.BRANCHES`. None by default (an ADF loop has no branches)."""
+        return schema.frame([], schema.BRANCHES)
+
+    def calls(self) -> pd.DataFrame:
+        """Every model call the record states apart from its rows, usage counted once (the
+        columns of :data:`schema.CALLS`). None by default: an ADF file's calls are its
+        assistant rows."""
+        return schema.frame([], schema.CALLS)
 
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""

@@ -23,9 +23,9 @@ it exactly as it reads an ADF file:
   event order) holding the rows it swept; those rows have ``origin`` ``audit`` and that
   ``audit_id`` in :meth:`~TranscriptSource.history`. The rows still in the window are ``live``
   (:meth:`~TranscriptSource.loop`).
-- **settings** (:meth:`~TranscriptSource.config`): the model, the context window and the
-  automatic-compaction threshold the tool applies (see :func:`compaction_rule`), with loop audit
-  "on" (nothing a compaction sweeps is lost from the file).
+- **settings** (:meth:`~TranscriptSource.settings`): the model, the context window and the
+  automatic-compaction threshold the tool applies (``assumed``: see :func:`compaction_rule`),
+  with loop audit "on" (nothing a compaction sweeps is lost from the file).
 - **integrity**: the reader's findings (half-written last line, bad JSON, broken parent chains,
   usage repeated across records...) become :meth:`~TranscriptSource.storage_report` rows, table
   ``transcript``, ``rows`` = the line number.
@@ -50,7 +50,16 @@ from ._errors import AdfError
 from ._history import add_epochs
 from ._loopframe import RowBuilder
 from ._registry import Rule
-from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
+from ._source import (
+    AgentSource,
+    Finding,
+    Info,
+    Key,
+    Settings,
+    StorageReport,
+    WindowChange,
+    info_record,
+)
 from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, event_counts
 
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
@@ -181,15 +190,16 @@ class TranscriptSource(AgentSource):
         """Every model call the file records, its usage counted once, in file order (those of
         abandoned branches, subagents' own files excluded, and Codex calls no row holds, too).
 
-        Columns: ``key`` (string: Claude Code ``message.id:requestId``), ``seq`` (Int64: the
-        row holding the usage, NA when none), ``line`` (Int64), ``model`` (string),
-        ``created_at`` (datetime64[ms, UTC]), ``n_records`` (Int64: records the call was
-        written over), ``sidechain`` (bool), then ``tokens_input``, ``tokens_output``,
-        ``tokens_cache_read``, ``tokens_cache_write``, ``tokens_cache_write_1h`` (the part of
-        the cache write with a 1-hour TTL, NA where the file does not split it),
-        ``tokens_reasoning`` (Int64; ``input`` includes the cache parts).
+        Columns (:data:`schema.CALLS`): ``key`` (string: Claude Code
+        ``message.id:requestId``), ``seq`` (Int64: the row holding the usage, NA when none),
+        ``line`` (Int64), ``model`` (string), ``created_at`` (datetime64[ms, UTC]),
+        ``n_records`` (Int64: records the call was written over), ``sidechain`` (bool), then
+        ``tokens_input``, ``tokens_output``, ``tokens_cache_read``, ``tokens_cache_write``,
+        ``tokens_cache_write_1h`` (the part of the cache write with a 1-hour TTL, NA where the
+        file does not split it), ``tokens_reasoning`` (Int64; ``input`` includes the cache
+        parts).
         """
-        return schema.frame(self._calls, _CALLS)
+        return schema.frame(self._calls, schema.CALLS)
 
     def cache_writes_1h(self) -> dict[int, int]:
         """1-hour cache writes by seq (see :meth:`AgentSource.cache_writes_1h`)."""
@@ -200,23 +210,38 @@ class TranscriptSource(AgentSource):
             if q is not None and w is not None
         }
 
-    def config(self) -> dict[str, Any]:
-        """The settings the analyses read, in the shape of an ADF config.
-
-        ``model`` (``model_id``, ``provider``), ``context`` (``compact_threshold``: the
-        automatic-compaction threshold of :func:`compaction_rule`, which
-        ``threshold_schedule``, ``replay`` and ``simulate`` use; ``audit.loop`` true: the file
-        keeps every swept row), ``context_window`` and ``compact_rule`` (how the threshold was
-        decided).
-        """
+    def settings(self) -> Settings:
+        """The model (the last model call's) and its provider (the format's spec), the context
+        window (``recorded`` when the file states it, else ``assumed`` from the format's rule)
+        and the automatic-compaction threshold of :func:`compaction_rule` (``assumed``: no
+        transcript records it; None where the format has no rule); audit: ``loop`` on (the file
+        keeps every swept row), the rest NA (a transcript has no inbox, outbox or files)."""
         model = self.model()
-        window, threshold, rule = compaction_rule(self.format, model, self.context_window())
+        recorded = self.context_window()
+        window, threshold, rule = compaction_rule(self.format, model, recorded)
+        return Settings(
+            compact_threshold=threshold,
+            threshold_source=None if threshold is None else "assumed",
+            threshold_rule=rule,
+            context_window=window,
+            window_source="recorded" if recorded else (None if window is None else "assumed"),
+            audit={"loop": True, "inbox": None, "outbox": None, "files": None},
+            model=model,
+            provider=self._spec.provider(model),
+        )
+
+    def config(self) -> dict[str, Any]:
+        """:meth:`settings` in the shape of an ADF config (what ``AgentFile.config()`` gave
+        before :meth:`settings` existed): ``model`` (``model_id``, ``provider``), ``context``
+        (``compact_threshold``, ``audit.loop`` true), ``context_window`` and ``compact_rule``
+        (how the threshold was decided)."""
+        st = self.settings()
         return {
             "name": self.name,
-            "model": {"model_id": model, "provider": self._spec.provider(model)},
-            "context": {"compact_threshold": threshold, "audit": {"loop": True}},
-            "context_window": window,
-            "compact_rule": rule,
+            "model": {"model_id": st.model, "provider": st.provider},
+            "context": {"compact_threshold": st.compact_threshold, "audit": {"loop": True}},
+            "context_window": st.context_window,
+            "compact_rule": st.threshold_rule,
         }
 
     # -- rows ------------------------------------------------------------------------------
@@ -338,15 +363,16 @@ class TranscriptSource(AgentSource):
         return self._branches.copy(deep=False)
 
     # -- summary -------------------------------------------------------------------------
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
-        """The keys of an ADF ``info()`` where they mean something (None where not: schema,
-        handle, checkpoint), plus ``format``, ``session_id``, ``tool_version``,
-        ``context_window``, ``subagents``, ``branches``, ``findings`` (what ``integrity()``
-        and ``adfkit check`` list, info ones included) and the events apart:
-        ``compactions``, ``microcompactions``, ``clears``, ``rewinds``
+    def info(self, *, sizes: bool = True) -> Info:
+        """The :class:`~adfkit._source.Info` keys that mean something for a transcript (what an
+        ADF file alone has is None: schema, handle, checkpoint, inbox and the other side
+        tables), among them ``session_id``, ``tool_version``, ``context_window``,
+        ``history_rows``, ``subagents``, ``branches``, ``findings`` (what ``integrity()`` and
+        ``adfkit check`` list, info ones included) and the events apart: ``compactions``,
+        ``microcompactions``, ``clears``, ``rewinds``
         (:func:`adfkit._transcript.event_counts`)."""
         p = self.parsed
-        cfg = self.config()
+        settings = self.settings()
         lp = self.loop()
         seqs = lp["seq"].dropna().astype("int64")
         times = lp["created_at"].dropna()
@@ -357,71 +383,37 @@ class TranscriptSource(AgentSource):
         except OSError:
             size = 0
         out: dict[str, Any] = {
-            "path": self.path,
-            "name": self.name,
-            "handle": None,
-            "schema_version": None,
-            "adf_version": None,
             "file_bytes": size,
             "open_mode": "read",
-            "clean_close": None,
-            "sidecars": [],
-            "turn_checkpoint": None,
             "live": half,
-            "model": cfg["model"]["model_id"],
-            "provider": cfg["model"]["provider"],
-            "model_source": "transcript" if cfg["model"]["model_id"] else None,
-            "compact_threshold": cfg["context"]["compact_threshold"],
-            "audit_settings": {"loop": True, "inbox": False, "outbox": False, "files": False},
+            "model_source": "transcript" if settings.model else None,
             "loop_rows": len(lp),
             "loop_seq_range": ((int(seqs.min()), int(seqs.max())) if len(seqs) else (None, None)),
-            "highest_seq": None,
             "first_live_at": _ms_iso(schema.to_ms(times.min())) if len(times) else None,
             "last_live_at": _ms_iso(schema.to_ms(times.max())) if len(times) else None,
             "audit_rows": {"loop": n_comp} if n_comp else {},
-            "first_archived_at": None,  # the archive is the file itself
-            "audited_loop_entries": None,
-            "audit_json_chars": None,
-            "audit_compressed_bytes": None,
+            # first_archived_at None: the archive is the file itself
         }
         if sizes:
             a = self.audit()
             out["audited_loop_entries"] = int(a["entry_count"].sum())
             out["audit_json_chars"] = int(a["size_bytes"].sum())
-            out["audit_compressed_bytes"] = 0  # archives are the file's own lines
+            # audit_compressed_bytes None: archives are the file's own lines
         out.update(
-            inbox_rows=0,
-            outbox_rows=0,
-            files=0,
-            log_rows=0,
-            tasks=0,
-            timers=0,
-            format=p.format,
             session_id=p.session_id,
             tool_version=p.meta.get("version") or p.meta.get("cli_version"),
-            context_window=cfg["context_window"],
             history_rows=len(self._history),
             subagents=len(p.subagents),
             branches=int(self._branches["branch"].nunique()),
             findings=len(p.findings),
             **event_counts(e.kind for e in p.events),
         )
-        return out
+        return info_record(self, settings, **out)
 
 
-#: Columns of :meth:`TranscriptSource.row_index` and :meth:`TranscriptSource.calls`.
+#: Columns of :meth:`TranscriptSource.row_index`; the token kinds of :data:`schema.CALLS`.
 _INDEX = {"seq": "Int64", "line": "Int64", "uuid": "string", "branch": "string"}
 _TOKENS = ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
-_CALLS = {
-    "key": "string",
-    "seq": "Int64",
-    "line": "Int64",
-    "model": "string",
-    "created_at": "datetime64[ms, UTC]",
-    "n_records": "Int64",
-    "sidechain": "bool",
-    **{f"tokens_{k}": "Int64" for k in _TOKENS},
-}
 
 
 def _model_of(parsed: ParsedTranscript) -> str | None:

@@ -196,6 +196,25 @@ REPLAY: dict[str, str] = {
     "over_threshold": "boolean",
 }
 
+#: Rows of abandoned branches (a rewind, a rollback): the loop columns plus the branch name
+#: (:meth:`AgentFile.branches`).
+BRANCHES: dict[str, str] = {**LOOP, "branch": "string"}
+
+#: One row per model call the record states, its usage counted once (:meth:`AgentFile.calls`).
+CALLS: dict[str, str] = {
+    "key": "string",
+    "seq": "Int64",
+    "line": "Int64",
+    "model": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "n_records": "Int64",
+    "sidechain": "bool",
+    **{
+        f"tokens_{k}": "Int64"
+        for k in ("input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning")
+    },
+}
+
 #: Kinds of identifiers whose recall :func:`compactions` measures (one column each).
 ID_KINDS = ("path", "url", "tool", "message_id", "number", "seq")
 
@@ -417,7 +436,7 @@ SIM_CALLS: dict[str, str] = {
     "n_rows_sim": "Int64",
 }
 
-#: Columns of :meth:`UsageMixin.usage` and their dtypes.
+#: Columns of :meth:`AgentFile.usage` and their dtypes.
 USAGE: dict[str, str] = {
     "seq": "Int64",
     "position": "Int64",

@@ -314,6 +314,7 @@ def test_info_shows_lost_history_and_times_in_words(capsys):
     session = ROOT / "sample_agents" / SESSION
     assert main(["info", str(session)]) == 0
     out = capsys.readouterr().out
-    assert "rows the model sees now (seq " in out
+    n = len(adfkit.open(session).loop())
+    assert f"live loop  {n} rows, seq " in out
     findings = len(adfkit.open(session).integrity())
     assert f"adfkit check lists {findings} finding(s)" in out, out

@@ -46,7 +46,7 @@ _SKIP = {"close"}
 
 
 def public_methods() -> list[str]:
-    """Every public method of AgentFile (core and mixins) callable without arguments."""
+    """Every public method of AgentFile callable without arguments."""
     out = []
     for name, fn in inspect.getmembers(AgentFile, inspect.isfunction):
         if name.startswith("_") or name in _SKIP or name in _NEEDS_ARG:

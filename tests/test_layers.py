@@ -138,6 +138,12 @@ def test_analyses_know_no_file_format(module):
     assert sorted(GRAPH.get(module, set()) & READERS) == []
 
 
+@pytest.mark.parametrize("module", sorted(m for m, layer in LAYERS.items() if layer == 2))
+def test_analyses_open_no_path(module):
+    """Analyses take a source; the facade opens paths (``_agent.opened``)."""
+    assert sorted(GRAPH.get(module, set()) & {"_opening", "_agent"}) == []
+
+
 def test_no_cycles():
     """Depth-first search over the whole graph; any back edge is a cycle."""
     state: dict[str, int] = {}
@@ -163,4 +169,4 @@ def test_the_test_sees_imports():
     """The graph is not empty by accident: known edges are found, function-local ones too."""
     assert "_source" in GRAPH["_adf"]
     assert "_replay" in GRAPH["_compactions"]
-    assert "_opening" in GRAPH["_observe"]
+    assert "_opening" in GRAPH["_agent"]

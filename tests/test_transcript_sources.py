@@ -492,6 +492,7 @@ def test_empty_side_tables_mind_and_settings(case: tuple[AgentFile, dict[str, An
     meta = agent.meta()
     assert meta["format"] == agent.format and all(isinstance(v, str) for v in meta.values())
     assert agent.config()["context"]["compact_threshold"] == agent.compact_threshold()
+    assert agent.settings().compact_threshold == agent.compact_threshold()
     assert agent.schema_version is None and agent.max_blob_bytes > 0
     assert agent.source.path == agent.path
 
@@ -500,7 +501,7 @@ def test_info_has_the_adf_keys(case: tuple[AgentFile, dict[str, Any]]) -> None:
     agent, truth = case
     adf_keys = set(adfkit.open_adf(SAMPLES / "clean.adf").info(sizes=True))
     info = agent.info(sizes=True)
-    assert adf_keys <= set(info)
+    assert adf_keys == set(info)
     lp = agent.loop()
     assert info["loop_rows"] == len(lp)
     assert info["loop_seq_range"] == (int(lp["seq"].min()), int(lp["seq"].max()))
@@ -528,7 +529,7 @@ def test_threshold_rules() -> None:
 def test_rewinds_are_other_branches() -> None:
     for path in (CC_WEBAPP, CC_CLI, CX_PLAIN):
         agent, truth = open_quiet(path), truth_of(path)
-        br = agent.source.branches()
+        br = agent.branches()
         assert list(br.columns) == [*schema.LOOP, "branch"]
         assert ident(agent, br["seq"]) == truth["other_branches"]
         assert not set(br["seq"]) & set(agent.history()["seq"])
@@ -624,7 +625,8 @@ def test_cli_info_on_a_transcript() -> None:
             check=True,
             cwd=ROOT,
         )
-        assert f"auto-compacts near {adfkit.open(path).compact_threshold():,}" in plain.stdout
+        t = adfkit.open(path).compact_threshold()
+        assert f"threshold  {t:,} tokens (assumed: " in plain.stdout, plain.stdout
 
 
 def test_plots_draw_transcripts(tmp_path: Path) -> None:
