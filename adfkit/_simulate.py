@@ -34,7 +34,6 @@ import numpy as np
 import pandas as pd
 
 from . import schema
-from ._compactions import compactions
 from ._config import threshold_value
 from ._js import js_length
 from ._replay import ReplayRow, ReplayState, as_int, replay_state
@@ -49,16 +48,42 @@ DEFAULT_SUMMARY_CHARS = 2000
 #: Length of the runtime's default memory-flush nudge text (§3.4), used when the agent has none.
 DEFAULT_NUDGE_CHARS = 300
 
-#: The runtime preserves this many conversation messages on a ``loop_compact`` call (§5.1).
-
-#: Extra allowance of the pre-flight guard during the grace call (§5.1).
+#: Extra allowance of the pre-flight guard during the grace call (§5.1): the bound is
+#: ``min(threshold + GRACE_EXTRA, floor(threshold * GRACE_FACTOR))``.
 GRACE_EXTRA = 30_000
-
 GRACE_FACTOR = 1.3
 
 
+class _Policy:
+    """What a policy answers the simulator (:class:`_Sim` asks; it never looks at the type).
+
+    The defaults fit a policy that only changes the context: the threshold in force is the
+    recorded one, nothing happens right before the call, the model's ``loop_compact`` calls
+    are replayed.
+    """
+
+    def threshold_at(self, sim: _Sim, seq: int) -> int | None:
+        """The automatic-compaction threshold this policy applies at ``seq`` (None: none)."""
+        return sim.recorded_threshold(seq)
+
+    def replays_manual(self) -> bool:
+        """Whether the model's own ``loop_compact`` calls are replayed."""
+        return True
+
+    def before_call(
+        self, sim: _Sim, call: int, nudge: ReplayRow | None, summary: ReplayRow | None
+    ) -> ReplayRow | None:
+        """Act at the top of the iteration of model call ``call`` (before its context rows are
+        written); ``nudge`` and ``summary`` are the real memory-flush nudge and summary of the
+        segment. Returns the real summary still unused."""
+        return summary
+
+    def preflight(self, sim: _Sim, call: int, summary: ReplayRow | None) -> None:
+        """Act right before the call, after its context rows (the runtime's pre-flight guard)."""
+
+
 @dataclass(frozen=True)
-class ThresholdPolicy:
+class ThresholdPolicy(_Policy):
     """The runtime's policy (§5.1): automatic compaction when the last call's reported
     ``input + output`` reaches ``threshold``, after the memory-flush nudge and one grace call,
     plus the pre-flight guard on ``max(chatTokens, estimate)``.
@@ -80,9 +105,45 @@ class ThresholdPolicy:
                 f"threshold must be a number above 0 and at most 2**53-1, got {self.threshold!r}"
             )
 
+    def threshold_at(self, sim: _Sim, seq: int) -> int | None:
+        """``threshold`` if set, else the one in force at ``seq``."""
+        if self.threshold is not None:
+            return threshold_value(self.threshold)
+        return sim.recorded_threshold(seq)
+
+    def replays_manual(self) -> bool:
+        """``manual``."""
+        return self.manual
+
+    def before_call(
+        self, sim: _Sim, call: int, nudge: ReplayRow | None, summary: ReplayRow | None
+    ) -> ReplayRow | None:
+        """Compact when the runtime's counter reached the threshold and the nudge was sent;
+        send the nudge when it reached it first."""
+        t = self.threshold_at(sim, call)
+        if t is None or sim.chat < t:  # no usable threshold: never compacts automatically
+            return summary
+        if sim.flushed:
+            sim.compact("auto", call=call, keep=self.preserve, real_summary=summary, threshold=t)
+            return None
+        sim.send_nudge(nudge)
+        return summary
+
+    def preflight(self, sim: _Sim, call: int, summary: ReplayRow | None) -> None:
+        """Compact when ``max(chatTokens, estimate)`` reaches the threshold (the grace bound
+        during the grace call)."""
+        t = self.threshold_at(sim, call)
+        if t is None:
+            return
+        bound = min(t + GRACE_EXTRA, math.floor(t * GRACE_FACTOR)) if sim.grace else t
+        if max(sim.chat, sim.est()) >= bound:
+            sim.compact(
+                "preflight", call=call, keep=self.preserve, real_summary=summary, threshold=t
+            )
+
 
 @dataclass(frozen=True)
-class SlidingWindowPolicy:
+class SlidingWindowPolicy(_Policy):
     """Keep only the most recent ``max_tokens`` estimated tokens of conversation: before each
     call the oldest rows are evicted (a tool result never outlives its call). No summary.
 
@@ -95,9 +156,33 @@ class SlidingWindowPolicy:
     max_tokens: int
     manual: bool = True
 
+    def replays_manual(self) -> bool:
+        """``manual``."""
+        return self.manual
+
+    def before_call(
+        self, sim: _Sim, call: int, nudge: ReplayRow | None, summary: ReplayRow | None
+    ) -> ReplayRow | None:
+        """Evict the oldest rows until the conversation fits ``max_tokens`` (one row is
+        always kept); one ``evict`` event for what left."""
+        live = sim.live
+        gone: list[_SRow] = []
+        while sim.est() > self.max_tokens and sum(1 for r in live if r.conv) > 1:
+            gone.append(live.pop(0))
+            # a tool result never outlives its call; context rows go with what follows them
+            while live and (live[0].kind == "tool_result" or not live[0].conv):
+                if sum(1 for x in live if x.conv) <= 1 and live[0].conv:
+                    break
+                gone.append(live.pop(0))
+        if gone:
+            sim.add_removal(
+                "evict", call, gone, sim.est([r for r in gone if r.conv]), self.max_tokens
+            )
+        return summary
+
 
 @dataclass(frozen=True)
-class TrimToolResultsPolicy:
+class TrimToolResultsPolicy(_Policy):
     """Cut every tool result older than the ``keep_recent`` newest tool-result rows to
     ``max_chars`` characters, then apply ``then`` (None: nothing else).
 
@@ -111,6 +196,44 @@ class TrimToolResultsPolicy:
     max_chars: int
     keep_recent: int = 1
     then: ThresholdPolicy | SlidingWindowPolicy | None = None
+
+    def _then(self) -> _Policy:
+        """The policy applied after trimming (one that changes nothing when there is none)."""
+        return _Policy() if self.then is None else self.then
+
+    def threshold_at(self, sim: _Sim, seq: int) -> int | None:
+        """``then``'s."""
+        return self._then().threshold_at(sim, seq)
+
+    def replays_manual(self) -> bool:
+        """``then``'s (True without one)."""
+        return self._then().replays_manual()
+
+    def before_call(
+        self, sim: _Sim, call: int, nudge: ReplayRow | None, summary: ReplayRow | None
+    ) -> ReplayRow | None:
+        """Trim the older tool results not trimmed yet (one ``trim`` event), then ``then``."""
+        results = [r for r in sim.live if r.kind == "tool_result" and r.tr_lens]
+        old = results[: max(0, len(results) - self.keep_recent)]
+        cut_rows: list[_SRow] = []
+        cut_total = 0
+        for r in old:
+            if r.trimmed or r.tr_lens is None:
+                continue
+            cut = sum(max(0, n - self.max_chars) for n in r.tr_lens)
+            r.trimmed = True
+            if cut:
+                before = sim.est([r])
+                r.chars -= cut
+                cut_total += before - sim.est([r])
+                cut_rows.append(r)
+        if cut_rows:
+            sim.add_removal("trim", call, cut_rows, cut_total, None)
+        return self._then().before_call(sim, call, nudge, summary)
+
+    def preflight(self, sim: _Sim, call: int, summary: ReplayRow | None) -> None:
+        """``then``'s."""
+        self._then().preflight(sim, call, summary)
 
 
 Policy = ThresholdPolicy | SlidingWindowPolicy | TrimToolResultsPolicy
@@ -172,12 +295,16 @@ class SimulationResult:
 
 
 class _Sim:
+    """One simulated run: the context the policy leaves (``live``), the runtime's counters
+    (``chat``: its ``chatTokens``; ``flushed``: the nudge was sent; ``grace``: the call after
+    it), the events and calls recorded so far. The policy decides (:class:`_Policy`); this
+    class holds the state and the moves (compact, clear, nudge, remove)."""
+
     def __init__(
         self, src: AgentSource, st: ReplayState, policy: Policy, summary_chars: int | None
     ):
         self.st, self.policy = st, policy
         self.sched = threshold_schedule(src)
-        rows = st.rows
         self.live: list[_SRow] = []
         self.chat = 0
         self.flushed = False
@@ -186,8 +313,15 @@ class _Sim:
         self.call_recs: list[dict[str, Any]] = []
         self.epoch = 0
         self.last_seq = 0
-        summ = [r for r in rows.values() if r.kind == "compaction_summary"]
-        nudges = [r for r in rows.values() if r.sub == "memory_flush"]
+        # the recorded events, as lists (read per event, many times)
+        ev = st.events
+        self.ev_kind = [str(x) for x in ev["event"]]
+        self.ev_summary = [as_int(x) for x in ev["summary_seq"]]
+        self.ev_bound = [int(b) for b in ev["boundary_seq"]]
+        self.ev_audited = [bool(len(x)) for x in ev["audit_ids"]]
+        rows = st.rows.values()
+        summ = [r for r in rows if r.kind == "compaction_summary"]
+        nudges = [r for r in rows if r.sub == "memory_flush"]
         self.summary_chars = (
             summary_chars
             if summary_chars is not None
@@ -198,12 +332,21 @@ class _Sim:
         self.nudge_chars = (
             round(sum(r.chars for r in nudges) / len(nudges)) if nudges else DEFAULT_NUDGE_CHARS
         )
-        # compaction call model: input overhead over the swept estimate, mean output
-        ev = st.events
+        self.comp_overhead, self.comp_output = self._compaction_call_model()
+        # the segment before the next model call: its real nudge and summary, and the context
+        # rows written after the call's trigger (they join the window after the policy acted)
+        self.seg_nudge: ReplayRow | None = None
+        self.seg_summary: ReplayRow | None = None
+        self.trailing: list[ReplayRow] = []
+
+    def _compaction_call_model(self) -> tuple[int, int | None]:
+        """``(input overhead, output)`` of a simulated compaction call: the mean prompt
+        overhead of the real compaction calls over the estimate of what they swept, and their
+        mean output (None when no real one is known)."""
+        st, rows = self.st, self.st.rows
         over, outs = [], []
-        for j in range(len(ev)):
-            s = as_int(ev["summary_seq"].iloc[j])
-            if s is None or s not in rows or not len(ev["audit_ids"].iloc[j]):
+        for j, s in enumerate(self.ev_summary):
+            if s is None or s not in rows or not self.ev_audited[j]:
                 continue
             r = rows[s]
             conv = [rows[q] for q in st.swept[j] if rows[q].conv and q not in st.tails[j]]
@@ -214,8 +357,26 @@ class _Sim:
                 over.append(r.tin - e)
             if r.tout is not None:
                 outs.append(r.tout)
-        self.comp_overhead = round(sum(over) / len(over)) if over else 0
-        self.comp_output = round(sum(outs) / len(outs)) if outs else None
+        return (
+            round(sum(over) / len(over)) if over else 0,
+            round(sum(outs) / len(outs)) if outs else None,
+        )
+
+    def real_totals(self) -> tuple[int, int]:
+        """``(real compactions, their compaction calls' input)`` as recorded: what
+        ``compactions()`` counts (events ``compaction``; the ones applied as recorded are not
+        counted as real), from the run's own state."""
+        rows = self.st.rows
+        n = tokens = 0
+        for j, kind in enumerate(self.ev_kind):
+            if kind != "compaction":
+                continue
+            n += not self.st.forced[j]
+            s = self.ev_summary[j]
+            summary = rows.get(s) if s is not None else None
+            if summary is not None and summary.tin is not None:
+                tokens += summary.tin
+        return n, tokens
 
     # -- helpers ---------------------------------------------------------------------------
     def est(self, rows: list[_SRow] | None = None) -> int:
@@ -236,12 +397,8 @@ class _Sim:
             ]
         return _SRow(r.seq, r.kind, r.conv, r.chars, r.media, tr)
 
-    def threshold(self, seq: int) -> int | None:
-        pol = self.policy
-        if isinstance(pol, TrimToolResultsPolicy):
-            pol = pol.then  # type: ignore[assignment]
-        if isinstance(pol, ThresholdPolicy) and pol.threshold is not None:
-            return threshold_value(pol.threshold)
+    def recorded_threshold(self, seq: int) -> int | None:
+        """The threshold in force at ``seq`` in the real run (:func:`threshold_schedule`)."""
         return threshold_at(self.sched, seq)[0]
 
     def add_event(self, **kw: Any) -> None:
@@ -337,208 +494,149 @@ class _Sim:
         self.live = []
         self.after_reset()
 
-    # -- policies before a model call ------------------------------------------------------
-    def pre_call(
-        self, c: int, seg_nudge: ReplayRow | None, seg_summary: ReplayRow | None
-    ) -> ReplayRow | None:
-        """Top of the iteration (before context rows are written). Returns the real summary
-        still unused."""
-        pol = self.policy
-        if isinstance(pol, TrimToolResultsPolicy):
-            self.trim(c, pol)
-            pol = pol.then  # type: ignore[assignment]
-        if isinstance(pol, SlidingWindowPolicy):
-            self.slide(c, pol)
-        if not isinstance(pol, ThresholdPolicy):
-            return seg_summary
-        t = self.threshold(c)
-        if t is None:  # no usable threshold: the runtime never compacts automatically
-            return seg_summary
-        if self.chat >= t and self.flushed:
-            self.compact("auto", call=c, keep=pol.preserve, real_summary=seg_summary, threshold=t)
-            return None
-        if self.chat >= t:
-            chars = seg_nudge.chars if seg_nudge is not None else self.nudge_chars
-            self.live.append(_SRow(seg_nudge.seq if seg_nudge else None, "notice", True, chars, 0))
-            self.flushed = True
-            self.grace = True
-        return seg_summary
+    def send_nudge(self, nudge: ReplayRow | None) -> None:
+        """The memory-flush nudge (the real one's size, else the agent's mean), then one grace
+        call before the automatic compaction."""
+        chars = nudge.chars if nudge is not None else self.nudge_chars
+        self.live.append(_SRow(nudge.seq if nudge else None, "notice", True, chars, 0))
+        self.flushed = True
+        self.grace = True
 
-    def guard(self, c: int, seg_summary: ReplayRow | None) -> None:
-        """The pre-flight guard, right before the call (after the context rows, §5.1)."""
-        pol = self.policy
-        if isinstance(pol, TrimToolResultsPolicy):
-            pol = pol.then  # type: ignore[assignment]
-        if not isinstance(pol, ThresholdPolicy):
-            return
-        t = self.threshold(c)
-        if t is None:
-            return
-        bound = min(t + GRACE_EXTRA, math.floor(t * GRACE_FACTOR)) if self.grace else t
-        if max(self.chat, self.est()) >= bound:
-            self.compact(
-                "preflight", call=c, keep=pol.preserve, real_summary=seg_summary, threshold=t
-            )
-
-    def slide(self, c: int, pol: SlidingWindowPolicy) -> None:
-        gone: list[_SRow] = []
-        while self.est() > pol.max_tokens and sum(1 for r in self.live if r.conv) > 1:
-            r = self.live.pop(0)
-            gone.append(r)
-            # a tool result never outlives its call; context rows go with what follows them
-            while self.live and (self.live[0].kind == "tool_result" or not self.live[0].conv):
-                if sum(1 for x in self.live if x.conv) <= 1 and self.live[0].conv:
-                    break
-                gone.append(self.live.pop(0))
-        if gone:
-            self.add_event(
-                kind="evict",
-                simulated=True,
-                before_call=c,
-                summary_seq=None,
-                matches_real=False,
-                dropped_seqs=tuple(r.seq for r in gone if r.seq is not None),
-                n_dropped=len(gone),
-                dropped_tokens=self.est([r for r in gone if r.conv]),
-                kept_seqs=(),
-                summary_tokens=None,
-                chat_tokens=self.chat,
-                threshold=pol.max_tokens,
-                compaction_input=None,
-                compaction_output=None,
-            )
-
-    def trim(self, c: int, pol: TrimToolResultsPolicy) -> None:
-        results = [r for r in self.live if r.kind == "tool_result" and r.tr_lens]
-        old = results[: max(0, len(results) - pol.keep_recent)]
-        seqs, cut_total = [], 0
-        for r in old:
-            if r.trimmed or r.tr_lens is None:
-                continue
-            cut = sum(max(0, n - pol.max_chars) for n in r.tr_lens)
-            r.trimmed = True
-            if cut:
-                before = self.est([r])
-                r.chars -= cut
-                cut_total += before - self.est([r])
-                seqs.append(r.seq)
-        if seqs:
-            self.add_event(
-                kind="trim",
-                simulated=True,
-                before_call=c,
-                summary_seq=None,
-                matches_real=False,
-                dropped_seqs=tuple(s for s in seqs if s is not None),
-                n_dropped=len(seqs),
-                dropped_tokens=cut_total,
-                kept_seqs=(),
-                summary_tokens=None,
-                chat_tokens=self.chat,
-                threshold=None,
-                compaction_input=None,
-                compaction_output=None,
-            )
+    def add_removal(
+        self, kind: str, call: int, rows: list[_SRow], tokens: int, threshold: int | None
+    ) -> None:
+        """An event that removed ``rows`` (or cut them) with no summary: ``evict``, ``trim``."""
+        self.add_event(
+            kind=kind,
+            simulated=True,
+            before_call=call,
+            summary_seq=None,
+            matches_real=False,
+            dropped_seqs=tuple(r.seq for r in rows if r.seq is not None),
+            n_dropped=len(rows),
+            dropped_tokens=tokens,
+            kept_seqs=(),
+            summary_tokens=None,
+            chat_tokens=self.chat,
+            threshold=threshold,
+            compaction_input=None,
+            compaction_output=None,
+        )
 
     # -- the run -----------------------------------------------------------------------------
     def run(self) -> None:
+        """Every row in creation order: the runtime's artifacts are left out (the policy makes
+        its own), recorded actions are applied at their boundary (:meth:`_replay_actions`),
+        and each model call goes through the policy (:meth:`_call`)."""
         st = self.st
-        rows = st.rows
-        ev = st.events
-        bounds = [int(b) for b in ev["boundary_seq"]]
-        summ_of = {as_int(s): j for j, s in enumerate(ev["summary_seq"]) if as_int(s) is not None}
-        manual_on = getattr(
-            self.policy.then if isinstance(self.policy, TrimToolResultsPolicy) else self.policy,
-            "manual",
-            True,
-        )
-        # actions replayed at their boundary: clears, manual compactions, incomplete events
-        actions: list[tuple[int, int]] = []  # (boundary, event index)
-        artifacts: set[int] = set()
-        for j in range(len(ev)):
-            s = as_int(ev["summary_seq"].iloc[j])
-            is_clear = str(ev["event"].iloc[j]) == "clear"
-            if is_clear or st.forced[j] or st.manual[j]:
-                actions.append((bounds[j], j))
-            if s is not None and s in rows and not st.forced[j]:
-                artifacts.add(s)
-        for r in rows.values():
-            if r.sub == "memory_flush":
-                artifacts.add(r.seq)
-        actions.sort()
-        ai = 0
-        used_summaries: set[int] = set()
-
-        def run_actions(upto: int, call: int | None) -> None:
-            nonlocal ai
-            while ai < len(actions) and actions[ai][0] < upto:
-                _, j = actions[ai]
-                ai += 1
-                s = as_int(ev["summary_seq"].iloc[j])
-                real = rows.get(s) if s is not None else None
-                if str(ev["event"].iloc[j]) == "clear":
-                    self.clear(call=call, simulated=False, boundary=bounds[j])
-                elif st.forced[j]:
-                    self.compact(
-                        "recorded",
-                        call=call,
-                        keep=set(st.tails[j]),
-                        real_summary=real,
-                        threshold=None,
-                        simulated=False,
-                        boundary=bounds[j],
-                    )
-                elif st.manual[j] and manual_on:
-                    if real is not None:
-                        used_summaries.add(real.seq)
-                    self.compact(
-                        "manual",
-                        call=call,
-                        keep=set() if j in st.fallback else set(st.tails[j]),
-                        real_summary=real,
-                        threshold=None,
-                    )
-
+        artifacts = self._artifacts()
+        self.actions = self._recorded_actions()
+        self.next_action = 0
+        # summary seq -> its event (the last one, should two name the same row)
+        self.event_of_summary = {s: j for j, s in enumerate(self.ev_summary) if s is not None}
+        self.used_summaries: set[int] = set()
         calls = set(st.calls)
-        seg_nudge: ReplayRow | None = None
-        seg_summary: ReplayRow | None = None
-        trailing: list[ReplayRow] = []
         for s in st.order:
-            r = rows[s]
+            r = st.rows[s]
             if s in artifacts:
-                if r.sub == "memory_flush":
-                    seg_nudge = r
-                elif r.kind == "compaction_summary":
-                    jj = summ_of.get(s)
-                    if jj is not None and not st.manual[jj]:
-                        seg_summary = r
-                continue
-            if s in calls:
-                run_actions(s, s)
-                if seg_summary is not None and seg_summary.seq in used_summaries:
-                    seg_summary = None
-                left = self.pre_call(s, seg_nudge, seg_summary)
-                for t in trailing:
-                    self.live.append(self.srow(t))
-                trailing = []
-                self.guard(s, left)
-                self.record_call(r)
+                self._note_artifact(r)
+            elif s in calls:
+                self._call(r)
+            elif r.kind == "context" and not r.conv:
+                self.trailing.append(r)
+            else:
+                self._replay_actions(s, None)
+                self._flush_trailing()
                 self.live.append(self.srow(r))
                 self.last_seq = s
-                seg_nudge = seg_summary = None
-                continue
-            if r.kind == "context" and not r.conv:
-                trailing.append(r)
-                continue
-            run_actions(s, None)
-            for t in trailing:
-                self.live.append(self.srow(t))
-            trailing = []
-            self.live.append(self.srow(r))
-            self.last_seq = s
-        run_actions(1 << 62, None)
-        for t in trailing:
+        self._replay_actions(1 << 62, None)
+        self._flush_trailing()
+
+    def _artifacts(self) -> set[int]:
+        """Seqs of the runtime's artifacts the policy re-creates: the summaries of events it
+        simulates (not those applied as recorded) and the memory-flush nudges."""
+        rows = self.st.rows
+        out = {
+            s
+            for j, s in enumerate(self.ev_summary)
+            if s is not None and s in rows and not self.st.forced[j]
+        }
+        out.update(r.seq for r in rows.values() if r.sub == "memory_flush")
+        return out
+
+    def _recorded_actions(self) -> list[tuple[int, int]]:
+        """``(boundary, event index)`` of the events replayed at their boundary, in order:
+        clears, manual compactions and events whose surroundings are incomplete."""
+        st = self.st
+        return sorted(
+            (self.ev_bound[j], j)
+            for j, kind in enumerate(self.ev_kind)
+            if kind == "clear" or st.forced[j] or st.manual[j]
+        )
+
+    def _note_artifact(self, r: ReplayRow) -> None:
+        """Keep a real nudge or (automatic) summary for the segment: a simulated one at the same
+        point reuses its size and cost."""
+        if r.sub == "memory_flush":
+            self.seg_nudge = r
+        elif r.kind == "compaction_summary":
+            j = self.event_of_summary.get(r.seq)
+            if j is not None and not self.st.manual[j]:
+                self.seg_summary = r
+
+    def _call(self, r: ReplayRow) -> None:
+        """One model call: recorded actions before it, the policy's move, the context rows
+        written meanwhile, the pre-flight guard, then the call itself."""
+        s = r.seq
+        self._replay_actions(s, s)
+        if self.seg_summary is not None and self.seg_summary.seq in self.used_summaries:
+            self.seg_summary = None
+        left = self.policy.before_call(self, s, self.seg_nudge, self.seg_summary)
+        self._flush_trailing()
+        self.policy.preflight(self, s, left)
+        self.record_call(r)
+        self.live.append(self.srow(r))
+        self.last_seq = s
+        self.seg_nudge = self.seg_summary = None
+
+    def _flush_trailing(self) -> None:
+        for t in self.trailing:
             self.live.append(self.srow(t))
+        self.trailing = []
+
+    def _replay_actions(self, upto: int, call: int | None) -> None:
+        """Apply the recorded actions whose boundary is below ``upto``: a clear as recorded, an
+        incomplete event as recorded (``recorded``), the model's ``loop_compact`` when the
+        policy replays it (``manual``)."""
+        st, rows = self.st, self.st.rows
+        replay_manual = self.policy.replays_manual()
+        while self.next_action < len(self.actions) and self.actions[self.next_action][0] < upto:
+            bound, j = self.actions[self.next_action]
+            self.next_action += 1
+            s = self.ev_summary[j]
+            real = rows.get(s) if s is not None else None
+            if self.ev_kind[j] == "clear":
+                self.clear(call=call, simulated=False, boundary=bound)
+            elif st.forced[j]:
+                self.compact(
+                    "recorded",
+                    call=call,
+                    keep=set(st.tails[j]),
+                    real_summary=real,
+                    threshold=None,
+                    simulated=False,
+                    boundary=bound,
+                )
+            elif st.manual[j] and replay_manual:
+                if real is not None:
+                    self.used_summaries.add(real.seq)
+                self.compact(
+                    "manual",
+                    call=call,
+                    keep=set() if j in st.fallback else set(st.tails[j]),
+                    real_summary=real,
+                    threshold=None,
+                )
 
     def record_call(self, r: ReplayRow) -> None:
         ch, md, _ = self.st.est[r.seq]
@@ -562,7 +660,7 @@ class _Sim:
                 "tokens_output": r.tout,
                 "tokens_total_real": r.ttot,
                 "tokens_total_sim": total_sim,
-                "threshold": self.threshold(r.seq),
+                "threshold": self.policy.threshold_at(self, r.seq),
                 "n_rows_sim": sum(1 for x in self.live if x.conv),
             }
         )
@@ -612,9 +710,7 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
             e["before_call"] = int(nxt[0]) if len(nxt) else None
     events = schema.frame(sim.events, schema.SIM_EVENTS)
     calls = schema.frame(sim.call_recs, schema.SIM_CALLS)
-    comp = compactions(src)
-    real_comp = comp[(comp["event"] == "compaction")]
-    ci_act = int(real_comp["compaction_input"].fillna(0).sum())
+    n_real, ci_act = sim.real_totals()
     sim_comp = events[events["kind"].isin(["auto", "preflight", "manual", "recorded"])]
     ci_sim = int(sim_comp["compaction_input"].fillna(0).sum())
     cin = int(calls["tokens_input_sim"].fillna(0).sum())
@@ -624,9 +720,7 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
         "n_compactions": int(
             (events["simulated"] & events["kind"].isin(["auto", "preflight", "manual"])).sum()
         ),
-        "n_real_compactions": int(
-            ((comp["event"] == "compaction") & ~pd.Series(st.forced, dtype=bool)).sum()
-        ),
+        "n_real_compactions": n_real,
         "tokens_sent": cin + ci_sim,
         "tokens_sent_actual": cin_act + ci_act,
         "tokens_sent_ratio": (cin + ci_sim) / (cin_act + ci_act) if cin_act + ci_act else None,

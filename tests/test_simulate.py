@@ -162,3 +162,109 @@ def test_fixture_incomplete_history_is_replayed_as_recorded():
     res = simulate(runtime_fixture("mind-keeper"), ThresholdPolicy())
     assert res.events["kind"].tolist().count("recorded") == 2
     assert res.summary["n_compactions"] == 5
+
+
+# --- each policy's decision, on a hand-built state -------------------------------------------
+
+
+class _State:
+    """A stand-in for the simulator's state: the estimate is the conversation's characters
+    (easy to follow by hand); each move is recorded."""
+
+    def __init__(self, *, chat=0, flushed=False, grace=False, live=(), recorded=None):
+        self.chat, self.flushed, self.grace = chat, flushed, grace
+        self.live = list(live)
+        self.recorded = recorded
+        self.moves = []
+
+    def est(self, rows=None):
+        return sum(r.chars for r in (self.live if rows is None else rows) if r.conv)
+
+    def recorded_threshold(self, seq):
+        return self.recorded
+
+    def compact(self, kind, *, call, keep, real_summary, threshold):
+        self.moves.append((kind, call, keep, threshold))
+
+    def send_nudge(self, nudge):
+        self.moves.append(("nudge",))
+        self.flushed = self.grace = True
+
+    def add_removal(self, kind, call, rows, tokens, threshold):
+        self.moves.append((kind, call, [r.seq for r in rows], tokens, threshold))
+
+
+def _srow(seq, kind, chars, tr=None):
+    from adfkit._simulate import _SRow
+
+    return _SRow(seq, kind, True, chars, 0, tr)
+
+
+def test_threshold_policy_nudges_then_compacts_then_guards():
+    pol = ThresholdPolicy(1000, preserve=2)
+    below = _State(chat=999)
+    assert pol.before_call(below, 7, None, "S") == "S" and below.moves == []
+    first = _State(chat=1000)  # reached: the nudge first, the summary is kept for later
+    assert pol.before_call(first, 7, None, "S") == "S"
+    assert first.moves == [("nudge",)] and first.flushed and first.grace
+    then = _State(chat=1200, flushed=True)  # reached after the nudge: compact, keep 2
+    assert pol.before_call(then, 9, None, "S") is None
+    assert then.moves == [("auto", 9, 2, 1000)]
+    # the guard: max(chat, estimate) against the threshold, or min(t + 30000, 1.3 t) in grace
+    guard = _State(chat=10, live=[_srow(1, "message", 1000)])
+    pol.preflight(guard, 9, None)
+    assert guard.moves == [("preflight", 9, 2, 1000)]
+    grace = _State(chat=10, grace=True, live=[_srow(1, "message", 1299)])
+    pol.preflight(grace, 9, None)
+    assert grace.moves == []
+    grace.live[0].chars = 1300  # floor(1000 * 1.3)
+    pol.preflight(grace, 9, None)
+    assert grace.moves == [("preflight", 9, 2, 1000)]
+    # no threshold of its own: the one in force; none in force: never compacts
+    assert ThresholdPolicy().threshold_at(_State(recorded=500), 3) == 500
+    never = _State(chat=10**9, flushed=True, live=[_srow(1, "message", 10**9)])
+    assert ThresholdPolicy().before_call(never, 3, None, "S") == "S"
+    ThresholdPolicy().preflight(never, 3, None)
+    assert never.moves == []
+    assert ThresholdPolicy(manual=False).replays_manual() is False
+
+
+def test_sliding_window_evicts_oldest_with_their_tool_results():
+    rows = [
+        _srow(1, "message", 100),
+        _srow(2, "assistant", 100),
+        _srow(3, "tool_result", 100),
+        _srow(4, "message", 100),
+    ]
+    st = _State(live=rows)
+    pol = SlidingWindowPolicy(250)
+    assert pol.before_call(st, 5, None, "S") == "S"  # no summary of its own: kept
+    # 400 > 250: row 1 goes; 300 > 250: row 2 goes, and its tool result with it
+    assert st.moves == [("evict", 5, [1, 2, 3], 300, 250)]
+    assert [r.seq for r in st.live] == [4]
+    one = _State(live=[_srow(9, "message", 10_000)])
+    pol.before_call(one, 10, None, None)
+    assert one.moves == [] and len(one.live) == 1  # the last conversation row always stays
+    assert pol.threshold_at(_State(recorded=777), 1) == 777
+    assert SlidingWindowPolicy(5, manual=False).replays_manual() is False
+
+
+def test_trim_cuts_older_tool_results_once_then_applies_then():
+    rows = [_srow(1, "tool_result", 50, [50]), _srow(2, "tool_result", 5, [5])]
+    rows.append(_srow(3, "tool_result", 40, [40]))  # the newest: left whole
+    st = _State(chat=2000, flushed=True, live=rows)
+    pol = TrimToolResultsPolicy(10, keep_recent=1, then=ThresholdPolicy(1000))
+    assert pol.before_call(st, 4, None, "S") is None  # then: over the threshold, compacts
+    assert st.moves == [("trim", 4, [1], 40, None), ("auto", 4, 0, 1000)]
+    assert [r.chars for r in rows] == [10, 5, 40]
+    st.moves.clear()
+    alone = TrimToolResultsPolicy(10, keep_recent=1)
+    assert alone.before_call(st, 6, None, "S") == "S"  # already trimmed: nothing again
+    assert st.moves == []
+    assert pol.threshold_at(_State(recorded=5), 1) == 1000
+    assert alone.threshold_at(_State(recorded=5), 1) == 5
+    assert alone.replays_manual() is True
+    assert (
+        TrimToolResultsPolicy(1, then=SlidingWindowPolicy(9, manual=False)).replays_manual()
+        is False
+    )
