@@ -524,15 +524,52 @@ def _read_content(inp: dict[str, Any], result: str | None) -> str | None:
     return None
 
 
+#: A version of one file as the rebuild goes: ``path``, ``seq``, ``created_at``, ``at`` (its
+#: place: a call's seq, an observation half a seq after), ``n`` (order at one place), ``op``,
+#: ``source``, ``content``, ``rebuilt``, ``note``, and for a tool call ``inp`` and
+#: ``result_seq``; ``current`` once matched to ``adf_files``.
+_Version = dict[str, Any]
+#: Seq ranges lost without a trace: ``(start_seq, end_seq)``.
+_Gaps = list[tuple[int, int]]
+
+
 def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
-    """The body of :meth:`ContextMixin.mind_history`."""
+    """The body of :func:`mind_history`: every write, read, deletion and snapshot of a mind
+    file in order (:func:`_mind_events`), each file's versions rebuilt forward and backward
+    (:func:`_resolve`), matched to the content now (:func:`_add_current`), then one row per
+    version that adds something (:func:`_version_rows`)."""
     h = src.history()
     t_by_seq = dict(zip(h["seq"].tolist(), h["created_at"].tolist(), strict=True))
+    gaps_df = src.history_gaps()
+    gaps: _Gaps = list(
+        zip(gaps_df["start_seq"].astype("int64"), gaps_df["end_seq"].astype("int64"), strict=True)
+    )
+    reset_points = [r for r, _, _ in resets(src)] + restarts(src)
+    per = _versions_by_path(_mind_events(src), reset_points)
+    for vs in per.values():
+        _resolve(vs, gaps)
+    _add_current(src, per, t_by_seq, gaps)
+    return schema.frame(_version_rows(per), schema.MIND_HISTORY)
+
+
+def _mind_events(src: AgentSource) -> list[_Version]:
+    """What happened to mind files, in order (by place, then order at a place): tool calls,
+    the mind injected in system prompts, and the file audit's copies of deleted pages."""
+    items, deletes = _tool_events(src)
+    items += _injected_events(src)
+    items += _file_audit_events(src, deletes)
+    items.sort(key=lambda x: (x["at"], x["n"]))
+    return items
+
+
+def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
+    """``(events, deletions)`` of the ``fs_write``/``fs_delete``/``fs_read`` calls on mind
+    files that did not fail; a read gives the whole text it returned, if any."""
     results = result_texts(src)
-    items: list[dict[str, Any]] = []
+    items: list[_Version] = []
     calls = tool_calls(src, history=True)
     calls = calls[calls["tool_name"].isin(["fs_write", "fs_delete", "fs_read"])]
-    deletes: list[dict[str, Any]] = []
+    deletes: list[_Version] = []
     for n, r in enumerate(calls.itertuples(index=False)):
         inp = loads_or_none(r.tool_input)
         if not isinstance(inp, dict):
@@ -562,7 +599,12 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
         items.append(it)
         if op == "delete":
             deletes.append(it)
-    # The mind as injected in system prompts (a snapshot taken at the last reset).
+    return items, deletes
+
+
+def _injected_events(src: AgentSource) -> list[_Version]:
+    """The mind as injected in system prompts (a snapshot taken at the last reset)."""
+    items: list[_Version] = []
     cb = context_blocks(src)
     for r in cb[cb["category"] == "system_prompt"].itertuples(index=False):
         m = _INJECTED_RE.search(str(r.text))
@@ -579,9 +621,16 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
                     "content": m.group(1),
                 }
             )
-    # Deleted pages kept by file audit rows: the content just before the deletion.
+    return items
+
+
+def _file_audit_events(src: AgentSource, deletes: list[_Version]) -> list[_Version]:
+    """Deleted pages kept by file audit rows: the content just before the deletion, placed at
+    the ``fs_delete`` call it matches (same path, not later), else after the last row written
+    before the audit row, with a deletion no call made."""
+    items: list[_Version] = []
     a = src.audit()
-    hs = h.sort_values("seq")
+    hs = src.history().sort_values("seq")
     h_ms = np.array([(schema.to_ms(t) or 0) for t in hs["created_at"]], dtype="int64")
     h_seq = hs["seq"].astype("int64").tolist()
     fa = a[a["source"] == "file"]
@@ -590,7 +639,7 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
             value = src.decode_audit(int(aid))
         except BlobError as exc:
             warnings.warn(
-                f"{src.path}: {exc.detail}; skipped in mind_history()", AdfWarning, stacklevel=3
+                f"{src.path}: {exc.detail}; skipped in mind_history()", AdfWarning, stacklevel=5
             )
             continue
         raw_path, text = decode_file_audit(value)
@@ -636,16 +685,15 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
                 "note": "deleted outside the loop's tool calls (or its call was lost)",
             }
         )
-    items.sort(key=lambda x: (x["at"], x["n"]))
+    return items
 
-    gaps = src.history_gaps()
-    g = list(zip(gaps["start_seq"].astype("int64"), gaps["end_seq"].astype("int64"), strict=True))
 
-    def gap_in(lo: float, hi: float) -> bool:
-        return any(b > lo and a_ < hi for a_, b in g)
-
-    reset_points = [r for r, _, _ in resets(src)] + restarts(src)
-    per: dict[str, list[dict[str, Any]]] = {}
+def _versions_by_path(items: list[_Version], reset_points: list[int]) -> dict[str, list[_Version]]:
+    """Each file's versions, in order, with what is known of each now: an observation's
+    content, a write's text; appends and edits are resolved later (:func:`_resolve`). An
+    injected snapshot older than a write made since the last reset is left out (it shows
+    nothing new)."""
+    per: dict[str, list[_Version]] = {}
     for it in items:
         vs = per.setdefault(it["path"], [])
         v = dict(it)
@@ -653,7 +701,6 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
             if v["content"] is None:
                 continue
             if v["op"] == "injected":
-                # A snapshot older than a write made since the last reset shows nothing new.
                 start = max([r for r in reset_points if r <= v["seq"]], default=0)
                 if any(w["op"] not in _OBSERVED and start <= w["at"] < v["at"] for w in vs):
                     continue
@@ -666,69 +713,99 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
             v["content"] = None
             v["rebuilt"] = v["op"] == "delete"
         vs.append(v)
+    return per
 
-    def resolve(vs: list[dict[str, Any]]) -> None:
-        for _ in range(len(vs) + 1):
-            changed = False
-            for i, v in enumerate(vs):  # forward through appends and edits
-                if v["rebuilt"] or v["op"] not in ("append", "edit"):
-                    continue
-                prev = vs[i - 1] if i else None
-                if prev is None or not prev["rebuilt"]:
-                    continue
-                base = "" if prev["op"] == "delete" else prev["content"]
-                if v["op"] == "append":
-                    v["content"] = base + str(v["inp"].get("content") or "")
-                else:
-                    edits = v["inp"].get("edits") or (
-                        [
-                            {
-                                "old_text": v["inp"].get("old_text"),
-                                "new_text": v["inp"].get("new_text", ""),
-                                "replace_all": v["inp"].get("replace_all"),
-                            }
-                        ]
-                        if v["inp"].get("old_text")
-                        else []
-                    )
-                    v["content"] = _apply_edits(base, edits)
-                    if v["content"] is None:
-                        v["note"] = (
-                            "the edit does not apply to the rebuilt previous version "
-                            "(it was changed outside tool calls)"
-                        )
-                        continue
-                v["rebuilt"], changed = True, True
-            for i in range(len(vs) - 1, 0, -1):  # backward
-                v, prev = vs[i], vs[i - 1]
-                if not v["rebuilt"] or prev["rebuilt"] or v["content"] is None:
-                    continue
-                if gap_in(prev["at"], v["at"]):
-                    continue
-                if v["op"] in _OBSERVED:
-                    prev.update(
-                        content=v["content"],
-                        rebuilt=True,
-                        source=v["source"],
-                        note=f"content seen later ({v['op']}, {v['source']})",
-                    )
-                    changed = True
-                elif v["op"] == "append":
-                    tail = str(v["inp"].get("content") or "")
-                    if v["content"].endswith(tail):
-                        prev.update(
-                            content=v["content"][: len(v["content"]) - len(tail)],
-                            rebuilt=True,
-                            source="reversed_append",
-                            note="rebuilt backward from the next version (an append)",
-                        )
-                        changed = True
-            if not changed:
-                break
 
-    for vs in per.values():
-        resolve(vs)
-    # The current content.
+def _resolve(vs: list[_Version], gaps: _Gaps) -> None:
+    """Rebuild what can be rebuilt of one file's versions, in place: forward through appends
+    and edits from a known version, backward from a known version to the one before it (no
+    history gap between them), until nothing changes."""
+    for _ in range(len(vs) + 1):
+        changed = _resolve_forward(vs)
+        changed = _resolve_backward(vs, gaps) or changed
+        if not changed:
+            break
+
+
+def _edits_of(inp: dict[str, Any]) -> list[Any]:
+    """The edits of an ``fs_write`` ``edit`` call: ``edits``, else its one ``old_text``."""
+    edits: list[Any] = inp.get("edits") or (
+        [
+            {
+                "old_text": inp.get("old_text"),
+                "new_text": inp.get("new_text", ""),
+                "replace_all": inp.get("replace_all"),
+            }
+        ]
+        if inp.get("old_text")
+        else []
+    )
+    return edits
+
+
+def _resolve_forward(vs: list[_Version]) -> bool:
+    """Appends and edits applied to the rebuilt version before them; whether any was."""
+    changed = False
+    for i, v in enumerate(vs):
+        if v["rebuilt"] or v["op"] not in ("append", "edit"):
+            continue
+        prev = vs[i - 1] if i else None
+        if prev is None or not prev["rebuilt"]:
+            continue
+        base = "" if prev["op"] == "delete" else prev["content"]
+        if v["op"] == "append":
+            v["content"] = base + str(v["inp"].get("content") or "")
+        else:
+            v["content"] = _apply_edits(base, _edits_of(v["inp"]))
+            if v["content"] is None:
+                v["note"] = (
+                    "the edit does not apply to the rebuilt previous version "
+                    "(it was changed outside tool calls)"
+                )
+                continue
+        v["rebuilt"], changed = True, True
+    return changed
+
+
+def _resolve_backward(vs: list[_Version], gaps: _Gaps) -> bool:
+    """A version not rebuilt takes the content of the rebuilt one after it, when nothing was
+    lost between them: an observation's content, or an append's minus what it appended;
+    whether any did."""
+    changed = False
+    for i in range(len(vs) - 1, 0, -1):
+        v, prev = vs[i], vs[i - 1]
+        if not v["rebuilt"] or prev["rebuilt"] or v["content"] is None:
+            continue
+        if any(b > prev["at"] and a < v["at"] for a, b in gaps):
+            continue
+        if v["op"] in _OBSERVED:
+            prev.update(
+                content=v["content"],
+                rebuilt=True,
+                source=v["source"],
+                note=f"content seen later ({v['op']}, {v['source']})",
+            )
+            changed = True
+        elif v["op"] == "append":
+            tail = str(v["inp"].get("content") or "")
+            if v["content"].endswith(tail):
+                prev.update(
+                    content=v["content"][: len(v["content"]) - len(tail)],
+                    rebuilt=True,
+                    source="reversed_append",
+                    note="rebuilt backward from the next version (an append)",
+                )
+                changed = True
+    return changed
+
+
+def _add_current(
+    src: AgentSource, per: dict[str, list[_Version]], t_by_seq: dict[int, Any], gaps: _Gaps
+) -> None:
+    """Match each mind file's content now (``adf_files``) to its last version: the same text
+    marks it current; an append or edit whose call wrote the file last takes it (and the
+    versions before it are resolved again); otherwise a ``current`` version is added, with a
+    note saying why it differs."""
     files = src.files()
     for path, upd in zip(files["path"].tolist(), files["updated_at"].tolist(), strict=True):
         p = _norm_path(path)
@@ -751,17 +828,8 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
                 current=True,
                 note="content from adf_files: the file was last written by this call",
             )
-            resolve(vs)
+            _resolve(vs, gaps)
             continue
-        note = None
-        if last is None:
-            note = "written by no tool call in the history (seeded, written by code, or in a gap)"
-        elif last["op"] == "delete":
-            note = "re-created outside the loop's tool calls"
-        elif last["rebuilt"]:
-            note = "differs from the last rebuilt version: written outside tool calls"
-        else:
-            note = "the content now; the last version could not be rebuilt to compare"
         vs.append(
             {
                 "path": p,
@@ -772,14 +840,29 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
                 "content": text,
                 "rebuilt": True,
                 "current": True,
-                "note": note,
+                "note": _why_current_differs(last),
             }
         )
+
+
+def _why_current_differs(last: _Version | None) -> str:
+    """The note of a ``current`` version added after ``last`` (the last version known)."""
+    if last is None:
+        return "written by no tool call in the history (seeded, written by code, or in a gap)"
+    if last["op"] == "delete":
+        return "re-created outside the loop's tool calls"
+    if last["rebuilt"]:
+        return "differs from the last rebuilt version: written outside tool calls"
+    return "the content now; the last version could not be rebuilt to compare"
+
+
+def _version_rows(per: dict[str, list[_Version]]) -> list[dict[str, Any]]:
+    """One record of :data:`schema.MIND_HISTORY` per version, ``mind.md`` first, then by path;
+    an observation that shows the version already known is folded into it."""
     records: list[dict[str, Any]] = []
     for path in sorted(per, key=lambda p: (p != "mind.md", p)):
-        kept: list[dict[str, Any]] = []
+        kept: list[_Version] = []
         for v in per[path]:
-            # An observation that shows the version already known adds nothing.
             if v["op"] in _OBSERVED and kept and kept[-1]["rebuilt"]:
                 if kept[-1]["content"] == v["content"] and kept[-1]["op"] != "delete":
                     kept[-1]["current"] = kept[-1].get("current") or v.get("current")
@@ -810,7 +893,7 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
                     "note": note,
                 }
             )
-    return schema.frame(records, schema.MIND_HISTORY)
+    return records
 
 
 def _wrote_it(v: dict[str, Any], updated: Any, t_by_seq: dict[int, Any]) -> bool:
