@@ -117,11 +117,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
     h_created = h["created_at"].tolist()
     h_model = h["model"].tolist()
-    ref = refetches(src)
-    ref_counts: dict[int, tuple[int, int]] = {}  # event id -> (refetches, their tokens)
-    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].fillna(0).tolist(), strict=True):
-        n, tok = ref_counts.get(j, (0, 0))
-        ref_counts[j] = (n + 1, tok + int(t))
+    ref_counts = _refetch_counts(src)
     calls = st.calls  # ascending
     changes = src.window_changes() or []  # None: the source states no sweep (ADF)
     ev_event = [str(x) for x in ev["event"]]
@@ -140,51 +136,12 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         swept = st.swept[j]
         tail = st.tails[j]
         kind = _event_kind(st, j)
-        # range and size
-        if audited or st.stated:
-            known = swept
-            missing = 0
-            lo = min(swept) if swept else None
-            hi = max(swept) if swept else None
-        else:
-            lo = min([prev_bound + 1, *prev_tail]) if prev_bound is not None else None
-            hi = b
-            if lo is not None:
-                missing = _missing(present, lo, hi, prev_tail)
-            else:
-                missing = None
-            known = swept
-        n_swept = None if missing is None else len(known) + missing
-        tail_set = set(tail)
-        summ_rows = [st.rows[q] for q in known if q not in tail_set]
-        conv_rows = [r for r in summ_rows if r.conv]
-        sch: int | None = None  # unknown when the swept rows are gone
-        stok: int | None = None
-        if audited or (missing == 0 and lo is not None):
-            sch = sum(r.chars for r in conv_rows)
-            stok = estimate_tokens(
-                sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows)
-            )
+        lo, hi, n_swept, sch, stok = _swept_size(st, j, b, audited, present, prev_bound, prev_tail)
         srow = st.rows.get(s_seq) if s_seq is not None else None
-        known_summary = srow is not None and _summary_readable(st, j)
-        sum_chars = srow.chars if srow and known_summary else None
-        sum_tok = (
-            estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media)
-            if srow and known_summary
-            else None
-        )
+        sum_chars, sum_tok = _summary_size(st, j, srow)
         ratio = stok / sum_tok if stok is not None and sum_tok else None
-        # The call that triggered it: the last one before the boundary, in this epoch, with no
-        # discarded rows between them (else it is unknown, not the previous event's).
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
-        last = calls[k - 1] if k else None
-        trig = (
-            st.rows[last].ttot
-            if last is not None
-            and (prev_bound is None or last > prev_bound)
-            and gap_between(src, last, b + 1) is None
-            else None
-        )
+        trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
         stated = changes[j] if j < len(changes) else _NOTHING_STATED
         if s_seq is not None and s_seq in at:
             created = h_created[at[s_seq]]
@@ -206,7 +163,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "swept_start": lo,
             "swept_end": hi,
             "n_swept": n_swept,
-            "swept_seqs": tuple(known),
+            "swept_seqs": tuple(swept),
             "swept_chars": sch,
             "swept_tokens": stok,
             "summary_chars": sum_chars,
@@ -225,20 +182,90 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         }
         rec.update(_recall_columns(src, st, j))
         rec["n_refetches"], rec["refetch_tokens"] = ref_counts.get(j, (0, 0))
-        # calls[:k][-cache_window:] and calls[k:][:cache_window], without copying calls
-        bef = range(*slice(-cache_window, None).indices(k)) if cache_window else range(0)
-        aft = range(*slice(None, cache_window).indices(len(calls) - k))
-        before = [calls[i] for i in bef]
-        after = [calls[k + i] for i in aft]
-        for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
-            rec[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
-            rec[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
+        rec.update(_cache_around(st, calls, k, cache_window))
         for name, v in rec.items():
             cols.setdefault(name, []).append(v)
         if ev_event[j] != "microcompaction":  # stubs left in the window: no new epoch
             prev_bound, prev_tail = b, list(tail)
     df = schema.frame(cols, schema.COMPACTIONS)
     return df.copy(deep=False)
+
+
+def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:
+    """Event id -> (refetches after it, their result tokens), from :func:`refetches`."""
+    ref = refetches(src)
+    out: dict[int, tuple[int, int]] = {}
+    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].fillna(0).tolist(), strict=True):
+        n, tok = out.get(j, (0, 0))
+        out[j] = (n + 1, tok + int(t))
+    return out
+
+
+def _summary_size(st: ReplayState, j: int, srow: ReplayRow | None) -> tuple[int | None, int | None]:
+    """``(summary_chars, summary_tokens)`` of event ``j``'s summary row, None when there is
+    none or its text is not the summary's (:func:`_summary_readable`)."""
+    if srow is None or not _summary_readable(st, j):
+        return None, None
+    return srow.chars, estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media)
+
+
+def _swept_size(
+    st: ReplayState,
+    j: int,
+    boundary: int,
+    audited: bool,
+    present: list[int],
+    prev_bound: int | None,
+    prev_tail: list[int],
+) -> tuple[int | None, int | None, int | None, int | None, int | None]:
+    """``(swept_start, swept_end, n_swept, swept_chars, swept_tokens)`` of event ``j``. An
+    archived (or stated) sweep is its rows; otherwise the range runs from after the previous
+    event (its tail included) to the boundary, and the rows missing from it are counted; the
+    size is unknown (None) when swept rows are gone."""
+    swept = st.swept[j]
+    if audited or st.stated:
+        missing: int | None = 0
+        lo = min(swept) if swept else None
+        hi = max(swept) if swept else None
+    else:
+        lo = min([prev_bound + 1, *prev_tail]) if prev_bound is not None else None
+        hi = boundary
+        missing = _missing(present, lo, hi, prev_tail) if lo is not None else None
+    n_swept = None if missing is None else len(swept) + missing
+    tail_set = set(st.tails[j])
+    conv_rows = [st.rows[q] for q in swept if q not in tail_set and st.rows[q].conv]
+    if not (audited or (missing == 0 and lo is not None)):
+        return lo, hi, n_swept, None, None
+    sch = sum(r.chars for r in conv_rows)
+    stok = estimate_tokens(sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows))
+    return lo, hi, n_swept, sch, stok
+
+
+def _trigger_tokens(
+    src: AgentSource, st: ReplayState, last: int | None, boundary: int, prev_bound: int | None
+) -> int | None:
+    """The reported tokens of the call that triggered an event: ``last``, the last call at or
+    before its boundary, if it is in this epoch with no discarded rows between them (else
+    unknown, not the previous event's)."""
+    if last is None or (prev_bound is not None and last <= prev_bound):
+        return None
+    if gap_between(src, last, boundary + 1) is not None:
+        return None
+    return st.rows[last].ttot
+
+
+def _cache_around(st: ReplayState, calls: list[int], k: int, cache_window: int) -> dict[str, int]:
+    """Cache writes and reads of the ``cache_window`` calls before an event (``calls[:k]``)
+    and after it, without copying ``calls``."""
+    bef = range(*slice(-cache_window, None).indices(k)) if cache_window else range(0)
+    aft = range(*slice(None, cache_window).indices(len(calls) - k))
+    before = [calls[i] for i in bef]
+    after = [calls[k + i] for i in aft]
+    out = {}
+    for name, attr in (("cache_write", "cw"), ("cache_read", "cr")):
+        out[f"{name}_before"] = sum(getattr(st.rows[q], attr) or 0 for q in before)
+        out[f"{name}_after"] = sum(getattr(st.rows[q], attr) or 0 for q in after)
+    return out
 
 
 def _missing(present: list[int], lo: int, hi: int, extra: list[int]) -> int:

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import bisect
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -164,11 +165,20 @@ def _integrity(src: AgentSource) -> pd.DataFrame:
 
 
 def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[int, int]]) -> None:
+    """The checks of the history itself, in the order of their rows: copies, lost seqs, the
+    audit settings and markers, tool calls and results, times, malformed rows."""
     h = src.history()
     by_seq = h.sort_values("seq", kind="stable")
-    seqs = by_seq["seq"].to_numpy(dtype="int64")
+    _check_copies(src, rep, by_seq)
+    lost = _check_lost(src, rep, bad_ranges)
+    _check_audit(src, rep, h)
+    _check_tool_pairs(src, rep, h, lost)
+    _check_times(src, rep, by_seq)
+    _check_malformed(rep, h)
 
-    # Seqs held more than once.
+
+def _check_copies(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
+    """Seqs held more than once: explained by a repair (info) or not (warning)."""
     dup = by_seq.loc[by_seq["copies"].fillna(1) > 1, "seq"].astype(int).tolist()
     if dup:
         ev = src.events()
@@ -198,6 +208,12 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
                 "the oldest copy, the reference analyzer counts every copy",
             )
 
+
+def _check_lost(
+    src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[int, int]]
+) -> Callable[[int], bool]:
+    """One ``lost_seqs`` row per seq range lost (naming the undecodable archives that may hold
+    it); returns whether a seq is lost."""
     # Lost seq ranges: kept as ranges, never one object per lost seq.
     gaps = src.history_gaps()
     lost_lo = [int(x) for x in gaps["start_seq"]]
@@ -220,7 +236,12 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
         i = bisect.bisect_right(lost_lo, q) - 1  # the last range starting at or before q
         return i >= 0 and q <= lost_hi[i]
 
-    # Loop audit switched off (the record says so: not where it has no such switch).
+    return lost
+
+
+def _check_audit(src: AgentSource, rep: _Report, h: pd.DataFrame) -> None:
+    """Loop audit switched off (where the record says so, not where it has no such switch),
+    and summaries marked audited without an audit row."""
     if src.settings().audit.get("loop") is False:
         rep.add(
             "loop_audit_off",
@@ -250,7 +271,12 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
             "row holds the rows they replaced (the marker follows the config, the audit may not)",
         )
 
-    # Tool calls without results, results without calls.
+
+def _check_tool_pairs(
+    src: AgentSource, rep: _Report, h: pd.DataFrame, lost: Callable[[int], bool]
+) -> None:
+    """Tool calls without results (the latest row's may still be running), results without
+    calls (right after lost rows, the call was most likely among them)."""
     calls = tool_calls(src, history=True)
     last_seq = int(h["seq"].iloc[-1]) if len(h) else None
     open_calls = calls[~calls["matched"] & ~calls["tool_name"].isin(src.provider_tools)]
@@ -304,7 +330,11 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
                 "rows just before them",
             )
 
-    # Time order (by seq: rows are stamped when appended).
+
+def _check_times(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
+    """Time order by seq (rows are stamped when appended, where the format does), and rows
+    without a time."""
+    seqs = by_seq["seq"].to_numpy(dtype="int64")
     ms = by_seq["created_at"]
     known = ms.notna().to_numpy()
     t = np.array([int(x.value // 1_000_000) if not pd.isna(x) else -1 for x in ms], dtype="int64")
@@ -334,6 +364,9 @@ def _check_history(src: AgentSource, rep: _Report, bad_ranges: dict[int, tuple[i
             f"{ranges(missing)}",
         )
 
+
+def _check_malformed(rep: _Report, h: pd.DataFrame) -> None:
+    """Rows whose content or tokens could not be read."""
     bad = h.loc[h["malformed"], "seq"].astype(int).tolist()
     if bad:
         rep.add(

@@ -537,91 +537,16 @@ def _observe_rows(
     mode: str,
     name: str,
 ) -> Observation:
+    """The observation of rows in walk order: turns (:func:`_segment`), each row's calls
+    classified and counted into its turn (:func:`_tally`), then signatures, streaks and the
+    anomaly checks."""
     thr = thresholds_of(tax)
     turn_of, heads = _segment(rows, mode)
     counted = [h["kind"] != "compaction" for h in heads]
-    # Renumber the counted turns 0..k-1; compaction turns (reference mode) are dropped.
-    new_id = np.cumsum(counted) - 1
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    seqs = rows["seq"].to_numpy(dtype="int64")
     created = [schema.to_ms(x) for x in rows["created_at"]]
-    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
-    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
-    tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
-    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
-    epochs: dict[int, int] = {}
-    if hist is not None and "epoch" in hist:
-        epochs = dict(
-            zip(
-                hist["seq"].to_numpy(dtype="int64").tolist(),
-                hist["epoch"].fillna(-1).to_numpy(dtype="int64").tolist(),
-                strict=True,
-            )
-        )
-
-    nt = int(sum(counted))
-    agg = {
-        k: [0] * nt
-        for k in ("n_calls", "n_world", "n_internal", "n_bookkeeping", "tokens_in", "tokens_out")
-    }
-    n_rows = [0] * nt
-    end_seq = [0] * nt
-    calls: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_CALLS}
-    for i in range(len(rows)):
-        t = turn_of[i]
-        if t < 0 or not counted[t]:
-            continue
-        k = int(new_id[t])
-        n_rows[k] += 1
-        end_seq[k] = int(seqs[i])
-        if role[i] != "assistant":
-            continue
-        agg["tokens_in"][k] += int(tin[i])
-        agg["tokens_out"][k] += int(tout[i])
-        if not tools[i]:
-            continue
-        blocks, _ = parse_content(content[i])
-        for bi, b in enumerate(blocks):
-            if b.get("type") != "tool_use":
-                continue
-            nm = b.get("name", "undefined")
-            nm = nm if isinstance(nm, str) else ("null" if nm is None else js_stringify(nm))
-            inp = b.get("input")
-            cls = classify_call(nm, inp, tax)
-            agg["n_calls"][k] += 1
-            if cls in CLASSES:
-                agg[f"n_{cls}"][k] += 1
-            calls["turn"].append(k)
-            calls["seq"].append(int(seqs[i]))
-            calls["block_index"].append(bi)
-            calls["created_at"].append(created[i])
-            calls["tool"].append(nm)
-            calls["class"].append(cls)
-            calls["signature"].append(signature(nm, inp))
-            calls["input"].append(js_stringify({} if js_falsy(inp) else inp))
-            uid = b.get("id")
-            calls["tool_use_id"].append(None if uid is None else str(uid))
-
-    turns_d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_TURNS}
-    for h, ok in zip(heads, counted, strict=True):
-        if not ok:
-            continue
-        k = len(turns_d["turn"])
-        turns_d["turn"].append(k)
-        turns_d["start_seq"].append(h["seq"])
-        turns_d["end_seq"].append(end_seq[k])
-        turns_d["n_rows"].append(n_rows[k])
-        turns_d["start_at"].append(created[h["row"]])
-        turns_d["trigger_kind"].append(h["kind"])
-        for c in agg:
-            turns_d[c].append(agg[c][k])
-        turns_d["is_null_turn"].append(
-            agg["n_calls"][k] > 0 and agg["n_world"][k] == 0 and agg["n_internal"][k] == 0
-        )
-        e = epochs.get(h["seq"], -1)
-        turns_d["epoch"].append(None if e < 0 else e)
-    turns = schema.frame(turns_d, schema.OBSERVE_TURNS)
-    calls_df = schema.frame(calls, schema.OBSERVE_CALLS)
+    tally = _tally(rows, turn_of, counted, created, tax)
+    turns = _turns_frame(heads, counted, tally, created, _epochs_of(hist))
+    calls_df = schema.frame(tally.calls, schema.OBSERVE_CALLS)
     sigs = _signatures(calls_df)
     streaks = _streaks(turns)
     anomalies = _anomalies(turns, calls_df, sigs, thr)
@@ -636,6 +561,129 @@ def _observe_rows(
         taxonomy=tax,
         name=name,
     )
+
+
+def _epochs_of(hist: pd.DataFrame | None) -> dict[int, int]:
+    """Seq -> epoch (-1 when unknown) of a history frame; empty without one."""
+    if hist is None or "epoch" not in hist:
+        return {}
+    return dict(
+        zip(
+            hist["seq"].to_numpy(dtype="int64").tolist(),
+            hist["epoch"].fillna(-1).to_numpy(dtype="int64").tolist(),
+            strict=True,
+        )
+    )
+
+
+@dataclass
+class _Tally:
+    """Per counted turn (0..k-1): the sums of :data:`schema.OBSERVE_TURNS` (``agg``), rows and
+    last seq; and the columns of :data:`schema.OBSERVE_CALLS`, one entry per tool call."""
+
+    agg: dict[str, list[int]]
+    n_rows: list[int]
+    end_seq: list[int]
+    calls: dict[str, list[Any]]
+
+
+def _tally(
+    rows: pd.DataFrame,
+    turn_of: np.ndarray,
+    counted: list[bool],
+    created: list[int | None],
+    tax: dict[str, Any],
+) -> _Tally:
+    """Each row counted into its turn, each assistant row's tool calls classified. The
+    counted turns are renumbered 0..k-1 (compaction turns of the reference mode dropped)."""
+    new_id = np.cumsum(counted) - 1
+    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
+    seqs = rows["seq"].to_numpy(dtype="int64")
+    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
+    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
+    tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
+    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
+    nt = int(sum(counted))
+    keys = ("n_calls", "n_world", "n_internal", "n_bookkeeping", "tokens_in", "tokens_out")
+    tally = _Tally(
+        agg={k: [0] * nt for k in keys},
+        n_rows=[0] * nt,
+        end_seq=[0] * nt,
+        calls={c: [] for c in schema.OBSERVE_CALLS},
+    )
+    agg = tally.agg
+    for i in range(len(rows)):
+        t = turn_of[i]
+        if t < 0 or not counted[t]:
+            continue
+        k = int(new_id[t])
+        tally.n_rows[k] += 1
+        tally.end_seq[k] = int(seqs[i])
+        if role[i] != "assistant":
+            continue
+        agg["tokens_in"][k] += int(tin[i])
+        agg["tokens_out"][k] += int(tout[i])
+        if tools[i]:
+            _tally_calls(tally, k, int(seqs[i]), created[i], content[i], tax)
+    return tally
+
+
+def _tally_calls(
+    tally: _Tally, k: int, seq: int, created: int | None, content: str, tax: dict[str, Any]
+) -> None:
+    """The ``tool_use`` blocks of one assistant row (turn ``k``): classified, counted, listed."""
+    agg, calls = tally.agg, tally.calls
+    blocks, _ = parse_content(content)
+    for bi, b in enumerate(blocks):
+        if b.get("type") != "tool_use":
+            continue
+        nm = b.get("name", "undefined")
+        nm = nm if isinstance(nm, str) else ("null" if nm is None else js_stringify(nm))
+        inp = b.get("input")
+        cls = classify_call(nm, inp, tax)
+        agg["n_calls"][k] += 1
+        if cls in CLASSES:
+            agg[f"n_{cls}"][k] += 1
+        calls["turn"].append(k)
+        calls["seq"].append(seq)
+        calls["block_index"].append(bi)
+        calls["created_at"].append(created)
+        calls["tool"].append(nm)
+        calls["class"].append(cls)
+        calls["signature"].append(signature(nm, inp))
+        calls["input"].append(js_stringify({} if js_falsy(inp) else inp))
+        uid = b.get("id")
+        calls["tool_use_id"].append(None if uid is None else str(uid))
+
+
+def _turns_frame(
+    heads: list[dict[str, Any]],
+    counted: list[bool],
+    tally: _Tally,
+    created: list[int | None],
+    epochs: dict[int, int],
+) -> pd.DataFrame:
+    """One row of :data:`schema.OBSERVE_TURNS` per counted turn."""
+    agg = tally.agg
+    turns_d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_TURNS}
+    for h, ok in zip(heads, counted, strict=True):
+        if not ok:
+            continue
+        k = len(turns_d["turn"])
+        turns_d["turn"].append(k)
+        turns_d["start_seq"].append(h["seq"])
+        turns_d["end_seq"].append(tally.end_seq[k])
+        turns_d["n_rows"].append(tally.n_rows[k])
+        turns_d["start_at"].append(created[h["row"]])
+        turns_d["trigger_kind"].append(h["kind"])
+        for c in agg:
+            turns_d[c].append(agg[c][k])
+        turns_d["is_null_turn"].append(
+            agg["n_calls"][k] > 0 and agg["n_world"][k] == 0 and agg["n_internal"][k] == 0
+        )
+        e = epochs.get(h["seq"], -1)
+        turns_d["epoch"].append(None if e < 0 else e)
+    return schema.frame(turns_d, schema.OBSERVE_TURNS)
 
 
 def _signatures(calls: pd.DataFrame) -> pd.DataFrame:
