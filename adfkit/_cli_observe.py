@@ -94,8 +94,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 c = d["counts"]
                 counts = f"{c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
                 say(f"{d['path']}: {counts}")
-            for f in d["findings"]:
-                say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
+                for f in d["findings"]:
+                    say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
         return 0 if all(d["clean"] for d in found) else 1
 
     status = for_each_agent(args.paths, one)
