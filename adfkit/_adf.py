@@ -609,6 +609,16 @@ class AdfSource(AgentSource):
                 status = "unreadable"
         out["turn_checkpoint"] = status
         out["live"] = not bool(meta.get("adf_clean_close")) or bool(out["sidecars"])
+        out.update(self._info_model(settings))
+        out.update(self._info_loop())
+        out.update(self._info_audit(sizes))
+        out.update(self._info_side_tables())
+        return info_record(self, settings, **out)
+
+    def _info_model(self, settings: Settings) -> dict[str, Any]:
+        """``model`` and ``model_source``: the configured model, else the latest live call's."""
+        src = self._src
+        out: dict[str, Any] = {}
         out["model"] = settings.model
         out["model_source"] = "config" if out["model"] else None
         if not out["model"] and src.has("adf_loop", "model"):
@@ -619,6 +629,13 @@ class AdfSource(AgentSource):
             )
             if last and isinstance(last[0][0], str):
                 out["model"], out["model_source"] = last[0][0], "loop"
+        return out
+
+    def _info_loop(self) -> dict[str, Any]:
+        """``loop_rows``, ``loop_seq_range``, ``highest_seq``, ``first_live_at`` and
+        ``last_live_at``."""
+        src = self._src
+        out: dict[str, Any] = {}
         n, lo, hi, t0, t1 = 0, None, None, None, None
         if src.has("adf_loop"):
             n, lo, hi = src.query(
@@ -642,6 +659,13 @@ class AdfSource(AgentSource):
         out["highest_seq"] = self.highest_seq()
         out["first_live_at"] = _iso(t0)
         out["last_live_at"] = _iso(t1)
+        return out
+
+    def _info_audit(self, sizes: bool) -> dict[str, Any]:
+        """``audit_rows`` per source, ``first_archived_at``, and with ``sizes`` the sums of
+        ``audited_loop_entries``, ``audit_json_chars`` and ``audit_compressed_bytes``."""
+        src = self._src
+        out: dict[str, Any] = {}
         by_source: dict[str, int] = {}
         if src.has("adf_audit"):
             for source, cnt in src.query(
@@ -674,6 +698,12 @@ class AdfSource(AgentSource):
             out["audited_loop_entries"] = entries
             out["audit_json_chars"] = size
             out["audit_compressed_bytes"] = packed
+        return out
+
+    def _info_side_tables(self) -> dict[str, Any]:
+        """Rows of each side table (0 for a table the file lacks)."""
+        src = self._src
+        out: dict[str, Any] = {}
         for table, key in (
             ("adf_inbox", "inbox_rows"),
             ("adf_outbox", "outbox_rows"),
@@ -687,7 +717,7 @@ class AdfSource(AgentSource):
                 if src.has(table)
                 else 0
             )
-        return info_record(self, settings, **out)
+        return out
 
 
 def _iso(ms: Any) -> str | None:

@@ -756,19 +756,37 @@ def _quiet_stretch(turns: pd.DataFrame) -> int:
 def _anomalies(
     turns: pd.DataFrame, calls: pd.DataFrame, sigs: pd.DataFrame, thr: dict[str, int]
 ) -> pd.DataFrame:
-    d: dict[str, list[Any]] = {c: [] for c in schema.OBSERVE_ANOMALIES}
-
-    def add(check, tripped, value, threshold, window, detail, t=(), s=(), g=()):
-        for c, v in zip(
-            schema.OBSERVE_ANOMALIES,
-            (check, tripped, value, threshold, window, detail, tuple(t), tuple(s), tuple(g)),
-            strict=True,
-        ):
-            d[c].append(v)
-
+    """The three checks of the analyzer (§8.3), one row each: null-turn streak, repeated
+    action, spend without external change."""
     window = turns.tail(thr["window_turns"])
-    nw = len(window)
-    # 1. null-turn streak: consecutive null turns back from the newest, inside the window.
+    rows = [
+        _null_streak(window, thr),
+        _repeated_signature(turns, calls, sigs, thr),
+        _spend_without_change(turns, window),
+    ]
+    d = {c: [r[i] for r in rows] for i, c in enumerate(schema.OBSERVE_ANOMALIES)}
+    return schema.frame(d, schema.OBSERVE_ANOMALIES)
+
+
+def _anomaly(
+    check: str,
+    tripped: bool,
+    value: int,
+    threshold: int,
+    window: int,
+    detail: str,
+    t: Any = (),
+    s: Any = (),
+    g: Any = (),
+) -> tuple[Any, ...]:
+    """One row of :data:`schema.OBSERVE_ANOMALIES`: the check, whether it tripped, its value
+    and threshold, the turns it looked at, the detail, and the turns, seqs and signatures
+    behind it."""
+    return (check, tripped, value, threshold, window, detail, tuple(t), tuple(s), tuple(g))
+
+
+def _null_streak(window: pd.DataFrame, thr: dict[str, int]) -> tuple[Any, ...]:
+    """Consecutive null turns back from the newest, inside the window."""
     null = window["is_null_turn"].to_numpy(dtype=bool)
     streak = 0
     for v in null[::-1]:
@@ -777,18 +795,23 @@ def _anomalies(
         streak += 1
     hit = streak >= thr["null_streak"]
     st = window.tail(streak) if streak else window.iloc[:0]
-    add(
+    return _anomaly(
         "null_streak",
         hit,
         streak,
         thr["null_streak"],
-        nw,
+        len(window),
         f"{streak} consecutive null turn(s) at the end (trips at {thr['null_streak']})"
         + (f", from seq {int(st['start_seq'].iloc[0])}" if hit else ""),
         st["turn"].astype(int).tolist() if hit else (),
         st["start_seq"].astype(int).tolist() if hit else (),
     )
-    # 2. repeated action, over all the history.
+
+
+def _repeated_signature(
+    turns: pd.DataFrame, calls: pd.DataFrame, sigs: pd.DataFrame, thr: dict[str, int]
+) -> tuple[Any, ...]:
+    """Signatures repeated ``repeat_signature`` times or more, over all the history."""
     rep = sigs[sigs["count"] >= thr["repeat_signature"]].head(TOP_SIGNATURES)
     top = int(sigs["count"].iloc[0]) if len(sigs) else 0
     if len(rep):
@@ -802,7 +825,7 @@ def _anomalies(
     else:
         detail = f"no signature repeated {thr['repeat_signature']}+ times (highest count {top})"
         t, s = [], []
-    add(
+    return _anomaly(
         "repeated_signature",
         bool(len(rep)),
         top,
@@ -813,7 +836,11 @@ def _anomalies(
         s,
         rep["signature"].tolist(),
     )
-    # 3. spend without external change: >= 20 turns in the window, no world call, tokens out.
+
+
+def _spend_without_change(turns: pd.DataFrame, window: pd.DataFrame) -> tuple[Any, ...]:
+    """At least :data:`SPEND_MIN_TURNS` turns in the window, no world call, output spent."""
+    nw = len(window)
     world = int(window["n_world"].sum())
     out = int(window["tokens_out"].sum())
     hit = nw >= SPEND_MIN_TURNS and world == 0 and out > 0
@@ -824,7 +851,7 @@ def _anomalies(
         detail = f"only {nw} turn(s) in the window (needs {SPEND_MIN_TURNS})"
     else:
         detail = f"{world} world call(s) in the last {nw} turns"
-    add(
+    return _anomaly(
         "spend_without_change",
         hit,
         out if world == 0 else 0,
@@ -834,7 +861,6 @@ def _anomalies(
         window["turn"].astype(int).tolist() if hit else (),
         window["start_seq"].astype(int).tolist() if hit else (),
     )
-    return schema.frame(d, schema.OBSERVE_ANOMALIES)
 
 
 # --- AgentFile methods ----------------------------------------------------------------------

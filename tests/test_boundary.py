@@ -229,3 +229,14 @@ def test_analyses_take_a_source_not_a_path() -> None:
     pd.testing.assert_frame_equal(by_path.turns, by_source.turns)
     with pytest.raises(TypeError, match="expected an AgentFile, an agent source or a path"):
         adfkit.simulate(42, adfkit.ThresholdPolicy())  # type: ignore[arg-type]
+
+
+def test_public_names_are_listed_once_and_all_import() -> None:
+    """``adfkit.__all__``: no name twice, every name importable, the errors README promises."""
+    names = adfkit.__all__
+    assert len(names) == len(set(names))
+    for name in names:
+        assert getattr(adfkit, name) is not None, name
+    readme = (SAMPLES.parent / "README.md").read_text()
+    for err in re.findall(r"`(?:adfkit\.)?([A-Z][A-Za-z]+Error)`", readme):
+        assert err in names, err
