@@ -67,7 +67,6 @@ compaction events, abandoned branches, subagents and integrity findings. The for
 from __future__ import annotations
 
 import bisect
-import gc
 import os
 import re
 from collections.abc import Iterable
@@ -82,24 +81,29 @@ from . import schema
 from ._errors import AdfError, NotTranscriptError
 from ._transcript import (
     DEFAULT_MAX_LINE_BYTES,
+    CallDraft,
+    EventDraft,
     Finding,
     Findings,
-    ModelCall,
+    JsonLines,
     ParsedTranscript,
-    TranscriptEvent,
-    TranscriptRow,
+    RowDraft,
+    TypeCounts,
     anthropic_bad_counts,
     anthropic_tokens,
     as_int,
     bad_usage,
+    check_head,
+    final_calls,
+    gc_paused,
     iso_ms,
     iter_lines,
     loads_line,
+    number_rows,
     open_text_stream,
     read_head,
     result_text,
     sessions_frame,
-    skip_bom,
     sniff,
     unknown_counts,
     warn_findings,
@@ -171,182 +175,97 @@ class _FileData:
     recs: list[_Rec] = field(default_factory=list)
     meta: dict[str, str] = field(default_factory=dict)
     session_ids: dict[str, int] = field(default_factory=dict)
+    #: records read (rows, metadata, links, skipped lines): none means not a session
     n_records: int = 0
-    malformed_lines: set[int] = field(default_factory=set)
-    notes: dict[int, str] = field(default_factory=dict)
+    #: line -> what was repaired in its bytes (the row it starts is flagged malformed)
+    repaired: dict[int, str] = field(default_factory=dict)
     #: ``progress`` records (and records of an unknown type that carry a uuid) are links,
     #: never rows: uuid -> (parentUuid, line) (first copy wins)
     progress: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    #: records of an unknown type: without a uuid (skipped), with one (kept as links)
+    unknown: TypeCounts = field(default_factory=TypeCounts)
+    linked: TypeCounts = field(default_factory=TypeCounts)
+    codex_like: int = 0
 
 
 # --- reading --------------------------------------------------------------------------------
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
-    head = read_head(path)
-    sniff(path, head, _WHAT)
+    check_head(path, _WHAT)
     d = _FileData()
-    meta = d.meta
-    unknown: dict[str, list[int]] = {}
-    linked: dict[str, list[int]] = {}
-    counts = {"parsed": 0, "records": 0, "codex_like": 0}
-    recs_append = d.recs.append
-    sids = d.session_ids
     progress = d.progress
-    limit = max_line_bytes + 1
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
-
-    def take(n: int, obj: dict[str, Any], t: Any) -> None:
-        """Every record but a progress one with a uuid (the loop below does those)."""
-        counts["records"] += 1
-        if t == "progress":
-            return  # no uuid: a link to nothing
-        if t == "user" or t == "assistant" or t == "attachment" or t == "system":
-            u = obj.get("uuid")
-            if type(u) is not str:
-                if t == "system":
-                    return
-                fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
-                u = f"line:{n}"
-            recs_append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
-            sid = obj.get("sessionId")
-            if type(sid) is str:
-                sids[sid] = sids.get(sid, 0) + 1
-            if "cwd" not in meta:
-                _meta_from(obj, meta)
-            return
-        if t in META_TYPES:
-            _meta_record(t, obj, meta)
-            return
-        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-        u = obj.get("uuid")
-        if type(u) is str:  # unknown, but a link other records may point through
-            if u not in progress:
-                pu = obj.get("parentUuid")
-                progress[u] = (pu if type(pu) is str else None, n)
-            linked.setdefault(key[:60], []).append(n)
-            counts["records"] -= 1  # counted with the links
-            return
-        counts["records"] -= 1
-        if t in _CODEX_TYPES:
-            counts["codex_like"] += 1
-        unknown.setdefault(key[:60], []).append(n)
-
-    def rare(n: int, data: bytes, complete: bool) -> None:
-        """A line off the usual path: not valid JSON (repaired if it can be), not an object,
-        or the last line without its newline."""
-        obj, problem = loads_line(data)
-        if obj is None:
-            if not complete:
-                fnd.add(
-                    "truncated_last_line",
-                    "warning",
-                    n,
-                    "last line is incomplete (no newline, not valid JSON): the session is "
-                    "probably still being written; read up to the line before",
-                )
-            else:
-                fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-            return
-        counts["parsed"] += 1
-        if problem is not None:
-            fnd.add("encoding", "warning", n, problem)
-            d.malformed_lines.add(n)
-            d.notes[n] = problem
-        if type(obj) is not dict:
-            fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-            return
+    lines = JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes, skip=_SKIPPED)
+    for n, obj in lines:  # once per line of a large file: the usual case in as few steps
         t = obj.get("type")
-        u = obj.get("uuid")
-        if t == "progress" and type(u) is str:
-            counts["records"] += 1
-            if u not in progress:
-                pu = obj.get("parentUuid")
-                progress[u] = (pu if type(pu) is str else None, n)
-            return
-        take(n, obj, t)
-
-    n = 0
-    n_skipped = 0
-    with open_text_stream(path) as f:
-        skip_bom(f)
-        readline = f.readline
-        while True:  # once per line of a large file: the usual case in as few steps as can be
-            data = readline(limit)
-            if not data:
-                break
-            n += 1
-            if data[-1] == 10 and data[0] == 123:  # a whole line opening an object
-                if data.startswith(_SKIPPED):  # undo data, typed-ahead input: not parsed
-                    n_skipped += 1
-                    continue
-                try:
-                    obj = loads(data)
-                except decode_error:
-                    rare(n, data, True)
-                    continue
-                if type(obj) is dict:
-                    t = obj.get("type")
-                    if t == "progress":  # most lines of a real file: a parent link, no node
-                        u = obj.get("uuid")
-                        if type(u) is str:
-                            if u not in progress:
-                                pu = obj.get("parentUuid")
-                                progress[u] = (pu if type(pu) is str else None, n)
-                            continue
-                    counts["parsed"] += 1
-                    take(n, obj, t)
-                    continue
-                rare(n, data, True)
+        if t == "progress":  # most lines of a real file: a parent link, no node
+            u = obj.get("uuid")
+            if type(u) is str:
+                if u not in progress:
+                    pu = obj.get("parentUuid")
+                    progress[u] = (pu if type(pu) is str else None, n)
                 continue
-            if data[-1] == 10:  # a whole line that does not open an object
-                if not data.isspace():
-                    rare(n, data, True)
-                continue
-            if len(data) < limit:  # the last line, without its newline
-                if not data.isspace():
-                    rare(n, data, False)
-                break
-            while True:  # longer than the cap: drop the rest of the line
-                chunk = readline(1 << 20)
-                if not chunk or chunk[-1:] == b"\n":
-                    break
-            fnd.add(
-                "huge_line",
-                "warning",
-                n,
-                f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-            )
-    n_progress = len(progress)
-    d.n_records = counts["records"] + n_skipped + n_progress
+        _take(d, fnd, n, obj, t)
+    d.repaired = lines.repaired
+    d.n_records += lines.n_skipped + len(progress)
     if d.n_records == 0:
-        if counts["codex_like"]:
+        if d.codex_like:
             raise NotTranscriptError(
                 f"a Codex rollout, not a {_WHAT}; read it with parse_codex", path=path
             )
-        if counts["parsed"]:
+        if lines.n_parsed:
             raise NotTranscriptError(
                 f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
                 f"summary...): not a {_WHAT}",
                 path=path,
             )
-    for t, lines in unknown.items():
-        fnd.add(
-            "unknown_record_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} record(s) of unknown type {t!r} skipped",
-        )
-    for t, lines in linked.items():
-        fnd.add(
-            "unknown_record_type",
-            "info",
-            lines[0],
-            f"{len(lines)} record(s) of unknown type {t!r} with a uuid: kept as links of the "
-            "chain (as progress records are), not as rows",
-        )
+    d.unknown.report(
+        fnd, "unknown_record_type", "warning", "{n} record(s) of unknown type {t!r} skipped"
+    )
+    d.linked.report(
+        fnd,
+        "unknown_record_type",
+        "info",
+        "{n} record(s) of unknown type {t!r} with a uuid: kept as links of the chain (as "
+        "progress records are), not as rows",
+    )
     return d
+
+
+def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> None:
+    """Every record but a ``progress`` one with a uuid (:func:`_read` does those)."""
+    if t == "progress":
+        d.n_records += 1
+        return  # no uuid: a link to nothing
+    if t == "user" or t == "assistant" or t == "attachment" or t == "system":
+        d.n_records += 1
+        u = obj.get("uuid")
+        if type(u) is not str:
+            if t == "system":
+                return
+            fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
+            u = f"line:{n}"
+        d.recs.append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
+        sid = obj.get("sessionId")
+        if type(sid) is str:
+            d.session_ids[sid] = d.session_ids.get(sid, 0) + 1
+        if "cwd" not in d.meta:
+            _meta_from(obj, d.meta)
+        return
+    if t in META_TYPES:
+        d.n_records += 1
+        _meta_record(t, obj, d.meta)
+        return
+    u = obj.get("uuid")
+    if type(u) is str:  # unknown, but a link other records may point through
+        if u not in d.progress:
+            pu = obj.get("parentUuid")
+            d.progress[u] = (pu if type(pu) is str else None, n)
+        d.linked.add(t, n)
+        return
+    if t in _CODEX_TYPES:
+        d.codex_like += 1
+    d.unknown.add(t, n)
 
 
 def _meta_from(obj: dict[str, Any], meta: dict[str, str]) -> None:
@@ -616,74 +535,37 @@ def _parent_uuid(r: _Rec) -> str | None:
 # --- rows -----------------------------------------------------------------------------------
 
 
-class _RowB:
-    __slots__ = (
-        "role",
-        "content",
-        "model",
-        "created_at",
-        "kind_hint",
-        "lines",
-        "uuids",
-        "parent_uuid",
-        "key",
-        "sidechain",
-        "agent_id",
-        "branch",
-        "malformed",
-        "note",
-        "call",
-        "seq",
-    )
+class _RowB(RowDraft):
+    """A row being built from one record (then merged with the block records of its call):
+    ``uuids`` of every record merged, ``call`` the model call whose usage it carries."""
+
+    __slots__ = ("uuids", "call")
 
     def __init__(self, r: _Rec, role: str, content: list[dict[str, Any]]) -> None:
         obj = r.obj or {}
-        self.role = role
-        self.content = content
-        self.model: str | None = None
-        self.created_at = iso_ms(obj.get("timestamp"))
-        self.kind_hint: str | None = None
-        self.lines = [r.line]
+        super().__init__(role, content, r.line, iso_ms(obj.get("timestamp")))
+        self.uuid = r.uuid
         self.uuids = [r.uuid]
         self.parent_uuid = r.parent
-        self.key: str | None = None
         self.sidechain = r.side
         a = obj.get("agentId")
         self.agent_id = a if isinstance(a, str) else None
-        self.branch: str | None = None
-        self.malformed = False
-        self.note: str | None = None
         self.call: _Call | None = None
-        self.seq = 0
 
 
-class _Call:
-    __slots__ = (
-        "key",
-        "row",
-        "line",
-        "usage",
-        "uline",
-        "tokens",
-        "unknown",
-        "model",
-        "n",
-        "created_at",
-        "side",
-    )
+class _Call(CallDraft):
+    """A model call over one or more block records: ``usage`` as the record chosen wrote it
+    (the last one, ``uline``), turned into ``tokens`` (and ``unknown``: counts that are not
+    counts, as written) once, by :func:`_finish`."""
+
+    __slots__ = ("usage", "uline", "unknown")
 
     def __init__(self, key: str, row: _RowB, line: int, usage: dict[str, Any], side: bool) -> None:
-        self.key = key
-        self.row = row
-        self.line = line
+        super().__init__(key, row, line, row.model, {}, row.created_at, side)
+        self.row: _RowB = row
         self.usage = usage
         self.uline = line  # the line of the fragment whose usage is kept
-        self.tokens: dict[str, int] = {}  # from the chosen fragment's usage, in _finish
-        self.unknown: dict[str, Any] = {}  # counts that are not counts, as written (_finish)
-        self.model = row.model
-        self.n = 1
-        self.created_at = row.created_at
-        self.side = side
+        self.unknown: dict[str, Any] = {}
 
 
 _USAGE_INPUT_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
@@ -693,7 +575,7 @@ _USAGE_INPUT_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_
 class _Built:
     rows: list[_RowB]
     branches: list[_RowB]
-    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]]
+    events: list[EventDraft]
     calls: list[_Call]
     agent_results: dict[str, str]
 
@@ -701,13 +583,10 @@ class _Built:
 class _Builder:
     """Turns records (in chain order) into rows, merging the fragments of one call."""
 
-    def __init__(
-        self, fnd: Findings, calls: dict[str, _Call], notes: dict[int, str], bad: set[int]
-    ) -> None:
+    def __init__(self, fnd: Findings, calls: dict[str, _Call], repaired: dict[int, str]) -> None:
         self.fnd = fnd
         self.calls = calls
-        self.notes = notes
-        self.bad = bad
+        self.repaired = repaired
         self.rows: list[_RowB] = []
         self.last_assistant: _RowB | None = None
         self.only_results_since = False
@@ -752,9 +631,9 @@ class _Builder:
         return None
 
     def _push(self, row: _RowB, r: _Rec) -> None:
-        if r.line in self.bad:
+        if r.line in self.repaired:
             row.malformed = True
-            row.note = self.notes.get(r.line)
+            row.note = self.repaired[r.line]
         self.rows.append(row)
 
     def _assistant(self, r: _Rec, obj: dict[str, Any]) -> _RowB:
@@ -767,7 +646,7 @@ class _Builder:
         synthetic = model == "<synthetic>"
         api_error = obj.get("isApiErrorMessage") is True
         la = self.last_assistant
-        if key is not None and la is not None and la.key == key and self.only_results_since:
+        if key is not None and la is not None and la.call_key == key and self.only_results_since:
             la.content.extend(_new_blocks(la.content, blocks))
             la.lines.append(r.line)
             la.uuids.append(r.uuid)
@@ -776,7 +655,7 @@ class _Builder:
             self._usage(la, r, msg, key, merged=True)
             return la
         row = _RowB(r, "assistant", blocks)
-        row.key = key
+        row.call_key = key
         row.model = model if isinstance(model, str) and not synthetic else None
         if synthetic:  # Claude Code's own text in the assistant's place: not a model call
             row.kind_hint = "notice"
@@ -817,7 +696,7 @@ class _Builder:
                 f"usage of call {k[:40]} seen again (first on line {c.line}); counted once",
             )
             return
-        c.n += 1
+        c.n_records += 1
         if not _same_input(c.usage, usage):
             self.fnd.add(
                 "usage_conflict",
@@ -902,30 +781,49 @@ class _Path:
     roots: dict[int, str]
 
 
+class _Back:
+    """The records a walk back can step to over a gap: the previous user/assistant record in
+    file order not walked yet, and the boundary records between two lines."""
+
+    def __init__(self, g: _Graph, seen: set[int]) -> None:
+        self.ua = [r for r in g.nodes if r.type == "user" or r.type == "assistant"]
+        self.ua_lines = [r.line for r in self.ua]
+        self.bounds = [r for r in g.nodes if r.type == "system" and _is_boundary(r)]
+        self.bound_lines = [r.line for r in self.bounds]
+        self.seen = seen
+        self.skips = 2 * len(self.ua) + 8  # a budget: skipping visited records never goes quadratic
+
+    def last(self) -> _Rec | None:
+        """The last-written user/assistant record, where the walk starts."""
+        return self.ua[-1] if self.ua else None
+
+    def previous(self, line: int) -> _Rec | None:
+        ua, seen = self.ua, self.seen
+        i = bisect.bisect_left(self.ua_lines, line) - 1
+        while i >= 0 and id(ua[i]) in seen and self.skips > 0:
+            i -= 1
+            self.skips -= 1
+        return ua[i] if i >= 0 and id(ua[i]) not in seen else None
+
+    def bounds_between(self, after_line: int, before_line: int) -> list[_Rec]:
+        """The boundary records written between two lines, not walked yet."""
+        lo = bisect.bisect_right(self.bound_lines, after_line)
+        hi = bisect.bisect_left(self.bound_lines, before_line)
+        return [r for r in self.bounds[lo:hi] if id(r) not in self.seen]
+
+
 def _active_path(g: _Graph, fnd: Findings, side_group: bool) -> _Path:
     """Walk ``parentUuid`` back from the last-written user/assistant record (a boundary's
     ``logicalParentUuid`` stands for its parent). Where a link names a record never written, or
     the walk meets a root with conversation before it, it goes on from the previous
     user/assistant record in file order (TRANSCRIPTS.md §0 1-3): a gap is bridged and flagged,
     never the start of the session."""
-    ua = [r for r in g.nodes if r.type == "user" or r.type == "assistant"]
-    ua_lines = [r.line for r in ua]
-    bounds = [r for r in g.nodes if r.type == "system" and _is_boundary(r)]
-    bound_lines = [r.line for r in bounds]
     seen: set[int] = set()
     recs: list[_Rec] = []
     after: dict[int, list[_Rec]] = {}
     roots: dict[int, str] = {}
-    skips = [2 * len(ua) + 8]  # a budget: skipping visited records never goes quadratic
-
-    def previous(line: int) -> _Rec | None:
-        i = bisect.bisect_left(ua_lines, line) - 1
-        while i >= 0 and id(ua[i]) in seen and skips[0] > 0:
-            i -= 1
-            skips[0] -= 1
-        return ua[i] if i >= 0 and id(ua[i]) not in seen else None
-
-    cur = ua[-1] if ua else None
+    back = _Back(g, seen)
+    cur = back.last()
     while cur is not None:
         if id(cur) in seen:
             fnd.add("parent_cycle", "warning", cur.line, "parentUuid chain loops; cut here")
@@ -936,50 +834,10 @@ def _active_path(g: _Graph, fnd: Findings, side_group: bool) -> _Path:
         if p is not None:
             cur = p
             continue
-        quiet = cur.side and not side_group
-        if missing is not None:
-            at = missing[1]
-            nxt = previous(at)
-            what = (
-                "logicalParentUuid" if cur.parent is None and cur.type == "system" else "parentUuid"
-            )
-            if nxt is None:
-                if not quiet:
-                    fnd.add(
-                        "broken_parent_chain",
-                        "info",
-                        at,
-                        f"{what} not in the file and no conversation before it: the file "
-                        "starts mid-session",
-                    )
-                break
-            if not quiet:
-                fnd.add(
-                    "chain_gap",
-                    "info",
-                    at,
-                    f"{what} not in the file; continued from line {nxt.line}",
-                )
-        else:
-            nxt = previous(cur.line) if cur.type != "system" else None
-            if nxt is None:
-                break
-            summary = cur.type == "user" and (cur.obj or {}).get("isCompactSummary") is True
-            roots[id(cur)] = "compaction" if summary else "clear"
-            fnd.add(
-                "new_root",
-                "info",
-                cur.line,
-                (
-                    "a compaction summary without a boundary (Claude Code 1.0.x)"
-                    if summary
-                    else "a new conversation starts in the same file (a cleared context)"
-                )
-                + f"; the one before it ends at line {nxt.line}",
-            )
-        lo = bisect.bisect_right(bound_lines, nxt.line)
-        hi = bisect.bisect_left(bound_lines, missing[1] if missing is not None else cur.line)
-        extra = [r for r in bounds[lo:hi] if id(r) not in seen]
+        nxt = _bridge(cur, missing, back, fnd, side_group, roots)
+        if nxt is None:
+            break
+        extra = back.bounds_between(nxt.line, missing[1] if missing is not None else cur.line)
         if extra:
             after[id(nxt)] = extra
             seen.update(map(id, extra))
@@ -988,18 +846,83 @@ def _active_path(g: _Graph, fnd: Findings, side_group: bool) -> _Path:
     return _Path(recs, seen, after, roots)
 
 
+def _bridge(
+    cur: _Rec,
+    missing: tuple[str, int] | None,
+    back: _Back,
+    fnd: Findings,
+    side_group: bool,
+    roots: dict[int, str],
+) -> _Rec | None:
+    """Where the walk goes on from ``cur``, a record without a parent in the file: past a
+    parent never written (``missing``: its uuid and the line naming it), the previous
+    user/assistant record (``chain_gap``); past a root with conversation before it, that
+    conversation's last record (``new_root``, and ``roots`` says which event the root starts).
+    None: the walk ends here."""
+    quiet = cur.side and not side_group
+    if missing is not None:
+        at = missing[1]
+        nxt = back.previous(at)
+        what = "logicalParentUuid" if cur.parent is None and cur.type == "system" else "parentUuid"
+        if nxt is None:
+            if not quiet:
+                fnd.add(
+                    "broken_parent_chain",
+                    "info",
+                    at,
+                    f"{what} not in the file and no conversation before it: the file "
+                    "starts mid-session",
+                )
+            return None
+        if not quiet:
+            fnd.add(
+                "chain_gap", "info", at, f"{what} not in the file; continued from line {nxt.line}"
+            )
+        return nxt
+    nxt = back.previous(cur.line) if cur.type != "system" else None
+    if nxt is None:
+        return None
+    summary = cur.type == "user" and (cur.obj or {}).get("isCompactSummary") is True
+    roots[id(cur)] = "compaction" if summary else "clear"
+    fnd.add(
+        "new_root",
+        "info",
+        cur.line,
+        (
+            "a compaction summary without a boundary (Claude Code 1.0.x)"
+            if summary
+            else "a new conversation starts in the same file (a cleared context)"
+        )
+        + f"; the one before it ends at line {nxt.line}",
+    )
+    return nxt
+
+
 def _is_boundary(r: _Rec) -> bool:
     st = (r.obj or {}).get("subtype")
     return st == "compact_boundary" or st == "microcompact_boundary"
 
 
 def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
+    """The rows of one conversation (the main one, or one inline subagent's): the active path
+    with what joins it from off the chain, its events, then the abandoned branches."""
     g = _Graph(recs, fnd, _Links(d.progress, fnd))
     ap = _active_path(g, fnd, side_group)
-    path, on_path = ap.recs, ap.on_path
+    order, branch_recs = _place_off_path(g, ap, side_group)
+    calls: dict[str, _Call] = {}
+    b = _Builder(fnd, calls, d.repaired)
+    events: list[EventDraft] = []
+    _walk_active(order, b, fnd, events, ap.roots)
+    branch_rows = _branches(g, ap, branch_recs, b, events)
+    return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
 
-    # place what is off the chain: block records of a call on it (parallel tool calls, §0 3),
-    # their results, attachments; the rest are abandoned branches
+
+def _place_off_path(g: _Graph, ap: _Path, side_group: bool) -> tuple[list[_Rec], list[_Rec]]:
+    """The records in the order their rows are built (the active path, each record followed
+    by what joins it from off the chain: block records of a call on it, parallel tool calls
+    (§0 3), their results, attachments; and the boundaries of a bridged gap), and the records
+    left on abandoned branches."""
+    path, on_path = ap.recs, ap.on_path
     off_path = [
         r
         for r in g.nodes
@@ -1045,7 +968,6 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
                 stitched.setdefault(id(a), []).append(r)
                 continue
         branch_recs.append(r)
-
     order: list[_Rec] = []
     for r in path:
         order.append(r)
@@ -1053,18 +975,20 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         if extra:
             order.extend(sorted(extra, key=lambda x: x.line))
         order.extend(ap.after.get(id(r), ()))
+    return order, branch_recs
 
-    calls: dict[str, _Call] = {}
-    b = _Builder(fnd, calls, d.notes, d.malformed_lines)
-    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]] = []
-    _walk_active(order, b, fnd, events, ap.roots)
 
-    # branches
-    branch_rows: list[_RowB] = []
+def _branches(
+    g: _Graph, ap: _Path, branch_recs: list[_Rec], b: _Builder, events: list[EventDraft]
+) -> list[_RowB]:
+    """The rows of the abandoned branches (``branch-1``... by their topmost record, in file
+    order), and a ``rewind`` event for each branch a model call was made from (line and time:
+    the active record that replaced it)."""
+    path = ap.recs
     groups: dict[int, list[_Rec]] = {}
     tops: dict[int, _Rec] = {}
     forks: dict[int, _Rec | None] = {}
-    top_of = _Tops(on_path)
+    top_of = _Tops(ap.on_path)
     for r in branch_recs:
         top, fork = top_of.of(r)
         groups.setdefault(id(top), []).append(r)
@@ -1076,10 +1000,11 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         if p is not None and id(p) not in children_on_path:
             children_on_path[id(p)] = r
     roots_on_path = [r for r in path if g.parent_of(r)[0] is None]
+    branch_rows: list[_RowB] = []
     asides = 0
     for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):
         bid = f"branch-{n}"
-        bb = _Builder(fnd, calls, d.notes, d.malformed_lines)
+        bb = _Builder(b.fnd, b.calls, b.repaired)
         for r in groups[tid]:
             bb.add(r)
         for row in bb.rows:
@@ -1092,28 +1017,30 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
         repl = children_on_path.get(id(fork)) if fork is not None else None
         if repl is None and fork is None and roots_on_path:
             repl = roots_on_path[0]
-        ev = TranscriptEvent(
-            kind="rewind",
-            created_at=iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
-            line=repl.line if repl is not None else tops[tid].line,
-            uuid=repl.uuid if repl is not None else None,
-            extra={
-                "branch": bid,
-                "fork_uuid": fork.uuid if fork is not None else None,
-                "branch_first_line": tops[tid].line,
-            },
+        events.append(
+            EventDraft(
+                "rewind",
+                repl.line if repl is not None else tops[tid].line,
+                iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
+                uuid=repl.uuid if repl is not None else None,
+                swept=list(bb.rows),
+                extra={
+                    "branch": bid,
+                    "fork_uuid": fork.uuid if fork is not None else None,
+                    "branch_first_line": tops[tid].line,
+                },
+            )
         )
-        events.append((ev, list(bb.rows), [], None))
         b.agent_results.update(bb.agent_results)
     if asides:
-        fnd.add(
+        b.fnd.add(
             "aside_records",
             "info",
             None,
             f"{asides} run(s) of user records off the chain that no model call followed (a "
             "local command, an interrupted queued prompt): in branches(), not a rewind",
         )
-    return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
+    return branch_rows
 
 
 class _Reach:
@@ -1188,95 +1115,132 @@ class _Tops:
         return res
 
 
+@dataclass
+class _Compaction:
+    """The latest compaction while the active path is walked (until the next one)."""
+
+    event: EventDraft
+    #: the event's own lists: re-parented preserved copies met later join ``preserved``, and
+    #: leave ``swept`` when the compaction is settled (:meth:`settle`)
+    preserved: list[_RowB]
+    swept: list[_RowB]
+    #: ``preservedMessages`` uuids: rows built later with one of them are preserved too
+    preserve_uuids: set[str]
+    pres_ids: set[int] = field(default_factory=set)
+    unswept: set[int] = field(default_factory=set)
+    summary_seen: bool = False
+
+    def settle(self) -> None:
+        """Rows the compaction preserved after all (re-parented copies) leave its swept list."""
+        if self.unswept:
+            drop = self.unswept
+            self.swept[:] = [x for x in self.swept if id(x) not in drop]
+            drop.clear()
+
+
+class _Window:
+    """The context window while the active path is walked: its rows, the latest compaction,
+    and the rows a (micro)compaction names by uuid or by tool_use id."""
+
+    def __init__(self) -> None:
+        self.rows: list[_RowB] = []
+        self.ids: set[int] = set()
+        self.by_uuid: dict[str, _RowB] = {}
+        self.result_row: dict[str, _RowB] = {}
+        self.comp: _Compaction | None = None
+
+    def reset(self, rows: list[_RowB]) -> None:
+        self.rows[:] = rows
+        self.ids.clear()
+        self.ids.update(map(id, rows))
+
+    def end_compaction(self) -> None:
+        """The latest compaction is over (a new one, a clear, the end of the path)."""
+        if self.comp is not None:
+            self.comp.settle()
+        self.comp = None
+
+    def add(self, row: _RowB, r: _Rec) -> None:
+        """A new row of record ``r``: in the window, and the latest compaction's summary or
+        one of the rows it preserves."""
+        self.rows.append(row)
+        self.ids.add(id(row))
+        comp = self.comp
+        if comp is not None:
+            if not comp.summary_seen and row.kind_hint == "compaction_summary":
+                comp.summary_seen = True
+                self.rows.remove(row)
+                self.rows.insert(0, row)
+                comp.event.summary = row
+            elif r.uuid in comp.preserve_uuids:
+                comp.preserved.append(row)
+                comp.pres_ids.add(id(row))
+        if row.role == "user":
+            for blk in row.content:
+                if blk.get("type") == "tool_result" and isinstance(blk.get("tool_use_id"), str):
+                    self.result_row[blk["tool_use_id"]] = row
+
+    def copy_of(self, old: _RowB) -> None:
+        """A re-parented preserved copy of ``old``: its row already exists and stays where it
+        was; the compaction it follows preserved it."""
+        comp = self.comp
+        if comp is not None and comp.summary_seen and id(old) not in comp.pres_ids:
+            comp.preserved.append(old)
+            comp.pres_ids.add(id(old))
+            comp.unswept.add(id(old))
+            if id(old) not in self.ids:
+                self.rows.append(old)
+                self.ids.add(id(old))
+
+
 def _walk_active(
     order: list[_Rec],
     b: _Builder,
     fnd: Findings,
-    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
+    events: list[EventDraft],
     roots: dict[int, str],
 ) -> None:
-    window: list[_RowB] = []
-    in_window: set[int] = set()
-    by_uuid: dict[str, _RowB] = {}
-    result_row: dict[str, _RowB] = {}
-    comp: dict[str, Any] | None = None  # the latest compaction (until the next one)
-
-    def reset(rows: list[_RowB]) -> None:
-        window[:] = rows
-        in_window.clear()
-        in_window.update(map(id, rows))
-
+    """Build the active rows in order, and the events met on the way with what each swept
+    and kept of the window."""
+    w = _Window()
     for r in order:
-        t = r.type
         obj = r.obj
         if obj is None:
             continue
-        if t == "system":
+        if r.type == "system":
             st = obj.get("subtype")
             if st == "compact_boundary":
-                _settle(comp)
-                comp = _compaction(r, obj, window, fnd, events)
-                events[-1][0].extra["_pos"] = len(b.rows)
-                reset(list(comp["preserved"]))
+                w.end_compaction()
+                w.comp = _compaction(r, obj, w.rows, fnd, events, len(b.rows))
+                w.reset(list(w.comp.preserved))
             elif st == "microcompact_boundary":
-                _microcompaction(r, obj, window, in_window, result_row, by_uuid, events)
-                events[-1][0].extra["_pos"] = len(b.rows)
+                events.append(_microcompaction(r, obj, w, len(b.rows)))
             continue
         root = roots.get(id(r)) if roots else None
         if root == "compaction":  # Claude Code 1.0.x: the summary record is the boundary
-            _settle(comp)
-            comp = _compaction(r, {}, window, fnd, events)
-            events[-1][0].extra.update(_pos=len(b.rows), form="summary_root")
-            reset([])
+            w.end_compaction()
+            w.comp = _compaction(r, {}, w.rows, fnd, events, len(b.rows))
+            w.comp.event.extra["form"] = "summary_root"
+            w.reset([])
         elif root == "clear":
-            _settle(comp)
-            comp = None
-            ev = _event("clear", r, obj, {}, {"_pos": len(b.rows)})
-            events.append((ev, list(window), [], None))
-            reset([])
-        old = by_uuid.get(r.uuid)
+            w.end_compaction()
+            ev = _event("clear", r, obj, {}, {}, len(b.rows))
+            ev.swept = list(w.rows)
+            events.append(ev)
+            w.reset([])
+        old = w.by_uuid.get(r.uuid)
         if old is not None:
-            # a re-parented preserved copy: its row already exists and stays where it was
-            if comp is not None and comp["summary_seen"] and id(old) not in comp["pres_ids"]:
-                comp["preserved"].append(old)
-                comp["pres_ids"].add(id(old))
-                comp["unswept"].add(id(old))
-                if id(old) not in in_window:
-                    window.append(old)
-                    in_window.add(id(old))
+            w.copy_of(old)
             continue
         n_before = len(b.rows)
         row = b.add(r)
         if row is None:
             continue
-        by_uuid[r.uuid] = row
+        w.by_uuid[r.uuid] = row
         if len(b.rows) == n_before:
             continue  # merged into the previous row
-        window.append(row)
-        in_window.add(id(row))
-        if comp is not None:
-            if not comp["summary_seen"] and row.kind_hint == "compaction_summary":
-                comp["summary_seen"] = True
-                window.remove(row)
-                window.insert(0, row)
-                ev, swept, pres, _ = events[comp["index"]]
-                events[comp["index"]] = (ev, swept, pres, row)
-            elif r.uuid in comp["preserve_uuids"]:
-                comp["preserved"].append(row)
-                comp["pres_ids"].add(id(row))
-        if row.role == "user":
-            for blk in row.content:
-                if blk.get("type") == "tool_result" and isinstance(blk.get("tool_use_id"), str):
-                    result_row[blk["tool_use_id"]] = row
-    _settle(comp)
-
-
-def _settle(comp: dict[str, Any] | None) -> None:
-    """Rows a compaction preserved after all (re-parented copies) leave its swept list."""
-    if comp is not None and comp["unswept"]:
-        drop = comp["unswept"]
-        comp["swept"][:] = [x for x in comp["swept"] if id(x) not in drop]
-        drop.clear()
+        w.add(row, r)
+    w.end_compaction()
 
 
 def _md(obj: dict[str, Any], camel: str, snake: str) -> dict[str, Any]:
@@ -1296,8 +1260,11 @@ def _compaction(
     obj: dict[str, Any],
     window: list[_RowB],
     fnd: Findings,
-    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
-) -> dict[str, Any]:
+    events: list[EventDraft],
+    pos: int,
+) -> _Compaction:
+    """A ``compact_boundary`` (``obj``: empty for an old-form summary root): its event, the
+    rows of the window it preserves and sweeps."""
     md = _md(obj, "compactMetadata", "compact_metadata")
     pm = _g(md, "preservedMessages", "preserved_messages")
     seg = _g(md, "preservedSegment", "preserved_segment")
@@ -1326,6 +1293,13 @@ def _compaction(
             )
     kept = set(map(id, preserved))
     swept = [row for row in window if id(row) not in kept]
+    ev = _event("compaction", r, obj, md, _compaction_extra(obj, md), pos)
+    ev.swept, ev.preserved = swept, preserved
+    events.append(ev)
+    return _Compaction(ev, preserved, swept, set(uuids), set(map(id, preserved)))
+
+
+def _compaction_extra(obj: dict[str, Any], md: dict[str, Any]) -> dict[str, Any]:
     extra: dict[str, Any] = {}
     for camel, snake in (
         ("durationMs", "duration_ms"),
@@ -1343,58 +1317,44 @@ def _compaction(
         extra["logical_parent_uuid"] = lp
     if not md:
         extra["no_metadata"] = True
-    events.append((_event("compaction", r, obj, md, extra), swept, preserved, None))
-    return {
-        "index": len(events) - 1,
-        "preserved": preserved,
-        "pres_ids": set(map(id, preserved)),
-        "swept": swept,
-        "unswept": set(),
-        "preserve_uuids": set(uuids),
-        "summary_seen": False,
-    }
+    return extra
 
 
 def _event(
-    kind: str, r: _Rec, obj: dict[str, Any], md: dict[str, Any], extra: dict[str, Any]
-) -> TranscriptEvent:
-    """A (micro)compaction event from its boundary record ``obj`` and that record's metadata
-    ``md``: trigger, token counts before and after, time, line and uuid."""
+    kind: str, r: _Rec, obj: dict[str, Any], md: dict[str, Any], extra: dict[str, Any], pos: int
+) -> EventDraft:
+    """An event from its record ``obj`` and that record's metadata ``md``: trigger, the token
+    counts it recorded, time, line and uuid; ``pos``: how many active rows came before it."""
     trig = md.get("trigger")
-    return TranscriptEvent(
-        kind=kind,
+    return EventDraft(
+        kind,
+        r.line,
+        iso_ms(obj.get("timestamp")),
+        uuid=r.uuid,
         trigger=trig if isinstance(trig, str) else None,
         pre_tokens=as_int(_g(md, "preTokens", "pre_tokens")),
         post_tokens=as_int(_g(md, "postTokens", "post_tokens")),
-        created_at=iso_ms(obj.get("timestamp")),
-        line=r.line,
-        uuid=r.uuid,
         extra=extra,
+        pos=pos,
     )
 
 
-def _microcompaction(
-    r: _Rec,
-    obj: dict[str, Any],
-    window: list[_RowB],
-    in_window: set[int],
-    result_row: dict[str, _RowB],
-    by_uuid: dict[str, _RowB],
-    events: list[tuple[TranscriptEvent, list[_RowB], list[_RowB], _RowB | None]],
-) -> None:
+def _microcompaction(r: _Rec, obj: dict[str, Any], w: _Window, pos: int) -> EventDraft:
+    """A ``microcompact_boundary``: the tool results (and attachments) it cleared, which stay
+    in the window as stubs."""
     md = _md(obj, "microcompactMetadata", "microcompact_metadata")
     ids = _g(md, "compactedToolIds", "compacted_tool_ids")
     att = _g(md, "clearedAttachmentUUIDs", "cleared_attachment_uuids")
     swept: list[_RowB] = []
     taken: set[int] = set()
     for i in ids if isinstance(ids, list) else []:
-        row = result_row.get(i) if isinstance(i, str) else None
-        if row is not None and id(row) in in_window and id(row) not in taken:
+        row = w.result_row.get(i) if isinstance(i, str) else None
+        if row is not None and id(row) in w.ids and id(row) not in taken:
             swept.append(row)
             taken.add(id(row))
     for u in att if isinstance(att, list) else []:
-        row = by_uuid.get(u) if isinstance(u, str) else None
-        if row is not None and id(row) in in_window and id(row) not in taken:
+        row = w.by_uuid.get(u) if isinstance(u, str) else None
+        if row is not None and id(row) in w.ids and id(row) not in taken:
             swept.append(row)
             taken.add(id(row))
     extra: dict[str, Any] = {}
@@ -1403,7 +1363,9 @@ def _microcompaction(
         extra["tokens_saved"] = ts
     if isinstance(ids, list):
         extra["n_tool_ids"] = len(ids)
-    events.append((_event("microcompaction", r, obj, md, extra), swept, [], None))
+    ev = _event("microcompaction", r, obj, md, extra, pos)
+    ev.swept = swept
+    return ev
 
 
 # --- finishing ------------------------------------------------------------------------------
@@ -1424,76 +1386,24 @@ def _finish(
             bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
             c.row.malformed = True
             c.row.note = "usage holds values that are not token counts"
-    n = 0
-    for row in built.rows:
-        n += 1
-        row.seq = n
-    for row in built.branches:
-        n += 1
-        row.seq = n
-    rows = [_final(r) for r in built.rows]
-    branches = [_final(r) for r in built.branches]
-    # prompt size of the last call before each position and of the first call from it on
-    n_rows = len(built.rows)
-    last_before: list[int | None] = [None] * (n_rows + 1)
-    first_from: list[int | None] = [None] * (n_rows + 1)
-    for i, row in enumerate(built.rows):
-        last_before[i + 1] = _call_input(row) if _call_input(row) is not None else last_before[i]
-    for i in range(n_rows - 1, -1, -1):
-        v = _call_input(built.rows[i])
-        first_from[i] = v if v is not None else first_from[i + 1]
-    events: list[TranscriptEvent] = []
-    for ev, swept, pres, summary in built.events:
-        pos = ev.extra.pop("_pos", None)
-        before = after = None
-        if isinstance(pos, int):
-            before, after = last_before[pos], first_from[pos]
-        events.append(
-            TranscriptEvent(
-                kind=ev.kind,
-                trigger=ev.trigger,
-                pre_tokens=ev.pre_tokens,
-                post_tokens=ev.post_tokens,
-                tokens_before=before,
-                tokens_after=after,
-                created_at=ev.created_at,
-                line=ev.line,
-                uuid=ev.uuid,
-                summary_seq=summary.seq if summary is not None else None,
-                swept=tuple(sorted(x.seq for x in swept)),
-                preserved=tuple(sorted(x.seq for x in pres)),
-                context_window=None,
-                extra=ev.extra,
-            )
-        )
-    events.sort(key=lambda e: e.line)
-    calls = [
-        ModelCall(
-            key=c.key,
-            seq=c.row.seq or None,
-            line=c.line,
-            model=c.model,
-            tokens=c.tokens,
-            created_at=c.created_at,
-            n_records=c.n,
-            sidechain=c.side,
-        )
-        for c in sorted(built.calls, key=lambda c: c.line)
-    ]
-    for ev2 in events:
-        if ev2.kind == "compaction" and ev2.summary_seq is None:
+        c.row.tokens = {**c.tokens, **c.unknown}
+    rows, branches = number_rows(built.rows, built.branches)
+    _event_tokens(built.rows, built.events)
+    events = sorted((ev.final() for ev in built.events), key=lambda e: e.line)
+    calls = final_calls(built.calls)
+    for ev in events:
+        if ev.kind == "compaction" and ev.summary_seq is None:
             fnd.add(
                 "summary_missing",
                 "info",
-                ev2.line,
+                ev.line,
                 "compact_boundary without a summary row after it",
             )
-    for k in ("model",):
-        if k not in meta:
-            for r in rows:
-                if r.model:
-                    meta[k] = r.model
-                    break
+    if "model" not in meta:
+        for r in rows:
+            if r.model:
+                meta["model"] = r.model
+                break
     for rb in (*built.rows, *built.branches):
         rb.call = None  # break the row <-> call cycles: reference counting frees them now
     return ParsedTranscript(
@@ -1510,32 +1420,26 @@ def _finish(
     )
 
 
+def _event_tokens(rows: list[_RowB], events: list[EventDraft]) -> None:
+    """Each event's ``tokens_before``/``tokens_after``: the prompt size of the last call before
+    its position among the active rows and of the first call from it on."""
+    n_rows = len(rows)
+    last_before: list[int | None] = [None] * (n_rows + 1)
+    first_from: list[int | None] = [None] * (n_rows + 1)
+    for i, row in enumerate(rows):
+        v = _call_input(row)
+        last_before[i + 1] = v if v is not None else last_before[i]
+    for i in range(n_rows - 1, -1, -1):
+        v = _call_input(rows[i])
+        first_from[i] = v if v is not None else first_from[i + 1]
+    for ev in events:
+        if ev.pos is not None:
+            ev.tokens_before, ev.tokens_after = last_before[ev.pos], first_from[ev.pos]
+
+
 def _call_input(row: _RowB) -> int | None:
     c = row.call
     return c.tokens.get("input") if c is not None and c.row is row else None
-
-
-def _final(r: _RowB) -> TranscriptRow:
-    c = r.call
-    return TranscriptRow(
-        seq=r.seq,
-        role=r.role,
-        content=r.content,
-        model=r.model,
-        tokens={**c.tokens, **c.unknown} if c is not None and c.row is r else {},
-        created_at=r.created_at,
-        kind_hint=r.kind_hint,
-        line=r.lines[0],
-        lines=tuple(r.lines),
-        uuid=r.uuids[0],
-        parent_uuid=r.parent_uuid,
-        call_key=r.key,
-        sidechain=r.sidechain,
-        agent_id=r.agent_id,
-        branch=r.branch,
-        malformed=r.malformed,
-        note=r.note,
-    )
 
 
 # --- public ---------------------------------------------------------------------------------
@@ -1566,14 +1470,8 @@ def parse_claude_code(
     'claude_code'
     """
     p = Path(path).expanduser()
-    fnd = Findings()
-    gc_was = gc.isenabled()
-    gc.disable()  # millions of small objects, no cycles: the collector only costs (~2x)
-    try:
-        return _parse(p, fnd, max_line_bytes, subagents, warn)
-    finally:
-        if gc_was:
-            gc.enable()
+    with gc_paused():
+        return _parse(p, Findings(), max_line_bytes, subagents, warn)
 
 
 def _parse(

@@ -43,37 +43,42 @@ rollback events, ``token_count`` records and findings. The format reference is
 
 from __future__ import annotations
 
-import gc
-import io
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import orjson
 import pandas as pd
-import zstandard
 
 from . import schema
 from ._errors import NotTranscriptError
 from ._rows import as_count
 from ._transcript import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     OPENAI_COUNT_KEYS,
+    ZSTD_MAGIC,
+    CallDraft,
+    EventDraft,
     Findings,
-    ModelCall,
+    JsonLines,
     ParsedTranscript,
+    RowDraft,
     TokenCount,
-    TranscriptEvent,
-    TranscriptRow,
+    TypeCounts,
     as_int,
     bad_counts,
     bad_usage,
+    check_head,
+    final_calls,
+    gc_paused,
     iso_ms,
     iter_lines,
     loads_line,
-    open_text_stream,
+    number_rows,
+    open_lines,
     openai_tokens,
     read_head,
     result_text,
@@ -85,14 +90,6 @@ from ._transcript import (
 )
 
 _WHAT = "Codex rollout"
-
-#: Cap on a ``.jsonl.zst`` rollout: decompressed bytes read, and bytes of lines held, each line
-#: counted as at least ``LINE_CHARGE`` bytes (a parsed line costs Python objects whatever its
-#: length), so the cap bounds memory, not only bytes (README "Limits").
-DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024**2
-LINE_CHARGE = 1024
-#: Compressed bytes fed to zstd at a time (at most 32 MiB out of one feed).
-_ZSTD_FEED = 1024
 
 SUMMARY_PREFIX = "Another language model started to solve this problem"
 _CONTEXT_PREFIXES = (
@@ -142,64 +139,6 @@ _CLAUDE_TYPES = frozenset({"user", "assistant", "progress", "file-history-snapsh
 _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
-class _RawCapped(io.RawIOBase):
-    """The decompressed bytes of a zstd file, frame after frame, stopping after ``limit`` bytes
-    (``hit`` set). The input is fed ``_ZSTD_FEED`` bytes at a time, so one step never holds more
-    than zstd's largest expansion of that (32 MiB); ``cut`` is set when the file ends inside a
-    frame (a rollout cut mid-write: the complete frames before it are read), ``error`` when the
-    data is damaged."""
-
-    def __init__(self, fh: IO[bytes], limit: int) -> None:
-        self.fh = fh
-        self.left = limit
-        self.hit = False
-        self.cut = False
-        self.error: str | None = None
-        self.frames = 0
-        self._dctx = zstandard.ZstdDecompressor()
-        self._obj: Any = None
-        self._pending = b""
-        self._out = memoryview(b"")
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        while not self._out:
-            if not self._fill():
-                return 0
-        n = min(len(b), len(self._out))
-        b[:n] = self._out[:n]
-        self._out = self._out[n:]
-        return n
-
-    def _fill(self) -> bool:
-        if self.left <= 0:
-            self.hit = True
-            return False
-        data = self._pending or self.fh.read(_ZSTD_FEED)
-        self._pending = b""
-        if not data:
-            self.cut = self._obj is not None  # the file ended inside a frame
-            return False
-        if self._obj is None:
-            self._obj = self._dctx.decompressobj()
-        try:
-            out = self._obj.decompress(data)
-        except zstandard.ZstdError as e:
-            self.error = str(e)[:120]
-            return False
-        if self._obj.eof:
-            self.frames += 1
-            self._pending = self._obj.unused_data
-            self._obj = None
-        if len(out) > self.left:
-            out = out[: self.left]
-        self.left -= len(out)
-        self._out = memoryview(out)
-        return True
-
-
 @dataclass
 class _Item:
     line: int
@@ -208,40 +147,36 @@ class _Item:
     payload: dict[str, Any]
 
 
-class _CRow:
-    __slots__ = (
-        "role",
-        "content",
-        "model",
-        "tokens",
-        "created_at",
-        "kind_hint",
-        "lines",
-        "uuid",
-        "branch",
-        "malformed",
-        "note",
-        "seq",
-        "turn_start",
-    )
+class _CRow(RowDraft):
+    """A row being built; ``turn_start``: a typed user message (a turn a rollback counts)."""
+
+    __slots__ = ("turn_start",)
 
     def __init__(
         self, it: _Item, role: str, content: list[dict[str, Any]], model: str | None
     ) -> None:
-        self.role = role
-        self.content = content
+        super().__init__(role, content, it.line, it.ts)
         self.model = model
-        self.tokens: dict[str, Any] | None = None
-        self.created_at = it.ts
-        self.kind_hint: str | None = None
-        self.lines = [it.line]
         i = it.payload.get("id")
         self.uuid = i if isinstance(i, str) else None
-        self.branch: str | None = None
-        self.malformed = False
-        self.note: str | None = None
-        self.seq = 0
         self.turn_start = False
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The turn in progress (``task_started`` .. ``task_complete``)."""
+
+    line: int
+    #: a typed user message was met in it (a compaction then is automatic)
+    has_user: bool = False
+
+
+@dataclass(slots=True)
+class _TokenCountDraft:
+    """A ``token_count`` read (``seq`` not set yet) and the row its usage went to."""
+
+    count: TokenCount
+    row: _CRow | None
 
 
 @dataclass
@@ -251,16 +186,16 @@ class _State:
     open_asst: _CRow | None = None
     model: str | None = None
     ctx_window: int | None = None
-    turn: dict[str, Any] | None = None
+    turn: _Turn | None = None
     prev_total: int = -1
     last_call_input: int | None = None
-    pending_call: tuple[dict[str, int], int, int | None, str | None] | None = None
-    awaiting_after: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[tuple[str, _CRow | None, int, str | None, dict[str, int], int | None]] = field(
-        default_factory=list
-    )
-    tcs: list[tuple[TokenCount, _CRow | None]] = field(default_factory=list)
+    #: a model call not on a row yet: the next compaction's summary row takes it
+    pending_call: CallDraft | None = None
+    #: compactions waiting for the input of the next model call (``tokens_after``)
+    awaiting_after: list[EventDraft] = field(default_factory=list)
+    events: list[EventDraft] = field(default_factory=list)
+    calls: list[CallDraft] = field(default_factory=list)
+    tcs: list[_TokenCountDraft] = field(default_factory=list)
     n_branches: int = 0
     rows_since_comp: int = 0
 
@@ -268,134 +203,58 @@ class _State:
 # --- reading --------------------------------------------------------------------------------
 
 
-def _open(path: Path, max_decompressed_bytes: int) -> tuple[IO[bytes], _RawCapped | None, Any]:
-    fh = open_text_stream(path)
-    if path.name.endswith(".zst"):
-        raw = _RawCapped(fh, max_decompressed_bytes)
-        return io.BufferedReader(raw, buffer_size=1 << 20), raw, fh
-    return fh, None, fh
-
-
 def _read(
     path: Path, max_line_bytes: int, max_decompressed_bytes: int, fnd: Findings
-) -> tuple[list[_Item], dict[str, str], list[int]]:
-    head = read_head(path)
-    zst = path.name.endswith(".zst")
-    if zst:
-        if not head:
-            raise NotTranscriptError(f"empty file (0 bytes), not a {_WHAT}", path=path)
-        if not head.startswith(b"\x28\xb5\x2f\xfd"):
-            raise NotTranscriptError(
-                f"named .zst but not zstd-compressed data: not a {_WHAT}", path=path
-            )
-    else:
-        sniff(path, head, _WHAT)
+) -> tuple[list[_Item], set[int]]:
+    """The rollout's records as items, in line order, and the lines whose bytes were repaired."""
+    check_head(path, _WHAT, zst=True)
     items: list[_Item] = []
-    meta: dict[str, str] = {}
-    unknown: dict[str, list[int]] = {}
-    newer: dict[str, int] = {}
+    unknown = TypeCounts()
+    newer = TypeCounts()
     claude_like = 0
-    n_complete = 0
-    bad_lines: list[int] = []
-    stream, raw, fh = _open(path, max_decompressed_bytes)
-    held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
-    try:
-        first = True
-        for n, data, complete in iter_lines(stream, max_line_bytes):
-            if raw is not None:
-                held += max(LINE_CHARGE, len(data) if data is not None else 0)
-                if held > max_decompressed_bytes:
-                    raw.hit = True
-                    break
-            if data is None:
-                fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-                )
-                continue
-            try:
-                obj = orjson.loads(data)
-                problem = None
-            except orjson.JSONDecodeError:
-                obj, problem = loads_line(data)
-            if obj is None:
-                if not complete:
-                    fnd.add(
-                        "truncated_last_line",
-                        "warning",
-                        n,
-                        "last line is incomplete (no newline, not valid JSON): the rollout is "
-                        "probably still being written; read up to the line before",
-                    )
-                else:
-                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-                continue
-            n_complete += 1
-            if problem is not None:
-                fnd.add("encoding", "warning", n, problem)
-                bad_lines.append(n)
-            if type(obj) is not dict:
-                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-                continue
-            t = obj.get("type")
-            payload = obj.get("payload")
-            if t in TOP_TYPES and type(payload) is dict:
-                items.append(_Item(n, iso_ms(obj.get("timestamp")), t, payload))
-            elif first and "id" in obj and "timestamp" in obj and t is None:
-                items.append(_Item(n, iso_ms(obj.get("timestamp")), "session_meta", obj))  # bare
-            elif payload is None and t in ITEM_TYPES:
-                items.append(_Item(n, iso_ms(obj.get("timestamp")), "response_item", obj))  # bare
-            elif t in NEWER_TOP_TYPES:
-                newer[t] = newer.get(t, 0) + 1
-            else:
-                if t in _CLAUDE_TYPES:
-                    claude_like += 1
-                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-                unknown.setdefault(key[:60], []).append(n)
-            first = False
-        if raw is not None and raw.hit:
-            fnd.add(
-                "decompressed_size_cap",
-                "error",
-                None,
-                f"stopped after max_decompressed_bytes={max_decompressed_bytes:,} bytes",
-            )
-        if raw is not None and raw.error is not None:
-            fnd.add("zstd_error", "error", None, f"zstd stream is damaged ({raw.error})")
-        elif raw is not None and raw.cut and not raw.hit:
-            fnd.add(
-                "zstd_cut",
-                "warning",
-                None,
-                f"the zstd stream ends inside a frame (cut mid-write?): read the lines of the "
-                f"{raw.frames} complete frame(s) before it",
-            )
-    finally:
-        fh.close()
+    lines = JsonLines(
+        path,
+        fnd,
+        "rollout",
+        max_line_bytes=max_line_bytes,
+        max_decompressed_bytes=max_decompressed_bytes,
+    )
+    first = True
+    for n, obj in lines:
+        t = obj.get("type")
+        payload = obj.get("payload")
+        if t in TOP_TYPES and type(payload) is dict:
+            items.append(_Item(n, iso_ms(obj.get("timestamp")), t, payload))
+        elif first and "id" in obj and "timestamp" in obj and t is None:
+            items.append(_Item(n, iso_ms(obj.get("timestamp")), "session_meta", obj))  # bare
+        elif payload is None and t in ITEM_TYPES:
+            items.append(_Item(n, iso_ms(obj.get("timestamp")), "response_item", obj))  # bare
+        elif t in NEWER_TOP_TYPES:
+            newer.add(t, n)
+        else:
+            if t in _CLAUDE_TYPES:
+                claude_like += 1
+            unknown.add(t, n)
+        first = False
     if not items:
         if claude_like:
             raise NotTranscriptError(
                 f"a Claude Code transcript, not a {_WHAT}; read it with parse_claude_code",
                 path=path,
             )
-        if n_complete:
+        if lines.n_parsed:
             raise NotTranscriptError(
                 f"JSON lines, but no Codex rollout record (session_meta, response_item, "
                 f"event_msg...): not a {_WHAT}",
                 path=path,
             )
-    for t, lines in unknown.items():
-        fnd.add(
-            "unknown_record_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} record(s) of unknown type {t!r} skipped",
-        )
-    for t, k in newer.items():
-        fnd.add("newer_record_type", "info", None, f"{k} record(s) of type {t!r} skipped")
-    return items, meta, bad_lines
+    unknown.report(
+        fnd, "unknown_record_type", "warning", "{n} record(s) of unknown type {t!r} skipped"
+    )
+    newer.report(
+        fnd, "newer_record_type", "info", "{n} record(s) of type {t!r} skipped", at_line=False
+    )
+    return items, set(lines.repaired)
 
 
 # --- content --------------------------------------------------------------------------------
@@ -586,7 +445,7 @@ def _response_item(st: _State, it: _Item, p: dict[str, Any], has_tc: bool, fnd: 
             else:
                 row.turn_start = True
                 if st.turn is not None:
-                    st.turn["has_user"] = True
+                    st.turn.has_user = True
         _add_row(st, row)
         return
     if pt in _OUTPUT_TYPES or pt == "local_shell_call_output":
@@ -621,7 +480,7 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
     if et == "token_count":
         _token_count(st, it, p, fnd)
     elif et in ("task_started", "turn_started"):
-        st.turn = {"has_user": False, "line": it.line}
+        st.turn = _Turn(it.line)
         w = as_int(p.get("model_context_window"))
         if w is not None:
             st.ctx_window = w
@@ -629,30 +488,7 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
         st.turn = None
         st.open_asst = None
     elif et == "context_compacted":
-        last = st.events[-1] if st.events else None
-        if (
-            last is not None
-            and last["kind"] == "compaction"
-            and "ctx_line" not in last
-            and (st.rows_since_comp == 0)
-        ):
-            last["ctx_line"] = it.line
-        else:
-            st.events.append(
-                {
-                    "kind": "compaction",
-                    "line": it.line,
-                    "ts": it.ts,
-                    "swept": [],
-                    "preserved": [],
-                    "summary": None,
-                    "trigger": _trigger(st),
-                    "before": st.last_call_input,
-                    "window": st.ctx_window,
-                    "extra": {"no_compacted_item": True},
-                }
-            )
-            st.awaiting_after.append(st.events[-1])
+        _context_compacted(st, it)
     elif et == "thread_rolled_back":
         _rollback(st, it, as_int(p.get("num_turns")) or 0)
     elif not has_messages and et in ("user_message", "agent_message"):
@@ -668,10 +504,35 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
             _add_row(st, row)
 
 
+def _context_compacted(st: _State, it: _Item) -> None:
+    """The event Codex writes after a ``compacted`` item (folded into its compaction), or a
+    compaction of its own when no such item came just before."""
+    last = st.events[-1] if st.events else None
+    if (
+        last is not None
+        and last.kind == "compaction"
+        and "context_compacted_line" not in last.extra
+        and (st.rows_since_comp == 0)
+    ):
+        last.extra["context_compacted_line"] = it.line
+        return
+    ev = EventDraft(
+        "compaction",
+        it.line,
+        it.ts,
+        trigger=_trigger(st),
+        tokens_before=st.last_call_input,
+        context_window=st.ctx_window,
+        extra={"no_compacted_item": True},
+    )
+    st.events.append(ev)
+    st.awaiting_after.append(ev)
+
+
 def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> None:
     info = p.get("info")
     if not isinstance(info, dict):
-        st.tcs.append((TokenCount(it.line, it.ts, None, None, None, False), None))
+        st.tcs.append(_TokenCountDraft(TokenCount(it.line, it.ts, None, None, None, False), None))
         return
     total_raw = info.get("total_token_usage")
     last_raw = info.get("last_token_usage")
@@ -696,7 +557,7 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> Non
             usage = last
             unknown = unknown_counts(last_raw, "openai")
         elif total is not None and st.tcs:
-            prev = next((tc.total for tc, _ in reversed(st.tcs) if tc.total), None) or {}
+            prev = next((d.count.total for d in reversed(st.tcs) if d.count.total), None) or {}
             usage = {k: v - prev.get(k, 0) for k, v in total.items()}
             unknown = unknown_counts(total_raw, "openai")
     if tt is not None and tt > st.prev_total:
@@ -704,136 +565,174 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> Non
     row: _CRow | None = None
     if is_call:
         row = st.open_asst
+        call = CallDraft(f"token_count@{it.line}", None, it.line, st.model, usage, it.ts)
         if row is not None and row.tokens is None:
-            row.tokens = {**usage, **unknown} if unknown else usage
+            row.tokens = {**usage, **unknown} if unknown else dict(usage)
             if unknown:
                 row.malformed = True
                 row.note = "usage holds values that are not token counts"
             st.open_asst = None
             st.pending_call = None
-            st.calls.append((f"token_count@{it.line}", row, it.line, row.model, usage, it.ts))
+            call.row, call.model = row, row.model
+            st.calls.append(call)
         else:
             row = None
             _flush_pending(st)
-            st.pending_call = (usage, it.line, it.ts, st.model)
+            st.pending_call = call
         if "input" in usage:
             st.last_call_input = usage["input"]
             for ev in st.awaiting_after:
-                ev["after"] = usage["input"]
+                ev.tokens_after = usage["input"]
             st.awaiting_after.clear()
-    st.tcs.append((TokenCount(it.line, it.ts, total, last, w, is_call), row))
+    st.tcs.append(_TokenCountDraft(TokenCount(it.line, it.ts, total, last, w, is_call), row))
 
 
 def _flush_pending(st: _State) -> None:
+    """A call no row took stays on no row."""
     if st.pending_call is not None:
-        usage, line, ts, model = st.pending_call
-        st.calls.append((f"token_count@{line}", None, line, model, usage, ts))
+        st.calls.append(st.pending_call)
         st.pending_call = None
 
 
 def _trigger(st: _State) -> str | None:
     if st.turn is None:
         return None
-    return "auto" if st.turn["has_user"] else "manual"
+    return "auto" if st.turn.has_user else "manual"
 
 
 def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
+    """A ``compacted`` item: its summary row, the rows kept and swept, the event."""
     st.open_asst = None
     msg = p.get("message")
     repl = p.get("replacement_history")
-    window = st.window
-    preserved: list[_CRow] = []
-    summary_text = msg if isinstance(msg, str) and msg else None
-    opaque = False
-    unmatched = 0
+    kept = _Kept(msg if isinstance(msg, str) and msg else None)
     if isinstance(repl, list):
-        used: set[int] = set()
-        for x in repl:
-            if type(x) is not dict:
-                continue
-            xt = x.get("type")
-            if xt in ("compaction", "compaction_summary"):
-                opaque = True
-                continue
-            if xt != "message":
-                continue
-            role = "assistant" if x.get("role") == "assistant" else "user"
-            text = text_of(_message_blocks(x.get("content")))
-            if role == "user" and text.startswith(SUMMARY_PREFIX):
-                if summary_text is None:
-                    summary_text = text
-                continue
-            hit = None
-            for row in reversed(window):
-                if id(row) not in used and row.role == role and text_of(row.content) == text:
-                    hit = row
-                    break
-            if hit is None:
-                unmatched += 1
-            else:
-                used.add(id(hit))
-                preserved.append(hit)
+        _kept_by_replacement(kept, repl, st.window)
     else:
-        budget = 20_000 * 4
-        for row in reversed(window):
-            if row.kind_hint == "context":
-                preserved.append(row)
-            elif row.turn_start and budget > 0:
-                budget -= len(text_of(row.content).encode())
-                preserved.append(row)
-        preserved.reverse()
-    kept = set(map(id, preserved))
-    swept = [r for r in window if id(r) not in kept]
-    content = [{"type": "text", "text": summary_text}] if summary_text is not None else []
-    srow = _CRow(it, "user", content, None)
-    srow.kind_hint = "compaction_summary"
-    srow.uuid = None
-    encrypted = summary_text is None and opaque
-    if summary_text is None:
-        srow.note = (
-            "remote compaction: the summary is encrypted (not readable)"
-            if encrypted
-            else "compaction without a summary text"
-        )
-    if st.pending_call is not None:
-        usage, line, ts, model = st.pending_call
-        srow.tokens = usage
-        srow.model = model
-        st.calls.append((f"token_count@{line}", srow, line, model, usage, ts))
-        st.pending_call = None
+        _kept_by_default(kept, st.window)
+    ids = set(map(id, kept.rows))
+    swept = [r for r in st.window if id(r) not in ids]
+    srow = _summary_row(st, it, kept)
     before = st.last_call_input
     st.rows.append(srow)
-    st.window = [*preserved, srow]
+    st.window = [*kept.rows, srow]
     st.rows_since_comp = 0
+    ev = EventDraft(
+        "compaction",
+        it.line,
+        it.ts,
+        trigger=_trigger(st),
+        tokens_before=before,
+        context_window=st.ctx_window,
+        swept=swept,
+        preserved=kept.rows,
+        summary=srow,
+        extra=_compaction_extra(p, repl, kept),
+    )
+    st.events.append(ev)
+    st.awaiting_after.append(ev)
+
+
+@dataclass
+class _Kept:
+    """What a compaction kept of the window, and what its replacement history said."""
+
+    summary_text: str | None
+    rows: list[_CRow] = field(default_factory=list)
+    #: the replacement history holds an opaque (remote, encrypted) compaction item
+    opaque: bool = False
+    #: replacement messages that match no row of the window
+    unmatched: int = 0
+
+    @property
+    def encrypted(self) -> bool:
+        return self.summary_text is None and self.opaque
+
+
+def _kept_by_replacement(kept: _Kept, repl: list[Any], window: list[_CRow]) -> None:
+    """Rows of the window matched by the replacement history's messages (same role and text,
+    latest unmatched row first); its user text starting with the summary prefix is the
+    summary when the item has none."""
+    used: set[int] = set()
+    for x in repl:
+        if type(x) is not dict:
+            continue
+        xt = x.get("type")
+        if xt in ("compaction", "compaction_summary"):
+            kept.opaque = True
+            continue
+        if xt != "message":
+            continue
+        role = "assistant" if x.get("role") == "assistant" else "user"
+        text = text_of(_message_blocks(x.get("content")))
+        if role == "user" and text.startswith(SUMMARY_PREFIX):
+            if kept.summary_text is None:
+                kept.summary_text = text
+            continue
+        hit = None
+        for row in reversed(window):
+            if id(row) not in used and row.role == role and text_of(row.content) == text:
+                hit = row
+                break
+        if hit is None:
+            kept.unmatched += 1
+        else:
+            used.add(id(hit))
+            kept.rows.append(hit)
+
+
+def _kept_by_default(kept: _Kept, window: list[_CRow]) -> None:
+    """Without a replacement history: the window's context rows and its typed user messages
+    (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps them)."""
+    budget = 20_000 * 4
+    for row in reversed(window):
+        if row.kind_hint == "context":
+            kept.rows.append(row)
+        elif row.turn_start and budget > 0:
+            budget -= len(text_of(row.content).encode())
+            kept.rows.append(row)
+    kept.rows.reverse()
+
+
+def _summary_row(st: _State, it: _Item, kept: _Kept) -> _CRow:
+    """The compaction's summary row, with the summarization call's usage if one is pending."""
+    text = kept.summary_text
+    srow = _CRow(it, "user", [{"type": "text", "text": text}] if text is not None else [], None)
+    srow.kind_hint = "compaction_summary"
+    srow.uuid = None
+    if text is None:
+        srow.note = (
+            "remote compaction: the summary is encrypted (not readable)"
+            if kept.encrypted
+            else "compaction without a summary text"
+        )
+    call = st.pending_call
+    if call is not None:
+        srow.tokens = dict(call.tokens)
+        srow.model = call.model
+        call.row = srow
+        st.calls.append(call)
+        st.pending_call = None
+    return srow
+
+
+def _compaction_extra(p: dict[str, Any], repl: Any, kept: _Kept) -> dict[str, Any]:
     extra: dict[str, Any] = {
         "replacement_history": "absent"
         if repl is None
         else ("list" if isinstance(repl, list) else "other"),
     }
-    if unmatched:
-        extra["unmatched_replacement_items"] = unmatched
-    if opaque:
+    if kept.unmatched:
+        extra["unmatched_replacement_items"] = kept.unmatched
+    if kept.opaque:
         extra["remote"] = True
-    if encrypted:
+    if kept.encrypted:
         extra["summary_encrypted"] = True
     for k in ("window_number", "window_id", "previous_window_id", "first_window_id"):
         v = p.get(k)
         if isinstance(v, str | int) and not isinstance(v, bool):
             extra[k] = v
-    ev = {
-        "kind": "compaction",
-        "line": it.line,
-        "ts": it.ts,
-        "swept": swept,
-        "preserved": preserved,
-        "summary": srow,
-        "trigger": _trigger(st),
-        "before": before,
-        "window": st.ctx_window,
-        "extra": extra,
-    }
-    st.events.append(ev)
-    st.awaiting_after.append(ev)
+    return extra
 
 
 def _rollback(st: _State, it: _Item, n: int) -> None:
@@ -851,69 +750,26 @@ def _rollback(st: _State, it: _Item, n: int) -> None:
     for r in gone:
         r.branch = bid
     st.events.append(
-        {
-            "kind": "rewind",
-            "line": it.line,
-            "ts": it.ts,
-            "swept": gone,
-            "preserved": [],
-            "summary": None,
-            "trigger": None,
-            "before": None,
-            "window": None,
-            "extra": {"branch": bid, "num_turns": n},
-        }
+        EventDraft("rewind", it.line, it.ts, swept=gone, extra={"branch": bid, "num_turns": n})
     )
 
 
 def _finish(path: Path, st: _State, meta: dict[str, str], fnd: Findings) -> ParsedTranscript:
     _flush_pending(st)
-    active = [r for r in st.rows if r.branch is None]
-    branch = [r for r in st.rows if r.branch is not None]
-    for n, r in enumerate(active + branch, start=1):
-        r.seq = n
-    events = []
-    for ev in st.events:
-        s = ev["summary"]
-        events.append(
-            TranscriptEvent(
-                kind=ev["kind"],
-                trigger=ev["trigger"],
-                tokens_before=ev["before"],
-                tokens_after=ev.get("after"),
-                created_at=ev["ts"],
-                line=ev["line"],
-                summary_seq=s.seq if s is not None else None,
-                swept=tuple(sorted(r.seq for r in ev["swept"])),
-                preserved=tuple(sorted(r.seq for r in ev["preserved"])),
-                context_window=ev["window"],
-                extra=ev["extra"]
-                | ({"context_compacted_line": ev["ctx_line"]} if "ctx_line" in ev else {}),
-            )
-        )
-    calls = [
-        ModelCall(
-            key=k,
-            seq=r.seq if r is not None else None,
-            line=line,
-            model=m,
-            tokens=u,
-            created_at=ts,
-            note=None if r is not None else "usage not attributed to a row",
-        )
-        for k, r, line, m, u, ts in sorted(st.calls, key=lambda c: c[2])
-    ]
+    rows, branches = number_rows(
+        [r for r in st.rows if r.branch is None], [r for r in st.rows if r.branch is not None]
+    )
     tcs = [
         TokenCount(
-            tc.line,
-            tc.created_at,
-            tc.total,
-            tc.last,
-            tc.context_window,
-            tc.is_call,
-            r.seq if r is not None else None,
+            d.count.line,
+            d.count.created_at,
+            d.count.total,
+            d.count.last,
+            d.count.context_window,
+            d.count.is_call,
+            d.row.seq if d.row is not None else None,
         )
-        for tc, r in st.tcs
+        for d in st.tcs
     ]
     fname = _UUID_RE.search(path.name)
     sid = meta.get("session_id") or (fname.group(1) if fname else None)
@@ -922,30 +778,12 @@ def _finish(path: Path, st: _State, meta: dict[str, str], fnd: Findings) -> Pars
         format="codex",
         session_id=sid,
         meta=meta,
-        rows=[_final(r) for r in active],
-        other_branches=[_final(r) for r in branch],
-        events=events,
+        rows=rows,
+        other_branches=branches,
+        events=[ev.final() for ev in st.events],
         findings=fnd.done(),
-        calls=calls,
+        calls=final_calls(st.calls, unattributed="usage not attributed to a row"),
         token_counts=tcs,
-    )
-
-
-def _final(r: _CRow) -> TranscriptRow:
-    return TranscriptRow(
-        seq=r.seq,
-        role=r.role,
-        content=r.content,
-        model=r.model,
-        tokens=dict(r.tokens) if r.tokens else {},
-        created_at=r.created_at,
-        kind_hint=r.kind_hint,
-        line=r.lines[0],
-        lines=tuple(r.lines),
-        uuid=r.uuid,
-        branch=r.branch,
-        malformed=r.malformed,
-        note=r.note,
     )
 
 
@@ -978,15 +816,11 @@ def parse_codex(
     """
     p = Path(path).expanduser()
     fnd = Findings()
-    gc_was = gc.isenabled()
-    gc.disable()  # many small objects, no cycles: the collector only costs
-    try:
-        items, meta, bad = _read(p, max_line_bytes, max_decompressed_bytes, fnd)
-        st = _build(items, meta, fnd, set(bad))
+    meta: dict[str, str] = {}
+    with gc_paused():
+        items, repaired = _read(p, max_line_bytes, max_decompressed_bytes, fnd)
+        st = _build(items, meta, fnd, repaired)
         out = _finish(p, st, meta, fnd)
-    finally:
-        if gc_was:
-            gc.enable()
     if warn:
         warn_findings(str(p), out.findings)
     return out
@@ -1045,11 +879,11 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[dict[str, str], str | None]:
     try:
         head = read_head(f)
         if f.name.endswith(".zst"):
-            if not head.startswith(b"\x28\xb5\x2f\xfd"):
+            if not head.startswith(ZSTD_MAGIC):
                 return info, "not zstd-compressed data"
         else:
             sniff(f, head, _WHAT)
-        stream, _raw, fh = _open(f, 64 << 20)
+        stream, _raw, fh = open_lines(f, 64 << 20)
         try:
             for _, data, _c in iter_lines(stream, 8 << 20):
                 if max_lines <= 0 or "model" in info:

@@ -1,8 +1,25 @@
-"""Format-neutral records of an agent transcript: rows, compaction events, integrity findings.
+"""The transcript kit: format-neutral records of an agent transcript (rows, compaction events,
+model calls, integrity findings) and what every JSONL parser shares to make them.
 
 The parsers of Claude Code sessions (``_claude_code.py``) and Codex CLI rollouts (``_codex.py``)
-both return a :class:`ParsedTranscript`. Nothing here knows either format except the small
-helpers at the end (line reading, JSON decoding, token mapping), which both share.
+both return a :class:`ParsedTranscript`, and a new JSONL or JSON format does the same. What a
+parser takes from here, so that it only says what its records mean:
+
+- **reading**: :class:`JsonLines` yields each line's JSON object with the caps and findings
+  every format needs (byte-order mark, a line over ``max_line_bytes``, bad JSON repaired or
+  skipped, a half-written last line, non-objects, a capped ``.zst`` stream);
+  :func:`check_head` refuses a file that cannot be a transcript before reading it;
+  :class:`TypeCounts` sums the records of a skipped type into one finding;
+  :func:`gc_paused` holds the garbage collector off while the many acyclic objects are made.
+- **findings**: :class:`Findings` (capped per check), :func:`warn_findings`.
+- **drafts**: :class:`RowDraft`, :class:`EventDraft`, :class:`CallDraft` are the rows, events
+  and calls while the parser builds them (merged, moved to a branch, before ``seq`` is known);
+  :func:`number_rows`, :meth:`EventDraft.final` and :func:`final_calls` make the finished
+  records. A parser subclasses a draft for the state only it keeps.
+- **values**: timestamps (:func:`iso_ms`), token usage (:func:`anthropic_tokens`,
+  :func:`openai_tokens`, counts that are not counts), tool-result text.
+
+Nothing here knows any one format.
 
 Conventions, the same as ADF loop rows (ADF_FORMAT.md §3):
 
@@ -24,10 +41,13 @@ Conventions, the same as ADF loop rows (ADF_FORMAT.md §3):
 
 from __future__ import annotations
 
+import gc
+import io
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,6 +55,7 @@ from typing import IO, Any, Literal
 
 import orjson
 import pandas as pd
+import zstandard
 
 from . import schema
 from ._errors import AdfWarning, NotTranscriptError
@@ -203,6 +224,186 @@ class ParsedTranscript:
         return out
 
 
+# --- drafts: what a parser builds before the rows are numbered --------------------------------
+
+
+class RowDraft:
+    """A row while a parser builds it: merged into (``content``, ``lines`` grow), moved to a
+    branch, numbered last (``seq``). :meth:`final` copies it into the :class:`TranscriptRow` a
+    :class:`ParsedTranscript` holds. A parser subclasses it for the state only it keeps (add
+    ``__slots__``). Not a dataclass: a plain ``__init__`` on slots is the cheapest to build
+    100k+ of."""
+
+    __slots__ = (
+        "seq",
+        "role",
+        "content",
+        "model",
+        "tokens",
+        "created_at",
+        "kind_hint",
+        "lines",
+        "uuid",
+        "parent_uuid",
+        "call_key",
+        "sidechain",
+        "agent_id",
+        "branch",
+        "malformed",
+        "note",
+    )
+
+    def __init__(
+        self, role: str, content: list[dict[str, Any]], line: int, created_at: int | None
+    ) -> None:
+        self.seq = 0
+        self.role = role
+        self.content = content
+        self.model: str | None = None
+        #: The row's own dict (:meth:`final` does not copy it), None: no usage.
+        self.tokens: dict[str, Any] | None = None
+        self.created_at = created_at
+        self.kind_hint: str | None = None
+        self.lines = [line]
+        self.uuid: str | None = None
+        self.parent_uuid: str | None = None
+        self.call_key: str | None = None
+        self.sidechain = False
+        self.agent_id: str | None = None
+        self.branch: str | None = None
+        self.malformed = False
+        self.note: str | None = None
+
+    def final(self) -> TranscriptRow:
+        """The finished row (``seq`` set by :func:`number_rows`)."""
+        return TranscriptRow(
+            seq=self.seq,
+            role=self.role,
+            content=self.content,
+            model=self.model,
+            tokens=self.tokens or {},
+            created_at=self.created_at,
+            kind_hint=self.kind_hint,
+            line=self.lines[0],
+            lines=tuple(self.lines),
+            uuid=self.uuid,
+            parent_uuid=self.parent_uuid,
+            call_key=self.call_key,
+            sidechain=self.sidechain,
+            agent_id=self.agent_id,
+            branch=self.branch,
+            malformed=self.malformed,
+            note=self.note,
+        )
+
+
+def number_rows(
+    active: Sequence[RowDraft], branches: Sequence[RowDraft]
+) -> tuple[list[TranscriptRow], list[TranscriptRow]]:
+    """Number the active conversation 1..N, then the abandoned branches' rows after it (the
+    ``seq`` convention of the module docstring), and copy both into finished rows."""
+    n = 0
+    for row in active:
+        n += 1
+        row.seq = n
+    for row in branches:
+        n += 1
+        row.seq = n
+    return [r.final() for r in active], [r.final() for r in branches]
+
+
+@dataclass(slots=True)
+class EventDraft:
+    """A :class:`TranscriptEvent` while its rows have no ``seq`` yet: ``swept``, ``preserved``
+    and ``summary`` hold the drafts, turned into seqs by :meth:`final`."""
+
+    kind: str
+    line: int
+    created_at: int | None = None
+    uuid: str | None = None
+    trigger: str | None = None
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    tokens_before: int | None = None
+    tokens_after: int | None = None
+    context_window: int | None = None
+    swept: Sequence[RowDraft] = ()
+    preserved: Sequence[RowDraft] = ()
+    summary: RowDraft | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: How many active rows were built when the event happened (where the parser finds the
+    #: calls before and after it), None when the parser tracks those itself.
+    pos: int | None = None
+
+    def final(self) -> TranscriptEvent:
+        s = self.summary
+        return TranscriptEvent(
+            kind=self.kind,
+            trigger=self.trigger,
+            pre_tokens=self.pre_tokens,
+            post_tokens=self.post_tokens,
+            tokens_before=self.tokens_before,
+            tokens_after=self.tokens_after,
+            created_at=self.created_at,
+            line=self.line,
+            uuid=self.uuid,
+            summary_seq=s.seq if s is not None else None,
+            swept=tuple(sorted(r.seq for r in self.swept)),
+            preserved=tuple(sorted(r.seq for r in self.preserved)),
+            context_window=self.context_window,
+            extra=self.extra,
+        )
+
+
+class CallDraft:
+    """A model call while its row has no ``seq`` yet (``row`` None: usage on no row).
+    :meth:`final` makes the :class:`ModelCall`. A parser subclasses it for the state only it
+    keeps (add ``__slots__``)."""
+
+    __slots__ = ("key", "row", "line", "model", "tokens", "created_at", "n_records", "sidechain")
+
+    def __init__(
+        self,
+        key: str,
+        row: RowDraft | None,
+        line: int,
+        model: str | None,
+        tokens: dict[str, int],
+        created_at: int | None,
+        sidechain: bool = False,
+    ) -> None:
+        self.key = key
+        self.row = row
+        self.line = line
+        self.model = model
+        self.tokens = tokens
+        self.created_at = created_at
+        self.n_records = 1
+        self.sidechain = sidechain
+
+    def final(self, note: str | None = None) -> ModelCall:
+        r = self.row
+        return ModelCall(
+            key=self.key,
+            seq=(r.seq or None) if r is not None else None,
+            line=self.line,
+            model=self.model,
+            tokens=self.tokens,
+            created_at=self.created_at,
+            n_records=self.n_records,
+            sidechain=self.sidechain,
+            note=note,
+        )
+
+
+def final_calls(calls: Iterable[CallDraft], unattributed: str | None = None) -> list[ModelCall]:
+    """The calls in line order; ``unattributed`` is the note of a call on no row."""
+    return [
+        c.final(unattributed if c.row is None else None)
+        for c in sorted(calls, key=lambda c: c.line)
+    ]
+
+
 # --- findings -------------------------------------------------------------------------------
 
 
@@ -246,13 +447,38 @@ def warn_findings(path: str, findings: list[Finding], *, stacklevel: int = 3) ->
     )
 
 
+class TypeCounts:
+    """Record types a reader skipped (or kept only as links), with their lines: one summary
+    finding per type at the end, not one per record."""
+
+    __slots__ = ("lines",)
+
+    def __init__(self) -> None:
+        self.lines: dict[str, list[int]] = {}
+
+    def add(self, t: Any, line: int) -> None:
+        """Count a record of type ``t`` (a value that is not text is named by its JSON type)."""
+        key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+        self.lines.setdefault(key[:60], []).append(line)
+
+    def report(
+        self, fnd: Findings, check: str, severity: str, detail: str, *, at_line: bool = True
+    ) -> None:
+        """One finding per type; ``detail`` is formatted with ``n`` (records) and ``t`` (type),
+        on the first such record's line (``at_line``) or on the whole file."""
+        for t, lines in self.lines.items():
+            fnd.add(
+                check, severity, lines[0] if at_line else None, detail.format(n=len(lines), t=t)
+            )
+
+
 # --- reading lines --------------------------------------------------------------------------
 
 
 #: A UTF-8 byte-order mark: some tools write one before the first record.
 UTF8_BOM = b"\xef\xbb\xbf"
 _SQLITE_MAGIC = b"SQLite format 3\x00"
-_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def sniff(path: Path, head: bytes, what: str) -> None:
@@ -265,7 +491,7 @@ def sniff(path: Path, head: bytes, what: str) -> None:
             f"a SQLite database (an .adf agent file?), not a {what}; open it with adfkit.open_adf",
             path=path,
         )
-    if head.startswith(_ZSTD_MAGIC):
+    if head.startswith(ZSTD_MAGIC):
         raise NotTranscriptError(
             f"zstd-compressed data, not a {what}; name it *.jsonl.zst to read it", path=path
         )
@@ -392,6 +618,275 @@ def read_head(path: Path, n: int = 4096) -> bytes:
             raise NotTranscriptError("a directory, not a transcript file", path=path) from None
         except OSError as e:
             raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a reader builds many small acyclic objects (the
+    collector's passes over them only cost: about 2x on a large transcript). Nests: an inner
+    pause leaves the collector as the outer one wants it."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
+#: Cap on a ``.jsonl.zst`` file: decompressed bytes read, and bytes of lines held, each line
+#: counted as at least ``LINE_CHARGE`` bytes (a parsed line costs Python objects whatever its
+#: length), so the cap bounds memory, not only bytes (README "Limits").
+DEFAULT_MAX_DECOMPRESSED_BYTES = 256 * 1024**2
+LINE_CHARGE = 1024
+#: Compressed bytes fed to zstd at a time (at most 32 MiB out of one feed).
+_ZSTD_FEED = 1024
+
+
+class _RawCapped(io.RawIOBase):
+    """The decompressed bytes of a zstd file, frame after frame, stopping after ``limit`` bytes
+    (``hit`` set). The input is fed ``_ZSTD_FEED`` bytes at a time, so one step never holds more
+    than zstd's largest expansion of that (32 MiB); ``cut`` is set when the file ends inside a
+    frame (a file cut mid-write: the complete frames before it are read), ``error`` when the
+    data is damaged."""
+
+    def __init__(self, fh: IO[bytes], limit: int) -> None:
+        self.fh = fh
+        self.left = limit
+        self.hit = False
+        self.cut = False
+        self.error: str | None = None
+        self.frames = 0
+        self._dctx = zstandard.ZstdDecompressor()
+        self._obj: Any = None
+        self._pending = b""
+        self._out = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        while not self._out:
+            if not self._fill():
+                return 0
+        n = min(len(b), len(self._out))
+        b[:n] = self._out[:n]
+        self._out = self._out[n:]
+        return n
+
+    def _fill(self) -> bool:
+        if self.left <= 0:
+            self.hit = True
+            return False
+        data = self._pending or self.fh.read(_ZSTD_FEED)
+        self._pending = b""
+        if not data:
+            self.cut = self._obj is not None  # the file ended inside a frame
+            return False
+        if self._obj is None:
+            self._obj = self._dctx.decompressobj()
+        try:
+            out = self._obj.decompress(data)
+        except zstandard.ZstdError as e:
+            self.error = str(e)[:120]
+            return False
+        if self._obj.eof:
+            self.frames += 1
+            self._pending = self._obj.unused_data
+            self._obj = None
+        if len(out) > self.left:
+            out = out[: self.left]
+        self.left -= len(out)
+        self._out = memoryview(out)
+        return True
+
+
+def open_lines(
+    path: Path, max_decompressed_bytes: int | None
+) -> tuple[IO[bytes], _RawCapped | None, IO[bytes]]:
+    """``(stream, zst, file)``: the bytes to read lines from, the capped zstd reader under them
+    (None for a plain file) and the file to close. A name ending ``.zst`` is read as zstd when
+    ``max_decompressed_bytes`` is given (the format reads compressed files), else as it is."""
+    fh = open_text_stream(path)
+    if max_decompressed_bytes is not None and path.name.endswith(".zst"):
+        raw = _RawCapped(fh, max_decompressed_bytes)
+        return io.BufferedReader(raw, buffer_size=1 << 20), raw, fh
+    return fh, None, fh
+
+
+def check_head(path: Path, what: str, *, zst: bool = False) -> None:
+    """Raise :class:`NotTranscriptError` when the first bytes of ``path`` cannot start a
+    ``what`` (``zst``: a ``.zst`` file the format reads compressed, whose bytes must be zstd)."""
+    head = read_head(path)
+    if not zst or not path.name.endswith(".zst"):
+        sniff(path, head, what)
+    elif not head:
+        raise NotTranscriptError(f"empty file (0 bytes), not a {what}", path=path)
+    elif not head.startswith(ZSTD_MAGIC):
+        raise NotTranscriptError(
+            f"named .zst but not zstd-compressed data: not a {what}", path=path
+        )
+
+
+class JsonLines:
+    """The JSON objects of a JSONL transcript, one per line, with what every format's reader
+    does about bad lines: iterating yields ``(line_number, object)``.
+
+    - a UTF-8 byte-order mark before the first line is stepped over; blank lines are skipped;
+    - a line over ``max_line_bytes`` is dropped unread (``huge_line``);
+    - a line that is not JSON is repaired if it can be (non-UTF-8 bytes, lone surrogates:
+      ``encoding``, and :attr:`repaired` maps its number to what was done), else skipped
+      (``bad_json``; ``truncated_last_line`` for a last line without its newline, a file still
+      being written);
+    - a JSON value that is not an object is skipped (``not_an_object``);
+    - lines starting with one of ``skip`` (records the format never uses, written with their
+      ``type`` first) are counted in :attr:`n_skipped`, not parsed;
+    - a ``.zst`` file (when ``max_decompressed_bytes`` is given) is read as a capped zstd
+      stream: decompressed bytes and bytes of lines held (each at least :data:`LINE_CHARGE`)
+      stop at the cap (``decompressed_size_cap``), a damaged or cut stream is reported
+      (``zstd_error``, ``zstd_cut``).
+
+    ``noun`` names the file in findings ("the session is probably still being written").
+    :attr:`n_parsed` counts the lines that parsed as JSON. The file is closed when the
+    iteration ends. Iterate once.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        fnd: Findings,
+        noun: str,
+        *,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        max_decompressed_bytes: int | None = None,
+        skip: tuple[bytes, ...] = (),
+    ) -> None:
+        self.path = path
+        self.fnd = fnd
+        self.noun = noun
+        self.max_line_bytes = max_line_bytes
+        self.max_decompressed_bytes = max_decompressed_bytes
+        self.skip = skip
+        self.n_parsed = 0
+        self.n_skipped = 0
+        self.repaired: dict[int, str] = {}
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        stream, raw, fh = open_lines(self.path, self.max_decompressed_bytes)
+        try:
+            yield from self._objects(stream, raw)
+            if raw is not None:
+                self._zst_findings(raw)
+        finally:
+            fh.close()
+
+    def _objects(
+        self, stream: IO[bytes], raw: _RawCapped | None
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        skip_bom(stream)
+        readline = stream.readline
+        limit = self.max_line_bytes + 1
+        cap = self.max_decompressed_bytes or 0
+        held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
+        skip = self.skip
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        n = 0
+        while True:  # once per line of a large file: the usual case in as few steps as can be
+            data = readline(limit)
+            if not data:
+                return
+            n += 1
+            whole = data[-1] == 10
+            if whole or len(data) < limit:
+                if raw is not None and not data.isspace():
+                    held += max(LINE_CHARGE, len(data))
+                    if held > cap:
+                        raw.hit = True
+                        return
+                if whole and data[0] == 123:  # a whole line opening an object: the usual case
+                    if skip and data.startswith(skip):
+                        self.n_skipped += 1
+                        continue
+                    try:
+                        obj = loads(data)  # a line opening "{" that parses is an object
+                    except decode_error:
+                        obj = self._rare(n, data, True)
+                        if obj is None:
+                            continue
+                    else:
+                        self.n_parsed += 1
+                    yield n, obj
+                    continue
+                if not data.isspace():  # a line that does not open an object, or the last one
+                    obj = self._rare(n, data, whole)
+                    if obj is not None:
+                        yield n, obj
+                if whole:
+                    continue
+                return  # the last line, without its newline
+            while True:  # longer than the cap: drop the rest of the line
+                chunk = readline(1 << 20)
+                if not chunk or chunk[-1:] == b"\n":
+                    break
+            if raw is not None:
+                held += LINE_CHARGE
+                if held > cap:
+                    raw.hit = True
+                    return
+            self.fnd.add(
+                "huge_line",
+                "warning",
+                n,
+                f"line longer than max_line_bytes={self.max_line_bytes:,}; skipped",
+            )
+
+    def _rare(self, n: int, data: bytes, complete: bool) -> dict[str, Any] | None:
+        """A line off the usual path: not valid JSON (repaired if it can be), not an object,
+        or the last line without its newline."""
+        obj, problem = loads_line(data)
+        if obj is None:
+            if not complete:
+                self.fnd.add(
+                    "truncated_last_line",
+                    "warning",
+                    n,
+                    f"last line is incomplete (no newline, not valid JSON): the {self.noun} is "
+                    "probably still being written; read up to the line before",
+                )
+            else:
+                self.fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+            return None
+        self.n_parsed += 1
+        if problem is not None:
+            self.fnd.add("encoding", "warning", n, problem)
+            self.repaired[n] = problem
+        if type(obj) is not dict:
+            self._not_an_object(n)
+            return None
+        return obj
+
+    def _not_an_object(self, n: int) -> None:
+        self.fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+
+    def _zst_findings(self, raw: _RawCapped) -> None:
+        if raw.hit:
+            self.fnd.add(
+                "decompressed_size_cap",
+                "error",
+                None,
+                f"stopped after max_decompressed_bytes={self.max_decompressed_bytes:,} bytes",
+            )
+        if raw.error is not None:
+            self.fnd.add("zstd_error", "error", None, f"zstd stream is damaged ({raw.error})")
+        elif raw.cut and not raw.hit:
+            self.fnd.add(
+                "zstd_cut",
+                "warning",
+                None,
+                f"the zstd stream ends inside a frame (cut mid-write?): read the lines of the "
+                f"{raw.frames} complete frame(s) before it",
+            )
 
 
 # --- values ---------------------------------------------------------------------------------
@@ -670,12 +1165,23 @@ def file_size(path: Path) -> int:
 
 
 __all__ = [
+    "DEFAULT_MAX_DECOMPRESSED_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
+    "CallDraft",
+    "EventDraft",
     "Finding",
+    "Findings",
     "Format",
+    "JsonLines",
     "ModelCall",
     "ParsedTranscript",
+    "RowDraft",
     "TokenCount",
     "TranscriptEvent",
     "TranscriptRow",
+    "TypeCounts",
+    "check_head",
+    "final_calls",
+    "gc_paused",
+    "number_rows",
 ]

@@ -36,7 +36,6 @@ Nothing is ever written: the file is read once, when the source is made.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import re
 from typing import Any
@@ -51,7 +50,13 @@ from ._history import add_epochs
 from ._loopframe import RowBuilder
 from ._registry import Rule
 from ._source import AgentSource, Finding, Key, StorageReport, WindowChange
-from ._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, event_counts
+from ._transcript import (
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    event_counts,
+    gc_paused,
+)
 
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
@@ -109,9 +114,7 @@ class TranscriptSource(AgentSource):
         self.stamped_on_append = self._spec.stamped_on_append
         self.provider_tools = self._spec.provider_tools
         self._subagents: list[AgentSource] | None = None
-        gc_was_on = gc.isenabled()
-        gc.disable()
-        try:
+        with gc_paused():
             self._ev, self._changes, swept_by = _event_data(parsed)
             h = _rows_frame(parsed.rows, swept_by, f"{self.path}: transcript rows")
             h = add_epochs(h, self._ev[self._ev["event"] == "compaction"])
@@ -136,9 +139,6 @@ class TranscriptSource(AgentSource):
             self.parsed = dataclasses.replace(
                 parsed, rows=[], other_branches=[], calls=[], token_counts=[]
             )
-        finally:
-            if gc_was_on:
-                gc.enable()
 
     # -- identity and settings -----------------------------------------------------------
     @property

@@ -1,5 +1,9 @@
 """history() of this checkout against another revision, file by file, in the same minutes.
 
+An ``.adf`` file is opened with ``open_adf``; a transcript (``*.jsonl``, ``*.jsonl.zst``: a Claude
+Code session, a Codex rollout) with ``adfkit.open``, which parses it whole, so its time is the
+reader's (parse, rows, events) plus history().
+
 Ratios against a floor (``run.py``) say how close adfkit is to what it must do; this says
 whether a change made it faster or slower. Each measurement runs in a fresh process (so one
 run's memory does not slow the next), the two revisions interleaved, best of ``--rounds``.
@@ -22,16 +26,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 BIG_RUNNER = ROOT.parent / "shared" / "fixtures" / "adf-runtime" / "big-runner.adf"
 
-#: Run in a child: import adfkit from argv[1], time open_adf() + history() of argv[2].
+#: Run in a child: import adfkit from argv[1], time opening argv[2] + history() (an ``.adf``
+#: with open_adf, anything else with adfkit.open: a transcript is parsed as it opens).
 _CHILD = """
-import gc, sys, time
+import gc, sys, time, warnings
 sys.path.insert(0, sys.argv[1])
 import adfkit
+warnings.simplefilter("ignore")
+opener = adfkit.open_adf if sys.argv[2].endswith(".adf") else adfkit.open
 best = float("inf")
 for _ in range(int(sys.argv[3])):
     gc.collect()
     t = time.perf_counter()
-    with adfkit.open_adf(sys.argv[2]) as agent:
+    with opener(sys.argv[2]) as agent:
         agent.history()
     best = min(best, time.perf_counter() - t)
 print(best)
@@ -72,7 +79,7 @@ def main(argv: list[str]) -> int:
             check=True,
         )
         try:
-            print(f"history() (open_adf + history, best of {args.rounds} fresh processes)")
+            print(f"open + history() (best of {args.rounds} fresh processes)")
             print(f"  {'file':<24} {'this checkout':>14} {args.rev[:14]:>14}  ratio")
             for path in files:
                 size = path.stat().st_size

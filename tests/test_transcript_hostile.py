@@ -27,8 +27,9 @@ from test_codex import Roll, basic
 import adfkit
 from adfkit import _claude_code, cli
 from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
-from adfkit._codex import LINE_CHARGE, list_codex_sessions, parse_codex
+from adfkit._codex import list_codex_sessions, parse_codex
 from adfkit._terminal import printable
+from adfkit._transcript import LINE_CHARGE
 
 SID = "11111111-2222-3333-4444-555555555555"
 
