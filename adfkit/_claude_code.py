@@ -138,9 +138,6 @@ _SKIPPED = (
     b'{"type":"file-history-delta"',
     b'{"type":"queue-operation"',
 )
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-)
 
 _CONTEXT_PREFIXES = (
     "<command-name>",
@@ -185,7 +182,6 @@ class _FileData:
     #: records of an unknown type: without a uuid (skipped), with one (kept as links)
     unknown: TypeCounts = field(default_factory=TypeCounts)
     linked: TypeCounts = field(default_factory=TypeCounts)
-    codex_like: int = 0
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -208,17 +204,12 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
         _take(d, fnd, n, obj, t)
     d.repaired = lines.repaired
     d.n_records += lines.n_skipped + len(progress)
-    if d.n_records == 0:
-        if d.codex_like:
-            raise NotTranscriptError(
-                f"a Codex rollout, not a {_WHAT}; read it with parse_codex", path=path
-            )
-        if lines.n_parsed:
-            raise NotTranscriptError(
-                f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
-                f"summary...): not a {_WHAT}",
-                path=path,
-            )
+    if d.n_records == 0 and lines.n_parsed:
+        raise NotTranscriptError(
+            f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
+            f"summary...): not a {_WHAT}",
+            path=path,
+        )
     d.unknown.report(
         fnd, "unknown_record_type", "warning", "{n} record(s) of unknown type {t!r} skipped"
     )
@@ -263,8 +254,6 @@ def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> N
             d.progress[u] = (pu if type(pu) is str else None, n)
         d.linked.add(t, n)
         return
-    if t in _CODEX_TYPES:
-        d.codex_like += 1
     d.unknown.add(t, n)
 
 

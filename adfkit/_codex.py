@@ -135,7 +135,6 @@ _OUTPUT_TYPES = frozenset({"function_call_output", "custom_tool_call_output", "t
 _SKIP_ITEMS = frozenset(
     {"ghost_snapshot", "compaction", "compaction_summary", "context_compaction", "additional_tools"}
 )
-_CLAUDE_TYPES = frozenset({"user", "assistant", "progress", "file-history-snapshot", "summary"})
 _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -211,7 +210,6 @@ def _read(
     items: list[_Item] = []
     unknown = TypeCounts()
     newer = TypeCounts()
-    claude_like = 0
     lines = JsonLines(
         path,
         fnd,
@@ -232,22 +230,14 @@ def _read(
         elif t in NEWER_TOP_TYPES:
             newer.add(t, n)
         else:
-            if t in _CLAUDE_TYPES:
-                claude_like += 1
             unknown.add(t, n)
         first = False
-    if not items:
-        if claude_like:
-            raise NotTranscriptError(
-                f"a Claude Code transcript, not a {_WHAT}; read it with parse_claude_code",
-                path=path,
-            )
-        if lines.n_parsed:
-            raise NotTranscriptError(
-                f"JSON lines, but no Codex rollout record (session_meta, response_item, "
-                f"event_msg...): not a {_WHAT}",
-                path=path,
-            )
+    if not items and lines.n_parsed:
+        raise NotTranscriptError(
+            f"JSON lines, but no Codex rollout record (session_meta, response_item, "
+            f"event_msg...): not a {_WHAT}",
+            path=path,
+        )
     unknown.report(
         fnd, "unknown_record_type", "warning", "{n} record(s) of unknown type {t!r} skipped"
     )

@@ -644,7 +644,11 @@ def test_lone_surrogate_and_deep_nesting(tmp_path: Path) -> None:
         (b"SQLite format 3\x00" + bytes(100), "SQLite database"),
         (b"hello world\n", "first bytes are text"),
         (b'{"a": 1}\n{"b": 2}\n', "no Claude Code record"),
-        (b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{}}\n', "Codex"),
+        # a Codex rollout: which format it is, is the registry's to say (adfkit.open)
+        (
+            b'{"timestamp":"2026-01-01T00:00:00Z","type":"session_meta","payload":{}}\n',
+            "no Claude Code record",
+        ),
     ],
 )
 def test_not_a_transcript(tmp_path: Path, data: bytes, match: str) -> None:

@@ -406,7 +406,8 @@ def test_legacy_bare_lines(tmp_path: Path) -> None:
         ("r.jsonl", b"\x89PNG\r\n\x1a\n" + bytes(64), "binary data"),
         ("r.jsonl", b"SQLite format 3\x00" + bytes(64), "SQLite database"),
         ("r.jsonl", b'{"a": 1}\n', "no Codex rollout record"),
-        ("r.jsonl", b'{"type":"user","uuid":"u","message":{"content":"x"}}\n', "Claude Code"),
+        # a Claude Code session: which format it is, is the registry's to say (adfkit.open)
+        ("r.jsonl", b'{"type":"user","uuid":"u","message":{"content":"x"}}\n', "no Codex"),
         ("r.jsonl.zst", b"plain text", "not zstd-compressed"),
     ],
 )
