@@ -69,7 +69,7 @@ from __future__ import annotations
 import bisect
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -129,7 +129,6 @@ META_TYPES = frozenset(
         "tag",
     }
 )
-CHAIN_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 #: Lines that open with one of these are records adfkit never uses (file-history snapshots are
 #: about a third of a large file's bytes, TRANSCRIPTS.md §1.3): counted, not parsed. Claude Code
 #: writes ``type`` first in them.
@@ -1488,7 +1487,7 @@ def _parse(
     if subagents and not side_file:
         inline = [r for r in d.recs if r.side]
         subs = _inline_sidechains(p, inline, fnd, d, sid) if inline else []
-        subs.extend(_subagent_files(p, sid, max_line_bytes, warn))
+        subs.extend(_subagent_files(p, sid, parse_claude_code, max_line_bytes, warn))
         out.subagents = subs
         _link_subagents(out, built.agent_results)
     out.findings = fnd.done()
@@ -1540,8 +1539,16 @@ def _inline_sidechains(
 
 
 def _subagent_files(
-    p: Path, sid: str | None, max_line_bytes: int, warn: bool
+    p: Path,
+    sid: str | None,
+    parse: Callable[..., ParsedTranscript],
+    max_line_bytes: int,
+    warn: bool,
 ) -> list[ParsedTranscript]:
+    """The session's subagent files (``<session>/subagents/agent-*.jsonl``, and legacy
+    ``agent-*.jsonl`` beside it whose ``sessionId`` is the session's), each read with
+    ``parse`` (:func:`parse_claude_code`); one that is not a transcript is an empty one with
+    a ``not_transcript`` finding."""
     files: list[tuple[Path, dict[str, Any]]] = []
     sub_dir = p.with_suffix("") / "subagents"
     if sub_dir.is_dir():
@@ -1554,7 +1561,7 @@ def _subagent_files(
     out = []
     for f, side in files:
         try:
-            t = parse_claude_code(f, max_line_bytes=max_line_bytes, subagents=False, warn=warn)
+            t = parse(f, max_line_bytes=max_line_bytes, subagents=False, warn=warn)
         except NotTranscriptError as e:
             out.append(
                 ParsedTranscript(
