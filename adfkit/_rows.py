@@ -443,6 +443,57 @@ def _obj_fast(x: Any) -> int:
     return obj_chars(x)
 
 
+def _blocks_facts(
+    blocks: list[dict[str, Any]],
+) -> tuple[str, str, str, int, int, Any, bool]:
+    """:func:`row_facts` of a row of several blocks (or none): ``(block_types, tool_names, text,
+    chars, media_chars, first text block's text, whether a block is a tool result)``."""
+    first_text: Any = None
+    saw_result = False
+    parts: list[str] = []
+    tlist: list[str] = []
+    tool_list: list[str] = []
+    chars = media = 0
+    for b in blocks:
+        t = b.get("type")
+        if t == "text":
+            tlist.append("text")
+            v = b.get("text")
+            if first_text is None:
+                first_text = v
+            if type(v) is str:
+                parts.append(v)
+                chars += len(v) if v.isascii() else _wide_length(v)
+        elif t == "tool_use":
+            tlist.append("tool_use")
+            name = b.get("name")
+            tool_list.append(str(name))
+            s = str(name or "")
+            chars += (len(s) if s.isascii() else _wide_length(s)) + _obj(b.get("input"))
+        elif t == "tool_result":
+            tlist.append("tool_result")
+            saw_result = True
+            v = b.get("content")
+            if type(v) is str:
+                chars += len(v) if v.isascii() else _wide_length(v)
+            else:
+                chars += js_length(js_string(v))
+        elif t == "thinking" and b.get("reasoning_details") is None:
+            tlist.append("thinking")
+            v = b.get("thinking")
+            if type(v) is str:
+                chars += len(v) if v.isascii() else _wide_length(v)
+        else:
+            tlist.append(t if type(t) is str else str(t))
+            tc, mc = block_chars(b)
+            chars += tc
+            media += mc
+    types = ",".join(tlist)
+    tools = ",".join(tool_list)
+    text = parts[0] if len(parts) == 1 else "\n".join(parts)
+    return types, tools, text, chars, media, first_text, saw_result
+
+
 def row_facts(
     role: Any, blocks: list[dict[str, Any]], hint: str | None = None
 ) -> tuple[str, str | None, str, str, str, int, int]:
@@ -501,47 +552,7 @@ def row_facts(
             types, text = (t if type(t) is str else str(t)), ""
             chars, media = block_chars(b)
     else:
-        parts: list[str] = []
-        tlist: list[str] = []
-        tool_list: list[str] = []
-        chars = media = 0
-        for b in blocks:
-            t = b.get("type")
-            if t == "text":
-                tlist.append("text")
-                v = b.get("text")
-                if first_text is None:
-                    first_text = v
-                if type(v) is str:
-                    parts.append(v)
-                    chars += len(v) if v.isascii() else _wide_length(v)
-            elif t == "tool_use":
-                tlist.append("tool_use")
-                name = b.get("name")
-                tool_list.append(str(name))
-                s = str(name or "")
-                chars += (len(s) if s.isascii() else _wide_length(s)) + _obj(b.get("input"))
-            elif t == "tool_result":
-                tlist.append("tool_result")
-                saw_result = True
-                v = b.get("content")
-                if type(v) is str:
-                    chars += len(v) if v.isascii() else _wide_length(v)
-                else:
-                    chars += js_length(js_string(v))
-            elif t == "thinking" and b.get("reasoning_details") is None:
-                tlist.append("thinking")
-                v = b.get("thinking")
-                if type(v) is str:
-                    chars += len(v) if v.isascii() else _wide_length(v)
-            else:
-                tlist.append(t if type(t) is str else str(t))
-                tc, mc = block_chars(b)
-                chars += tc
-                media += mc
-        types = ",".join(tlist)
-        tools = ",".join(tool_list)
-        text = parts[0] if len(parts) == 1 else "\n".join(parts)
+        types, tools, text, chars, media, first_text, saw_result = _blocks_facts(blocks)
     if hint is not None and role in ("user", "assistant"):
         kind, sub = hinted_kind(hint, first_text)
         return kind, sub, types, tools, text, chars, media
