@@ -61,6 +61,96 @@ def _shape_problem(value: Any, source: str) -> str | None:
     return None
 
 
+class _Unreadable(Exception):
+    """An audit blob :func:`_decode_blob` could not turn into a value of its source's shape: the
+    finding's code, severity and detail."""
+
+    def __init__(self, code: str, severity: str, detail: str) -> None:
+        super().__init__(detail)
+        self.code, self.severity, self.detail = code, severity, detail
+
+
+def _decode_blob(
+    data: Any, source: str, *, aid: int, limit: int, path: str
+) -> tuple[bytes, str, Any]:
+    """``(decompressed bytes, their text, the JSON value)`` of one audit blob, or
+    :class:`_Unreadable` saying why not (too large, undecodable, wrong shape)."""
+    try:
+        raw = _blobs.decompress(data, limit=limit, path=path, audit_id=aid)
+    except BlobTooLargeError as exc:
+        raise _Unreadable("blob_too_large", "warning", exc.detail) from None
+    except BlobError as exc:
+        raise _Unreadable("blob_undecodable", "error", exc.detail) from None
+    try:
+        text = raw.decode("utf-8")
+        value = parse_json(raw)
+    except (UnicodeDecodeError, JSONError) as exc:
+        kind = "UTF-8" if isinstance(exc, UnicodeDecodeError) else "JSON"
+        detail = f"decompressed data is not valid {kind}"
+        raise _Unreadable("blob_undecodable", "error", detail) from None
+    problem = _shape_problem(value, source)
+    if problem:
+        raise _Unreadable("blob_wrong_shape", "error", problem)
+    return raw, text, value
+
+
+def _check_counters(
+    rep: _Findings,
+    aid: int,
+    where: str,
+    raw: bytes,
+    text: str,
+    value: Any,
+    *,
+    count: Any,
+    size: Any,
+) -> None:
+    """The audit row's ``entry_count`` and ``size_bytes`` against the blob it holds."""
+    n = len(value) if isinstance(value, list) else 1
+    if pd.isna(count) or int(count) != n:
+        rep.add(
+            "entry_count_mismatch",
+            "error",
+            "adf_audit",
+            [aid],
+            f"{where}: entry_count is {count} but the blob holds {n} "
+            + ("elements" if isinstance(value, list) else "object"),
+        )
+    js = js_length(text)
+    if pd.isna(size) or int(size) != js:
+        rep.add(
+            "size_bytes_mismatch",
+            "error",
+            "adf_audit",
+            [aid],
+            f"{where}: size_bytes is {size} but the JSON text is {js:,} UTF-16 code units "
+            f"({len(raw):,} UTF-8 bytes)",
+        )
+
+
+def _check_loop_range(
+    rep: _Findings, aid: int, where: str, seqs: list[int], *, start: Any, end: Any
+) -> None:
+    """A ``loop`` audit row's recorded ``start_seq``/``end_seq`` against the seqs its blob holds."""
+    lo, hi = min(seqs), max(seqs)
+    if pd.isna(start) or pd.isna(end):
+        rep.add(
+            "audit_range_mismatch",
+            "info",
+            "adf_audit",
+            [aid],
+            f"{where}: start_seq/end_seq not recorded (blob holds seqs {lo}..{hi})",
+        )
+    elif (int(start), int(end)) != (lo, hi):
+        rep.add(
+            "audit_range_mismatch",
+            "warning",
+            "adf_audit",
+            [aid],
+            f"{where}: recorded range {int(start)}..{int(end)} but the blob's seqs run {lo}..{hi}",
+        )
+
+
 def _check_blobs(
     a: pd.DataFrame,
     blob: Callable[[int], Any],
@@ -85,81 +175,21 @@ def _check_blobs(
     ):
         aid = int(aid)
         where = f"audit row {aid} ({source})"
-        data = blob(aid)
         try:
-            raw = _blobs.decompress(data, limit=limit, path=path, audit_id=aid)
-        except BlobTooLargeError as exc:
-            rep.add("blob_too_large", "warning", "adf_audit", [aid], f"{where}: {exc.detail}")
-            continue
-        except BlobError as exc:
-            rep.add("blob_undecodable", "error", "adf_audit", [aid], f"{where}: {exc.detail}")
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
+            raw, text, value = _decode_blob(blob(aid), source, aid=aid, limit=limit, path=path)
+        except _Unreadable as exc:
+            rep.add(exc.code, exc.severity, "adf_audit", [aid], f"{where}: {exc.detail}")
+            broken = exc.code != "blob_too_large"
+            if broken and source == "loop" and not (pd.isna(start) or pd.isna(end)):
                 bad_ranges[aid] = (int(start), int(end))
             continue
-        try:
-            text = raw.decode("utf-8")
-            value = parse_json(raw)
-        except (UnicodeDecodeError, JSONError) as exc:
-            kind = "UTF-8" if isinstance(exc, UnicodeDecodeError) else "JSON"
-            rep.add(
-                "blob_undecodable",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: decompressed data is not valid {kind}",
-            )
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
-                bad_ranges[aid] = (int(start), int(end))
-            continue
-        problem = _shape_problem(value, source)
-        if problem:
-            rep.add("blob_wrong_shape", "error", "adf_audit", [aid], f"{where}: {problem}")
-            if source == "loop" and not (pd.isna(start) or pd.isna(end)):
-                bad_ranges[aid] = (int(start), int(end))
-            continue
-        n = len(value) if isinstance(value, list) else 1
-        if pd.isna(count) or int(count) != n:
-            rep.add(
-                "entry_count_mismatch",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: entry_count is {count} but the blob holds {n} "
-                + ("elements" if isinstance(value, list) else "object"),
-            )
-        js = js_length(text)
-        if pd.isna(size) or int(size) != js:
-            rep.add(
-                "size_bytes_mismatch",
-                "error",
-                "adf_audit",
-                [aid],
-                f"{where}: size_bytes is {size} but the JSON text is {js:,} UTF-16 code units "
-                f"({len(raw):,} UTF-8 bytes)",
-            )
+        _check_counters(rep, aid, where, raw, text, value, count=count, size=size)
         if source != "loop":
             continue
         seqs = [int(el["seq"]) for el in value]
         blob_seqs[aid] = seqs
         if recorded and seqs:
-            lo, hi = min(seqs), max(seqs)
-            if pd.isna(start) or pd.isna(end):
-                rep.add(
-                    "audit_range_mismatch",
-                    "info",
-                    "adf_audit",
-                    [aid],
-                    f"{where}: start_seq/end_seq not recorded (blob holds seqs {lo}..{hi})",
-                )
-            elif (int(start), int(end)) != (lo, hi):
-                rep.add(
-                    "audit_range_mismatch",
-                    "warning",
-                    "adf_audit",
-                    [aid],
-                    f"{where}: recorded range {int(start)}..{int(end)} but the blob's seqs run "
-                    f"{lo}..{hi}",
-                )
+            _check_loop_range(rep, aid, where, seqs, start=start, end=end)
     return blob_seqs, bad_ranges
 
 
