@@ -143,11 +143,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
         trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
         stated = changes[j] if j < len(changes) else _NOTHING_STATED
-        if s_seq is not None and s_seq in at:
-            created = h_created[at[s_seq]]
-        else:
-            ts = [t for x in ev_aids[j] if (t := a_times.get(x)) is not None and not pd.isna(t)]
-            created = max(ts) if ts else pd.NaT
+        created = _event_time(s_seq, ev_aids[j], at, h_created, a_times)
         rec = {
             "event_id": j,
             "event": ev_event[j],
@@ -189,6 +185,21 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             prev_bound, prev_tail = b, list(tail)
     df = schema.frame(cols, schema.COMPACTIONS)
     return df.copy(deep=False)
+
+
+def _event_time(
+    summary_seq: int | None,
+    audit_ids: tuple[int, ...],
+    at: dict[int, int],
+    h_created: list[Any],
+    a_times: dict[Any, Any],
+) -> Any:
+    """When an event happened: its summary row's ``created_at``, else the latest of its audit
+    rows' (NaT when neither is known)."""
+    if summary_seq is not None and summary_seq in at:
+        return h_created[at[summary_seq]]
+    ts = [t for x in audit_ids if (t := a_times.get(x)) is not None and not pd.isna(t)]
+    return max(ts) if ts else pd.NaT
 
 
 def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:
