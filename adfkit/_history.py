@@ -126,22 +126,9 @@ def events(
     summaries = sorted(
         zip(summ["seq"].astype("int64"), summ["ord"].tolist(), strict=True), key=lambda x: x[0]
     )
-    summary_seqs = [int(x[0]) for x in summaries]
     present: list[int] = sorted_unique(history["seq"].to_numpy(dtype="int64")).tolist()
     high = present[-1] if present else 0
-    attached: dict[int, list[int]] = {}
-    loose: list[int] = []
-    for aid in sorted(blob_tops):
-        top = blob_tops[aid]
-        if top is None:
-            loose.append(aid)
-            continue
-        i = bisect.bisect_right(summary_seqs, top)  # the first summary after the archive
-        target = summaries[i] if i < len(summaries) else None
-        if target is not None and _is_tail(top + 1, int(target[0]), target[1], present):
-            attached.setdefault(int(target[0]), []).append(aid)
-        else:
-            loose.append(aid)
+    attached, loose = _attach_archives(blob_tops, summaries, present)
     rows = []
     for s_seq, _ in summaries:
         rows.append(
@@ -166,18 +153,7 @@ def events(
                 }
             )
     loose = [aid for aid in loose if aid not in rewritten]
-    # Group loose rows: a model-initiated loop_clear writes two in quick succession.
-    groups: list[list[int]] = []
-    for aid in loose:
-        if (
-            groups
-            and aid - groups[-1][-1] == 1
-            and abs(audit_times.get(aid, 0) - audit_times.get(groups[-1][-1], 0)) <= CLEAR_PAIR_MS
-        ):
-            groups[-1].append(aid)
-        else:
-            groups.append([aid])
-    for g in groups:
+    for g in _clear_groups(loose, audit_times):
         top = max((t for a in g if (t := blob_tops[a]) is not None), default=0)
         # The row right after the archived ones is missing: that is where a compaction's
         # summary stood before a later, unaudited compaction discarded it.
@@ -200,6 +176,45 @@ def events(
     ev["event"] = ev["event"].astype("string")
     ev["summary_lost"] = ev["summary_lost"].astype(bool)
     return ev
+
+
+def _attach_archives(
+    blob_tops: dict[int, int | None], summaries: list[tuple[Any, Any]], present: list[int]
+) -> tuple[dict[int, list[int]], list[int]]:
+    """``(summary seq -> the loop audit ids archived by its compaction, the other loop audit
+    ids)``: an archive belongs to the first summary after it when the rows between are its
+    tail (``summaries``: ``(seq, ord)`` by seq)."""
+    summary_seqs = [int(x[0]) for x in summaries]
+    attached: dict[int, list[int]] = {}
+    loose: list[int] = []
+    for aid in sorted(blob_tops):
+        top = blob_tops[aid]
+        if top is None:
+            loose.append(aid)
+            continue
+        i = bisect.bisect_right(summary_seqs, top)  # the first summary after the archive
+        target = summaries[i] if i < len(summaries) else None
+        if target is not None and _is_tail(top + 1, int(target[0]), target[1], present):
+            attached.setdefault(int(target[0]), []).append(aid)
+        else:
+            loose.append(aid)
+    return attached, loose
+
+
+def _clear_groups(loose: list[int], audit_times: dict[int, int]) -> list[list[int]]:
+    """Loose loop audit ids grouped into events: a model-initiated loop_clear writes two in
+    quick succession (consecutive ids, within :data:`CLEAR_PAIR_MS`)."""
+    groups: list[list[int]] = []
+    for aid in loose:
+        if (
+            groups
+            and aid - groups[-1][-1] == 1
+            and abs(audit_times.get(aid, 0) - audit_times.get(groups[-1][-1], 0)) <= CLEAR_PAIR_MS
+        ):
+            groups[-1].append(aid)
+        else:
+            groups.append([aid])
+    return groups
 
 
 def _count(present: list[int], lo: int, hi: int) -> int:
