@@ -376,60 +376,10 @@ class AdfSource(AgentSource):
         collector is paused meanwhile (the parsed rows are acyclic and short-lived)."""
         rows = RowBuilder()
         spans: list[tuple[int, int, int]] = []  # (audit id, first row, end row) per blob
-        bad: list[str] = []
-        batches = iter(self._loop_batches())
-        pending: deque[Future[list[tuple[int, Any, bool]]]] = deque()
-        # decompressed bytes read so far; rows and bytes at the last flush
-        size = flushed = flushed_size = 0
         gc_was_on = gc.isenabled()
         gc.disable()
         try:
-            inline = _Inline()
-            with ThreadPoolExecutor(max_workers=1) if self.prefetch else inline as pool:
-
-                def fetch_next() -> None:
-                    batch, stored_bytes = next(batches, ([], 0))
-                    if batch:
-                        stored = self._blobs_of(batch)
-                        started = threading.Event()
-                        big = stored_bytes >= _THREAD_BLOB_BYTES * len(batch)
-                        runner = pool if big else inline
-                        pending.append(runner.submit(self._decompress_loops, stored, started))
-                        # Wait (without the GIL) until the thread holds the blobs: a thread that
-                        # has to take the GIL from this busy one waits up to the switch interval.
-                        started.wait()
-
-                fetch_next()
-                while pending:
-                    fut = pending.popleft()
-                    fetch_next()
-                    done = fut.result()
-                    del fut
-                    done.reverse()  # popped from the end: each blob's bytes go once parsed
-                    while done:
-                        aid, raw, ready = done.pop()
-                        try:
-                            if not ready:  # left stored by the thread: decompress it here
-                                raw = self._decompress_loop(aid, raw)
-                            elif isinstance(raw, BaseException):
-                                raise raw
-                            size += len(raw)
-                            value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
-                            del raw
-                        except BlobError as exc:
-                            if errors == "raise":
-                                raise
-                            bad.append(exc.detail)
-                            continue
-                        start = rows.n
-                        rows.add_blob(value, aid)
-                        del value
-                        if rows.n - flushed >= _FLUSH_ROWS or size - flushed_size >= _FLUSH_BYTES:
-                            rows.flush()
-                            flushed, flushed_size = rows.n, size
-                        rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=5)
-                        if rows.n > start:
-                            spans.append((aid, start, rows.n))
+            bad = self._add_loops(rows, spans, errors)
             self._add_live(rows)
             self._warn_live(rows, stacklevel=6)
         finally:
@@ -451,6 +401,65 @@ class AdfSource(AgentSource):
         h["copies"] = pd.array(copies, dtype="Int64")
         ev = self._events_from(h, tops, rewritten)
         return _history.add_epochs(h, ev), ev
+
+    def _add_loops(
+        self, rows: RowBuilder, spans: list[tuple[int, int, int]], errors: str
+    ) -> list[str]:
+        """Add every loop blob's rows to ``rows`` (and each blob's ``(audit id, first row, end
+        row)`` to ``spans``), batch by batch as :meth:`_build_history` says; returns what was
+        wrong with each blob left out (``errors="raise"``: raises instead)."""
+        bad: list[str] = []
+        batches = iter(self._loop_batches())
+        pending: deque[Future[list[tuple[int, Any, bool]]]] = deque()
+        # decompressed bytes read so far; rows and bytes at the last flush
+        size = flushed = flushed_size = 0
+        inline = _Inline()
+        with ThreadPoolExecutor(max_workers=1) if self.prefetch else inline as pool:
+
+            def fetch_next() -> None:
+                batch, stored_bytes = next(batches, ([], 0))
+                if batch:
+                    stored = self._blobs_of(batch)
+                    started = threading.Event()
+                    big = stored_bytes >= _THREAD_BLOB_BYTES * len(batch)
+                    runner = pool if big else inline
+                    pending.append(runner.submit(self._decompress_loops, stored, started))
+                    # Wait (without the GIL) until the thread holds the blobs: a thread that
+                    # has to take the GIL from this busy one waits up to the switch interval.
+                    started.wait()
+
+            fetch_next()
+            while pending:
+                fut = pending.popleft()
+                fetch_next()
+                done = fut.result()
+                del fut
+                done.reverse()  # popped from the end: each blob's bytes go once parsed
+                while done:
+                    aid, raw, ready = done.pop()
+                    try:
+                        if not ready:  # left stored by the thread: decompress it here
+                            raw = self._decompress_loop(aid, raw)
+                        elif isinstance(raw, BaseException):
+                            raise raw
+                        size += len(raw)
+                        value = _blobs.unpack(raw, "loop", path=self.path, audit_id=aid)
+                        del raw
+                    except BlobError as exc:
+                        if errors == "raise":
+                            raise
+                        bad.append(exc.detail)
+                        continue
+                    start = rows.n
+                    rows.add_blob(value, aid)
+                    del value
+                    if rows.n - flushed >= _FLUSH_ROWS or size - flushed_size >= _FLUSH_BYTES:
+                        rows.flush()
+                        flushed, flushed_size = rows.n, size
+                    rows.warn(f"{self.path}: adf_audit id={aid}", stacklevel=6)
+                    if rows.n > start:
+                        spans.append((aid, start, rows.n))
+        return bad
 
     def _loop_batches(self) -> list[tuple[list[int], int]]:
         """The loop audit ids in order, in batches read and decompressed together (one query
