@@ -338,10 +338,6 @@ class AdfSource(AgentSource):
 
         return self.memo.get(_BLOB, build, aid).copy(deep=False)
 
-    def loop_audit_ids(self) -> list[int]:
-        """Ids of the ``loop`` audit rows, ascending."""
-        return [r[0] for r in self._loop_index()]
-
     def storage_report(self) -> StorageReport:
         """Every audit blob decoded once: decoding, shape, counters and recorded ranges."""
         return self.memo.get(
