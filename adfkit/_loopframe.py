@@ -34,9 +34,10 @@ _ROLES = ("user", "assistant")
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
 
 #: Integer fields of a row, in the order :class:`RowBuilder` stores them (one int64 each):
-#: the integer columns, ``created_at`` (ms) and the row's flags (:func:`_flags`: the codes of
-#: ``role`` and ``kind`` and the ``malformed`` flag). ``audit_id`` and ``origin`` are the same
-#: for every row of a blob: they are kept as runs. ``position`` is set when sorting.
+#: the integer columns, ``created_at`` (ms) and the row's flags (the codes of ``role`` and
+#: ``kind`` and the ``malformed`` flag, packed as :data:`_KIND_FLAG` says). ``audit_id`` and
+#: ``origin`` are the same for every row of a blob: they are kept as runs. ``position`` is set
+#: when sorting.
 _INT_COLS = (
     "seq",
     "ord",
@@ -546,7 +547,7 @@ def side_frame(
 
 def _plain_ints(vals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """``(values, mask)`` of a column of ints and Nones, when every int fits Int64 (as
-    :func:`_side_int` keeps it); else None."""
+    :func:`side_int` keeps it); else None."""
     try:
         if None in vals:
             obj = np.array(vals, dtype=object)
@@ -557,7 +558,7 @@ def _plain_ints(vals: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
             ints = np.array(vals, dtype=np.int64)
     except OverflowError:
         return None
-    if (ints == _I64_MIN).any():  # _side_int's range leaves out the lowest value
+    if (ints == _I64_MIN).any():  # side_int's range leaves out the lowest value
         return None
     return ints, na
 
