@@ -60,6 +60,7 @@ def summarize(days: pd.DataFrame, by: str) -> pd.DataFrame:
     out["cost_usd"] = g["cost_usd"].agg(_cost)
     out["max_context"] = g["max_context"].max()
     if by == "session":
+        out["label"] = g["label"].first()
         out["agent"] = g["agent"].first()
         out["first_at"] = g["first_at"].min()
         out["last_at"] = g["last_at"].max()
@@ -78,22 +79,29 @@ def _fmt(value: Any, col: str) -> str:
 
 
 def render(table: pd.DataFrame, by: str) -> str:
-    """The aligned text table, a total line last."""
-    first = ("agent", "session") if by == "session" else ("day", "day")
-    cols = [first, *COLUMNS]
+    """The aligned text table, a total line last. Sessions are named by their fleet label
+    (project and title or first prompt), their id in the last column."""
+    first = ("label", "session") if by == "session" else ("day", "day")
+    last = [("agent", "id")] if by == "session" else []
+    cols = [first, *COLUMNS, *last]
     total = {c: table[c].sum() for c in _SUMS + _COUNTS}
     total["cost_usd"] = _cost(table["cost_usd"])
     total["max_context"] = table["max_context"].max()
     total[first[0]] = "total"
-    rows = [[str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] for _, r in table.iterrows()]
-    rows.append([str(total[first[0]])] + [_fmt(total[c], c) for c, _ in COLUMNS])
+    rows = [
+        [str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] + [str(r[c]) for c, _ in last]
+        for _, r in table.iterrows()
+    ]
+    rows.append(
+        [str(total[first[0]])] + [_fmt(total[c], c) for c, _ in COLUMNS] + ["" for _ in last]
+    )
     head = [h for _, h in cols]
     widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
     lines = [
         "  ".join(
-            x.ljust(w) if i == 0 else x.rjust(w)
+            x.ljust(w) if i == 0 or i > len(COLUMNS) else x.rjust(w)
             for i, (x, w) in enumerate(zip(r, widths, strict=True))
-        )
+        ).rstrip()
         for r in [head, *rows]
     ]
     return "\n".join(lines)

@@ -15,6 +15,7 @@ import glob
 import multiprocessing
 import os
 import pickle
+import re
 import tempfile
 import threading
 from collections import deque
@@ -35,6 +36,7 @@ from ._fleet_usage import usage_days
 from ._index import Index, part_key, stamp, to_parquet, write_part
 from ._outputs import check_output, unique_names
 from ._redact import redact_config, redact_frame
+from ._terminal import printable
 
 ENGINES = ("serial", "processes", "dask")
 
@@ -132,10 +134,109 @@ def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
     return value
 
 
+#: Longest :func:`agent_label` (characters, the ``…`` included).
+LABEL_CHARS = 60
+
+#: Columns a fleet frame starts with: the readable label, the agent's name or session id, the file.
+FLEET_COLUMNS = ("label", "agent", "agent_path")
+
+_SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: runs of white space (newlines, tabs) made one space, every other
+    control character written as a visible escape (``\\x1b``)."""
+    return printable(_SPACES.sub(" ", text).strip())
+
+
+def _clip(text: str, n: int = LABEL_CHARS) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _first_prompt(agent: AgentFile) -> str | None:
+    """The text of the first message a person wrote (a ``user`` row of kind ``message``; one
+    typed in the chat, subkind ``chat``, first where the format tells them apart)."""
+    h = agent.history()
+    if not {"role", "kind", "text"} <= set(h.columns):
+        return None
+    asked = h[(h["role"] == "user") & (h["kind"] == "message")]
+    if "subkind" in asked.columns and (asked["subkind"] == "chat").any():
+        asked = asked[asked["subkind"] == "chat"]
+    for text in asked.sort_values("seq")["text"] if "seq" in asked else asked["text"]:
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
+def agent_label(agent: AgentFile) -> str:
+    """A short readable name for tables and plots of many agents (one line, at most
+    :data:`LABEL_CHARS` characters, control characters escaped).
+
+    An agent with a name of its own (an ADF agent: ``long-runner``) is labelled by it. A
+    session named by its id (Claude Code, Codex: a UUID) is labelled ``<project> · <what it
+    was about>``: the project is the last folder of the session's working directory, what it
+    was about its title (``custom-title``, ``ai-title``), else its summary, else the first
+    prompt a person typed. The id stays in the fleet's ``agent`` column.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> with adfkit.open("sample_agents/long-runner.adf") as agent:
+    ...     agent_label(agent)
+    'long-runner'
+    """
+    name = agent.name
+    meta = agent.meta()
+    ids = {meta.get("session_id"), f"agent-{meta.get('agent_id')}"} - {None, "agent-None"}
+    if name not in ids:
+        return _clip(_one_line(name))
+    cwd = (meta.get("cwd") or "").replace("\\", "/").rstrip("/")
+    project = cwd.rsplit("/", 1)[-1] if cwd else ""
+    about = meta.get("title") or meta.get("summary") or _first_prompt(agent)
+    about = _one_line(about) if about else ""
+    if "agent_id" in meta:  # a subagent: its own id, then its task
+        about = f"{name}: {about}" if about else name
+    parts = [x for x in (_one_line(project), about) if x]
+    return _clip(" · ".join(parts)) if parts else _clip(_one_line(name))
+
+
+def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """Labels made distinct between agents (a file may hold several): a label two agents share
+    gets the start of the agent's id (``agent``) after it in brackets where that differs from
+    the label, and a number where it still clashes (``clean (2)``). A missing label is the
+    ``agent``."""
+    if "label" not in df.columns or not len(df):
+        return df
+    keys = ["agent_path", "agent"]
+    agents = df.drop_duplicates(keys)
+    labels = agents["label"].fillna(agents["agent"]).tolist()
+    counts = pd.Series(labels).value_counts()
+    new: dict[tuple[Any, Any], str] = {}
+    taken: set[str] = set()
+    for path, ident, label in zip(agents["agent_path"], agents["agent"], labels, strict=True):
+        want = label
+        if counts[label] > 1 and isinstance(ident, str) and ident != label:
+            want = f"{label} [{ident[:8]}]"
+        cand, k = want, 2
+        while cand in taken:
+            cand, k = f"{want} ({k})", k + 1
+        taken.add(cand)
+        new[(path, ident)] = cand
+    old = zip(agents["agent_path"], agents["agent"], agents["label"], strict=True)
+    if all(new[(p, a)] == lab for p, a, lab in old):
+        return df
+    df = df.copy()
+    df["label"] = pd.array(
+        [new[k] for k in zip(df["agent_path"], df["agent"], strict=True)], dtype="string"
+    )
+    return df
+
+
 def _load_one(
     path: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
-    """Load one file's table with its ``agent`` and ``path`` columns, or the error row."""
+    """Load one file's table with its ``label``, ``agent`` and ``agent_path`` columns, or the
+    error row."""
     try:
         with open_agent(path, **open_kwargs) as opened:
             parts = [_table_of(agent, path, table, kwargs) for agent in agents_of(opened)]
@@ -147,13 +248,14 @@ def _load_one(
 
 
 def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -> pd.DataFrame:
-    """One agent's table with its ``agent`` and ``agent_path`` columns first."""
+    """One agent's table with its ``label``, ``agent`` and ``agent_path`` columns first."""
     if getattr(_LOCAL, "busy_cores", False):
         agent.source.prefetch = False  # every core runs a loader: no decoding thread
     df = get_table(agent, table, **kwargs).reset_index(drop=True)
-    df = df.drop(columns=["agent", "agent_path"], errors="ignore")
+    df = df.drop(columns=list(FLEET_COLUMNS), errors="ignore")
     df.insert(0, "agent_path", pd.array([path] * len(df), dtype="string"))
     df.insert(0, "agent", pd.array([agent.name] * len(df), dtype="string"))
+    df.insert(0, "label", pd.array([agent_label(agent)] * len(df), dtype="string"))
     return df
 
 
@@ -457,11 +559,12 @@ def load_fleet(
     Returns
     -------
     FleetResult
-        ``(df, errors)``. ``df`` has ``agent`` (string: the agent's name) and ``agent_path``
-        (string: the file it came from) first, then the table's columns; files in input
-        order, each file's rows in its table's order. ``errors`` has one row per file that
-        failed: ``path``, ``error`` (exception type), ``message`` (string); a failure never
-        stops the run.
+        ``(df, errors)``. ``df`` has ``label`` (string: a readable name, distinct between
+        files; see :func:`agent_label`), ``agent`` (string: the agent's name, a session's id)
+        and ``agent_path`` (string: the file it came from) first, then the table's columns;
+        files in input order, each file's rows in its table's order. ``errors`` has one row
+        per file that failed: ``path``, ``error`` (exception type), ``message`` (string); a
+        failure never stops the run.
 
     Examples
     --------
@@ -489,8 +592,9 @@ def load_fleet(
     errors = [err for _, err in results if err is not None]
     if frames:
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        df = _distinct_labels(df)
     else:
-        df = pd.DataFrame({"agent": pd.array([], "string"), "agent_path": pd.array([], "string")})
+        df = pd.DataFrame({c: pd.array([], "string") for c in FLEET_COLUMNS})
     return FleetResult(df, _errors_frame(errors))
 
 
@@ -523,7 +627,8 @@ def _load_cached(
     read), the other files read (on the engine) and their parts written; the manifest saved
     once. The rows come back as one frame in input order, then the error rows."""
     index = Index(cache, table, paths)
-    options = {"kwargs": kwargs, "open": open_kwargs}
+    # "columns": parts written before fleet frames had a ``label`` are not read back
+    options = {"kwargs": kwargs, "open": open_kwargs, "columns": list(FLEET_COLUMNS)}
     keys = [part_key(p, table, options) for p in paths]
     fresh = [i for i, (p, k) in enumerate(zip(paths, keys, strict=True)) if index.fresh(k, p)]
     stale = sorted(set(range(len(paths))) - set(fresh))

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import ctypes
+import json
 import multiprocessing
 import os
 import warnings
+from pathlib import Path, PurePosixPath
 
 import pandas as pd
 import pytest
 from adfbuild import build, result, row, text, use
-from conftest import sample
+from conftest import SAMPLES, sample
+from test_claude_code import Log
+from test_claude_code import text as block
 
 import adfkit
 from adfkit._fleet import (
@@ -63,7 +67,8 @@ def test_serial_gives_known_rows_and_collects_the_broken_file(fleet):
     df, errors = load_fleet(fleet, "history", engine="serial", progress=False)
     assert df["agent"].tolist() == ["agent0"] * 5 + ["agent1"] * 6 + ["agent2"] * 4
     assert df["agent_path"].tolist()[0] == fleet[0]
-    assert list(df.columns[:4]) == ["agent", "agent_path", "seq", "ord"]
+    assert list(df.columns[:5]) == ["label", "agent", "agent_path", "seq", "ord"]
+    assert df["label"].tolist() == df["agent"].tolist()  # an ADF agent's name is readable
     assert df["tokens_input"].dropna().tolist() == [100, 101, 102]
     assert df["agent"].dtype == "string"
     assert errors["path"].tolist() == [fleet[2]]
@@ -112,7 +117,7 @@ def test_sample_agents_history_matches_each_file():
             with adfkit.open_adf(p) as agent:
                 parts.append(agent.history())
     want = pd.concat(parts, ignore_index=True)
-    pd.testing.assert_frame_equal(df.drop(columns=["agent", "agent_path"]), want)
+    pd.testing.assert_frame_equal(df.drop(columns=["label", "agent", "agent_path"]), want)
     assert df.groupby("agent", sort=False).size().tolist() == [len(x) for x in parts]
 
 
@@ -143,7 +148,7 @@ def test_paths_from_glob_folder_and_list(fleet, tmp_path):
 def test_all_files_failing_gives_empty_frame(tmp_path):
     """Nothing loaded: an empty frame with the agent columns, every file in errors."""
     df, errors = load_fleet([str(tmp_path / "missing.adf")], "loop", engine="serial")
-    assert df.empty and list(df.columns) == ["agent", "agent_path"]
+    assert df.empty and list(df.columns) == ["label", "agent", "agent_path"]
     assert errors["message"].tolist() == ["no such file"]
 
 
@@ -215,3 +220,122 @@ def test_the_dask_engine_without_dask_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "dask.distributed", None)  # import fails as if absent
     with pytest.raises(adfkit.AdfError, match=r'pip install "adfkit\[dask\]"'):
         adfkit.load_fleet([str(sample("clean"))], table="loop", engine="dask")
+
+
+# -- labels: a readable name per file, the id in its own column ---------------------------------
+
+
+def _session_facts(path: Path) -> tuple[str, str, str | None, str | None]:
+    """(sessionId, cwd, title or summary, first typed prompt) of a Claude Code session, read
+    here with json alone."""
+    sid = cwd = about = prompt = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:  # the half-written last line of a session still being written
+            continue
+        sid = sid or rec.get("sessionId")
+        cwd = cwd or rec.get("cwd")
+        if rec.get("type") in ("custom-title", "ai-title", "summary") and about is None:
+            about = rec.get("customTitle") or rec.get("aiTitle") or rec.get("summary")
+        if rec.get("type") == "user" and prompt is None and not rec.get("isMeta"):
+            c = rec["message"]["content"]
+            if isinstance(c, str) and not c.startswith("<"):
+                prompt = c
+    assert sid and cwd
+    return sid, cwd, about, prompt
+
+
+def test_claude_code_sessions_are_labelled_by_project_and_title():
+    """Each sample session's label is its working folder's name and its summary, as the
+    file's own records say; the session id stays in ``agent``."""
+    paths = sorted(
+        p
+        for p in (SAMPLES / "claude-code" / "projects").glob("*/*.jsonl")
+        if not p.name.startswith("agent-")
+    )
+    assert len(paths) == 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # one sample ends in a half-written line
+        info, errors = load_fleet(paths, "info", engine="serial", progress=False)
+    assert errors.empty
+    rows = info[["label", "agent"]].itertuples(index=False)
+    for path, (label, agent) in zip(paths, rows, strict=True):
+        sid, cwd, about, _prompt = _session_facts(path)
+        assert about, f"{path.name}: the sample was expected to have a summary"
+        assert label == f"{PurePosixPath(cwd).name} · {about}"
+        assert agent == sid
+    assert info["label"].str.contains("webapp · ").sum() == 1
+
+
+def test_a_session_without_a_title_is_labelled_by_its_first_prompt_on_one_line(tmp_path):
+    """No title or summary: the first prompt typed (not a slash command), on one line,
+    control characters escaped, clipped to 60 characters with an ellipsis."""
+    log = Log()
+    log.user("u1", None, "<command-name>/clear</command-name>")
+    ask = "Fix the\nlogin\t\tbug \x1b[31mnow\x1b[0m and then " + "tidy up " * 10
+    log.user("u2", "u1", ask)
+    log.asst("a1", "u2", "m1", [block("ok")])
+    path = log.write(tmp_path / "-home-u-proj" / "s.jsonl")
+    df, errors = load_fleet([path], "info", engine="serial", progress=False)
+    assert errors.empty
+    sid, cwd, about, prompt = _session_facts(path)
+    assert about is None and prompt == ask
+    want = "proj · Fix the login bug \\x1b[31mnow\\x1b[0m and then tidy u…"
+    assert len(want) == 60
+    assert df["label"].tolist() == [want]
+    assert df["agent"].tolist() == [sid]
+
+
+def test_a_title_wins_over_the_first_prompt(tmp_path):
+    log = Log()
+    log.user("u1", None, "do the thing")
+    log.asst("a1", "u1", "m1", [block("ok")])
+    log.raw({"type": "custom-title", "customTitle": "Release\nnotes", "sessionId": log.session})
+    path = log.write(tmp_path / "p" / "s.jsonl")
+    df, _ = load_fleet([path], "info", engine="serial", progress=False)
+    assert df["label"].tolist() == ["proj · Release notes"]
+
+
+def test_labels_are_distinct_between_files(tmp_path):
+    """Two sessions that would read the same get the start of their id; two agents of the
+    same name a number; each file keeps one label on all its rows."""
+    paths = []
+    for sid in ("11111111-aaaa-4000-8000-000000000000", "22222222-bbbb-4000-8000-000000000000"):
+        log = Log(session=sid)
+        log.user("u1", None, "same words")
+        log.asst("a1", "u1", "m1", [block("ok")])
+        paths.append(log.write(tmp_path / sid[:2] / "s.jsonl"))
+    loop = [row(1, "user", text("hello"))]
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        paths.append(build(tmp_path / d / "twin.adf", loop=loop))
+    df, errors = load_fleet(paths, "history", engine="serial", progress=False)
+    assert errors.empty
+    labels = df.drop_duplicates("agent_path")["label"].tolist()
+    assert labels == [
+        "proj · same words [11111111]",
+        "proj · same words [22222222]",
+        "twin",
+        "twin (2)",
+    ]
+    assert df.groupby("agent_path")["label"].nunique().eq(1).all()
+
+
+def test_usage_table_names_sessions_by_label_with_the_id_apart(capsys):
+    from adfkit.cli import main
+
+    path = next(
+        p
+        for p in (SAMPLES / "claude-code" / "projects").glob("*/*.jsonl")
+        if not p.name.startswith("agent-")
+    )
+    sid, cwd, about, _ = _session_facts(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["usage", str(path)]) == 0
+    head, line, total = capsys.readouterr().out.splitlines()
+    assert head.split()[0] == "session" and head.split()[-1] == "id"
+    assert line.startswith(f"{PurePosixPath(cwd).name} · {about}  ")
+    assert line.split()[-1] == sid
+    assert total.split()[-1] != sid
