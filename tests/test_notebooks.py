@@ -7,6 +7,7 @@ import re
 
 import nbformat
 import pytest
+from background import Background
 from conftest import ROOT, sample
 
 import adfkit
@@ -33,6 +34,46 @@ RUN_ON = {
     "codex": "codex/sessions/2026/03/14/"
     "rollout-2026-03-14T09-12-33-51ea40b0-7088-4482-8231-74d06cde3e3a.jsonl",
 }
+
+
+def _execute(path, agent):
+    return _report.execute_notebook(path, agent, timeout=60)
+
+
+def _needs(item: pytest.Item) -> tuple[str, str] | None:
+    """The notebook run (notebook stem, sample file) a test of this module checks, if any."""
+    name = getattr(item, "originalname", None)
+    if name == "test_notebook_runs":
+        params = item.callspec.params  # type: ignore[attr-defined]
+        return params["path"].stem, RUN_ON[params["agent"]]
+    return {
+        "test_teaching_answers_are_worth_finding_on_the_sample": (
+            "05-teaching-memory",
+            "long-runner.adf",
+        ),
+        "test_quickstart_says_an_unknown_cost_is_unknown": ("01-quickstart", "legacy-v12.adf"),
+    }.get(name or "")
+
+
+@pytest.fixture(scope="module")
+def runs(request):
+    """The notebook runs the selected tests of this module check, started together on first
+    use, in test order, two at a time (each is one kernel process); a test waits for its own."""
+    with Background() as background:
+        for item in request.session.items:
+            key = _needs(item) if item.module is request.module else None
+            if key is not None:
+                stem, agent = key
+                path = ROOT / "notebooks" / f"{stem}.ipynb"
+                background.start(key, _execute, path, ROOT / "sample_agents" / agent)
+        yield background
+
+
+def _run(runs, stem: str, agent: str):
+    """The executed notebook of ``stem`` on ``sample_agents/<agent>``."""
+    key = (stem, agent)
+    runs.start(key, _execute, ROOT / "notebooks" / f"{stem}.ipynb", ROOT / "sample_agents" / agent)
+    return runs.result(key)
 
 
 def _code(nb) -> list[str]:
@@ -135,11 +176,9 @@ def test_teaching_notebook_keeps_its_answers_out_of_sight():
         assert "Answer" not in cells[i].source  # no answer written in the exercise itself
 
 
-def test_teaching_answers_are_worth_finding_on_the_sample():
+def test_teaching_answers_are_worth_finding_on_the_sample(runs):
     """Run on the bundled sample, every answer is a specific finding, not a bare listing."""
-    out = _report.execute_notebook(
-        ROOT / "notebooks" / "05-teaching-memory.ipynb", sample("long-runner"), timeout=60
-    )
+    out = _run(runs, "05-teaching-memory", sample("long-runner").name)
     texts = [
         "".join(o.get("text", "") for o in c.get("outputs", []))
         + "".join(str(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", []))
@@ -156,10 +195,10 @@ def test_teaching_answers_are_worth_finding_on_the_sample():
 
 @pytest.mark.parametrize("agent", RUN_ON)
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
-def test_notebook_runs(path, agent):
+def test_notebook_runs(path, agent, runs):
     """Every cell runs without error in a real kernel on the agent (nbclient)."""
     target = ROOT / "sample_agents" / RUN_ON[agent]
-    out = _report.execute_notebook(path, target, timeout=60)
+    out = _run(runs, path.stem, RUN_ON[agent])
     errors = [
         o
         for c in out.cells
@@ -184,11 +223,9 @@ def test_notebook_runs(path, agent):
         assert "schema_version" in shown and not re.search(r"\bNone\b", shown), shown
 
 
-def test_quickstart_says_an_unknown_cost_is_unknown():
+def test_quickstart_says_an_unknown_cost_is_unknown(runs):
     """legacy-v12 records no model: no call has a price. The total is unknown, never $0."""
-    out = _report.execute_notebook(
-        ROOT / "notebooks" / "01-quickstart.ipynb", sample("legacy-v12"), timeout=60
-    )
+    out = _run(runs, "01-quickstart", sample("legacy-v12").name)
     texts = "".join(
         o.get("text", "") + str(o.get("data", {}).get("text/plain", ""))
         for c in out.cells

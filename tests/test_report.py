@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
 from adfbuild import build, result, row, text, use
+from background import Background
 from conftest import fingerprint, sample
 
 from adfkit import AdfError
@@ -36,10 +38,9 @@ def _nb(*sources: str, params: bool = True) -> nbformat.NotebookNode:
     return nb
 
 
-@pytest.fixture
-def hostile(tmp_path):
+def _hostile(base: Path) -> Path:
     """An agent whose text is hostile HTML everywhere a renderer may show it."""
-    folder = tmp_path / "agents"
+    folder = base / "agents"
     folder.mkdir()
     tok = {"input": 100, "output": 10}
     p = build(
@@ -54,6 +55,32 @@ def hostile(tmp_path):
         files={f"{SCRIPT}.md": IMG, "mind.md": f"# Mind\n{SCRIPT}"},
     )
     return p
+
+
+@pytest.fixture
+def hostile(tmp_path):
+    return _hostile(tmp_path)
+
+
+@pytest.fixture(scope="module")
+def hostile_reports(request, tmp_path_factory):
+    """The reports of the bundled notebooks the selected tests check, on one hostile agent,
+    started together on first use and run two at a time (each is one kernel): keyed by
+    notebook name, each the path written."""
+    base = tmp_path_factory.mktemp("hostile")
+    agent = _hostile(base)
+    wanted = [
+        item.callspec.params["notebook"]
+        for item in request.session.items
+        if item.module is request.module
+        and getattr(item, "originalname", "")
+        == "test_every_notebook_report_on_hostile_agent_is_inert"
+    ]
+    with Background() as background:
+        for notebook in wanted:
+            out = base / f"{notebook}.html"
+            background.start(notebook, write_report, agent, out, notebook=notebook)
+        yield background
 
 
 def test_inject_parameters_replaces_the_parameters_cell():
@@ -153,8 +180,8 @@ def test_report_cli_quickstart_on_a_sample(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("notebook", available_notebooks())
-def test_every_notebook_report_on_hostile_agent_is_inert(tmp_path, hostile, notebook):
-    html = write_report(hostile, tmp_path / "r.html", notebook=notebook).read_text()
+def test_every_notebook_report_on_hostile_agent_is_inert(hostile_reports, notebook):
+    html = hostile_reports.result(notebook).read_text()
     assert "<script>alert" not in html
     assert "<img src=x onerror" not in html
     assert "<script" not in html  # no script at all: widgets are shown as their static view
