@@ -2,10 +2,10 @@
 cache cost with its counterfactuals, recovery against the cold start.
 
 Each function takes an :class:`adfkit.AgentFile` (or a path), or the frame it needs (one
-agent's table, or a fleet's from ``load_fleet(table=...)``, which has an ``agent`` column),
-and ``ax=None``; it draws on ``ax`` (or a new figure) and returns the Axes, with the style
-and plain-text rules of :mod:`adfkit.plots`. Published figures are drawn as reference lines
-where they apply (:data:`ANCHORS`), labelled with their source.
+agent's table, or a fleet's from ``load_fleet(table=...)``, whose agents are named by its
+``label`` column), and ``ax=None``; it draws on ``ax`` (or a new figure) and returns the Axes,
+with the style and plain-text rules of :mod:`adfkit.plots`. Published figures are drawn as
+reference lines where they apply (:data:`ANCHORS`), labelled with their source.
 
 Examples
 --------
@@ -38,6 +38,7 @@ from .plots import (
     _gid,
     _is_agent_like,
     _legend,
+    _short,
     _title,
     close,
 )
@@ -83,11 +84,20 @@ def _frame(data: Data, table: str, **kw: Any) -> tuple[pd.DataFrame, str | None]
     return data, None
 
 
+def _who(df: pd.DataFrame) -> str | None:
+    """The column naming each agent of a fleet frame: its ``label`` (readable; a session's
+    project and title, not its UUID), else ``agent``; None for one agent's table."""
+    return next((c for c in ("label", "agent") if c in df.columns), None)
+
+
 def _labels(df: pd.DataFrame) -> list[str]:
-    """One x label per compaction row: ``#<event>`` or ``<agent> #<event>`` in a fleet."""
+    """One x label per compaction row: ``#<event>`` or ``<agent label> #<event>`` in a fleet
+    (the label cut to 30 characters)."""
     ev = [f"#{int(e)}" if not pd.isna(e) else "?" for e in df["event_id"]]
-    if "agent" in df.columns and df["agent"].nunique() > 1:
-        return [f"{a} {e}" for a, e in zip(df["agent"].astype(str), ev, strict=True)]
+    who = _who(df)
+    if who is not None and df[who].nunique() > 1:
+        names = [_short(a, 30) for a in df[who].astype(str)]
+        return [f"{a} {e}" for a, e in zip(names, ev, strict=True)]
     return ev
 
 
@@ -124,7 +134,8 @@ def ledger_by_kind(data: Data, *, ax: Axes | None = None, title: str | None = No
     >>> pf.close(ax)
     """
     led, name = _frame(data, "compaction_ledger")
-    keys = ["agent", "event_id"] if "agent" in led.columns else ["event_id"]
+    who = _who(led)
+    keys = ["event_id"] if who is None else [who, "event_id"]
     with _drawing(ax) as ax:
         _title(ax, title, "What each compaction lost, by kind", name)
         known = led.loc[led["kept"].notna()] if len(led) else led

@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
             "_fleet",
             "plots",
             "plots_forgetting",
+            "plots_fleet",
             "widgets",
             "_report",
             "_cli_common",

@@ -2,7 +2,8 @@
 
 Run from anywhere: ``python notebooks/make_notebooks.py``. Edit the cells here, not in the
 .ipynb files, so the notebooks stay reviewable as plain Python. Cells call only the public API
-(``adfkit``, ``adfkit.plots``, ``adfkit.plots_forgetting``, ``adfkit.widgets`` and
+(``adfkit``, ``adfkit.plots``, ``adfkit.plots_forgetting``, ``adfkit.plots_fleet``,
+``adfkit.widgets`` and
 AgentFile methods): no logic lives only in
 a notebook. ``tests/test_notebooks.py`` runs every notebook on several sample agents.
 """
@@ -388,12 +389,16 @@ FLEET = notebook(
     """
 Many agents side by side: every agent file in the folder of `AGENT` (the sample agents by
 default), loaded with `adfkit.load_fleet`. Which agents compact most, what their compactions
-lose, what each one costs, which ones behave oddly. Each table gets `agent` and `agent_path`
-columns; files that cannot be read land in the error table instead of stopping the load.
+lose, what each one costs, which ones behave oddly. Each table gets `label` (a readable name:
+an ADF agent's name, a session's project folder and title or first prompt), `agent` (the name or
+session id) and `agent_path` columns; the tables below name agents by `label`. Files that cannot
+be read land in the error table instead of stopping the load.
 """,
     [
         code(
             """from pathlib import Path
+
+import adfkit.plots_fleet
 
 # The folder of AGENT: load_fleet takes a folder (its .adf files and transcripts), a glob
 # pattern or a list of paths.
@@ -405,7 +410,7 @@ print(f"agents in {folder.name}/")"""
         code(
             """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
 display(errors)
-info[["agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
+info[["label", "agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
       "compact_threshold"]]"""
         ),
         md(
@@ -421,27 +426,19 @@ off have no swept rows to measure: their sizes are unknown (NaN).
         code(
             """events, errors = adfkit.load_fleet(paths, "compactions", engine="serial")
 comp = events[events["event"] == "compaction"]
-lost = comp.groupby("agent").agg(
+lost = comp.groupby("label").agg(
     compactions=("event_id", "size"),
     audited=("audited", "sum"),
     swept_tokens=("swept_tokens", lambda s: s.sum(min_count=1)),
     median_ratio=("compression_ratio", "median"),
     recall=("recall", "mean"),
 )
-others = events[events["event"] != "compaction"].groupby(["agent", "event"]).size()
+others = events[events["event"] != "compaction"].groupby(["label", "event"]).size()
 lost = lost.join(others.unstack(fill_value=0)).sort_values("compactions", ascending=False)
 lost"""
         ),
         code(
-            """fig, ax = plt.subplots(figsize=(8, 3.8), layout="constrained")
-shown = lost.dropna(subset=["recall", "median_ratio"])
-ax.scatter(shown["median_ratio"], shown["recall"], s=30 + 20 * shown["compactions"])
-for name, r in shown.iterrows():
-    ax.annotate(name, (r["median_ratio"], r["recall"]), xytext=(4, 4),
-                textcoords="offset points")
-ax.set_xlabel("median compression (swept tokens / summary tokens)")
-ax.set_ylabel("mean recall of swept identifiers")
-ax.set_title("Does a summary that compresses harder forget more?")
+            """adfkit.plots_fleet.fleet_recall(events)  # one point per agent, sized by its compactions
 plt.show()"""
         ),
         md(
@@ -462,7 +459,7 @@ with warnings.catch_warnings(record=True) as notes:  # shown below as one line p
     usage, errors = adfkit.load_fleet(paths, "usage", engine="serial", prices=PRICES)
 for w in notes:
     print("note:", str(w.message).split(": their cost_usd")[0])
-spend = usage.groupby("agent").agg(
+spend = usage.groupby("label").agg(
     calls=("seq", "size"),
     tokens_total=("tokens_total", lambda s: s.sum(min_count=1)),
     tokens_input=("tokens_input", lambda s: s.sum(min_count=1)),
@@ -473,16 +470,13 @@ spend = usage.groupby("agent").agg(
 spend.sort_values("tokens_total", ascending=False)"""
         ),
         code(
-            """fig, ax = plt.subplots(figsize=(8, 3.2), layout="constrained")
-spend["tokens_total"].sort_values().plot.barh(ax=ax, color="tab:blue")
-ax.set_xlabel("tokens over the lifetime (input + output; the total where only it is recorded)")
-ax.set_ylabel("")
+            """adfkit.plots_fleet.fleet_tokens(usage)
 plt.show()"""
         ),
         md("## Anomalies side by side\nThe self-observation checks of every agent, one column per check."),
         code(
             """anomalies, errors = adfkit.load_fleet(paths, "anomalies", engine="serial")
-anomalies.pivot_table(index="agent", columns="check", values="tripped", aggfunc="any")"""
+anomalies.pivot_table(index="label", columns="check", values="tripped", aggfunc="any")"""
         ),
         md(
             """
