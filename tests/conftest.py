@@ -7,6 +7,7 @@ from pathlib import Path
 
 import matplotlib
 import pytest
+import wheelenv
 
 matplotlib.use("Agg")
 
@@ -47,3 +48,21 @@ def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
             key = str(f.relative_to(folder))
             out[key] = (st.st_size, hashlib.sha256(f.read_bytes()).hexdigest(), st.st_mtime_ns)
     return out
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start making the wheel's venvs now when a selected test needs one: the installs (mostly
+    waiting on downloads) then overlap the tests that run before it (tests/wheelenv.py)."""
+    if any(
+        name in getattr(item, "fixturenames", ())
+        for item in session.items
+        for name in wheelenv.FIXTURES
+    ):
+        # pytest's temporary folder of the session, as tmp_path_factory gives (kept for three
+        # sessions, then removed by pytest)
+        factory = getattr(session.config, "_tmp_path_factory", None)
+        wheelenv.start(factory.mktemp("wheel") if factory is not None else None)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    wheelenv.stop()

@@ -8,16 +8,15 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
-import venv
 import warnings
 from pathlib import Path
 
 import pytest
+import wheelenv
 from adfbuild import build, result, row, text, use
 from background import Background
 from conftest import sample
+from wheelenv import Wheel
 
 import adfkit
 import adfkit.cli
@@ -103,69 +102,21 @@ NOTEBOOKS_EXTRA = 'pip install "adfkit[notebooks]"'
 SESSION = "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
 
 
-#: Left out of the environment of the wheel's commands: the caller's plot backend, and
-#: PYTHONDONTWRITEBYTECODE, which (with the ``--no-compile`` install) would make every command
-#: and every kernel compile pandas, matplotlib, IPython and Jupyter from source again (a report
-#: took 55 s instead of 19 s here); as on a user's machine, the first run writes the bytecode.
-NOT_PASSED = ("MPLBACKEND", "PYTHONDONTWRITEBYTECODE")
-
-
-class Wheel:
-    """adfkit's wheel installed in a fresh venv, run from a folder outside the source tree."""
-
-    def __init__(self, whl: Path, env: Path, run: Path) -> None:
-        self.whl, self.env, self.run = whl, env, run
-
-    def adfkit(self, *args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [str(self.env / "bin" / "adfkit"), *args],
-            capture_output=True,
-            text=True,
-            cwd=self.run,
-            env={k: v for k, v in os.environ.items() if k not in NOT_PASSED},
-        )
-
-    def pip_install(self, spec: str) -> None:
-        subprocess.run(
-            # --no-compile: no .pyc for JupyterLab's thousands of files (a third of the time)
-            [str(self.env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", spec],
-            check=True,
-            cwd=self.run,
-        )
-
-    def has(self, module: str) -> bool:
-        code = f"import importlib.util as u; print(u.find_spec({module!r}) is not None)"
-        py = self.env / "bin" / "python"
-        return subprocess.run([str(py), "-c", code], capture_output=True, text=True).stdout == (
-            "True\n"
-        )
+@pytest.fixture(scope="session")
+def wheel() -> Wheel:
+    """A venv with the wheel as a plain ``pip install`` leaves it (no extras); made in the
+    background from the start of the session (tests/wheelenv.py)."""
+    if not wheelenv.wanted():
+        pytest.skip(wheelenv.SKIP_REASON)
+    return wheelenv.plain()
 
 
 @pytest.fixture(scope="session")
-def wheel(tmp_path_factory) -> Wheel:
-    """One venv for the session: the wheel as a plain ``pip install`` leaves it (no extras)."""
-    if not shutil.which("git") or os.environ.get("ADFKIT_SKIP_WHEEL") == "1":
-        pytest.skip("builds and installs a wheel (set ADFKIT_SKIP_WHEEL=1 to skip)")
-    tmp = tmp_path_factory.mktemp("wheel")
-    wheels = tmp / "wheels"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)],
-        check=True,
-        cwd=tmp,
-    )
-    (whl,) = wheels.glob("adfkit-*.whl")
-    venv.create(tmp / "venv", with_pip=True)
-    (tmp / "elsewhere").mkdir()
-    w = Wheel(whl, tmp / "venv", tmp / "elsewhere")
-    w.pip_install(str(whl))
-    return w
-
-
-@pytest.fixture(scope="session")
-def wheel_with_notebooks(wheel) -> Wheel:
-    """The same venv after ``pip install "adfkit[notebooks]"``."""
-    wheel.pip_install(f"adfkit[notebooks] @ {wheel.whl.as_uri()}")
-    return wheel
+def wheel_with_notebooks() -> Wheel:
+    """A venv where ``pip install "adfkit[notebooks]"`` followed a plain install."""
+    if not wheelenv.wanted():
+        pytest.skip(wheelenv.SKIP_REASON)
+    return wheelenv.with_notebooks()
 
 
 def _documented_commands() -> list[str]:
@@ -192,7 +143,7 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
     ``report`` is one error line naming what to install, ``notebooks`` says JupyterLab is
     missing and how to get it, instead of telling the user to run a program they lack."""
     if wheel.has("nbformat"):
-        pytest.fail("the notebooks extra is installed already: this test must run first")
+        pytest.fail("the plain venv has the notebooks extra: it is not a plain install")
     done = wheel.adfkit("notebooks", "nb")
     assert done.returncode == 0, done.stderr
     lab = f"jupyter lab {Path('nb') / 'notebooks'}"

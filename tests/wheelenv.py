@@ -1,0 +1,167 @@
+"""adfkit's wheel installed in fresh venvs, made in the background from the start of the session.
+
+Building the wheel, making a venv and ``pip install`` into it take minutes of mostly waiting
+(downloads, unpacking), not of computing. ``tests/conftest.py`` calls :func:`start` once the
+tests are collected, when some selected test uses the ``wheel`` or ``wheel_with_notebooks``
+fixture (tests/test_cli.py), so the installs run while the tests before those run; the
+fixtures wait for them (:func:`plain`, :func:`with_notebooks`) and fail with the install's
+own error. Two venvs: one as a plain ``pip install`` of the wheel leaves it, and one where
+``pip install "adfkit[notebooks]"`` followed a plain install (what adfkit tells a user who
+lacks the extra to do).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import venv
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: The fixtures that need a venv (tests/test_cli.py).
+FIXTURES = ("wheel", "wheel_with_notebooks")
+
+#: Left out of the environment of the wheel's commands and installs: the caller's plot backend;
+#: PYTHONPATH (a checkout on it would be imported instead of the installed wheel); and
+#: PYTHONDONTWRITEBYTECODE, which (with the ``--no-compile`` install) would make every command
+#: and every kernel compile pandas, matplotlib, IPython and Jupyter from source again (a report
+#: took 55 s instead of 19 s here); as on a user's machine, the first run writes the bytecode.
+NOT_PASSED = ("MPLBACKEND", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+
+
+def environment() -> dict[str, str]:
+    """This process's environment without :data:`NOT_PASSED`."""
+    return {k: v for k, v in os.environ.items() if k not in NOT_PASSED}
+
+
+SKIP_REASON = "builds and installs a wheel (set ADFKIT_SKIP_WHEEL=1 to skip)"
+
+
+def wanted() -> bool:
+    """Whether wheels may be built here: git is there and ADFKIT_SKIP_WHEEL is not 1."""
+    return bool(shutil.which("git")) and os.environ.get("ADFKIT_SKIP_WHEEL") != "1"
+
+
+class Wheel:
+    """adfkit's wheel installed in a fresh venv, run from a folder outside the source tree."""
+
+    def __init__(self, whl: Path, env: Path, run: Path) -> None:
+        self.whl, self.env, self.run = whl, env, run
+
+    def adfkit(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [str(self.env / "bin" / "adfkit"), *args],
+            capture_output=True,
+            text=True,
+            cwd=self.run,
+            env=environment(),
+        )
+
+    def pip_install(self, spec: str) -> None:
+        # --no-compile: no .pyc for JupyterLab's thousands of files (a third of the time)
+        _run([str(self.env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", spec])
+
+    def has(self, module: str) -> bool:
+        code = f"import importlib.util as u; print(u.find_spec({module!r}) is not None)"
+        py = self.env / "bin" / "python"
+        return subprocess.run([str(py), "-c", code], capture_output=True, text=True).stdout == (
+            "True\n"
+        )
+
+
+_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+_root: Path | None = None
+_plain: Future[Wheel] | None = None
+_notebooks: Future[Wheel] | None = None
+_running: set[subprocess.Popen[bytes]] = set()
+_stopping = threading.Event()
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> None:
+    """``cmd`` to its end (its output shown in the error if it fails); stopped by :func:`stop`."""
+    if _stopping.is_set():
+        raise RuntimeError("the session is ending")
+    proc = subprocess.Popen(
+        cmd, cwd=cwd, env=environment(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    _running.add(proc)
+    try:
+        out, _ = proc.communicate()
+    finally:
+        _running.discard(proc)
+    if proc.returncode:
+        text = out.decode(errors="replace")[-3000:]
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}:\n{text}")
+
+
+def _venv(root: Path, name: str, whl: Path) -> Wheel:
+    venv.create(root / name, with_pip=True)
+    (root / f"{name}-run").mkdir()
+    w = Wheel(whl, root / name, root / f"{name}-run")
+    w.pip_install(str(whl))
+    return w
+
+
+def _build(root: Path) -> Path:
+    wheels = root / "wheels"
+    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)])
+    (whl,) = wheels.glob("adfkit-*.whl")
+    return whl
+
+
+def _make_plain(root: Path) -> Wheel:
+    return _venv(root, "plain", _build(root))
+
+
+def _make_notebooks(root: Path, plain: Future[Wheel]) -> Wheel:
+    w = _venv(root, "notebooks", plain.result().whl)
+    w.pip_install(f"adfkit[notebooks] @ {w.whl.as_uri()}")
+    return w
+
+
+def start(folder: Path | None = None) -> None:
+    """Start making both venvs in ``folder`` (default: a new temporary folder), once; nothing
+    when wheels are not :func:`wanted`."""
+    global _pool, _root, _plain, _notebooks
+    with _lock:
+        if _pool is not None or not wanted():
+            return
+        _root = Path(tempfile.mkdtemp(prefix="adfkit-wheel-")) if folder is None else folder
+        _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wheel")
+        _plain = _pool.submit(_make_plain, _root)
+        _notebooks = _pool.submit(_make_notebooks, _root, _plain)
+
+
+def plain() -> Wheel:
+    """The venv with a plain install of the wheel (made now if :func:`start` was not called)."""
+    start()
+    assert _plain is not None
+    return _plain.result()
+
+
+def with_notebooks() -> Wheel:
+    """The venv where the notebooks extra was installed after a plain install."""
+    start()
+    assert _notebooks is not None
+    return _notebooks.result()
+
+
+def stop() -> None:
+    """End the installs still running (the end of the session). The venvs stay: pytest's
+    temporary folders are removed by pytest, three sessions later."""
+    global _pool
+    with _lock:
+        if _pool is None:
+            return
+        _stopping.set()
+        for proc in list(_running):
+            proc.terminate()
+        _pool.shutdown(wait=True, cancel_futures=True)
+        _pool = None
