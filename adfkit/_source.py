@@ -244,7 +244,8 @@ def info_record(src: AgentSource, settings: Settings, **values: Any) -> Info:
         threshold_source=settings.threshold_source,
         threshold_rule=settings.threshold_rule,
         context_window=settings.context_window,
-        audit_settings=dict(settings.audit),
+        # a switch the record does not state is left out (a table shows no None)
+        audit_settings={k: v for k, v in settings.audit.items() if v is not None},
     )
     out.update(values)
     info: Info = out  # type: ignore[assignment]
