@@ -1,0 +1,58 @@
+"""Inspect AI evaluation logs (``.eval``: a zip of one JSON member per sample and epoch).
+
+One file holds many agents: :func:`open` returns an :class:`~.source.EvalLog`, a sequence of
+one source per sample and epoch, each parsed on first use (SOURCES-NEXT.md §1; how each table
+maps: :mod:`.parser`). The zip is read in place (:mod:`.zipread`: zstd members, caps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .source import EvalLog
+
+NAME = "inspect_eval"
+LABEL = "Inspect AI eval log"
+LOOKS_FOR = "a zip named *.eval holding header.json, _journal/ or samples/ members"
+TAXONOMY = "taxonomy.inspect_eval.json"
+DEFAULT_ROOT = "./logs"
+_ZIP = b"PK\x03\x04"
+_MEMBERS = (b"header.json", b"_journal/start.json", b"samples/")
+
+
+def claims(path: Path, is_dir: bool, head: bytes) -> bool:
+    """A file named ``*.eval`` that starts as a zip whose first local headers name an Inspect
+    member (``_journal/start.json`` is written first); a ``*.eval`` file that is not a zip is
+    claimed too, so its reader says what is wrong with it.
+
+    Examples
+    --------
+    >>> claims(Path("x.eval"), False, b"PK\\x03\\x04....._journal/start.json")
+    True
+    >>> claims(Path("x.zip"), False, b"PK\\x03\\x04....._journal/start.json")
+    False
+    """
+    if is_dir or not path.name.lower().endswith(".eval"):
+        return False
+    if not head.startswith(_ZIP):
+        return True  # by its name: the reader reports what it is instead
+    return any(m in head for m in _MEMBERS)
+
+
+def open(path: str | Path, **options: Any) -> EvalLog:  # noqa: A001 - the spec's open
+    """The log's samples (see :class:`~.source.EvalLog`); options: ``max_member_bytes``,
+    ``warn``."""
+    from .source import open_eval
+
+    return open_eval(path, **options)
+
+
+def find(folder: Path) -> Iterator[Path]:
+    """``*.eval`` files directly in ``folder``."""
+    try:
+        yield from sorted(p for p in folder.glob("*.eval") if p.is_file())
+    except OSError:
+        return

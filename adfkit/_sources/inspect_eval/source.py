@@ -1,0 +1,321 @@
+"""An Inspect AI ``.eval`` log as a sequence of agents: one :class:`InspectSampleSource` per
+sample and epoch, parsed when first asked for (listing them reads the zip's central directory
+and ``header.json`` only)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+import pandas as pd
+
+from adfkit._transcript import Finding, ParsedTranscript, warn_findings
+from adfkit._transcript_source import TranscriptSource
+
+from .parser import FORMAT, parse_sample
+from .zipread import DEFAULT_MAX_MEMBER_BYTES, EvalLogError, EvalZip
+
+_SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
+
+
+def _natural(s: str) -> tuple[int, int | str]:
+    return (0, int(s)) if s.isdigit() else (1, s)
+
+
+def compaction_config(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``compaction`` parameters of the first plan step that has them (the ``react`` agent's
+    ``CompactionSummary``/``Trim``/``Edit`` as recorded in ``header.plan``), else None."""
+    plan = header.get("plan") if isinstance(header, dict) else None
+    steps = plan.get("steps") if isinstance(plan, dict) else None
+    for st in steps if isinstance(steps, list) else []:
+        params = st.get("params") if isinstance(st, dict) else None
+        comp = params.get("compaction") if isinstance(params, dict) else None
+        if isinstance(comp, dict):
+            return comp
+    return None
+
+
+def threshold_of(comp: dict[str, Any] | None, window: int | None) -> tuple[int | None, str]:
+    """``(threshold in tokens, where it comes from)`` of a recorded compaction config.
+
+    Inspect's ``threshold`` is an int (tokens) or a float (a fraction of the model's context
+    window, default 0.9); it is compared with Inspect's own estimate of the input (the last
+    reported input plus counted new messages), not with provider usage.
+
+    Examples
+    --------
+    >>> threshold_of({"type": "trim", "threshold": 1200}, None)
+    (1200, 'recorded: header.plan compaction threshold=1200 tokens (trim)')
+    >>> threshold_of({"type": "summary", "threshold": 0.9}, None)[0] is None
+    True
+    >>> threshold_of(None, None)
+    (None, 'no compaction configured in header.plan: Inspect compacts only when a solver asks')
+    """
+    if comp is None:
+        return (
+            None,
+            "no compaction configured in header.plan: Inspect compacts only when a solver asks",
+        )
+    t = comp.get("threshold", 0.9)
+    kind = comp.get("type")
+    if type(t) is int and t > 0:
+        return t, f"recorded: header.plan compaction threshold={t} tokens ({kind})"
+    if isinstance(t, float) and 0 < t <= 1:
+        if window:
+            return int(window * t), (
+                f"recorded: header.plan compaction threshold={t} of the {window:,}-token "
+                f"window ({kind})"
+            )
+        return None, (
+            f"recorded: header.plan compaction threshold={t} of the model's context window, "
+            f"which the log does not record ({kind})"
+        )
+    return None, f"header.plan compaction threshold {str(t)[:20]!r} is not a number adfkit reads"
+
+
+def provider_of(model: str | None) -> str | None:
+    """Inspect names models ``<provider>/<model>``: the part before the first slash.
+
+    Examples
+    --------
+    >>> provider_of("openai/gpt-4o-mini"), provider_of("gpt-4o") is None
+    ('openai', True)
+    """
+    if isinstance(model, str) and "/" in model:
+        return model.split("/", 1)[0] or None
+    return None
+
+
+class InspectSampleSource(TranscriptSource):
+    """One sample (one epoch) of an Inspect ``.eval`` log, behind the :class:`AgentSource`
+    boundary: history, compactions, usage and integrity as the other transcripts
+    (:mod:`adfkit._sources.inspect_eval.parser` says how each maps)."""
+
+    def __init__(self, parsed: ParsedTranscript, compaction: dict[str, Any] | None) -> None:
+        super().__init__(parsed)
+        self.format = FORMAT
+        self.compaction = compaction
+        # A trim or edit compaction writes no summary: none is lost.
+        ev = self._ev
+        no_summary = [
+            e.extra.get("type") in ("trim", "edit")
+            for e in parsed.events
+            if e.kind in ("compaction", "microcompaction", "clear")
+        ]
+        if len(no_summary) == len(ev):
+            lost = ev["summary_lost"].to_numpy(dtype=bool).copy()
+            for i, ns in enumerate(no_summary):
+                if ns:
+                    lost[i] = False
+            ev["summary_lost"] = lost
+        # An edit compaction's stub is what the next input holds, not Claude Code's.
+        stubs = [e.extra.get("stub_chars") for e in parsed.events if e.kind == "microcompaction"]
+        if stubs:
+            it = iter(stubs)
+            self._changes = [
+                dataclasses.replace(c, stub_chars=int(next(it) or 0)) if c.cleared else c
+                for c in self._changes
+            ]
+
+    @property
+    def name(self) -> str:
+        """``<sample id>_epoch_<n>`` (the member's name)."""
+        m = self.parsed.meta
+        return f"{m.get('sample_id', '?')}_epoch_{m.get('epoch', '?')}"
+
+    def config(self) -> dict[str, Any]:
+        """Model, provider (``<provider>/`` of Inspect's model name) and the threshold the
+        log's plan records (``header.plan.steps[].params.compaction``); with none recorded the
+        threshold is None and ``compact_rule`` says why."""
+        model = self.model()
+        threshold, rule = threshold_of(self.compaction, self.context_window())
+        cfg: dict[str, Any] = {
+            "name": self.name,
+            "model": {"model_id": model, "provider": provider_of(model)},
+            "context": {"compact_threshold": threshold, "audit": {"loop": True}},
+            "context_window": self.context_window(),
+        }
+        if threshold is None:
+            cfg["compact_rule"] = rule
+        else:
+            cfg["compact_source"] = rule
+        return cfg
+
+    def info(self, *, sizes: bool = True) -> dict[str, Any]:
+        out = super().info(sizes=sizes)
+        m = self.parsed.meta
+        out["tool_version"] = m.get("inspect_version")
+        out["sample_id"] = m.get("sample_id")
+        out["epoch"] = m.get("epoch")
+        out["task"] = m.get("task")
+        return out
+
+
+class EvalLog(Sequence[InspectSampleSource]):
+    """The samples of one ``.eval`` log, in sample-id then epoch order; ``log[i]`` parses
+    sample ``i`` on first use. ``samples()`` lists them without parsing any.
+
+    Parameters
+    ----------
+    path : the ``.eval`` file (read-only; never extracted).
+    max_member_bytes : cap on one member's decompressed size (a zip bomb is refused).
+    warn : emit one :class:`AdfWarning` per sample read with warning- or error-level findings.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES,
+        warn: bool = True,
+        **_options: Any,
+    ) -> None:
+        self.path = Path(path)
+        self.zip = EvalZip(self.path, max_member_bytes=max_member_bytes)
+        self.warn = warn
+        self.findings: list[Finding] = []
+        self.header: dict[str, Any] = {}
+        self._read_header()
+        found = []
+        for name in self.zip.names():
+            m = _SAMPLE.match(name)
+            if m:
+                found.append((m.group(1), int(m.group(2)), name))
+        found.sort(key=lambda x: (_natural(x[0]), x[1]))
+        self._members = found
+        if not found and "header.json" not in self.zip and "_journal/start.json" not in self.zip:
+            raise EvalLogError(
+                "a zip without header.json, _journal/start.json or samples/: not an Inspect "
+                ".eval log",
+                path=self.path,
+            )
+        self._cache: dict[int, InspectSampleSource] = {}
+        self.meta = self._meta()
+
+    def _read_header(self) -> None:
+        for name in ("header.json", "_journal/start.json"):
+            if name not in self.zip:
+                self.findings.append(
+                    Finding(
+                        "missing_member",
+                        "warning" if name == "header.json" else "info",
+                        None,
+                        f"no {name} in the zip"
+                        + (" (a log still being written, or cut)" if name == "header.json" else ""),
+                    )
+                )
+                continue
+            try:
+                h = self.zip.json(name)
+            except EvalLogError as e:
+                self.findings.append(Finding("bad_member", "error", None, e.detail))
+                continue
+            if isinstance(h, dict):
+                self.header = h
+                return
+            self.findings.append(
+                Finding("bad_member", "error", None, f"member {name!r} is JSON but not an object")
+            )
+
+    def _meta(self) -> dict[str, str]:
+        h = self.header
+        ev_raw = h.get("eval")
+        ev: dict[str, Any] = ev_raw if isinstance(ev_raw, dict) else {}
+        out: dict[str, str] = {}
+        for k in ("task", "task_id", "eval_id", "run_id", "model", "created"):
+            v = ev.get(k)
+            if isinstance(v, str | int) and not isinstance(v, bool):
+                out[k if k != "created" else "eval_created"] = str(v)
+        pk = ev.get("packages")
+        if isinstance(pk, dict) and isinstance(pk.get("inspect_ai"), str):
+            out["inspect_version"] = pk["inspect_ai"]
+        for k in ("version", "status"):
+            v = h.get(k)
+            if isinstance(v, str | int) and not isinstance(v, bool):
+                out[f"log_{k}"] = str(v)
+        return out
+
+    def __len__(self) -> int:
+        return len(self._members)
+
+    @overload
+    def __getitem__(self, i: int) -> InspectSampleSource: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[InspectSampleSource]: ...
+    def __getitem__(self, i: int | slice) -> InspectSampleSource | list[InspectSampleSource]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        n = len(self)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"sample index {i} out of range ({n} samples)")
+        src = self._cache.get(j)
+        if src is None:
+            src = self._open(j)
+            self._cache[j] = src
+        return src
+
+    def __iter__(self) -> Iterator[InspectSampleSource]:
+        for j in range(len(self)):
+            yield self[j]
+
+    def ids(self) -> list[tuple[str, int]]:
+        """``(sample id, epoch)`` of each sample, in order (the member names: nothing parsed)."""
+        return [(s, e) for s, e, _ in self._members]
+
+    def index_of(self, sample_id: Any, epoch: int | None = None) -> int:
+        """Position of the sample with this id (and epoch; None: the first epoch)."""
+        want = str(sample_id)
+        for j, (s, e, _) in enumerate(self._members):
+            if s == want and (epoch is None or e == int(epoch)):
+                return j
+        raise KeyError(
+            f"{self.path}: no sample {sample_id!r}" + (f" epoch {epoch}" if epoch else "")
+        )
+
+    def samples(self) -> pd.DataFrame:
+        """One row per sample and epoch, without parsing any: ``sample_id`` (string),
+        ``epoch`` (Int64), ``member`` (string), ``compressed_bytes``, ``size_bytes`` (Int64),
+        ``compression`` (string)."""
+        recs = [
+            {
+                "sample_id": s,
+                "epoch": e,
+                "member": name,
+                "compressed_bytes": self.zip.members[name].compressed,
+                "size_bytes": self.zip.members[name].size,
+                "compression": self.zip.members[name].method_name,
+            }
+            for s, e, name in self._members
+        ]
+        cols = {
+            "sample_id": "string",
+            "epoch": "Int64",
+            "member": "string",
+            "compressed_bytes": "Int64",
+            "size_bytes": "Int64",
+            "compression": "string",
+        }
+        return pd.DataFrame(recs, columns=list(cols)).astype(cols)
+
+    def _open(self, j: int) -> InspectSampleSource:
+        sid, epoch, member = self._members[j]
+        obj = self.zip.json(member)  # EvalLogError / MemberTooLargeError name the member
+        parsed = parse_sample(
+            obj, path=str(self.path), member=member, meta=self.meta, findings=self.findings
+        )
+        if "sample_id" not in parsed.meta:
+            parsed.meta["sample_id"] = sid
+            parsed.meta["epoch"] = str(epoch)
+        if self.warn:
+            warn_findings(f"{self.path} [{member}]", parsed.findings, stacklevel=4)
+        return InspectSampleSource(parsed, compaction_config(self.header))
+
+
+def open_eval(path: str | os.PathLike[str], **options: Any) -> EvalLog:
+    """The samples of an Inspect ``.eval`` log (see :class:`EvalLog`)."""
+    return EvalLog(Path(path).expanduser(), **options)
