@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import struct
 import warnings
 import zipfile
@@ -27,7 +28,7 @@ from adfkit._observe import default_taxonomy
 from adfkit._replay import replay_state
 from adfkit._sources.inspect_eval import claims
 from adfkit._sources.inspect_eval import parser as parser_mod
-from adfkit._sources.inspect_eval.source import EvalLog, open_eval
+from adfkit._sources.inspect_eval.source import EvalLog, list_eval_logs, open_eval
 from adfkit._sources.inspect_eval.zipread import EvalLogError, MemberTooLargeError
 from adfsynth.inspect_eval import write_samples, write_zip
 from tests.conftest import fingerprint
@@ -551,3 +552,50 @@ def test_nothing_is_written(tmp_path: Path) -> None:
 def test_every_error_is_an_adf_error() -> None:
     assert issubclass(EvalLogError, AdfError) and issubclass(MemberTooLargeError, EvalLogError)
     assert issubclass(NotTranscriptError, AdfError)
+
+
+def test_compaction_with_no_agent_call_after(tmp_path: Path) -> None:
+    """A compaction followed only by a scorer's call: nothing is counted as swept (the
+    scorer's input says nothing about the agent's window), with a finding."""
+    sample = samples_of(fixture("generated-trim.eval"))["samples/1_epoch_1.json"]
+    last = max(i for i, e in enumerate(sample["events"]) if e["event"] == "compaction")
+    scorer = {
+        "event": "model",
+        "span_id": "scorer-span",
+        "timestamp": "2026-12-01T20:06:00+00:00",
+        "input": [{"role": "user", "content": "Grade it."}],
+        "tools": [],
+        "output": {
+            "choices": [{"message": {"id": "g1", "role": "assistant", "content": "C"}}],
+            "usage": {"input_tokens": 9, "output_tokens": 1},
+        },
+    }
+    sample["events"] = [*sample["events"][: last + 1], scorer]
+    n = len(sample["messages"])
+    p = _zip(
+        tmp_path / "s.eval",
+        [("header.json", HEADER), ("samples/1_epoch_1.json", json.dumps(sample).encode())],
+    )
+    src = quiet_open(p)[0]
+    assert src.window_changes()[-1].swept == ()
+    assert "no_call_after_compaction" in {f.check for f in src.storage_report().findings}
+    c = src.calls()
+    assert c["seq"].isna().iloc[-1] and int(c["tokens_input"].iloc[-1]) == 9
+    assert len(src.history()) == n
+
+
+def test_list_eval_logs(tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    (folder / "sub").mkdir(parents=True)
+    for i, name in enumerate(["generated-trim.eval", POPULARITY]):
+        dst = (folder / "sub" if i else folder) / name
+        dst.write_bytes(fixture(name).read_bytes())
+        os.utime(dst, ns=(10**18 + i, 10**18 + i))
+    (folder / "broken.eval").write_bytes(b"not a zip")
+    os.utime(folder / "broken.eval", ns=(10**17, 10**17))
+    df = list_eval_logs(folder)
+    assert [Path(p).name for p in df["path"]] == [POPULARITY, "generated-trim.eval", "broken.eval"]
+    assert df["samples"].tolist()[:2] == [10, 2]
+    assert df["compressed"].tolist()[:2] == ["deflate", "zstd"]
+    assert df["task"].tolist()[:2] == ["popularity", "compaction_demo"]
+    assert "not a zip" in df["error"].iloc[2] and df["samples"].isna().iloc[2]

@@ -425,15 +425,19 @@ def parse_sample(
             times.setdefault(c.out_seq, t)
 
     # compactions: swept = the window before that the next agent call no longer holds
-    agent_calls = [c for c in calls if not c.summarizer]
+    # the agent's own calls: those whose output is a row (a scorer's or a tool-agent's is not)
+    agent_calls = [c for c in calls if not c.summarizer and c.out_seq is not None]
     t_events: list[TranscriptEvent] = []
     swept_all: set[int] = set()
     cleared_all: set[int] = set()  # rows an earlier edit compaction cleared
     summary_rows = {r.seq for r in rows if r.kind_hint == "compaction_summary"}
     used_summaries: set[int] = set()
     for ci, ce in comps:
-        before = [c for c in agent_calls if c.index < ci]
-        after = next((c for c in agent_calls if c.index > ci), None)
+        span = ce.get("span_id")
+        mine = [c for c in agent_calls if span is None or c.ev.get("span_id") in (span, None)]
+        mine = mine or agent_calls
+        before = [c for c in mine if c.index < ci]
+        after = next((c for c in mine if c.index > ci), None)
         summarizer = next(
             (c for c in calls if c.summarizer and c.index < ci and all(
                 not (c.index < i2 < ci) for i2, _ in comps

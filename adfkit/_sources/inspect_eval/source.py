@@ -13,6 +13,7 @@ from typing import Any, overload
 
 import pandas as pd
 
+from adfkit._errors import AdfError
 from adfkit._transcript import Finding, ParsedTranscript, warn_findings
 from adfkit._transcript_source import TranscriptSource
 
@@ -319,3 +320,67 @@ class EvalLog(Sequence[InspectSampleSource]):
 def open_eval(path: str | os.PathLike[str], **options: Any) -> EvalLog:
     """The samples of an Inspect ``.eval`` log (see :class:`EvalLog`)."""
     return EvalLog(Path(path).expanduser(), **options)
+
+
+#: Columns of :func:`list_eval_logs`.
+LOGS: dict[str, str] = {
+    "path": "string",
+    "task": "string",
+    "eval_id": "string",
+    "model": "string",
+    "status": "string",
+    "samples": "Int64",
+    "created": "string",
+    "inspect_version": "string",
+    "size_bytes": "Int64",
+    "modified": "datetime64[ns, UTC]",
+    "compressed": "string",
+    "error": "string",
+}
+
+
+def list_eval_logs(folder: str | os.PathLike[str]) -> pd.DataFrame:
+    """The ``.eval`` logs under ``folder`` (searched recursively), one row per file, newest
+    first (by modification time): ``task``, ``eval_id``, ``model``, ``status``,
+    ``created``, ``inspect_version`` (from ``header.json``, else ``_journal/start.json``),
+    ``samples`` (sample-and-epoch members), ``compressed`` (the members' compression:
+    ``zstd``, ``deflate``...), ``error`` (why the file could not be listed). No sample is read.
+    """
+    from adfkit._errors import NotTranscriptError
+    from adfkit._transcript import sessions_frame
+
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        raise NotTranscriptError("not a folder of Inspect logs", path=root)
+    recs: list[dict[str, Any]] = []
+    for f in sorted(root.rglob("*.eval")):
+        try:
+            st = f.stat()
+        except OSError:
+            continue
+        if f.is_dir():
+            continue
+        rec: dict[str, Any] = {
+            "path": str(f),
+            "size_bytes": int(st.st_size),
+            "modified": pd.Timestamp(st.st_mtime_ns, unit="ns", tz="UTC"),
+            "error": None,
+        }
+        try:
+            log = EvalLog(f, warn=False)
+        except (AdfError, OSError) as e:
+            rec["error"] = getattr(e, "detail", None) or str(e)
+        else:
+            m = log.meta
+            rec.update(
+                task=m.get("task"),
+                eval_id=m.get("eval_id"),
+                model=m.get("model"),
+                status=m.get("log_status"),
+                created=m.get("eval_created"),
+                inspect_version=m.get("inspect_version"),
+                samples=len(log),
+                compressed=",".join(sorted({x.method_name for x in log.zip.members.values()})),
+            )
+        recs.append(rec)
+    return sessions_frame(recs, LOGS)
