@@ -278,11 +278,20 @@ class _Matcher:
     def __init__(self, msgs: list[dict[str, Any]]) -> None:
         self.by_key: dict[bytes, list[int]] = {}
         self.by_id: dict[str, int] = {}
+        # id(message) -> (message, key): a pooled message is one object however many inputs
+        # hold it, so its key is computed once (the message is kept, so its id stays its own)
+        self._keys: dict[int, tuple[dict[str, Any], bytes]] = {}
         for i, m in enumerate(msgs, start=1):
-            self.by_key.setdefault(_key(m), []).append(i)
+            self.by_key.setdefault(self.key(m), []).append(i)
             mid = m.get("id")
             if isinstance(mid, str):
                 self.by_id.setdefault(mid, i)
+
+    def key(self, m: dict[str, Any]) -> bytes:
+        got = self._keys.get(id(m))
+        if got is None:
+            got = self._keys[id(m)] = (m, _key(m))
+        return got[1]
 
     def match(self, inputs: list[dict[str, Any]], bound: int) -> tuple[list[int | None], list[int]]:
         """Seqs of ``inputs`` (None: no row), all below ``bound``, and the seqs found edited."""
@@ -291,7 +300,7 @@ class _Matcher:
         hi = bound
         for j in range(len(inputs) - 1, -1, -1):
             m = inputs[j]
-            cands = self.by_key.get(_key(m))
+            cands = self.by_key.get(self.key(m))
             q = None
             if cands:
                 k = bisect.bisect_left(cands, hi) - 1
@@ -384,7 +393,7 @@ def parse_sample(
                 q = i
             else:
                 k = _key(resolve(om))
-                q = next((s for s in asst if s > last_asst and _key(msgs[s - 1]) == k), None)
+                q = next((s for s in asst if s > last_asst and matcher.key(msgs[s - 1]) == k), None)
                 if q is None and not isinstance(mid, str):
                     q = next((s for s in asst if s > last_asst and s not in used), None)
         if q is not None and q not in used:
