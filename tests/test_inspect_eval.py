@@ -322,6 +322,9 @@ def test_synth_matches_its_truth(truth_file: Path) -> None:
         }
         st = replay_state(src)
         assert {q: st.window(q) for q in st.calls} == exact
+        inputs = src.call_inputs()
+        assert {q: tuple(x for x in v if x not in ctx) for q, v in inputs.items()} == exact
+        assert all(v[0] == 1 for v in inputs.values())  # the system message, a context row
         assert len(src.storage_report().findings) == 0
 
 

@@ -331,9 +331,18 @@ def _output_message(ev: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class ParsedSample:
+    """A parsed sample: the transcript, and the rows each agent call's input held (call seq ->
+    input seqs in input order, context rows included; messages that are no row left out)."""
+
+    parsed: ParsedTranscript
+    inputs: dict[int, tuple[int, ...]]
+
+
 def parse_sample(
     sample: Any, *, path: str, member: str, meta: dict[str, str], findings: list | None = None
-) -> ParsedTranscript:
+) -> ParsedSample:
     """Parse one EvalSample object (``member`` of the log at ``path``)."""
     fnd = Findings()
     for f in findings or []:
@@ -639,7 +648,7 @@ def parse_sample(
     if isinstance(sample.get("uuid"), str):
         m2["sample_uuid"] = sample["uuid"]
     m2["member"] = member
-    return ParsedTranscript(
+    parsed = ParsedTranscript(
         path=path,
         format=FORMAT,
         session_id=sample.get("uuid") if isinstance(sample.get("uuid"), str) else None,
@@ -649,3 +658,9 @@ def parse_sample(
         findings=fnd.done(),
         calls=model_calls,
     )
+    inputs = {
+        c.out_seq: tuple(q for q in c.seqs if q is not None)
+        for c in calls
+        if c.out_seq is not None and not c.summarizer
+    }
+    return ParsedSample(parsed, inputs)

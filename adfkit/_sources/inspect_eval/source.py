@@ -96,10 +96,16 @@ class InspectSampleSource(TranscriptSource):
     boundary: history, compactions, usage and integrity as the other transcripts
     (:mod:`adfkit._sources.inspect_eval.parser` says how each maps)."""
 
-    def __init__(self, parsed: ParsedTranscript, compaction: dict[str, Any] | None) -> None:
+    def __init__(
+        self,
+        parsed: ParsedTranscript,
+        compaction: dict[str, Any] | None,
+        inputs: dict[int, tuple[int, ...]] | None = None,
+    ) -> None:
         super().__init__(parsed)
         self.format = FORMAT
         self.compaction = compaction
+        self._inputs = dict(inputs or {})
         # A trim or edit compaction writes no summary: none is lost.
         ev = self._ev
         no_summary = [
@@ -121,6 +127,14 @@ class InspectSampleSource(TranscriptSource):
                 dataclasses.replace(c, stub_chars=int(next(it) or 0)) if c.cleared else c
                 for c in self._changes
             ]
+
+    def call_inputs(self) -> dict[int, tuple[int, ...]]:
+        """The exact context of every agent call as the log stores it: call seq (its output
+        row) -> the seqs of the rows its input held, in input order, context rows (the system
+        message) included; input messages that are no row of the history (none in a sound
+        log) are left out. What ``replay()`` rebuilds by walking the compactions equals this
+        (tests/test_inspect_eval.py)."""
+        return dict(self._inputs)
 
     @property
     def name(self) -> str:
@@ -306,15 +320,16 @@ class EvalLog(Sequence[InspectSampleSource]):
     def _open(self, j: int) -> InspectSampleSource:
         sid, epoch, member = self._members[j]
         obj = self.zip.json(member)  # EvalLogError / MemberTooLargeError name the member
-        parsed = parse_sample(
+        got = parse_sample(
             obj, path=str(self.path), member=member, meta=self.meta, findings=self.findings
         )
+        parsed = got.parsed
         if "sample_id" not in parsed.meta:
             parsed.meta["sample_id"] = sid
             parsed.meta["epoch"] = str(epoch)
         if self.warn:
             warn_findings(f"{self.path} [{member}]", parsed.findings, stacklevel=4)
-        return InspectSampleSource(parsed, compaction_config(self.header))
+        return InspectSampleSource(parsed, compaction_config(self.header), got.inputs)
 
 
 def open_eval(path: str | os.PathLike[str], **options: Any) -> EvalLog:
