@@ -602,3 +602,41 @@ def test_list_eval_logs(tmp_path: Path) -> None:
     assert df["compressed"].tolist()[:2] == ["deflate", "zstd"]
     assert df["task"].tolist()[:2] == ["popularity", "compaction_demo"]
     assert "not a zip" in df["error"].iloc[2] and df["samples"].isna().iloc[2]
+
+
+def test_message_shapes_become_blocks(tmp_path: Path) -> None:
+    """Content parts, reasoning, images, tool errors and arguments that did not parse."""
+    sample = json.loads(_sample_json())
+    image = {"type": "image", "image": "data:image/png;base64," + "A" * 5000}
+    parts = [{"type": "reasoning", "reasoning": "think first"}, {"type": "text", "text": "ok"}]
+    calls = [
+        {"id": "t1", "function": "bash", "arguments": {"cmd": "ls"}},
+        {"id": "t2", "function": "python", "arguments": "print(", "parse_error": "bad"},
+    ]
+    sample["messages"] = [
+        {"id": "s", "role": "system", "content": "be brief"},
+        {"id": "u", "role": "user", "content": [{"type": "text", "text": "look"}, image]},
+        {"id": "a", "role": "assistant", "model": "m/x", "content": parts, "tool_calls": calls},
+        {"id": "r1", "role": "tool", "tool_call_id": "t1", "function": "bash", "content": "a b"},
+        {"id": "r2", "role": "tool", "tool_call_id": "t2", "function": "python", "content": "",
+         "error": {"type": "parsing", "message": "could not parse"}},
+    ]  # fmt: skip
+    sample["events"][0]["output"]["choices"][0]["message"]["id"] = "a"
+    sample["events"][0]["output"]["usage"] = {"input_tokens": -3, "output_tokens": 2}
+    body = json.dumps(sample).encode()
+    p = _zip(tmp_path / "m.eval", [("header.json", HEADER), ("samples/1_epoch_1.json", body)])
+    with pytest.warns(adfkit.AdfWarning):
+        src = open_eval(p)[0]
+    h = src.history()
+    assert h["kind"].tolist() == ["context", "message", "assistant", "tool_result", "tool_result"]
+    assert h["tool_names"].iloc[2] == "bash,python"
+    blocks = json.loads(h["content"].iloc[2])
+    assert [b["type"] for b in blocks] == ["thinking", "text", "tool_use", "tool_use"]
+    assert blocks[3]["input"] == {"_error": "bad", "_raw_arguments": "print("}
+    assert len(h["content"].iloc[1]) < 500  # never the whole base64 image
+    err = json.loads(h["content"].iloc[4])[0]
+    assert err["is_error"] is True and err["content"] == "could not parse"
+    # input -3 is not a count: NA (never summed), the row flagged, a finding
+    assert _na(h["tokens_input"].iloc[2]) and int(h["tokens_output"].iloc[2]) == 2
+    assert bool(h["malformed"].iloc[2])
+    assert "bad_token_count" in {f.check for f in src.storage_report().findings}
