@@ -640,3 +640,16 @@ def test_message_shapes_become_blocks(tmp_path: Path) -> None:
     assert _na(h["tokens_input"].iloc[2]) and int(h["tokens_output"].iloc[2]) == 2
     assert bool(h["malformed"].iloc[2])
     assert "bad_token_count" in {f.check for f in src.storage_report().findings}
+
+
+def test_one_sample_by_name() -> None:
+    from adfkit._sources import inspect_eval
+
+    path = SAMPLES / "2026-06-01T08-00-00+00-00_tide-drift-summary.eval"
+    log = open_eval(path, warn=False)
+    assert log.names()[:3] == ["1_epoch_1", "1_epoch_2", "2_epoch_1"]
+    one = inspect_eval.open(path, member="gauge_7_epoch_2", warn=False)
+    assert one.name == "gauge_7_epoch_2" and one.parsed.meta["epoch"] == "2"
+    assert inspect_eval.open(path, member="gauge_7", warn=False).name == "gauge_7_epoch_1"
+    with pytest.raises(EvalLogError, match="no sample 'nope'"):
+        inspect_eval.open(path, member="nope")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .source import EvalLog
+    from .source import EvalLog, InspectSampleSource
 
 NAME = "inspect_eval"
 LABEL = "Inspect AI eval log"
@@ -42,11 +42,16 @@ def claims(path: Path, is_dir: bool, head: bytes) -> bool:
     return any(m in head for m in _MEMBERS)
 
 
-def open(path: str | Path, **options: Any) -> EvalLog:  # noqa: A001 - the spec's open
-    """The log's samples (see :class:`~.source.EvalLog`); options: ``max_member_bytes``,
-    ``warn``."""
-    from .source import open_eval
+def open(  # noqa: A001 - the spec's open
+    path: str | Path, member: str | None = None, **options: Any
+) -> EvalLog | InspectSampleSource:
+    """The log's samples (see :class:`~.source.EvalLog`), or the one named ``member``
+    (``<sample id>_epoch_<n>``, or a sample id: its first epoch); options:
+    ``max_member_bytes``, ``warn`` (others are ignored)."""
+    from .source import open_eval, open_member
 
+    if member is not None:
+        return open_member(path, member, **options)
     return open_eval(path, **options)
 
 

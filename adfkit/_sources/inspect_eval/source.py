@@ -282,6 +282,23 @@ class EvalLog(Sequence[InspectSampleSource]):
         """``(sample id, epoch)`` of each sample, in order (the member names: nothing parsed)."""
         return [(s, e) for s, e, _ in self._members]
 
+    def names(self) -> list[str]:
+        """The name of each sample's source (``<sample id>_epoch_<n>``), in order, without
+        parsing any."""
+        return [f"{s}_epoch_{e}" for s, e, _ in self._members]
+
+    def by_name(self, name: str) -> InspectSampleSource:
+        """The sample named ``name``: ``<sample id>_epoch_<n>``, or a sample id alone (its
+        first epoch). Raises :class:`EvalLogError` listing some names when none matches."""
+        names = self.names()
+        if name in names:
+            return self[names.index(name)]
+        try:
+            return self[self.index_of(name)]
+        except KeyError:
+            shown = ", ".join(names[:5]) + (" ..." if len(names) > 5 else "")
+            raise EvalLogError(f"no sample {name!r} (samples: {shown})", path=self.path) from None
+
     def index_of(self, sample_id: Any, epoch: int | None = None) -> int:
         """Position of the sample with this id (and epoch; None: the first epoch)."""
         want = str(sample_id)
@@ -335,6 +352,11 @@ class EvalLog(Sequence[InspectSampleSource]):
 def open_eval(path: str | os.PathLike[str], **options: Any) -> EvalLog:
     """The samples of an Inspect ``.eval`` log (see :class:`EvalLog`)."""
     return EvalLog(Path(path).expanduser(), **options)
+
+
+def open_member(path: str | os.PathLike[str], member: str, **options: Any) -> InspectSampleSource:
+    """One sample of an Inspect ``.eval`` log, by name (see :meth:`EvalLog.by_name`)."""
+    return EvalLog(Path(path).expanduser(), **options).by_name(member)
 
 
 #: Columns of :func:`list_eval_logs`.
