@@ -452,9 +452,22 @@ def test_deflate_bomb_refused(tmp_path: Path) -> None:
 
 
 def test_truncated_zip(tmp_path: Path) -> None:
-    raw = fixture("generated-summary.eval").read_bytes()
+    """A cut zip (no central directory) is read from its local headers: the complete members
+    before the cut, with an error finding; cut before any complete member, it is refused."""
+    path = fixture("generated-summary.eval")
+    raw = path.read_bytes()
+    with zipfile.ZipFile(path) as z:
+        s2 = z.getinfo("samples/2_epoch_1.json")
     p = tmp_path / "cut.eval"
-    p.write_bytes(raw[: len(raw) // 2])
+    p.write_bytes(raw[: s2.header_offset + 100])  # inside sample 2
+    log = open_eval(p)
+    assert log.ids() == [("1", 1)]
+    f = [f for f in log.findings if f.check == "truncated_zip"]
+    assert len(f) == 1 and f[0].severity == "error" and "2 complete member(s)" in f[0].detail
+    src = quiet_open(p)[0]
+    assert len(src.history()) == len(samples_of(path)["samples/1_epoch_1.json"]["messages"])
+    assert "truncated_zip" in {x.check for x in src.storage_report().findings}
+    p.write_bytes(raw[:100])
     with pytest.raises(NotTranscriptError, match="central directory") as e:
         open_eval(p)
     assert str(p) in str(e.value)

@@ -193,6 +193,8 @@ class EvalLog(Sequence[InspectSampleSource]):
         self.zip = EvalZip(self.path, max_member_bytes=max_member_bytes)
         self.warn = warn
         self.findings: list[Finding] = []
+        if self.zip.recovered:
+            self.findings.append(Finding("truncated_zip", "error", None, self.zip.recovered))
         self.header: dict[str, Any] = {}
         self._read_header()
         found = []

@@ -3,12 +3,10 @@
 The central directory is read with :mod:`zipfile` (it only reads names, sizes and offsets).
 Members are decompressed here, as a stream with a limit:
 
-- ``stored`` (0) and ``deflate`` (8) members through :meth:`zipfile.ZipFile.open` (which
-  checks the CRC at the end);
-- ``zstd`` (93) members, which Inspect writes by default since 0.3.206 and which
-  :mod:`zipfile` cannot decompress before Python 3.14, by reading the member's compressed bytes
-  after its local header and streaming them through :mod:`zstandard`; the CRC-32 is checked
-  here.
+- each member's compressed bytes are read after its local header and streamed through
+  :mod:`zlib` (``deflate``, 8), :mod:`zstandard` (``zstd``, 93: Inspect's default since
+  0.3.206, which :mod:`zipfile` cannot decompress before Python 3.14) or copied (``stored``,
+  0); the size and the CRC-32 the zip states are checked.
 
 A member whose declared size or whose actual decompressed size passes ``max_member_bytes``
 (a zip bomb) is refused with :class:`MemberTooLargeError` before or while it is decompressed;
@@ -95,8 +93,10 @@ class EvalZip:
     """The members of one ``.eval`` file, read from its central directory (the file is closed
     again at once); :meth:`read` and :meth:`json` open it again for each member.
 
-    Raises :class:`NotTranscriptError` when the file is not a zip (or is one without a central
-    directory: a truncated zip), :class:`EvalLogError` when the central directory is damaged.
+    A zip without its central directory (a cut file) is read from its local headers: the
+    complete members before the cut, ``recovered`` saying so. Raises
+    :class:`NotTranscriptError` when the file is not a zip (or a cut one with no complete
+    member), :class:`EvalLogError` when the central directory is damaged.
     """
 
     def __init__(
@@ -119,15 +119,24 @@ class EvalZip:
                     f"{what} (no zip header): not an Inspect .eval log", path=self.path
                 )
             fh.seek(0)
+            #: Set when the central directory is missing (a cut file): the members were
+            #: found by walking the local headers, and this says how far that got.
+            self.recovered: str | None = None
+            self.members: dict[str, Member] = {}
             try:
                 with zipfile.ZipFile(fh) as zf:
                     infos = zf.infolist()
             except zipfile.BadZipFile as e:
-                raise NotTranscriptError(
-                    f"a zip without a readable central directory (truncated or still being "
-                    f"written? {str(e)[:80]}): not a readable Inspect .eval log",
-                    path=self.path,
-                ) from None
+                why = str(e)[:80]
+                self._walk_local(fh, max_members)
+                if not self.members:
+                    raise NotTranscriptError(
+                        f"a zip without a readable central directory and no complete member "
+                        f"(truncated or still being written? {why}): not a readable Inspect "
+                        ".eval log",
+                        path=self.path,
+                    ) from None
+                return
             except (OSError, ValueError, EOFError) as e:
                 raise EvalLogError(
                     f"the zip's central directory is damaged ({str(e)[:80]})", path=self.path
@@ -136,7 +145,6 @@ class EvalZip:
             raise EvalLogError(
                 f"{len(infos):,} members, more than max_members={max_members:,}", path=self.path
             )
-        self.members: dict[str, Member] = {}
         for i in infos:
             if i.is_dir():
                 continue
@@ -144,6 +152,33 @@ class EvalZip:
                 i.filename, i.compress_type, i.compress_size, i.file_size, i.CRC,
                 i.header_offset, i.flag_bits,
             )  # fmt: skip
+
+    def _walk_local(self, fh: IO[bytes], max_members: int) -> None:
+        """The members of a zip whose central directory is gone (the file was cut): walk the
+        local headers from the start, keeping each member whose data is complete. A header
+        that defers its sizes to a data descriptor (flag bit 3) ends the walk (its size is
+        unknown without the central directory)."""
+        off = 0
+        while len(self.members) < max_members:
+            fh.seek(off)
+            hdr = fh.read(_LOCAL.size)
+            if len(hdr) < _LOCAL.size or hdr[:4] != _LOCAL_MAGIC:
+                break
+            f = _LOCAL.unpack(hdr)
+            flags, method, crc, csize, size, nlen, xlen = f[3], f[4], f[7], f[8], f[9], f[10], f[11]
+            if flags & 0x8 or csize == 0xFFFFFFFF:
+                break  # sizes in a data descriptor or zip64: not known here
+            name = fh.read(nlen).decode("utf-8" if flags & 0x800 else "cp437", "replace")
+            end = off + _LOCAL.size + nlen + xlen + csize
+            if end > self.size:
+                break  # this member's data was cut
+            self.members[name] = Member(name, method, csize, size, crc, off, flags)
+            off = end
+        self.recovered = (
+            f"the zip has no central directory (the file was cut, or is still being written): "
+            f"{len(self.members)} complete member(s) read from the local headers, up to byte "
+            f"{off:,} of {self.size:,}"
+        )
 
     def names(self) -> list[str]:
         """Member names in central-directory order."""
@@ -181,17 +216,11 @@ class EvalZip:
             if (st.st_size, st.st_mtime_ns) != self._stamp:
                 raise self._fail(m, "the file changed since it was opened; open it again")
             try:
-                if m.method == _ZSTD:
-                    return self._zstd(m, fh, cap)
-                return self._zipfile(m, fh, cap)
-            except (zipfile.BadZipFile, zlib.error, zstandard.ZstdError, EOFError) as e:
+                return self._member(m, fh, cap)
+            except (zlib.error, zstandard.ZstdError, EOFError) as e:
                 raise self._fail(m, f"damaged data ({str(e)[:100]})") from None
 
-    def _zipfile(self, m: Member, fh: IO[bytes], cap: int) -> bytes:
-        with zipfile.ZipFile(fh) as zf, zf.open(m.name) as f:
-            return _capped(f, cap, lambda: self._too_large(m))
-
-    def _zstd(self, m: Member, fh: IO[bytes], cap: int) -> bytes:
+    def _member(self, m: Member, fh: IO[bytes], cap: int) -> bytes:
         fh.seek(m.offset)
         hdr = fh.read(_LOCAL.size)
         if len(hdr) != _LOCAL.size or hdr[:4] != _LOCAL_MAGIC:
@@ -199,7 +228,13 @@ class EvalZip:
         f = _LOCAL.unpack(hdr)
         fh.seek(m.offset + _LOCAL.size + f[10] + f[11])
         src = io.BufferedReader(_Slice(fh, m.compressed), buffer_size=_CHUNK)
-        reader = zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True)
+        reader: Any
+        if m.method == _ZSTD:
+            reader = zstandard.ZstdDecompressor().stream_reader(src, read_across_frames=True)
+        elif m.method == zipfile.ZIP_DEFLATED:
+            reader = _Inflate(src)
+        else:
+            reader = src
         data = _capped(reader, cap, lambda: self._too_large(m))
         if len(data) != m.size:
             raise self._fail(
@@ -226,6 +261,31 @@ class EvalZip:
             raise EvalLogError(
                 f"member {name!r} is not valid JSON ({str(e)[:80]})", path=self.path
             ) from None
+
+
+class _Inflate:
+    """Raw deflate data decompressed ``n`` bytes at a time at most (``read(n)``)."""
+
+    def __init__(self, src: IO[bytes]) -> None:
+        self.src = src
+        self.d = zlib.decompressobj(-15)
+        self.done = False
+
+    def read(self, n: int) -> bytes:
+        while not self.done:
+            if self.d.unconsumed_tail:
+                out = self.d.decompress(self.d.unconsumed_tail, n)
+            else:
+                chunk = self.src.read(_CHUNK)
+                if not chunk:
+                    self.done = True
+                    return self.d.flush()
+                out = self.d.decompress(chunk, n)
+            if self.d.eof:
+                self.done = True
+            if out:
+                return out
+        return b""
 
 
 def _capped(f: Any, cap: int, too_large: Any) -> bytes:
