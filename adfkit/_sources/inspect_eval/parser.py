@@ -318,6 +318,22 @@ class _Matcher:
         return out, edited
 
 
+def _row_model(ev: dict[str, Any]) -> str | None:
+    """The model a call's row names: the provider's own name, as assistant messages carry it
+    (``output.model``, then the output message's ``model``), else Inspect's
+    ``<provider>/<model>`` of the event."""
+    out = ev.get("output")
+    om = _output_message(ev)
+    for v in (
+        out.get("model") if isinstance(out, dict) else None,
+        om.get("model") if om else None,
+        ev.get("model"),
+    ):
+        if isinstance(v, str) and v:
+            return v
+    return None
+
+
 def _is_model(e: Any) -> bool:
     return isinstance(e, dict) and e.get("event") == "model"
 
@@ -567,8 +583,8 @@ def parse_sample(
             if unknown:
                 r.malformed = True
                 r.note = "usage holds values that are not token counts"
-            if r.model is None and isinstance(c.ev.get("model"), str):
-                r.model = c.ev["model"]
+            if r.model is None:
+                r.model = _row_model(c.ev)
         elif note is None:
             note = "no row holds the call's output (a scorer's or a failed call)"
         if "input" in tokens:
