@@ -666,3 +666,17 @@ def test_one_sample_by_name() -> None:
     assert inspect_eval.open(path, member="gauge_7", warn=False).name == "gauge_7_epoch_1"
     with pytest.raises(EvalLogError, match="no sample 'nope'"):
         inspect_eval.open(path, member="nope")
+
+
+def test_a_sample_the_header_promises_is_missing(tmp_path: Path) -> None:
+    ev = {"task": "t", "dataset": {"sample_ids": [1, 2]}, "config": {"epochs": 2}}
+    header = {"version": 2, "status": "success", "eval": ev}
+    p = _zip(
+        tmp_path / "m.eval",
+        [("header.json", json.dumps(header).encode()), ("samples/1_epoch_1.json", _sample_json())],
+    )
+    log = open_eval(p)
+    f = [f for f in log.findings if f.check == "missing_member"]
+    assert len(f) == 1 and f[0].severity == "warning"
+    assert "3 sample(s)" in f[0].detail and "2_epoch_1, 1_epoch_2, 2_epoch_2" in f[0].detail
+    assert len(log) == 1

@@ -212,6 +212,38 @@ class EvalLog(Sequence[InspectSampleSource]):
             )
         self._cache: dict[int, InspectSampleSource] = {}
         self.meta = self._meta()
+        self._check_members()
+
+    def _check_members(self) -> None:
+        """A sample the header's dataset and epochs promise but the zip lacks: a warning when
+        the log says it finished (``status`` success), else info (a log cut short)."""
+        ev = self.header.get("eval")
+        ds = ev.get("dataset") if isinstance(ev, dict) else None
+        ids = ds.get("sample_ids") if isinstance(ds, dict) else None
+        if not isinstance(ids, list):
+            return
+        cfg = ev.get("config") if isinstance(ev, dict) else None
+        epochs = cfg.get("epochs") if isinstance(cfg, dict) else None
+        n = epochs if type(epochs) is int and 0 < epochs < 100_000 else 1
+        have = set(self.ids())
+        missing = [
+            f"{i}_epoch_{e}" for e in range(1, n + 1) for i in ids if (str(i), e) not in have
+        ]
+        if not missing:
+            return
+        done = self.header.get("status") == "success"
+        shown = ", ".join(missing[:5]) + (
+            f" (+{len(missing) - 5} more)" if len(missing) > 5 else ""
+        )
+        self.findings.append(
+            Finding(
+                "missing_member",
+                "warning" if done else "info",
+                None,
+                f"{len(missing)} sample(s) the header's dataset and epochs name are not in the "
+                f"zip (log status {self.header.get('status')!r}): {shown}",
+            )
+        )
 
     def _read_header(self) -> None:
         for name in ("header.json", "_journal/start.json"):
