@@ -23,6 +23,19 @@ _ZIP = b"PK\x03\x04"
 _MEMBERS = (b"header.json", b"_journal/start.json", b"samples/")
 
 
+def provider_of(model: str | None) -> str | None:
+    """Inspect names models ``<provider>/<model>``: the part before the first slash.
+
+    Examples
+    --------
+    >>> provider_of("openai/gpt-4o-mini"), provider_of("gpt-4o") is None
+    ('openai', True)
+    """
+    if isinstance(model, str) and "/" in model:
+        return model.split("/", 1)[0] or None
+    return None
+
+
 def claims(path: Path, is_dir: bool, head: bytes) -> bool:
     """A file named ``*.eval`` that starts as a zip whose first local headers name an Inspect
     member (``_journal/start.json`` is written first); a ``*.eval`` file that is not a zip is

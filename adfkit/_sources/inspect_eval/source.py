@@ -17,6 +17,7 @@ from adfkit._errors import AdfError
 from adfkit._transcript import Finding, ParsedTranscript, warn_findings
 from adfkit._transcript_source import TranscriptSource
 
+from . import provider_of
 from .parser import FORMAT, parse_sample
 from .zipread import DEFAULT_MAX_MEMBER_BYTES, EvalLogError, EvalZip
 
@@ -76,19 +77,6 @@ def threshold_of(comp: dict[str, Any] | None, window: int | None) -> tuple[int |
             f"which the log does not record ({kind})"
         )
     return None, f"header.plan compaction threshold {str(t)[:20]!r} is not a number adfkit reads"
-
-
-def provider_of(model: str | None) -> str | None:
-    """Inspect names models ``<provider>/<model>``: the part before the first slash.
-
-    Examples
-    --------
-    >>> provider_of("openai/gpt-4o-mini"), provider_of("gpt-4o") is None
-    ('openai', True)
-    """
-    if isinstance(model, str) and "/" in model:
-        return model.split("/", 1)[0] or None
-    return None
 
 
 class InspectSampleSource(TranscriptSource):
