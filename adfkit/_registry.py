@@ -38,6 +38,7 @@ BUILTIN: dict[str, str] = {
     "adf": "adfkit._sources.adf",
     "claude_code": "adfkit._sources.claude_code",
     "codex": "adfkit._sources.codex",
+    "inspect_eval": "adfkit._sources.inspect_eval",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

@@ -13,6 +13,9 @@ import io
 import json
 import os
 import struct
+import subprocess
+import sys
+import textwrap
 import warnings
 import zipfile
 import zlib
@@ -680,3 +683,31 @@ def test_a_sample_the_header_promises_is_missing(tmp_path: Path) -> None:
     assert len(f) == 1 and f[0].severity == "warning"
     assert "3 sample(s)" in f[0].detail and "2_epoch_1, 1_epoch_2, 2_epoch_2" in f[0].detail
     assert len(log) == 1
+
+
+def test_recognition_imports_no_inspect_reader() -> None:
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from adfkit import _registry
+        print(_registry.recognise({str(next(SAMPLES.glob("*.eval")))!r}).name)
+        mods = ("parser", "source", "zipread")
+        print([m for m in mods if "adfkit._sources.inspect_eval." + m in sys.modules])
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.stdout.split() == ["inspect_eval", "[]"], out.stderr
+
+
+def test_adfkit_open_gives_a_collection() -> None:
+    path = SAMPLES / "2026-06-01T08-00-00+00-00_tide-drift-trim.eval"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        col = adfkit.open(path)
+        assert isinstance(col, adfkit.AgentCollection)
+        assert col.format == "inspect_eval"
+        assert col.names == ["1_epoch_1", "1_epoch_2", "2_epoch_1", "2_epoch_2"]
+        one = adfkit.open(f"{path}#2_epoch_1")
+    assert one.name == "2_epoch_1"
+    assert len(one.history()) == len(col["2_epoch_1"].history())
+    assert one.compactions()["n_swept"].tolist() == col[2].compactions()["n_swept"].tolist()

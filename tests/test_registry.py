@@ -267,7 +267,11 @@ def _inputs() -> Iterator[tuple[Path, str]]:
         yield p, "claude_code"
     for p in sorted((ROOT / "sample_agents" / "codex").rglob("rollout-*.jsonl*")):
         yield p, "codex"
+    for p in sorted((ROOT / "sample_agents" / "inspect").glob("*.eval")):
+        yield p, "inspect_eval"
     if SHARED.is_dir():
+        for p in sorted((SHARED / "inspect-eval").glob("*.eval")):
+            yield p, "inspect_eval"
         for p in sorted((SHARED / "adf-runtime").glob("*.adf")):
             yield p, "adf"
         for sub, fmt in (("claude-code", "claude_code"), ("codex", "codex")):

@@ -11,7 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..._registry import FormatSpec, Probe, Rule
+
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .source import EvalLog, InspectSampleSource
 
 NAME = "inspect_eval"
@@ -74,3 +78,51 @@ def find(folder: Path) -> Iterator[Path]:
         yield from sorted(p for p in folder.glob("*.eval") if p.is_file())
     except OSError:
         return
+
+
+def _claims(probe: Probe) -> bool:
+    return claims(probe.path, probe.is_dir, b"" if probe.is_dir else probe.head)
+
+
+def rule(model: str | None, window: int | None = None) -> Rule:
+    """Inspect's compaction default for a solver that enables it without a threshold: 0.9 of
+    the model's context window (``CompactionStrategy.threshold``), which the log does not
+    record; a log whose plan records a threshold says so itself (its sources' ``config()``).
+
+    Examples
+    --------
+    >>> rule("openai/gpt-4o", 128_000).threshold
+    115200
+    >>> rule("openai/gpt-4o").threshold is None
+    True
+    """
+    if window:
+        return Rule(window, int(window * 0.9), "Inspect compaction default: 0.9 of the window")
+    return Rule(
+        None,
+        None,
+        "Inspect compaction default: 0.9 of the model's context window, which the log does not "
+        "record",
+    )
+
+
+def _list(folder: Path) -> pd.DataFrame:
+    from .source import list_eval_logs
+
+    return list_eval_logs(folder)
+
+
+SPEC = FormatSpec(
+    name=NAME,
+    label=LABEL,
+    looks_for=LOOKS_FOR,
+    claims=_claims,
+    open=open,
+    find=find,
+    list_sessions=_list,
+    default_root=DEFAULT_ROOT,
+    compaction_rule=rule,
+    taxonomy=TAXONOMY,
+    provider=provider_of,
+    many=True,
+)
