@@ -42,6 +42,8 @@
 from __future__ import annotations
 
 import bisect
+import dataclasses
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -359,141 +361,203 @@ class ParsedSample:
 def parse_sample(
     sample: Any, *, path: str, member: str, meta: dict[str, str], findings: list | None = None
 ) -> ParsedSample:
-    """Parse one EvalSample object (``member`` of the log at ``path``)."""
+    """Parse one EvalSample object (``member`` of the log at ``path``); ``findings`` are the
+    log's own (a missing header...), repeated in every sample's."""
     fnd = Findings()
     for f in findings or []:
         fnd.add(f.check, f.severity, f.line, f.detail)
     if not isinstance(sample, dict):
         fnd.add("not_a_sample", "error", None, f"member {member!r} is JSON but not an object")
         sample = {}
-    resolve = _Resolver(sample.get("attachments"))
-    raw_msgs = sample.get("messages")
-    msgs = [resolve(m) if isinstance(m, dict) else {} for m in raw_msgs or []]
-    if not isinstance(raw_msgs, list):
-        fnd.add("no_messages", "warning", None, f"member {member!r} holds no messages list")
-    rows = [_row(i, m) for i, m in enumerate(msgs, start=1)]
-    ed = sample.get("events_data")
-    pool = _Pool(
-        ed.get("messages") if isinstance(ed, dict) else sample.get("message_pool"), resolve
-    )
-    events = sample.get("events")
-    events = events if isinstance(events, list) else []
-    matcher = _Matcher(msgs)
-    n = len(rows)
-
-    # every agent-visible model call, with its input matched to rows
-    calls: list[_Call] = []
-    for idx, ev in enumerate(events):
-        if _is_model(ev):
-            calls.append(_Call(idx, ev, _expand(ev, pool, resolve, fnd, idx + 1)))
-    comps = [
-        (i, e)
-        for i, e in enumerate(events)
-        if isinstance(e, dict) and e.get("event") == "compaction"
+    st = _Sample(sample, member, fnd)
+    st.match_calls()
+    events = st.compactions()
+    calls, input_of = st.usage(events)
+    events = [
+        dataclasses.replace(
+            e,
+            tokens_before=input_of.get(e.extra.pop("_before_call", None)),
+            tokens_after=input_of.get(e.extra.pop("_after_call", None)),
+        )
+        for e in events
     ]
-    # the summarizer: the tool-less call right before a summary compaction
-    for ci, ce in comps:
-        if ce.get("type") not in ("summary", None):
-            continue
-        prev = [c for c in calls if c.index < ci]
-        if (
-            prev
-            and not prev[-1].ev.get("tools")
-            and not any(i2 < ci and i2 > prev[-1].index for i2, _ in comps)
-        ):
-            prev[-1].summarizer = True
-    # outputs -> assistant rows
-    asst = [r.seq for r in rows if r.role == "assistant"]
-    used: set[int] = set()
-    last_asst = 0
-    for c in calls:
-        if c.summarizer:
-            continue
-        om = _output_message(c.ev)
-        q = None
-        if om is not None:
-            mid = om.get("id")
-            i = matcher.by_id.get(mid) if isinstance(mid, str) else None
-            if i is not None and rows[i - 1].role == "assistant":
-                q = i
-            else:
-                k = _key(resolve(om))
-                q = next((s for s in asst if s > last_asst and matcher.key(msgs[s - 1]) == k), None)
-                if q is None and not isinstance(mid, str):
-                    q = next((s for s in asst if s > last_asst and s not in used), None)
-        if q is not None and q not in used:
-            c.out_seq = q
-            used.add(q)
-            last_asst = q
-    # inputs -> rows: each input lies before its output row (else before the next known one)
-    nxt = n + 1
-    for c in reversed(calls):
-        bound = c.out_seq if c.out_seq is not None else nxt
-        c.seqs, c.edited = matcher.match(c.inputs, bound)
-        if c.out_seq is not None:
-            nxt = c.out_seq
-    tool_seq: dict[int, int] = {}  # event index -> seq of the tool message it wrote
-    times: dict[int, int | None] = {}
-    for idx, ev in enumerate(events):
-        if isinstance(ev, dict) and ev.get("event") == "tool":
-            mid = ev.get("message_id")
-            q = matcher.by_id.get(mid) if isinstance(mid, str) else None
-            if q is None:
-                tid = ev.get("id")
-                q = next(
-                    (
-                        r.seq
-                        for r in rows
-                        if r.content
-                        and r.content[0].get("type") == "tool_result"
-                        and r.content[0].get("tool_use_id") == tid
-                    ),
-                    None,
-                )
-            if q is not None:
-                tool_seq[idx] = q
-                times.setdefault(q, iso_ms(ev.get("completed")) or iso_ms(ev.get("timestamp")))
-    for c in calls:
-        if c.out_seq is not None:
-            t = iso_ms(c.ev.get("completed")) or iso_ms(c.ev.get("timestamp"))
-            times.setdefault(c.out_seq, t)
+    st.stamp_rows()
+    st.final_findings()
+    m2 = dict(meta)
+    for k, v in (("sample_id", sample.get("id")), ("epoch", sample.get("epoch"))):
+        if v is not None:
+            m2[k] = str(v)
+    uuid = sample.get("uuid") if isinstance(sample.get("uuid"), str) else None
+    if uuid:
+        m2["sample_uuid"] = uuid
+    m2["member"] = member
+    parsed = ParsedTranscript(
+        path=path,
+        format=FORMAT,
+        session_id=uuid,
+        meta=m2,
+        rows=st.rows,
+        events=events,
+        findings=fnd.done(),
+        calls=calls,
+    )
+    inputs = {
+        c.out_seq: tuple(q for q in c.seqs if q is not None)
+        for c in st.calls
+        if c.out_seq is not None and not c.summarizer
+    }
+    return ParsedSample(parsed, inputs)
 
-    # compactions: swept = the window before that the next agent call no longer holds
-    # the agent's own calls: those whose output is a row (a scorer's or a tool-agent's is not)
-    agent_calls = [c for c in calls if not c.summarizer and c.out_seq is not None]
-    t_events: list[TranscriptEvent] = []
-    swept_all: set[int] = set()
-    cleared_all: set[int] = set()  # rows an earlier edit compaction cleared
-    summary_rows = {r.seq for r in rows if r.kind_hint == "compaction_summary"}
-    used_summaries: set[int] = set()
-    for ci, ce in comps:
-        span = ce.get("span_id")
-        mine = [c for c in agent_calls if span is None or c.ev.get("span_id") in (span, None)]
-        mine = mine or agent_calls
+
+class _Sample:
+    """The parse of one sample, step by step (each step a method, in :func:`parse_sample`)."""
+
+    def __init__(self, sample: dict[str, Any], member: str, fnd: Findings) -> None:
+        self.sample = sample
+        self.fnd = fnd
+        self.resolve = _Resolver(sample.get("attachments"))
+        raw_msgs = sample.get("messages")
+        if not isinstance(raw_msgs, list):
+            fnd.add("no_messages", "warning", None, f"member {member!r} holds no messages list")
+            raw_msgs = []
+        self.msgs = [self.resolve(m) if isinstance(m, dict) else {} for m in raw_msgs]
+        self.rows = [_row(i, m) for i, m in enumerate(self.msgs, start=1)]
+        ed = sample.get("events_data")
+        self.pool = _Pool(
+            ed.get("messages") if isinstance(ed, dict) else sample.get("message_pool"),
+            self.resolve,
+        )
+        events = sample.get("events")
+        self.events: list[Any] = events if isinstance(events, list) else []
+        self.matcher = _Matcher(self.msgs)
+        self.calls = [
+            _Call(i, ev, _expand(ev, self.pool, self.resolve, fnd, i + 1))
+            for i, ev in enumerate(self.events)
+            if _is_model(ev)
+        ]
+        self.comps = [
+            (i, e)
+            for i, e in enumerate(self.events)
+            if isinstance(e, dict) and e.get("event") == "compaction"
+        ]
+        self.tool_seq: dict[int, int] = {}  # event index -> seq of the tool message it wrote
+        self.times: dict[int, int | None] = {}  # seq -> the time its event states
+
+    # -- calls and rows ---------------------------------------------------------------------
+    def match_calls(self) -> None:
+        """Summarizer calls marked, each call's output and input matched to rows, each tool
+        event to its tool message."""
+        for ci, ce in self.comps:  # the summarizer: the tool-less call right before
+            if ce.get("type") not in ("summary", None):
+                continue
+            prev = [c for c in self.calls if c.index < ci]
+            if (
+                prev
+                and not prev[-1].ev.get("tools")
+                and not any(prev[-1].index < i2 < ci for i2, _ in self.comps)
+            ):
+                prev[-1].summarizer = True
+        self._outputs()
+        nxt = len(self.rows) + 1  # each input lies before its output row (else the next known)
+        for c in reversed(self.calls):
+            bound = c.out_seq if c.out_seq is not None else nxt
+            c.seqs, c.edited = self.matcher.match(c.inputs, bound)
+            if c.out_seq is not None:
+                nxt = c.out_seq
+                t = iso_ms(c.ev.get("completed")) or iso_ms(c.ev.get("timestamp"))
+                self.times.setdefault(c.out_seq, t)
+        by_call = {
+            r.content[0].get("tool_use_id"): r.seq
+            for r in self.rows
+            if r.content and r.content[0].get("type") == "tool_result"
+        }
+        for idx, ev in enumerate(self.events):
+            if not (isinstance(ev, dict) and ev.get("event") == "tool"):
+                continue
+            mid = ev.get("message_id")
+            q = self.matcher.by_id.get(mid) if isinstance(mid, str) else None
+            if q is None:
+                q = by_call.get(ev.get("id"))
+            if q is not None:
+                self.tool_seq[idx] = q
+                t = iso_ms(ev.get("completed")) or iso_ms(ev.get("timestamp"))
+                self.times.setdefault(q, t)
+
+    def _outputs(self) -> None:
+        """Each agent call's output message -> its assistant row: by id, else the next
+        assistant row with the same content, else (a log without ids) the next one."""
+        asst = [r.seq for r in self.rows if r.role == "assistant"]
+        used: set[int] = set()
+        last = 0
+        for c in self.calls:
+            if c.summarizer:
+                continue
+            om = _output_message(c.ev)
+            if om is None:
+                continue
+            mid = om.get("id")
+            q = self.matcher.by_id.get(mid) if isinstance(mid, str) else None
+            if q is None or self.rows[q - 1].role != "assistant":
+                k = _key(self.resolve(om))
+                key = self.matcher.key
+                q = next((s for s in asst if s > last and key(self.msgs[s - 1]) == k), None)
+                if q is None and not isinstance(mid, str):
+                    q = next((s for s in asst if s > last and s not in used), None)
+            if q is not None and q not in used:
+                c.out_seq = q
+                used.add(q)
+                last = q
+
+    # -- compactions ------------------------------------------------------------------------
+    def compactions(self) -> list[TranscriptEvent]:
+        """One event per CompactionEvent: swept = the rows in the window before it (every row
+        up to it that no earlier event swept) that the agent's next call no longer holds."""
+        # the agent's own calls: those whose output is a row (a scorer's, a tool-agent's not)
+        agent = [c for c in self.calls if not c.summarizer and c.out_seq is not None]
+        # (event index, the highest row seq it shows existing), in event order
+        reach = [(c.index, max([q for q in c.seqs if q] + [c.out_seq or 0])) for c in self.calls]
+        reach = sorted(reach + list(self.tool_seq.items()))
+        at = [i for i, _ in reach]
+        upto = list(itertools.accumulate((q for _, q in reach), max))
+        summary_rows = sorted(r.seq for r in self.rows if r.kind_hint == "compaction_summary")
+        swept_all: set[int] = set()
+        cleared_all: set[int] = set()  # rows an earlier edit compaction cleared
+        used: set[int] = set()
+        out = []
+        for ci, ce in self.comps:
+            span = ce.get("span_id")
+            mine = [c for c in agent if span is None or c.ev.get("span_id") in (span, None)]
+            mine = mine or agent
+            k = bisect.bisect_left(at, ci)
+            bound = upto[k - 1] if k else 0
+            e = self._compaction(ci, ce, mine, bound, summary_rows, used, swept_all, cleared_all)
+            (swept_all if e.kind == "compaction" else cleared_all).update(e.swept)
+            out.append(e)
+        return out
+
+    def _compaction(
+        self,
+        ci: int,
+        ce: dict[str, Any],
+        mine: list[_Call],
+        bound: int,
+        summary_rows: list[int],
+        used: set[int],
+        swept_all: set[int],
+        cleared_all: set[int],
+    ) -> TranscriptEvent:
         before = [c for c in mine if c.index < ci]
         after = next((c for c in mine if c.index > ci), None)
-        summarizer = next(
-            (c for c in calls if c.summarizer and c.index < ci and all(
-                not (c.index < i2 < ci) for i2, _ in comps
-            )),
-            None,
-        )  # fmt: skip
-        exist = [q for c in calls if c.index < ci for q in c.seqs if q is not None]
-        exist += [c.out_seq for c in calls if c.index < ci and c.out_seq is not None]
-        exist += [q for i, q in tool_seq.items() if i < ci]
-        bound = max(exist, default=0)
         ctype = ce.get("type")
         s_seq = None
-        if ctype in ("summary", None):
+        if ctype in ("summary", None):  # the summary row: the next input's, after the bound
             cand = [q for q in (after.seqs if after else []) if q in summary_rows and q > bound]
-            cand = cand or [q for q in sorted(summary_rows) if q > bound]
-            cand = [q for q in cand if q not in used_summaries]
+            cand = [q for q in cand or summary_rows if q > bound and q not in used]
             if cand:
                 s_seq = cand[0]
-                used_summaries.add(s_seq)
+                used.add(s_seq)
                 bound = s_seq - 1
-                times.setdefault(s_seq, iso_ms(ce.get("timestamp")))
-        window = [q for q in range(1, bound + 1) if q not in swept_all]
+                self.times.setdefault(s_seq, iso_ms(ce.get("timestamp")))
         md_raw = ce.get("metadata")
         md: dict[str, Any] = md_raw if isinstance(md_raw, dict) else {}
         extra: dict[str, Any] = {"type": ctype, "event_index": ci + 1}
@@ -504,11 +568,12 @@ def parse_sample(
             extra["source"] = ce["source"]
         if isinstance(md.get("trigger"), str):
             extra["recorded_trigger"] = md["trigger"]
+        window = [q for q in range(1, bound + 1) if q not in swept_all]
+        swept: list[int] = []
+        kept: list[int] = []
+        edited: list[int] = []
         if after is None:
-            swept: list[int] = []
-            kept: list[int] = []
-            edited: list[int] = []
-            fnd.add(
+            self.fnd.add(
                 "no_call_after_compaction",
                 "info",
                 None,
@@ -521,10 +586,9 @@ def parse_sample(
             kept = [q for q in window if q in held]
             edited = sorted(set(after.edited) - cleared_all)
         kind = "compaction"
-        if ctype == "edit" and not swept:
+        if ctype == "edit" and not swept:  # cleared in place: a microcompaction
             kind = "microcompaction"
-            swept = [q for q in edited if q <= bound]
-            kept = []
+            swept, kept = [q for q in edited if q <= bound], []
             if after is not None and swept:
                 sizes = [
                     len(result_text(m.get("content")))
@@ -534,149 +598,109 @@ def parse_sample(
                 extra["stub_chars"] = round(sum(sizes) / len(sizes)) if sizes else 0
         elif edited:
             extra["edited_seqs"] = tuple(edited)
-        if kind == "compaction":
-            swept_all.update(swept)
-        else:
-            cleared_all.update(swept)
-        if summarizer is not None and s_seq is None:
-            extra["summarizer_event_index"] = summarizer.index + 1
         trig = md.get("trigger")
-        t_events.append(
-            TranscriptEvent(
-                kind=kind,
-                trigger=_TRIGGERS.get(trig) if isinstance(trig, str) else None,
-                pre_tokens=as_int(ce.get("tokens_before")),
-                post_tokens=as_int(ce.get("tokens_after")),
-                tokens_before=None,
-                tokens_after=None,
-                created_at=iso_ms(ce.get("timestamp")),
-                line=bound + 1,
-                uuid=ce.get("uuid") if isinstance(ce.get("uuid"), str) else None,
-                summary_seq=s_seq,
-                swept=tuple(swept),
-                preserved=tuple(kept),
-                extra={**extra, "_before_call": before[-1].index if before else None,
-                       "_after_call": after.index if after else None},
-            )
-        )  # fmt: skip
+        extra["_before_call"] = before[-1].index if before else None
+        extra["_after_call"] = after.index if after else None
+        return TranscriptEvent(
+            kind=kind,
+            trigger=_TRIGGERS.get(trig) if isinstance(trig, str) else None,
+            pre_tokens=as_int(ce.get("tokens_before")),
+            post_tokens=as_int(ce.get("tokens_after")),
+            created_at=iso_ms(ce.get("timestamp")),
+            line=bound + 1,
+            uuid=ce.get("uuid") if isinstance(ce.get("uuid"), str) else None,
+            summary_seq=s_seq,
+            swept=tuple(swept),
+            preserved=tuple(kept),
+            extra=extra,
+        )
 
-    # usage, counted once per call, on the row that is its output (summarizer: the summary)
-    model_calls: list[ModelCall] = []
-    on_row: dict[int, int] = {}
-    input_of: dict[int, int] = {}  # event index -> ADF input tokens
-    for c in calls:
-        tokens, unknown = _usage((c.ev.get("output") or {}).get("usage"), fnd, c.index + 1)
-        seq = c.out_seq
-        note = None
-        if c.summarizer:
-            seq = next(
-                (e.summary_seq for (ci, _), e in zip(comps, t_events, strict=True) if ci > c.index),
+    # -- usage, times, findings -------------------------------------------------------------
+    def usage(self, events: list[TranscriptEvent]) -> tuple[list[ModelCall], dict[int, int]]:
+        """Every call's usage counted once, on the row that is its output (a summarizer's: its
+        compaction's summary row); and each call's ADF input, by event index."""
+        out: list[ModelCall] = []
+        on_row: set[int] = set()
+        input_of: dict[int, int] = {}
+        summaries = [(ci, e.summary_seq) for (ci, _), e in zip(self.comps, events, strict=True)]
+        for c in self.calls:
+            out_ = c.ev.get("output")
+            u = out_.get("usage") if isinstance(out_, dict) else None
+            tokens, unknown = _usage(u, self.fnd, c.index + 1)
+            seq, note = c.out_seq, None
+            if c.summarizer:
+                seq = next((q for ci, q in summaries if ci > c.index), None)
+                note = "the summarizer call of a summary compaction"
+            if seq is not None and seq in on_row:
+                seq, note = None, "a second call for the same row"
+            if seq is not None:
+                on_row.add(seq)
+                r = self.rows[seq - 1]
+                r.tokens = {**tokens, **unknown} if unknown else dict(tokens)
+                if unknown:
+                    r.malformed = True
+                    r.note = "usage holds values that are not token counts"
+                if r.model is None:
+                    r.model = _row_model(c.ev)
+            elif note is None:
+                note = "no row holds the call's output (a scorer's or a failed call)"
+            if "input" in tokens:
+                input_of[c.index] = tokens["input"]
+            model, uid = c.ev.get("model"), c.ev.get("uuid")
+            out.append(
+                ModelCall(
+                    key=uid if isinstance(uid, str) else f"model@{c.index + 1}",
+                    seq=seq,
+                    line=c.index + 1,
+                    model=model if isinstance(model, str) else None,
+                    tokens=tokens,
+                    created_at=iso_ms(c.ev.get("timestamp")),
+                    note=note,
+                )
+            )
+        return out, input_of
+
+    def stamp_rows(self) -> None:
+        """Each row's time: its own event's; else the time of the first call whose input holds
+        it (it was there by then), else the previous row's, else the sample's start."""
+        for q, t in self.times.items():
+            if t is not None:
+                self.rows[q - 1].created_at = t
+        seen_at: dict[int, int | None] = {}
+        for c in self.calls:
+            seen = iso_ms(c.ev.get("timestamp"))
+            for held in c.seqs:
+                if held is not None and held not in seen_at:
+                    seen_at[held] = seen
+        prev = iso_ms(self.sample.get("started_at"))
+        for r in self.rows:
+            if r.created_at is None:
+                r.created_at = seen_at.get(r.seq) or prev
+            prev = r.created_at or prev
+
+    def final_findings(self) -> None:
+        fnd = self.fnd
+        calls = self.calls
+        unmatched = sum(1 for c in calls if c.out_seq is not None for q in c.seqs if q is None)
+        if unmatched:
+            fnd.add(
+                "input_not_in_history",
+                "warning",
                 None,
+                f"{unmatched} message(s) of the agent's model inputs match no message of the "
+                "sample's history; replay() rebuilds the window without them",
             )
-            note = "the summarizer call of a summary compaction"
-        if seq is not None and seq in on_row:
-            seq, note = None, "a second call for the same row"
-        if seq is not None:
-            on_row[seq] = c.index
-            r = rows[seq - 1]
-            r.tokens = {**tokens, **unknown} if unknown else dict(tokens)
-            if unknown:
-                r.malformed = True
-                r.note = "usage holds values that are not token counts"
-            if r.model is None:
-                r.model = _row_model(c.ev)
-        elif note is None:
-            note = "no row holds the call's output (a scorer's or a failed call)"
-        if "input" in tokens:
-            input_of[c.index] = tokens["input"]
-        model = c.ev.get("model")
-        uid = c.ev.get("uuid")
-        model_calls.append(
-            ModelCall(
-                key=uid if isinstance(uid, str) else f"model@{c.index + 1}",
-                seq=seq,
-                line=c.index + 1,
-                model=model if isinstance(model, str) else None,
-                tokens=tokens,
-                created_at=iso_ms(c.ev.get("timestamp")),
-                note=note,
+        if self.resolve.missing:
+            fnd.add(
+                "missing_attachment",
+                "warning",
+                None,
+                f"{len(self.resolve.missing)} attachment://<hash> reference(s) name no "
+                "attachment of the sample; the text is the reference itself",
             )
-        )
-    final_events = []
-    for e in t_events:
-        x = dict(e.extra)
-        b, a = x.pop("_before_call"), x.pop("_after_call")
-        final_events.append(
-            TranscriptEvent(
-                kind=e.kind, trigger=e.trigger, pre_tokens=e.pre_tokens,
-                post_tokens=e.post_tokens,
-                tokens_before=input_of.get(b) if b is not None else None,
-                tokens_after=input_of.get(a) if a is not None else None,
-                created_at=e.created_at, line=e.line, uuid=e.uuid, summary_seq=e.summary_seq,
-                swept=e.swept, preserved=e.preserved, extra=x,
+        err = self.sample.get("error")
+        if err:
+            msg = err.get("message") if isinstance(err, dict) else err
+            fnd.add(
+                "sample_error", "info", None, f"the sample ended with an error: {str(msg)[:200]}"
             )
-        )  # fmt: skip
-    for q, t in times.items():
-        if t is not None and rows[q - 1].created_at is None:
-            rows[q - 1].created_at = t
-    # a row with no time of its own: the time of the first call whose input holds it (it was
-    # there by then), else the previous row's, else the sample's start
-    seen_at: dict[int, int | None] = {}
-    for c in calls:
-        t = iso_ms(c.ev.get("timestamp"))
-        for q in c.seqs:
-            if q is not None and q not in seen_at:
-                seen_at[q] = t
-    prev_t = iso_ms(sample.get("started_at"))
-    for r in rows:
-        if r.created_at is None:
-            r.created_at = seen_at.get(r.seq) or prev_t
-        prev_t = r.created_at or prev_t
-
-    unmatched = sum(1 for c in calls if c.out_seq is not None for q in c.seqs if q is None)
-    if unmatched:
-        fnd.add(
-            "input_not_in_history",
-            "warning",
-            None,
-            f"{unmatched} message(s) of the agent's model inputs match no message of the "
-            "sample's history; replay() rebuilds the window without them",
-        )
-    if resolve.missing:
-        fnd.add(
-            "missing_attachment",
-            "warning",
-            None,
-            f"{len(resolve.missing)} attachment://<hash> reference(s) name no attachment of the "
-            "sample; the text is the reference itself",
-        )
-    err = sample.get("error")
-    if err:
-        msg = err.get("message") if isinstance(err, dict) else err
-        fnd.add("sample_error", "info", None, f"the sample ended with an error: {str(msg)[:200]}")
-    sid = sample.get("id")
-    epoch = sample.get("epoch")
-    m2 = dict(meta)
-    if sid is not None:
-        m2["sample_id"] = str(sid)
-    if epoch is not None:
-        m2["epoch"] = str(epoch)
-    if isinstance(sample.get("uuid"), str):
-        m2["sample_uuid"] = sample["uuid"]
-    m2["member"] = member
-    parsed = ParsedTranscript(
-        path=path,
-        format=FORMAT,
-        session_id=sample.get("uuid") if isinstance(sample.get("uuid"), str) else None,
-        meta=m2,
-        rows=rows,
-        events=final_events,
-        findings=fnd.done(),
-        calls=model_calls,
-    )
-    inputs = {
-        c.out_seq: tuple(q for q in c.seqs if q is not None)
-        for c in calls
-        if c.out_seq is not None and not c.summarizer
-    }
-    return ParsedSample(parsed, inputs)
