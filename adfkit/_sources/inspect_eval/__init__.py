@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._registry import FormatSpec, Probe, Rule
+from .rules import provider_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -25,19 +26,6 @@ TAXONOMY = "taxonomy.inspect_eval.json"
 DEFAULT_ROOT = "./logs"
 _ZIP = b"PK\x03\x04"
 _MEMBERS = (b"header.json", b"_journal/start.json", b"samples/")
-
-
-def provider_of(model: str | None) -> str | None:
-    """Inspect names models ``<provider>/<model>``: the part before the first slash.
-
-    Examples
-    --------
-    >>> provider_of("openai/gpt-4o-mini"), provider_of("gpt-4o") is None
-    ('openai', True)
-    """
-    if isinstance(model, str) and "/" in model:
-        return model.split("/", 1)[0] or None
-    return None
 
 
 def claims(path: Path, is_dir: bool, head: bytes) -> bool:
