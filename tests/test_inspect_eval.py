@@ -258,14 +258,17 @@ def test_listing_parses_no_sample(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parsed == ["samples/7_epoch_1.json"]
 
 
-def test_config_reads_the_recorded_threshold() -> None:
+def test_settings_read_the_recorded_threshold() -> None:
     s = quiet_open(fixture("generated-trim.eval"))[0]
-    cfg = s.config()
-    assert cfg["context"]["compact_threshold"] == 1200  # header.plan: CompactionTrim(1200)
-    assert cfg["model"] == {"model_id": "mockllm/model", "provider": "mockllm"}
-    old = quiet_open(fixture("log_formats.eval"))[0].config()
-    assert old["context"]["compact_threshold"] is None
-    assert old["model"]["provider"] == "ollama"
+    st = s.settings()
+    assert st.compact_threshold == 1200  # header.plan: CompactionTrim(threshold=1200)
+    assert st.threshold_source == "configured" and "header.plan" in (st.threshold_rule or "")
+    assert (st.model, st.provider) == ("mockllm/model", "mockllm")
+    assert s.config()["context"]["compact_threshold"] == 1200
+    assert s.info()["tool_version"] == "0.3.285"
+    old = quiet_open(fixture("log_formats.eval"))[0].settings()
+    assert old.compact_threshold is None and old.threshold_source is None
+    assert old.provider == "ollama"
 
 
 # --- adfsynth logs --------------------------------------------------------------------------
@@ -711,3 +714,17 @@ def test_adfkit_open_gives_a_collection() -> None:
     assert one.name == "2_epoch_1"
     assert len(one.history()) == len(col["2_epoch_1"].history())
     assert one.compactions()["n_swept"].tolist() == col[2].compactions()["n_swept"].tolist()
+
+
+def test_info_has_the_same_keys_as_every_format() -> None:
+    from adfkit._source import INFO_KEYS
+
+    src = quiet_open(SAMPLES / "2026-06-01T08-00-00+00-00_tide-drift-edit.eval")[0]
+    for sizes in (True, False):
+        assert list(src.info(sizes=sizes)) == list(INFO_KEYS)
+    info = src.info()
+    assert info["format"] == "inspect_eval" and info["compact_threshold"] == 2000
+    assert info["microcompactions"] == len(
+        json.loads(next(SAMPLES.glob("*edit.truth.json")).read_text())["samples"][0]["compactions"]
+    )
+    assert info["compactions"] == 0

@@ -14,6 +14,7 @@ from typing import Any, overload
 import pandas as pd
 
 from adfkit._errors import AdfError
+from adfkit._source import Settings
 from adfkit._transcript import Finding, ParsedTranscript, warn_findings
 from adfkit._transcript_source import TranscriptSource
 
@@ -79,32 +80,21 @@ class InspectSampleSource(TranscriptSource):
         m = self.parsed.meta
         return f"{m.get('sample_id', '?')}_epoch_{m.get('epoch', '?')}"
 
-    def config(self) -> dict[str, Any]:
-        """Model, provider (``<provider>/`` of Inspect's model name) and the threshold the
-        log's plan records (``header.plan.steps[].params.compaction``); with none recorded the
-        threshold is None and ``compact_rule`` says why."""
-        model = self.model()
+    def settings(self) -> Settings:
+        """Model, provider (``<provider>/`` of Inspect's model name), and the threshold the
+        log's plan records (``header.plan.steps[].params.compaction.threshold``:
+        ``configured``), compared by Inspect with its own estimate of the next input; with no
+        compaction in the plan, or a fraction of a window the log does not record, None and
+        ``threshold_rule`` says why."""
+        base = super().settings()
         threshold, rule = threshold_of(self.compaction, self.context_window())
-        cfg: dict[str, Any] = {
-            "name": self.name,
-            "model": {"model_id": model, "provider": provider_of(model)},
-            "context": {"compact_threshold": threshold, "audit": {"loop": True}},
-            "context_window": self.context_window(),
-        }
-        if threshold is None:
-            cfg["compact_rule"] = rule
-        else:
-            cfg["compact_source"] = rule
-        return cfg
-
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
-        out = super().info(sizes=sizes)
-        m = self.parsed.meta
-        out["tool_version"] = m.get("inspect_version")
-        out["sample_id"] = m.get("sample_id")
-        out["epoch"] = m.get("epoch")
-        out["task"] = m.get("task")
-        return out
+        return dataclasses.replace(
+            base,
+            compact_threshold=threshold,
+            threshold_source=None if threshold is None else "configured",
+            threshold_rule=rule,
+            provider=provider_of(base.model),
+        )
 
 
 class EvalLog(Sequence[InspectSampleSource]):
@@ -218,7 +208,7 @@ class EvalLog(Sequence[InspectSampleSource]):
                 out[k if k != "created" else "eval_created"] = str(v)
         pk = ev.get("packages")
         if isinstance(pk, dict) and isinstance(pk.get("inspect_ai"), str):
-            out["inspect_version"] = pk["inspect_ai"]
+            out["inspect_version"] = out["version"] = pk["inspect_ai"]
         for k in ("version", "status"):
             v = h.get(k)
             if isinstance(v, str | int) and not isinstance(v, bool):
