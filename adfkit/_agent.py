@@ -39,7 +39,7 @@ from ._blobs import DEFAULT_MAX_BLOB_BYTES
 from ._errors import AdfWarning
 from ._mind import Mind, read_mind
 from ._observe import Observation, TaxonomyArg
-from ._opening import open_any, open_source
+from ._opening import member_names, open_any, open_source
 from ._registry import MEMBER
 from ._simulate import Policy, SimulationResult
 from ._source import AgentSource, Info, Settings
@@ -153,10 +153,7 @@ def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is unt
     got = open_any(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format=format)
     if isinstance(got, AgentSource):
         return AgentFile(got)
-    agents = [AgentFile(s) for s in got]
-    for a in agents:  # each agent's path names it: adfkit.open(agent.path) opens that one
-        a.path = f"{os.fspath(path)}{MEMBER}{a.name}"
-    return AgentCollection(os.fspath(path), agents)
+    return AgentCollection(os.fspath(path), got)
 
 
 def open_one(path: str | os.PathLike[str], **options: Any) -> AgentFile:
@@ -815,12 +812,23 @@ class AgentFile:
 class AgentCollection(Sequence[AgentFile]):
     """The agents of one input that holds several (a log of many samples, each an agent), in
     the order the input lists them. Index by position or by name (``AgentFile.name``); each
-    item is an :class:`AgentFile`. Closing the collection closes every agent.
+    item is an :class:`AgentFile`, read on first access (listing the names reads none where the
+    reader lists them), and its ``path`` (``input#name``) opens that one agent again. Closing
+    the collection closes every agent read.
     """
 
-    def __init__(self, path: str, agents: list[AgentFile]) -> None:
+    def __init__(self, path: str, sources: Sequence[AgentSource]) -> None:
         self.path = path
-        self._agents = agents
+        self._sources = sources
+        self._agents: dict[int, AgentFile] = {}
+        self._names: list[str] | None = None
+
+    def _agent(self, i: int) -> AgentFile:
+        if i not in self._agents:
+            a = AgentFile(self._sources[i])
+            a.path = f"{self.path}{MEMBER}{self.names[i]}"
+            self._agents[i] = a
+        return self._agents[i]
 
     @overload
     def __getitem__(self, key: int | str) -> AgentFile: ...
@@ -828,32 +836,43 @@ class AgentCollection(Sequence[AgentFile]):
     def __getitem__(self, key: slice) -> list[AgentFile]: ...
     def __getitem__(self, key: int | str | slice) -> AgentFile | list[AgentFile]:
         if isinstance(key, str):
-            for a in self._agents:
-                if a.name == key:
-                    return a
-            raise KeyError(f"{self.path}: no agent named {key!r} (names: {self.names[:10]})")
-        return self._agents[key]
+            if key not in self.names:
+                raise KeyError(f"{self.path}: no agent named {key!r} (names: {self.names[:10]})")
+            return self._agent(self.names.index(key))
+        if isinstance(key, slice):
+            return [self._agent(i) for i in range(len(self))[key]]
+        return self._agent(range(len(self))[key])
 
     def __len__(self) -> int:
-        return len(self._agents)
+        return len(self._sources)
 
     def __iter__(self) -> Iterator[AgentFile]:
-        return iter(self._agents)
+        return (self._agent(i) for i in range(len(self)))
 
     @property
     def names(self) -> list[str]:
         """Each agent's name, in order."""
-        return [a.name for a in self._agents]
+        if self._names is None:
+            self._names = member_names(self._sources)
+        return self._names
+
+    @property
+    def paths(self) -> list[str]:
+        """Each agent's path (``input#name``), in order: what opens that one agent."""
+        return [f"{self.path}{MEMBER}{n}" for n in self.names]
 
     @property
     def format(self) -> str:
         """The format of the input (every agent's)."""
-        return self._agents[0].format if self._agents else ""
+        return self[0].format if len(self) else ""
 
     def close(self) -> None:
-        """Close every agent."""
-        for a in self._agents:
+        """Close every agent read."""
+        for a in self._agents.values():
             a.close()
+        close = getattr(self._sources, "close", None)
+        if callable(close):
+            close()
 
     def __enter__(self) -> AgentCollection:
         return self
@@ -862,7 +881,7 @@ class AgentCollection(Sequence[AgentFile]):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<AgentCollection {self.path!r} format={self.format} agents={len(self)}>"
+        return f"<AgentCollection {self.path!r} agents={len(self)}>"
 
 
 def agents_of(opened: AgentFile | AgentCollection) -> list[AgentFile]:

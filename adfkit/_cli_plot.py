@@ -7,11 +7,14 @@ import os
 import sys
 from pathlib import Path
 
+from . import _registry as registry
 from . import plots
+from ._agent import AgentCollection
 from ._agent import open as open_agent
 from ._cli_common import add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
 from ._outputs import check_output, unique_names
+from ._registry import split_member
 
 
 def png_path(output: str) -> str:
@@ -53,8 +56,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
+    paths = [m for p in paths for m in _members(p)]  # each agent of a multi-agent input
     folder = _folder(args.output, args.kind, len(paths))
-    names = iter(unique_names([Path(p).stem for p in paths]))
+    names = iter(unique_names([_stem(p) for p in paths]))
 
     def one(path: str) -> int:
         name = next(names)
@@ -76,6 +80,25 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return 0
 
     return for_each_agent(paths, one)
+
+
+def _members(path: str) -> list[str]:
+    """``path``, or the path of each agent when it holds several (``log.eval#<name>``); only
+    such an input is opened here (its agents are listed, not read)."""
+    try:
+        many = registry.recognise(path).many
+    except AdfError:
+        return [path]  # the command reports it for this path, as for any other
+    if not many:
+        return [path]
+    with open_agent(path) as opened:
+        return opened.paths if isinstance(opened, AgentCollection) else [path]
+
+
+def _stem(path: str) -> str:
+    """A file name for an agent's plots: the input's stem, and the member's name."""
+    base, member = split_member(path)
+    return base.stem + (f"-{member}" if member else "")
 
 
 def _folder(output: str | None, kind: str, n: int) -> str | None:

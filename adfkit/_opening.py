@@ -7,6 +7,7 @@ facade (:func:`adfkit._agent.opened`); analyses take a source and open nothing.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -49,13 +50,22 @@ def open_any(
     max_blob_bytes: int = DEFAULT_MAX_BLOB_BYTES,
     timeout: float = 5.0,
     format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format
-) -> AgentSource | list[AgentSource]:
+) -> AgentSource | Sequence[AgentSource]:
     """Open the agent record at ``path`` read-only with the reader of its format: one source, or
     a list of them when the input holds several agents. ``format``: a name from
     :func:`formats`, or None to recognise it. ``max_blob_bytes`` and ``timeout`` apply to
     readers that use them (ADF files)."""
     got = registry.open_input(path, format, max_blob_bytes=max_blob_bytes, timeout=timeout)
-    return got if isinstance(got, AgentSource) else list(got)
+    return got if isinstance(got, AgentSource) else got  # a sequence: items made on access
+
+
+def member_names(agents: Sequence[AgentSource]) -> list[str]:
+    """The names of the agents of a multi-agent input, without reading each one when the
+    reader's sequence lists them (a ``names()`` method), else from each source."""
+    listed = getattr(agents, "names", None)
+    if callable(listed):
+        return [str(n) for n in listed()]
+    return [src.name for src in agents]
 
 
 def open_source(
@@ -70,9 +80,10 @@ def open_source(
     got = open_any(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format=format)
     if isinstance(got, AgentSource):
         return got
-    names = [src.name for src in got]
-    for src in got:
-        src.close()
+    names = member_names(got)
+    close = getattr(got, "close", None)
+    if callable(close):
+        close()
     shown = ", ".join(f"#{n}" for n in names[:5]) + (" ..." if len(names) > 5 else "")
     raise AdfError(
         f"holds {len(names)} agents, not one: name one as PATH#NAME ({shown}), or get them "

@@ -728,3 +728,34 @@ def test_info_has_the_same_keys_as_every_format() -> None:
         json.loads(next(SAMPLES.glob("*edit.truth.json")).read_text())["samples"][0]["compactions"]
     )
     assert info["compactions"] == 0
+
+
+def test_open_reads_no_sample_until_one_is_asked_for() -> None:
+    """``adfkit.open`` of a log lists its samples from the zip's directory: none is parsed until
+    an agent is touched, and then only that one."""
+    log = sorted((ROOT / "sample_agents" / "inspect").glob("*tide-drift-summary.eval"))[0]
+    coll = adfkit.open(log)
+    assert isinstance(coll, adfkit.AgentCollection)
+    assert coll.names == [
+        "1_epoch_1", "1_epoch_2", "2_epoch_1", "2_epoch_2", "gauge_7_epoch_1", "gauge_7_epoch_2"
+    ]  # fmt: skip
+    assert coll.paths[2] == f"{log}#2_epoch_1"
+    parsed = coll._sources._cache  # type: ignore[attr-defined]
+    assert parsed == {}
+    assert len(coll["2_epoch_1"].history()) > 0
+    assert list(parsed) == [2]
+    coll.close()
+
+
+def test_the_plot_command_draws_each_sample_of_a_log(tmp_path: Path) -> None:
+    log = sorted((ROOT / "sample_agents" / "inspect").glob("*tide-drift-trim.eval"))[0]
+    out = subprocess.run(
+        [sys.executable, "-m", "adfkit", "plot", str(log), "--kind", "growth", "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    names = adfkit.open(log).names
+    want = sorted(f"{log.stem}-{n}-growth.png" for n in names)
+    assert sorted(os.listdir(tmp_path)) == want
