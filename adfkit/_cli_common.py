@@ -10,7 +10,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ._errors import AdfError
@@ -18,6 +18,31 @@ from ._fleet import resolve_paths
 from ._terminal import printable
 
 Handler = Callable[[argparse.Namespace], int]
+
+
+class LazyChoices:
+    """An option's ``choices`` read on first use (a ``--help`` or a value checked), so that
+    registering a command imports nothing heavy: ``adfkit usage`` never loads the plots or
+    the analyses whose names another command offers. Give the option a ``metavar`` too
+    (argparse formats the choices into one when it has none, as the option is added)."""
+
+    def __init__(self, load: Callable[[], Iterable[str]]) -> None:
+        self._load = load
+        self._items: list[str] | None = None
+
+    def _all(self) -> list[str]:
+        if self._items is None:
+            self._items = list(self._load())
+        return self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._all()
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def add_command(

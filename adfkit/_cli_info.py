@@ -7,8 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _registry as registry
-from ._agent import agents_of
-from ._agent import open as open_agent
 from ._cli_common import add_command, dump_json, for_each_agent, say, single
 
 
@@ -192,6 +190,9 @@ def cmd_info(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
+        from ._agent import agents_of
+        from ._agent import open as open_agent
+
         with open_agent(path) as opened:
             for agent in agents_of(opened):
                 doc: dict[str, Any] = dict(agent.info())

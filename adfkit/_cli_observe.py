@@ -9,10 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._agent import agents_of, observe
-from ._agent import open as open_agent
-from ._cli_common import add_command, dump_json, for_each_agent, say, single
-from ._observe import SEGMENTATIONS
+from ._cli_common import LazyChoices, add_command, dump_json, for_each_agent, say, single
 
 
 def cmd_observe(args: argparse.Namespace) -> int:
@@ -28,6 +25,9 @@ def cmd_observe(args: argparse.Namespace) -> int:
 
     def one(path: str) -> int:
         tripped = False
+        from ._agent import agents_of, observe
+        from ._agent import open as open_agent
+
         with open_agent(path) as opened:
             for agent in agents_of(opened):
                 obs = observe(agent, taxonomy=args.taxonomy, segmentation=args.segmentation)
@@ -82,6 +82,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
+        from ._agent import agents_of
+        from ._agent import open as open_agent
+
         with open_agent(path) as opened:
             found = [check_dict(a.path, a.integrity()) for a in agents_of(opened)]
         for d in found:
@@ -104,6 +107,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     return status
 
 
+def _segmentations() -> tuple[str, ...]:
+    from ._observe import SEGMENTATIONS
+
+    return SEGMENTATIONS
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``observe`` and ``check`` to the ``adfkit`` command."""
     p = add_command(
@@ -111,9 +120,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--segmentation",
-        choices=SEGMENTATIONS,
+        choices=LazyChoices(_segmentations),
+        metavar="NAME",
         default="smart",
-        help="turn segmentation: smart (default) or the reference analyzer's",
+        help="turn segmentation: smart (default) or reference (the reference analyzer's)",
     )
     p.add_argument("--taxonomy", metavar="FILE", help="a taxonomy JSON file (default: shipped)")
     add_command(

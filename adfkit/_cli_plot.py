@@ -8,10 +8,7 @@ import sys
 from pathlib import Path
 
 from . import _registry as registry
-from . import plots
-from ._agent import AgentCollection
-from ._agent import open as open_agent
-from ._cli_common import add_command, agent_paths, for_each_agent, say
+from ._cli_common import LazyChoices, add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
 from ._outputs import check_output, unique_names
 from ._registry import split_member
@@ -51,7 +48,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
         matplotlib.use("Agg")  # only a file is written: no window, no display needed
 
     paths = agent_paths(args.paths)
-    kinds = [*plots.PLOTS, "all"]
+    from . import plots
+
+    kinds = _kinds()
     if args.kind not in kinds:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
@@ -64,6 +63,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         name = next(names)
         if args.kind == "all":
             check_output(folder, paths)  # type: ignore[arg-type]
+            from ._agent import open as open_agent
+
             with open_agent(path) as agent:
                 try:
                     written = plots.save_all(agent, folder, dpi=args.dpi)  # type: ignore[arg-type]
@@ -91,6 +92,9 @@ def _members(path: str) -> list[str]:
         return [path]  # the command reports it for this path, as for any other
     if not many:
         return [path]
+    from ._agent import AgentCollection
+    from ._agent import open as open_agent
+
     with open_agent(path) as opened:
         return opened.paths if isinstance(opened, AgentCollection) else [path]
 
@@ -119,11 +123,22 @@ def _folder(output: str | None, kind: str, n: int) -> str | None:
     return folder
 
 
+def _kinds() -> list[str]:
+    """The ``--kind`` values: each plot's name, and ``all``."""
+    from . import plots
+
+    return [*plots.PLOTS, "all"]
+
+
 def _draw(path: str, out: str, args: argparse.Namespace, paths: list[str]) -> None:
     """One plot of one agent, written to ``out`` (a PNG file)."""
     import matplotlib.pyplot as plt
 
+    from . import plots
+
     check_output(out, paths)
+    from ._agent import open as open_agent
+
     with open_agent(path) as agent:
         extra = {} if args.seq is None else {"seq": args.seq}
         try:
@@ -153,7 +168,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--kind",
         default="context",
-        choices=[*plots.PLOTS, "all"],
+        choices=LazyChoices(_kinds),
+        metavar="KIND",  # the kinds are listed above; naming them here would load the plots
         help="which plot (default: context); 'all' writes every kind into the folder -o",
     )
     p.add_argument(

@@ -22,32 +22,44 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 import pandas as pd
 
 from . import _registry as registry
 from . import schema
-from ._agent import AgentFile, agents_of, observe
-from ._agent import open as open_agent
 from ._errors import AdfError
-from ._fleet_usage import usage_days
 from ._index import Index, part_key, stamp, to_parquet, write_part
 from ._outputs import check_output, unique_names
 from ._redact import redact_config, redact_frame
 from ._terminal import printable
+
+if TYPE_CHECKING:
+    from ._agent import AgentFile
+
+# The readers and analyses (``_agent`` and what it imports) load on first use: a run whose
+# files are all fresh in the index reads Parquet only and never needs them.
 
 ENGINES = ("serial", "processes", "dask")
 
 
 def _observation(attr: str) -> Callable[..., pd.DataFrame]:
     def get(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+        from ._agent import observe
+
         frame: pd.DataFrame = getattr(observe(agent, **kwargs), attr)
         return frame
 
     get.__name__ = f"observe_{attr}"
     return get
+
+
+def usage_days(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+    """:func:`adfkit._fleet_usage.usage_days` (imported on first use)."""
+    from ._fleet_usage import usage_days as days
+
+    return days(agent, **kwargs)
 
 
 #: Tables that are not an ``AgentFile`` method of the same name: name -> ``f(agent, **kw)``.
@@ -110,6 +122,8 @@ def _is_one_input(path: str) -> bool:
 def _check_table(table: str) -> None:
     if table in TABLES:
         return
+    from ._agent import AgentFile
+
     attr = getattr(AgentFile, table, None)
     if table.startswith("_") or not callable(attr) or table in ("close", "read_file", "read_text"):
         names = sorted(
@@ -237,6 +251,9 @@ def _load_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``label``, ``agent`` and ``agent_path`` columns, or the
     error row."""
+    from ._agent import agents_of
+    from ._agent import open as open_agent
+
     try:
         with open_agent(path, **open_kwargs) as opened:
             parts = [_table_of(agent, path, table, kwargs) for agent in agents_of(opened)]
@@ -683,6 +700,9 @@ def _export_one(
     path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
 ) -> Any:
     """Write one agent's folder; returns (manifest rows, error row or None)."""
+    from ._agent import agents_of
+    from ._agent import open as open_agent
+
     written: list[tuple[str, str, str, int]] = []
     try:
         with open_agent(path, **open_kwargs) as opened:

@@ -82,33 +82,54 @@ def usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     """Usage of ``agent`` (with its subagents) per UTC day: the columns of :data:`USAGE_DAYS`."""
     calls = _calls(agent, prices)
     comp = _compaction_days(agent)
-    days = sorted(set(calls["day"].tolist()) | set(comp["day"].tolist()))
+    cday = calls["day"].to_numpy(dtype=object)
+    eday = comp["day"].to_numpy(dtype=object)
+    event = comp["event"].to_numpy(dtype=object)
+    days = sorted(set(cday.tolist()) | set(eday.tolist()))
+    # numpy on each day's calls (a pandas group per day cost more than the sums)
+    sums = {k: calls[k].to_numpy(dtype="int64") for k in _SUMS}
+    cost = calls["cost_usd"].to_numpy(dtype="float64")
+    ctx_na = calls["context"].isna().to_numpy(dtype=bool)
+    ctx = calls["context"].to_numpy(dtype="int64", na_value=0)
+    at = calls["at"]
+    at_na = at.isna().to_numpy(dtype=bool)
+    at_ms = at.to_numpy(dtype="datetime64[ms]").astype("int64")
     rows = []
-    by_day = dict(tuple(calls.groupby("day", sort=False))) if len(calls) else {}
     for day in days:
-        d = by_day.get(day)
-        ev = comp.loc[comp["day"] == day, "event"]
-        n = 0 if d is None else len(d)
-        ctx = None if d is None else d["context"].max()
+        on = cday == day
+        n = int(on.sum())
+        ev = event[eday == day]
+        known = np.flatnonzero(on & ~ctx_na)
+        dated = np.flatnonzero(on & ~at_na)
         rows.append(
             {
                 "day": day,
                 "calls": n,
-                **{k: 0 if d is None else int(d[k].sum()) for k in _SUMS},
-                "cost_usd": 0.0 if d is None else _cost(d["cost_usd"]),
+                **{k: int(v[on].sum()) for k, v in sums.items()},
+                "cost_usd": _cost_of(cost[on]) if n else 0.0,
                 "compactions": int((ev == "compaction").sum()),
                 "microcompactions": int((ev == "microcompaction").sum()),
-                "max_context": None if ctx is None or pd.isna(ctx) else int(ctx),
-                "first_at": None if d is None else _iso(d["at"].min()),
-                "last_at": None if d is None else _iso(d["at"].max()),
+                "max_context": int(ctx[known].max()) if len(known) else None,
+                "first_at": _iso(at.iloc[dated[at_ms[dated].argmin()]]) if len(dated) else None,
+                "last_at": _iso(at.iloc[dated[at_ms[dated].argmax()]]) if len(dated) else None,
             }
         )
-    return pd.DataFrame(rows, columns=list(USAGE_DAYS)).astype(USAGE_DAYS)
+    # typed column by column (an astype of the whole object frame costs more than the rest)
+    return pd.DataFrame(
+        {
+            c: (
+                np.array([r[c] for r in rows], dtype="float64")
+                if t == "float64"
+                else pd.array([r[c] for r in rows], dtype=t)
+            )
+            for c, t in USAGE_DAYS.items()
+        }
+    )
 
 
-def _cost(costs: pd.Series) -> float:
+def _cost_of(costs: np.ndarray) -> float:
     """The sum, or NaN when any call is unpriced (unknown stays unknown)."""
-    return float("nan") if costs.isna().any() else float(costs.sum())
+    return float("nan") if np.isnan(costs).any() else float(costs.sum())
 
 
 def _iso(ts: Any) -> str | None:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._agent import open_one as open_agent
 from ._bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from ._errors import AdfError
 from ._outputs import check_output, safe_name
@@ -311,6 +310,8 @@ def write_report(
     out_p = check_output(output, [agent_p])
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
+    from ._agent import open_one as open_agent  # the readers load when a report is made
+
     with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()

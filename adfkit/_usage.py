@@ -203,39 +203,40 @@ def usage_frame(
     copies = list(reappended_copies(h))
     keep = has_tokens & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
     src = h.loc[keep]
-    df = pd.DataFrame(
-        {
-            "seq": src["seq"].astype("Int64"),
-            "position": src["position"].astype("Int64"),
-            "epoch": (
-                src["epoch"].astype("Int64")
-                if "epoch" in src
-                else pd.array([pd.NA] * len(src), dtype="Int64")
-            ),
-            "call_kind": pd.Categorical(
-                np.where(src["kind"].astype("string") == "assistant", "assistant", "compaction"),
-                categories=list(CALL_KINDS),
-            ),
-            "created_at": src["created_at"],
-            "model": src["model"].astype("string"),
-        }
-    ).reset_index(drop=True)
-    for c in _TOKEN_COLS:
-        df[c] = src[c].astype("Int64").reset_index(drop=True)
+    # every column built first and the frame made once (a column set at a time costs more
+    # than the arithmetic on a small file)
     w = writes_1h or {}
-    df.insert(
-        df.columns.get_loc("tokens_cache_write") + 1,
-        "tokens_cache_write_1h",
-        pd.array([w.get(int(q)) for q in df["seq"]], dtype="Int64"),
-    )
-    df["cum_input"] = df["tokens_input"].fillna(0).cumsum().astype("Int64")
-    df["cum_output"] = df["tokens_output"].fillna(0).cumsum().astype("Int64")
-    df["cum_total"] = df["tokens_total"].fillna(0).cumsum().astype("Int64")
-    cost, rates = call_costs(df, prices)
+    seq = src["seq"].astype("Int64").array
+    cols: dict[str, Any] = {
+        "seq": seq,
+        "position": src["position"].astype("Int64").array,
+        "epoch": (
+            src["epoch"].astype("Int64").array
+            if "epoch" in src
+            else pd.array([pd.NA] * len(src), dtype="Int64")
+        ),
+        "call_kind": pd.Categorical(
+            np.where(src["kind"].astype("string") == "assistant", "assistant", "compaction"),
+            categories=list(CALL_KINDS),
+        ),
+        "created_at": src["created_at"].array,
+        "model": src["model"].astype("string").array,
+    }
+    for c in _TOKEN_COLS:
+        cols[c] = src[c].astype("Int64").array
+        if c == "tokens_cache_write":
+            cols["tokens_cache_write_1h"] = pd.array(
+                [w.get(int(q)) for q in seq.to_numpy(dtype="int64")], dtype="Int64"
+            )
+    for k in ("input", "output", "total"):
+        tok = cols[f"tokens_{k}"]
+        cols[f"cum_{k}"] = pd.array(np.cumsum(tok.to_numpy(dtype="int64", na_value=0)), "Int64")
+    cost, rates = call_costs(pd.DataFrame(cols, copy=False), prices)
     for i, k in enumerate(_RATES):
-        df[f"price_{k}"] = rates[:, i]
-    df["cost_usd"] = cost
-    df["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
+        cols[f"price_{k}"] = rates[:, i]
+    cols["cost_usd"] = cost
+    cols["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
+    df = pd.DataFrame(cols)
     unpriced: dict[str, int] = {}
     for m in df["model"].fillna("").tolist():
         if m not in prices:
