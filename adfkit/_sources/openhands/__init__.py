@@ -138,7 +138,7 @@ def list_sessions(root: str | os.PathLike[str]) -> pd.DataFrame:
     from adfkit._errors import NotTranscriptError
     from adfkit._transcript import sessions_frame
 
-    from .parser import DEFAULT_MAX_STATE_BYTES, read_capped
+    from .files import DEFAULT_MAX_STATE_BYTES, read_capped
 
     top = Path(root).expanduser()
     if not top.is_dir():

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import gc
 import os
-import re
 import statistics
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,7 +57,6 @@ from typing import Any
 import orjson
 
 from adfkit._errors import NotTranscriptError
-from adfkit._open import open_regular
 from adfkit._rows import as_count
 from adfkit._transcript import (
     Findings,
@@ -67,24 +65,25 @@ from adfkit._transcript import (
     TranscriptEvent,
     TranscriptRow,
     bad_counts,
-    loads_line,
     result_text,
     warn_findings,
 )
 
-from . import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from . import EVENT_NAME, STATE_FILE, is_conversation
+from .files import (
+    DEFAULT_MAX_EVENT_BYTES,
+    DEFAULT_MAX_EVENTS,
+    EventFile,
+    check_sequence,
+    conversation_folder,
+    list_events,
+    read_events,
+    read_state,
+)
 
 FORMAT = "openhands"
 _WHAT = "OpenHands conversation folder"
 
-#: Cap on one event file (real ones are ~1-100 KB; a huge observation is skipped with a finding).
-DEFAULT_MAX_EVENT_BYTES = 32 * 1024**2
-#: Cap on the number of event files read (the rest are left with a finding).
-DEFAULT_MAX_EVENTS = 200_000
-#: Cap on ``base_state.json`` (per-call usage lists grow with the calls: ~250 bytes each).
-DEFAULT_MAX_STATE_BYTES = 256 * 1024**2
-
-_MARKER = re.compile(r"^\.eventlog-len-(\d+)\.marker$")
 
 #: Event kinds that are messages to or from the model (rows).
 ROW_KINDS = frozenset(
@@ -133,181 +132,6 @@ _CONDENSE_COMMAND = "/condense"
 
 
 # --- reading files -------------------------------------------------------------------------
-
-
-def conversation_folder(path: str | os.PathLike[str]) -> Path | None:
-    """The conversation folder ``path`` names (itself, or the parent of its ``events/``), or
-    None when it is not one (:func:`adfkit._sources.openhands.is_conversation`)."""
-    p = Path(path)
-    if is_conversation(p):
-        return p
-    if p.name == EVENTS_DIR and is_conversation(p.parent):
-        return p.parent
-    return None
-
-
-def read_capped(path: Path, cap: int) -> tuple[bytes | None, int, str | None]:
-    """``(data, size, problem)`` of one file, read-only and only if it is a regular file:
-    ``data`` is None when the file is larger than ``cap`` bytes (never read past it) or cannot
-    be read, ``problem`` says why."""
-    try:
-        fd, st = open_regular(path)
-    except ValueError as e:
-        return None, 0, f"is {e}, not a regular file"
-    except OSError as e:
-        return None, 0, f"cannot be read ({e.strerror})"
-    try:
-        if st.st_size > cap:
-            return None, int(st.st_size), f"{st.st_size:,} bytes, over the cap of {cap:,}"
-        chunks: list[bytes] = []
-        left = cap + 1
-        while left > 0:
-            b = os.read(fd, min(left, 1 << 20))
-            if not b:
-                break
-            chunks.append(b)
-            left -= len(b)
-        data = b"".join(chunks)
-    except OSError as e:
-        return None, int(st.st_size), f"cannot be read ({e.strerror})"
-    finally:
-        os.close(fd)
-    if len(data) > cap:  # grew while read
-        return None, len(data), f"over the cap of {cap:,} bytes"
-    return data, len(data), None
-
-
-@dataclass(slots=True)
-class _File:
-    idx: int
-    name: str
-    obj: dict[str, Any] | None = None
-
-
-def _list_events(folder: Path, fnd: Findings, max_events: int) -> tuple[list[_File], int | None]:
-    """The event files by idx, and the length the ``.eventlog-len-<N>.marker`` states."""
-    ev = folder / EVENTS_DIR
-    files: list[_File] = []
-    marker: int | None = None
-    other = 0
-    if not ev.is_dir():
-        fnd.add("no_events_folder", "warning", None, "no events/ folder: no event was read")
-        return files, None
-    with os.scandir(ev) as it:
-        for entry in it:
-            name = entry.name
-            m = EVENT_NAME.match(name)
-            if m:
-                files.append(_File(int(m.group(1)), name))
-                continue
-            mk = _MARKER.match(name)
-            if mk:
-                marker = int(mk.group(1))
-            elif not name.startswith("."):
-                other += 1
-    if other:
-        fnd.add("unknown_file", "info", None, f"{other} file(s) in events/ not named event-*.json")
-    files.sort(key=lambda f: (f.idx, f.name))
-    if len(files) > max_events:
-        fnd.add(
-            "event_count_cap",
-            "error",
-            None,
-            f"{len(files):,} event files, over max_events={max_events:,}: read the first "
-            f"{max_events:,}",
-        )
-        files = files[:max_events]
-    return files, marker
-
-
-def _read_events(folder: Path, files: list[_File], fnd: Findings, cap: int) -> None:
-    ev = folder / EVENTS_DIR
-    last = files[-1].idx if files else -1
-    for f in files:
-        line = f.idx + 1
-        data, _size, problem = read_capped(ev / f.name, cap)
-        if data is None:
-            check = "huge_event_file" if problem and "cap" in problem else "unreadable_event"
-            fnd.add(check, "warning", line, f"{f.name}: {problem}; skipped")
-            continue
-        obj, problem = loads_line(data) if data.strip() else (None, "empty file")
-        if obj is None:
-            if f.idx == last:
-                fnd.add(
-                    "truncated_last_event",
-                    "warning",
-                    line,
-                    f"{f.name}: the last event file is {problem or 'not valid JSON'} (being "
-                    "written when copied?); read up to the event before",
-                )
-            else:
-                fnd.add("bad_json", "warning", line, f"{f.name}: {problem}; skipped")
-            continue
-        if problem is not None:
-            fnd.add("encoding", "warning", line, f"{f.name}: {problem}")
-        if type(obj) is not dict:
-            fnd.add("not_an_object", "warning", line, f"{f.name}: JSON but not an object; skipped")
-            continue
-        f.obj = obj
-
-
-def _check_sequence(files: list[_File], marker: int | None, fnd: Findings) -> None:
-    """Missing event files: gaps in the idx sequence, fewer files than the marker states,
-    one idx written twice."""
-    seen: set[int] = set()
-    dup = 0
-    for f in files:
-        if f.idx in seen:
-            dup += 1
-        seen.add(f.idx)
-    if dup:
-        fnd.add("duplicate_event_index", "warning", None, f"{dup} event index(es) used twice")
-    if not files:
-        return
-    gaps: list[tuple[int, int]] = []
-    prev = -1
-    for i in sorted(seen):
-        if i > prev + 1:
-            gaps.append((prev + 1, i - 1))
-        prev = i
-    if gaps:
-        n = sum(b - a + 1 for a, b in gaps)
-        where = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in gaps[:5])
-        fnd.add(
-            "missing_event_files",
-            "error",
-            gaps[0][0] + 1,
-            f"{n} event file(s) missing (index {where}{', ...' if len(gaps) > 5 else ''})",
-        )
-    if marker is not None and marker > prev + 1:
-        fnd.add(
-            "missing_event_files",
-            "error",
-            None,
-            f"events/.eventlog-len-{marker}.marker states {marker} events, the last file is "
-            f"index {prev}: {marker - prev - 1} missing at the end",
-        )
-
-
-def _read_state(folder: Path, fnd: Findings) -> dict[str, Any]:
-    p = folder / STATE_FILE
-    if not p.exists():
-        fnd.add("no_base_state", "warning", None, f"no {STATE_FILE}: no usage, model or settings")
-        return {}
-    data, _size, problem = read_capped(p, DEFAULT_MAX_STATE_BYTES)
-    if data is None:
-        fnd.add("unreadable_base_state", "error", None, f"{STATE_FILE} {problem}")
-        return {}
-    obj, problem = loads_line(data)
-    if not isinstance(obj, dict):
-        fnd.add(
-            "bad_base_state",
-            "error",
-            None,
-            f"{STATE_FILE}: {problem or 'not a JSON object'}: no usage, model or settings",
-        )
-        return {}
-    return obj
 
 
 # --- values --------------------------------------------------------------------------------
@@ -449,7 +273,7 @@ class _Row:
         "rid",
     )
 
-    def __init__(self, f: _File, role: str, content: list[dict[str, Any]]) -> None:
+    def __init__(self, f: EventFile, role: str, content: list[dict[str, Any]]) -> None:
         ev = f.obj or {}
         self.role = role
         self.content = content
@@ -554,7 +378,7 @@ def _usages(state: dict[str, Any], fnd: Findings) -> tuple[list[_Usage], str | N
     return out, cond_uid
 
 
-def _active(files: list[_File], leaf: str | None, fnd: Findings) -> set[int] | None:
+def _active(files: list[EventFile], leaf: str | None, fnd: Findings) -> set[int] | None:
     """Indexes (into ``files``) of the events on the active branch; None: all of them.
 
     A leaf whose own file could not be read (the half-written last event) is replaced by the
@@ -608,7 +432,9 @@ def _active(files: list[_File], leaf: str | None, fnd: Findings) -> set[int] | N
     return on
 
 
-def _zone_offset(files: list[_File], usages: list[_Usage], fnd: Findings) -> tuple[int | None, str]:
+def _zone_offset(
+    files: list[EventFile], usages: list[_Usage], fnd: Findings
+) -> tuple[int | None, str]:
     """The local zone's offset (ms to subtract from a naive time), inferred from the calls'
     epoch cost timestamps against their events' local times."""
     by_rid: dict[str, int] = {}
@@ -639,92 +465,136 @@ def _zone_offset(files: list[_File], usages: list[_Usage], fnd: Findings) -> tup
     )
 
 
+@dataclass
+class _Ctx:
+    """What every event's handling reads: the findings, the usage by response id, the models."""
+
+    fnd: Findings
+    by_rid: dict[str, _Usage]
+    agent_model: str | None
+    cond_model: str | None
+    condenser: str | None
+
+
+def _by_response(usages: list[_Usage], fnd: Findings) -> dict[str, _Usage]:
+    by_rid: dict[str, _Usage] = {}
+    for u in usages:
+        if not u.response_id:
+            continue
+        if u.response_id in by_rid:
+            fnd.add(
+                "duplicate_response_id",
+                "warning",
+                None,
+                f"usage response_id {u.response_id[:40]!r} recorded twice: counted once",
+            )
+            continue
+        by_rid[u.response_id] = u
+    return by_rid
+
+
 def _build(
-    files: list[_File],
+    files: list[EventFile],
     state: dict[str, Any],
     usages: list[_Usage],
     cond_uid: str | None,
     fnd: Findings,
     meta: dict[str, str],
 ) -> tuple[_State, list[_Row]]:
-    st = _State()
-    agent_model = _str(_get(state, "agent", "llm", "model"))
-    cond_model = _str(_get(state, "agent", "condenser", "llm", "model"))
-    condenser = _str(_get(state, "agent", "condenser", "kind"))
-    by_rid: dict[str, _Usage] = {}
-    for u in usages:
-        if u.response_id:
-            if u.response_id in by_rid:
-                fnd.add(
-                    "duplicate_response_id",
-                    "warning",
-                    None,
-                    f"usage response_id {u.response_id[:40]!r} recorded twice: counted once",
-                )
-                continue
-            by_rid[u.response_id] = u
+    ctx = _Ctx(
+        fnd,
+        _by_response(usages, fnd),
+        _str(_get(state, "agent", "llm", "model")),
+        _str(_get(state, "agent", "condenser", "llm", "model")),
+        _str(_get(state, "agent", "condenser", "kind")),
+    )
     offset, how = _zone_offset(files, usages, fnd)
     meta["timestamps"] = how
     if offset is None and any(f.obj and f.obj.get("timestamp") for f in files):
         fnd.add("timestamps_without_zone", "info", None, f"event times are {how}: NA")
     active = _active(files, _str(state.get("leaf_event_id")), fnd)
+    st = _State()
     branch_rows: list[_Row] = []
     for i, f in enumerate(files):
-        ev = f.obj
-        if ev is None:
+        if f.obj is None:
             continue
-        on = active is None or i in active
-        t = naive_ms(ev.get("timestamp"))
+        t = naive_ms(f.obj.get("timestamp"))
         ts = t - offset if t is not None and offset is not None else None
-        kind = ev.get("kind")
-        if not isinstance(kind, str):
-            fnd.add("no_kind", "warning", f.idx + 1, f"{f.name}: event without a kind; skipped")
+        if active is None or i in active:
+            _event(st, ctx, f, f.obj, ts)
             continue
-        if not on:
-            row = _row_of_event(f, ev, kind, st, on=False)
-            if row is not None:
-                row.created_at = ts
-                branch_rows.append(row)
-            continue
-        if kind == "CondensationRequest":
-            st.request = {"idx": f.idx, "manual": st.last_user_text.startswith(_CONDENSE_COMMAND)}
-            _no_row(st, ev)
-            continue
-        if kind == "Condensation":
-            _condensation(st, f, ev, ts, by_rid, cond_model, condenser, fnd)
-            continue
-        if kind not in ROW_KINDS:
-            st.skipped[kind[:60]] = st.skipped.get(kind[:60], 0) + 1
-            _no_row(st, ev)
-            continue
-        row = _row_of_event(f, ev, kind, st, on=True)
-        if row is None:
-            continue
-        row.created_at = ts if row.created_at is None else row.created_at
-        if row.role == "assistant" and row.rid is None:
-            row.model = agent_model
-        _add(st, row)
+        row = _branch_row(f, f.obj, st)
+        if row is not None:
+            row.created_at = ts
+            branch_rows.append(row)
     for r in st.rows:
-        if r.role == "assistant" and r.rid is not None and r.kind_hint is None:
-            _attach_call(st, r, by_rid, agent_model)
-    _attach_tokens_after(st)
+        if r.role == "assistant" and r.rid is not None:
+            _attach_call(st, r, ctx)
+    _attach_tokens_around(st)
     windows = [u.window for u in usages if u.window and u.usage_id != cond_uid]
     if windows:
         meta["context_window"] = str(windows[-1])
-    for u in usages:
-        if not u.used:
-            st.calls.append((f"usage:{u.usage_id}:{u.response_id or '?'}", None, 0, u))
-    n_free = sum(1 for u in usages if not u.used)
-    if n_free:
-        who = sorted({u.usage_id for u in usages if not u.used})
-        fnd.add(
-            "usage_without_event",
-            "info" if set(who) <= {cond_uid} - {None} else "warning",
-            None,
-            f"{n_free} recorded call(s) of usage {', '.join(map(repr, who))} name no event "
-            "(response_id): counted as calls of no row",
-        )
+    _stray_usage(st, usages, cond_uid, fnd)
     return st, branch_rows
+
+
+def _event(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: int | None) -> None:
+    """One event of the active branch: a row, a condensation, a request, or nothing."""
+    kind = ev.get("kind")
+    if not isinstance(kind, str):
+        ctx.fnd.add("no_kind", "warning", f.idx + 1, f"{f.name}: event without a kind; skipped")
+        return
+    if kind == "CondensationRequest":
+        st.request = {"idx": f.idx, "manual": st.last_user_text.startswith(_CONDENSE_COMMAND)}
+        _no_row(st, ev)
+        return
+    if kind == "Condensation":
+        _condensation(st, ctx, f, ev, ts)
+        return
+    if kind not in ROW_KINDS:
+        st.skipped[kind[:60]] = st.skipped.get(kind[:60], 0) + 1
+        _no_row(st, ev)
+        return
+    row = _row_of_event(f, ev, kind, st, on=True)
+    if row is None:  # merged into the open call's row
+        return
+    row.created_at = ts
+    if row.role == "assistant":
+        row.model = ctx.agent_model
+    _add(st, row)
+
+
+def _branch_row(f: EventFile, ev: dict[str, Any], st: _State) -> _Row | None:
+    """The row of an event off the active branch (no window, no calls: it is not in the
+    conversation that went on)."""
+    kind = ev.get("kind")
+    if kind == "Condensation":
+        summary = ev.get("summary")
+        row = _Row(
+            f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else []
+        )
+        row.kind_hint = "compaction_summary"
+        return row
+    if not isinstance(kind, str) or kind not in ROW_KINDS:
+        return None
+    return _row_of_event(f, ev, kind, st, on=False)
+
+
+def _stray_usage(st: _State, usages: list[_Usage], cond_uid: str | None, fnd: Findings) -> None:
+    """Recorded calls no event names: calls of no row, and one finding."""
+    free = [u for u in usages if not u.used]
+    for u in free:
+        st.calls.append((f"usage:{u.usage_id}:{u.response_id or '?'}", None, 0, u))
+    if not free:
+        return
+    who = sorted({u.usage_id for u in free})
+    fnd.add(
+        "usage_without_event",
+        "info" if cond_uid is not None and set(who) <= {cond_uid} else "warning",
+        None,
+        f"{len(free)} recorded call(s) of usage {', '.join(map(repr, who))} name no event "
+        "(response_id): counted as calls of no row",
+    )
 
 
 def _no_row(st: _State, ev: dict[str, Any]) -> None:
@@ -740,72 +610,84 @@ def _add(st: _State, row: _Row) -> None:
         st.row_of.setdefault(eid, row)
 
 
-def _row_of_event(f: _File, ev: dict[str, Any], kind: str, st: _State, *, on: bool) -> _Row | None:
-    """The row of one event (None: merged into the open call's row, or no row)."""
+def _row_of_event(
+    f: EventFile, ev: dict[str, Any], kind: str, st: _State, *, on: bool
+) -> _Row | None:
+    """The row of one event (None: merged into the open call's row). ``on``: the event is on
+    the active branch (it moves the open call)."""
+    if kind == "ActionEvent":
+        return _action_row(f, ev, st, on=on)
+    if on:
+        st.open_call = None
     if kind in ("SystemPromptEvent", "SystemPromptUpdateEvent"):
-        blocks = _blocks(ev.get("system_prompt"))
-        if isinstance(ev.get("system_prompt"), dict):
-            blocks = _blocks([ev["system_prompt"]])
+        prompt = ev.get("system_prompt")
+        blocks = _blocks([prompt] if isinstance(prompt, dict) else prompt)
         dyn = ev.get("dynamic_context")
         if dyn is not None:
             blocks += _blocks(dyn if isinstance(dyn, list) else [dyn])
         row = _Row(f, "user", blocks)
         row.kind_hint = "context"
-        if on:
-            st.open_call = None
         return row
     if kind == "MessageEvent":
-        raw = ev.get("llm_message")
-        msg: dict[str, Any] = raw if isinstance(raw, dict) else {}
-        role = msg.get("role")
-        blocks = _blocks(msg.get("content"))
-        ext = ev.get("extended_content")
-        if isinstance(ext, list):
-            blocks += _blocks(ext)
-        if role == "assistant":
-            row = _Row(f, "assistant", _thinking(msg) + _thinking(ev) + blocks)
-            row.rid = _str(ev.get("llm_response_id"))
-            if on:
-                st.open_call = None
-            return row
-        row = _Row(f, "user", blocks)
-        if role == "system":
-            row.kind_hint = "context"
-        elif role != "user":
-            row.malformed = True
-            row.note = f"message role {str(role)[:20]!r}"
-        else:
-            row.kind_hint = "message"  # the user's chat message: it opens a turn
-            if on:
-                st.last_user_text = next(
-                    (b["text"].strip() for b in blocks if b.get("type") == "text"), ""
-                )
-        if on:
-            st.open_call = None
+        return _message_row(f, ev, st, on=on)
+    return _observation_row(f, ev, kind)
+
+
+def _message_row(f: EventFile, ev: dict[str, Any], st: _State, *, on: bool) -> _Row:
+    raw = ev.get("llm_message")
+    msg: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    role = msg.get("role")
+    blocks = _blocks(msg.get("content"))
+    ext = ev.get("extended_content")
+    if isinstance(ext, list):
+        blocks += _blocks(ext)
+    if role == "assistant":
+        row = _Row(f, "assistant", _thinking(msg) + _thinking(ev) + blocks)
+        row.rid = _str(ev.get("llm_response_id"))
         return row
-    if kind == "ActionEvent":
-        rid = _str(ev.get("llm_response_id"))
-        use = {
-            "type": "tool_use",
-            "id": _str(ev.get("tool_call_id")) or _str(_get(ev, "tool_call", "id")),
-            "name": _str(ev.get("tool_name")) or _str(_get(ev, "tool_call", "name")),
-            "input": _arguments(ev),
-        }
-        open_row = st.open_call if on else None
-        if open_row is not None and rid is not None and open_row.rid == rid:
-            open_row.content.extend([*_blocks(ev.get("thought")), use])
-            open_row.lines.append(f.idx + 1)
-            eid = _str(ev.get("id"))
-            if eid:
-                open_row.event_ids.append(eid)
-                st.row_of.setdefault(eid, open_row)
-            return None
-        row = _Row(f, "assistant", [*_thinking(ev), *_blocks(ev.get("thought")), use])
-        row.rid = rid
+    row = _Row(f, "user", blocks)
+    if role == "system":
+        row.kind_hint = "context"
+    elif role != "user":
+        row.malformed = True
+        row.note = f"message role {str(role)[:20]!r}"
+    else:
+        row.kind_hint = "message"  # the user's chat message: it opens a turn
         if on:
-            st.open_call = row
-        return row
-    # an observation of a tool call (or an error)
+            st.last_user_text = next(
+                (b["text"].strip() for b in blocks if b.get("type") == "text"), ""
+            )
+    return row
+
+
+def _action_row(f: EventFile, ev: dict[str, Any], st: _State, *, on: bool) -> _Row | None:
+    """An assistant row with the action's tool call; the actions of one response (parallel
+    calls, one ``llm_response_id``) are one row."""
+    rid = _str(ev.get("llm_response_id"))
+    use = {
+        "type": "tool_use",
+        "id": _str(ev.get("tool_call_id")) or _str(_get(ev, "tool_call", "id")),
+        "name": _str(ev.get("tool_name")) or _str(_get(ev, "tool_call", "name")),
+        "input": _arguments(ev),
+    }
+    open_row = st.open_call if on else None
+    if open_row is not None and rid is not None and open_row.rid == rid:
+        open_row.content.extend([*_blocks(ev.get("thought")), use])
+        open_row.lines.append(f.idx + 1)
+        eid = _str(ev.get("id"))
+        if eid:
+            open_row.event_ids.append(eid)
+            st.row_of.setdefault(eid, open_row)
+        return None
+    row = _Row(f, "assistant", [*_thinking(ev), *_blocks(ev.get("thought")), use])
+    row.rid = rid
+    if on:
+        st.open_call = row
+    return row
+
+
+def _observation_row(f: EventFile, ev: dict[str, Any], kind: str) -> _Row:
+    """A tool result joined by ``tool_call_id`` (an error with no call: a notice)."""
     call_id = _str(ev.get("tool_call_id"))
     if kind == "ObservationEvent":
         text, err = _observation_text(ev.get("observation"))
@@ -820,29 +702,25 @@ def _row_of_event(f: _File, ev: dict[str, Any], kind: str, st: _State, *, on: bo
         row = _Row(f, "user", [{"type": "text", "text": text}])
         row.kind_hint = "notice"
         return row
-    return _Row(
-        f,
-        "user",
-        [{"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": err}],
-    )
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": err}
+    return _Row(f, "user", [block])
 
 
-def _attach_call(st: _State, row: _Row, by_rid: dict[str, _Usage], agent_model: str | None) -> None:
+def _attach_call(st: _State, row: _Row, ctx: _Ctx) -> None:
+    """The usage of the response ``row`` came from, counted once (NA when none is recorded)."""
     rid = row.rid
     assert rid is not None
-    u = by_rid.get(rid)
+    u = ctx.by_rid.get(rid)
     if u is not None and not u.used:
         u.used = True
         row.tokens = dict(u.tokens)
-        row.model = u.model or agent_model
-    else:
-        row.model = agent_model
-    st.calls.append((f"response:{rid}", row, row.lines[0], u if u is not None else None))
+        row.model = u.model or ctx.agent_model
+    st.calls.append((f"response:{rid}", row, row.lines[0], u))
 
 
-def _attach_tokens_after(st: _State) -> None:
+def _attach_tokens_around(st: _State) -> None:
     """``tokens_before``/``tokens_after`` of each condensation: the input of the agent calls
-    around it (rows in seq order; rows carry their usage now)."""
+    around it (rows in order; rows carry their usage now)."""
     events = sorted(st.events, key=lambda e: e["line"])
     k = 0
     last: int | None = None
@@ -850,47 +728,30 @@ def _attach_tokens_after(st: _State) -> None:
         while k < len(events) and events[k]["line"] <= r.lines[0]:
             events[k]["before"] = last
             k += 1
-        if r.role == "assistant" and r.kind_hint is None and "input" in r.tokens:
+        if r.role == "assistant" and "input" in r.tokens:
             last = r.tokens["input"]
             for e in events[:k]:
-                if "after" not in e:
-                    e["after"] = last
+                e.setdefault("after", last)
     for e in events[k:]:
         e["before"] = last
 
 
-def _condensation(
-    st: _State,
-    f: _File,
-    ev: dict[str, Any],
-    ts: int | None,
-    by_rid: dict[str, _Usage],
-    cond_model: str | None,
-    condenser: str | None,
-    fnd: Findings,
-) -> None:
-    st.open_call = None
+def _forgotten(
+    st: _State, f: EventFile, ids: list[Any], fnd: Findings
+) -> tuple[list[_Row], list[_Row], int]:
+    """``(swept, preserved, unknown)``: the window's rows the ids name, the window's other
+    rows, and how many ids name no event before the condensation."""
     line = f.idx + 1
-    eid = _str(ev.get("id")) or f"event-{f.idx}"
-    ids = ev.get("forgotten_event_ids")
-    if not isinstance(ids, list):
-        ids = []
-        fnd.add("bad_condensation", "warning", line, f"{f.name}: forgotten_event_ids is not a list")
-    forgotten: list[_Row] = []
+    named: list[_Row] = []
     unknown = 0
     seen: set[int] = set()
     for x in ids:
-        if not isinstance(x, str):
-            unknown += 1
-            continue
-        r = st.row_of.get(x) or st.summary_of.get(x)
+        r = (st.row_of.get(x) or st.summary_of.get(x)) if isinstance(x, str) else None
         if r is None:
-            if x not in st.no_row_ids:
-                unknown += 1
-            continue
-        if id(r) not in seen:
+            unknown += 0 if isinstance(x, str) and x in st.no_row_ids else 1
+        elif id(r) not in seen:
             seen.add(id(r))
-            forgotten.append(r)
+            named.append(r)
     if unknown:
         fnd.add(
             "forgotten_id_unknown",
@@ -899,79 +760,92 @@ def _condensation(
             f"{f.name}: {unknown} of {len(ids)} forgotten_event_ids name no event before it",
         )
     in_window = {id(r) for r in st.window}
-    swept = [r for r in forgotten if id(r) in in_window]
-    if len(swept) < len(forgotten):
+    swept = [r for r in named if id(r) in in_window]
+    if len(swept) < len(named):
         fnd.add(
             "forgotten_twice",
             "info",
             line,
-            f"{f.name}: {len(forgotten) - len(swept)} forgotten event(s) had already left the "
-            "context",
+            f"{f.name}: {len(named) - len(swept)} forgotten event(s) had already left the context",
         )
     gone = {id(r) for r in swept}
-    preserved = [r for r in st.window if id(r) not in gone]
+    return swept, [r for r in st.window if id(r) not in gone], unknown
+
+
+def _trigger(req: dict[str, Any] | None) -> tuple[str, str]:
+    """``(trigger, basis)``: OpenHands writes no trigger; it is inferred."""
+    if req is None:
+        return "auto", (
+            "inferred: no CondensationRequest before it, so the condenser's own rule (more "
+            "than max_size events, or max_tokens tokens)"
+        )
+    if req["manual"]:
+        return "manual", "inferred: a CondensationRequest after a user message /condense"
+    return "auto", (
+        "inferred: a CondensationRequest before it (the agent's on a context-window error, "
+        "or a request made through the API)"
+    )
+
+
+def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: int | None) -> None:
+    """A summary row, and the compaction: swept exactly what ``forgotten_event_ids`` names."""
+    st.open_call = None
+    line = f.idx + 1
+    eid = _str(ev.get("id")) or f"event-{f.idx}"
+    ids = ev.get("forgotten_event_ids")
+    if not isinstance(ids, list):
+        ids = []
+        ctx.fnd.add(
+            "bad_condensation", "warning", line, f"{f.name}: forgotten_event_ids is not a list"
+        )
+    swept, preserved, unknown = _forgotten(st, f, ids, ctx.fnd)
     summary = ev.get("summary")
-    content = [{"type": "text", "text": summary}] if isinstance(summary, str) else []
-    srow = _Row(f, "user", content)
+    srow = _Row(f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
     srow.kind_hint = "compaction_summary"
     srow.created_at = ts
-    srow.model = cond_model
-    if not content:
+    srow.model = ctx.cond_model
+    if not srow.content:
         srow.note = "this condensation holds no summary (a forgetting condenser)"
     rid = _str(ev.get("llm_response_id"))
-    u = by_rid.get(rid) if rid else None
-    if u is not None and not u.used:
+    u = ctx.by_rid.get(rid) if rid else None
+    if u is not None and u.used:
+        u = None
+    if u is not None:  # the condenser's call: its usage on the summary row (a compaction call)
         u.used = True
         srow.tokens = dict(u.tokens)
-        srow.model = u.model or cond_model
+        srow.model = u.model or ctx.cond_model
+    if rid is not None:
         st.calls.append((f"response:{rid}", srow, line, u))
-    elif rid is not None:
-        st.calls.append((f"response:{rid}", srow, line, None))
     st.rows.append(srow)
     st.summary_of[f"{eid}-summary"] = srow
     st.row_of.setdefault(eid, srow)
     st.window = [*preserved, srow]
-    req = st.request
-    st.request = None
-    if req is None:
-        trigger = "auto"
-        basis = (
-            "inferred: no CondensationRequest before it, so the condenser's own rule (more "
-            "than max_size events, or max_tokens tokens)"
-        )
-    elif req["manual"]:
-        trigger = "manual"
-        basis = "inferred: a CondensationRequest after a user message /condense"
-    else:
-        trigger = "auto"
-        basis = (
-            "inferred: a CondensationRequest before it (the agent's on a context-window "
-            "error, or a request made through the API)"
-        )
+    req, st.request = st.request, None
+    trigger, basis = _trigger(req)
     extra: dict[str, Any] = {"trigger_basis": basis}
     off = ev.get("summary_offset")
-    if type(off) is int:
-        extra["summary_offset"] = off
-    if condenser:
-        extra["condenser"] = condenser
-    if rid:
-        extra["llm_response_id"] = rid
-    if req is not None:
-        extra["request_line"] = req["idx"] + 1
-    if unknown:
-        extra["unknown_forgotten_ids"] = unknown
-    e = {
-        "line": line,
-        "ts": ts,
-        "uuid": eid,
-        "summary": srow,
-        "swept": swept,
-        "preserved": preserved,
-        "trigger": trigger,
-        "window": u.window if u is not None else None,
-        "extra": extra,
-    }
-    st.events.append(e)
+    for key, val in (
+        ("summary_offset", off if type(off) is int else None),
+        ("condenser", ctx.condenser),
+        ("llm_response_id", rid),
+        ("request_line", req["idx"] + 1 if req is not None else None),
+        ("unknown_forgotten_ids", unknown or None),
+    ):
+        if val is not None:
+            extra[key] = val
+    st.events.append(
+        {
+            "line": line,
+            "ts": ts,
+            "uuid": eid,
+            "summary": srow,
+            "swept": swept,
+            "preserved": preserved,
+            "trigger": trigger,
+            "window": u.window if u is not None else None,
+            "extra": extra,
+        }
+    )
 
 
 def _branches(rows: list[_Row], main: _State) -> tuple[list[_Row], list[dict[str, Any]]]:
@@ -1018,53 +892,7 @@ def _finish(
     branch_rows, rewinds = _branches(branch_rows, st)
     for n, row in enumerate([*st.rows, *branch_rows], start=1):
         row.seq = n
-    events: list[TranscriptEvent] = []
-    for e in st.events:
-        events.append(
-            TranscriptEvent(
-                kind="compaction",
-                trigger=e["trigger"],
-                tokens_before=e.get("before"),
-                tokens_after=e.get("after"),
-                created_at=e["ts"],
-                line=e["line"],
-                uuid=e["uuid"],
-                summary_seq=e["summary"].seq,
-                swept=tuple(sorted(r.seq for r in e["swept"])),
-                preserved=tuple(sorted(r.seq for r in e["preserved"])),
-                context_window=e["window"],
-                extra=e["extra"],
-            )
-        )
-    for rw in rewinds:
-        events.append(
-            TranscriptEvent(
-                kind="rewind",
-                line=rw["line"],
-                swept=tuple(r.seq for r in rw["rows"]),
-                extra={"branch": rw["branch"]},
-            )
-        )
-    events.sort(key=lambda e: e.line)
-    calls = []
-    for key, r, line, u in sorted(st.calls, key=lambda c: c[1].lines[0] if c[1] else c[2]):
-        calls.append(
-            ModelCall(
-                key=key,
-                seq=r.seq if r is not None else None,
-                line=r.lines[0] if r is not None else line,
-                model=(u.model if u is not None else None) or (r.model if r is not None else None),
-                tokens=dict(u.tokens) if u is not None else {},
-                created_at=r.created_at if r is not None else u.cost_at_ms if u else None,
-                note=(
-                    None
-                    if r is not None and u is not None
-                    else "no usage recorded for this response"
-                    if u is None
-                    else f"usage {u.usage_id!r}: no event names this response"
-                ),
-            )
-        )
+    calls = _calls(st)
     n_missing = sum(1 for c in calls if c.seq is not None and not c.tokens)
     if n_missing:
         fnd.add(
@@ -1089,10 +917,73 @@ def _finish(
         meta=meta,
         rows=[_final(r) for r in st.rows],
         other_branches=[_final(r) for r in branch_rows],
-        events=events,
+        events=_events(st, rewinds),
         findings=fnd.done(),
         calls=calls,
     )
+
+
+def _events(st: _State, rewinds: list[dict[str, Any]]) -> list[TranscriptEvent]:
+    """The condensations (compactions) and the abandoned branches (rewinds), in file order."""
+    events = [
+        TranscriptEvent(
+            kind="compaction",
+            trigger=e["trigger"],
+            tokens_before=e.get("before"),
+            tokens_after=e.get("after"),
+            created_at=e["ts"],
+            line=e["line"],
+            uuid=e["uuid"],
+            summary_seq=e["summary"].seq,
+            swept=tuple(sorted(r.seq for r in e["swept"])),
+            preserved=tuple(sorted(r.seq for r in e["preserved"])),
+            context_window=e["window"],
+            extra=e["extra"],
+        )
+        for e in st.events
+    ]
+    events += [
+        TranscriptEvent(
+            kind="rewind",
+            line=rw["line"],
+            swept=tuple(r.seq for r in rw["rows"]),
+            extra={"branch": rw["branch"]},
+        )
+        for rw in rewinds
+    ]
+    events.sort(key=lambda e: e.line)
+    return events
+
+
+def _calls(st: _State) -> list[ModelCall]:
+    """Every model call, in file order: one per response an event names (its usage, or none)
+    and one per recorded usage no event names."""
+    out = []
+    for key, r, line, u in sorted(st.calls, key=lambda c: c[1].lines[0] if c[1] else c[2]):
+        if r is not None:
+            note = None if u is not None else "no usage recorded for this response"
+            seq, at, model, ts = (
+                r.seq,
+                r.lines[0],
+                (u.model if u else None) or r.model,
+                r.created_at,
+            )
+        else:
+            assert u is not None
+            note = f"usage {u.usage_id!r}: no event names this response"
+            seq, at, model, ts = None, line, u.model, u.cost_at_ms
+        out.append(
+            ModelCall(
+                key=key,
+                seq=seq,
+                line=at,
+                model=model,
+                tokens=dict(u.tokens) if u is not None else {},
+                created_at=ts,
+                note=note,
+            )
+        )
+    return out
 
 
 def _final(r: _Row) -> TranscriptRow:
@@ -1177,10 +1068,10 @@ def parse_openhands(
     gc_was = gc.isenabled()
     gc.disable()  # many small objects, no cycles: the collector only costs
     try:
-        state = _read_state(folder, fnd)
-        files, marker = _list_events(folder, fnd, max_events)
-        _check_sequence(files, marker, fnd)
-        _read_events(folder, files, fnd, max_event_bytes)
+        state = read_state(folder, fnd)
+        files, marker = list_events(folder, fnd, max_events)
+        check_sequence(files, marker, fnd)
+        read_events(folder, files, fnd, max_event_bytes)
         meta, sid = _meta(state, folder)
         usages, cond_uid = _usages(state, fnd)
         st, branch_rows = _build(files, state, usages, cond_uid, fnd, meta)
