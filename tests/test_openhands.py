@@ -467,3 +467,76 @@ def test_abandoned_branch(tmp_path: Path) -> None:
 def test_errors_are_adf_errors(tmp_path: Path) -> None:
     with pytest.raises(AdfError):
         oh.open_conversation(tmp_path / "nothing")
+
+
+def test_synth_parallel_calls_are_one_row_one_call(samples: Path) -> None:
+    t = next(x for x in _truths(samples) if x["half_written_last"])
+    a = opened(samples / "conversations" / t["folder"])
+    h = a.history()
+    multi = [i for i, r in enumerate(t["rows"]) if len(r) > 1]
+    assert multi  # the simulator wrote parallel tool calls
+    for i in multi:
+        blocks = json.loads(h["content"].iloc[i])
+        assert [b["type"] for b in blocks].count("tool_use") == len(t["rows"][i])
+        assert not pd.isna(h["tokens_input"].iloc[i])  # the one response's usage, once
+
+
+def test_replay_is_the_view_openhands_rebuilds() -> None:
+    """At each agent call the context is every earlier conversation event minus the forgotten
+    ones, with the summaries not yet forgotten: computed here from the event files alone."""
+    d = fixture(GENERATED)
+    evs = plain_events(d)
+    a = opened(d)
+    uuid = dict(zip(a.source.row_index()["seq"], a.source.row_index()["uuid"], strict=True))
+    kind = dict(zip(a.history()["seq"], a.history()["kind"], strict=True))
+    r = a.replay()
+    calls = [e for e in evs if e["kind"] == "ActionEvent"]
+    assert len(r) == len(calls)
+    forgotten: set[str] = set()
+    view: list[str] = []
+    at_call: dict[str, set[str]] = {}
+    for e in evs:
+        if e["kind"] == "ActionEvent":
+            at_call[e["id"]] = set(view) - forgotten
+        if e["kind"] == "Condensation":
+            forgotten |= set(e["forgotten_event_ids"])
+            view.append(e["id"] + "-summary")
+        elif e["kind"] != "SystemPromptEvent":  # the prompt is context, not conversation
+            view.append(e["id"])
+    for _, row in r.iterrows():
+        got = {
+            uuid[q] + "-summary" if kind[q] == "compaction_summary" else uuid[q]
+            for q in row["context_seqs"]
+        }
+        assert got == at_call[uuid[row["seq"]]]
+
+
+def test_simulate_says_what_it_assumes() -> None:
+    from adfkit._simulate import ThresholdPolicy, simulate
+
+    a = opened(fixture(GENERATED))
+    res = simulate(a, ThresholdPolicy())
+    assert res.summary["n_real_compactions"] == 3
+    assert res.summary["n_compactions"] == 0  # 4.4k-token prompts never reach the 128k window
+    rule = a.config()["compact_rule"]
+    assert "does not reproduce event-count condensations" in rule
+
+
+def test_encoding_and_nesting(tmp_path: Path) -> None:
+    d = _copy(tmp_path)
+    p = _event(d, 1)
+    p.write_bytes(p.read_bytes().replace(b"numbered", b"numb\xffred"))
+    _event(d, 3).write_bytes(b"[" * 5000 + b"]" * 5000)
+    found = _checks(d)
+    assert found["encoding"] == [("warning", (1,))]
+    assert found["bad_json"] == [("warning", (3,))]
+    assert "numb\ufffdred" in opened(d).history()["text"].iloc[1]
+
+
+def test_committed_samples_are_the_writers(samples: Path) -> None:
+    committed = ROOT / "sample_agents" / "openhands"
+    if not committed.is_dir():
+        pytest.fail(f"{committed} is missing: run `make samples`")
+    mine = {p.relative_to(samples): p.read_bytes() for p in samples.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(committed): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
+    assert mine == theirs

@@ -99,25 +99,21 @@ def open_conversation(path: str | os.PathLike[str], **options: Any) -> Any:
 
 
 def find(root: str | os.PathLike[str]) -> Iterator[Path]:
-    """Every conversation folder under ``root`` (``root`` itself if it is one), in name order;
-    a conversation's own ``events/`` and ``subagents/`` folders are not searched (its
-    subagents belong to it)."""
+    """The conversation folders directly in ``root`` (a fleet's folder, ``~/.openhands`` meaning
+    its ``conversations/``), in name order, by their names only. A conversation's own
+    ``subagents/`` belong to it and are not listed."""
     top = Path(root).expanduser()
-    if is_conversation(top):
-        yield top
-        return
     if not top.is_dir():
         return
-    for dirpath, dirnames, _files in os.walk(top):
-        dirnames.sort()
-        keep = []
-        for d in dirnames:
-            p = Path(dirpath) / d
-            if is_conversation(p):
-                yield p
-            elif d != EVENTS_DIR:
-                keep.append(d)
-        dirnames[:] = keep
+    if not is_conversation(top / "conversations") and (top / "conversations").is_dir():
+        top = top / "conversations"
+    try:
+        children = sorted(p for p in top.iterdir() if p.is_dir())
+    except OSError:
+        return
+    for p in children:
+        if is_conversation(p):
+            yield p
 
 
 def default_root() -> str:
