@@ -404,6 +404,16 @@ def test_caps_on_event_size_and_count(tmp_path: Path) -> None:
     found = _checks(d, max_events=5)
     assert found["event_count_cap"] == [("error", ())]
     assert len(opened(d, max_events=5).history()) == 5
+    # a cap on all the bytes read: the files up to it are read, the rest not
+    cum = 0
+    n_fit = 0
+    for i in range(31):
+        cum += sizes[i]
+        if cum > 20_000:
+            break
+        n_fit += 1
+    found = _checks(d, max_total_bytes=20_000)
+    assert found["total_size_cap"] == [("error", (n_fit,))]
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")

@@ -94,7 +94,7 @@ def open_conversation(path: str | os.PathLike[str], **options: Any) -> Any:
     from .parser import parse_openhands
     from .source import OpenHandsSource
 
-    known = ("max_event_bytes", "max_events")
+    known = ("max_event_bytes", "max_events", "max_total_bytes")
     return OpenHandsSource(parse_openhands(path, **{k: options[k] for k in known if k in options}))
 
 

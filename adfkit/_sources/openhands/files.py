@@ -23,6 +23,8 @@ from . import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024**2
 #: Cap on the number of event files read (the rest are left with a finding).
 DEFAULT_MAX_EVENTS = 200_000
+#: Cap on the bytes of all event files read (each parsed event costs Python objects too).
+DEFAULT_MAX_TOTAL_BYTES = 2 * 1024**3
 #: Cap on ``base_state.json`` (per-call usage lists grow with the calls: ~250 bytes each).
 DEFAULT_MAX_STATE_BYTES = 256 * 1024**2
 
@@ -115,12 +117,28 @@ def list_events(folder: Path, fnd: Findings, max_events: int) -> tuple[list[Even
     return files, marker
 
 
-def read_events(folder: Path, files: list[EventFile], fnd: Findings, cap: int) -> None:
+def read_events(
+    folder: Path, files: list[EventFile], fnd: Findings, cap: int, total_cap: int
+) -> None:
+    """Parse each event file into ``obj`` (None when it cannot be read, with a finding); stop
+    after ``total_cap`` bytes in all (the rest stay unread, one ``total_size_cap`` finding)."""
     ev = folder / EVENTS_DIR
     last = files[-1].idx if files else -1
+    held = 0
     for f in files:
         line = f.idx + 1
-        data, _size, problem = read_capped(ev / f.name, cap)
+        data, _size, problem = read_capped(ev / f.name, min(cap, max(total_cap - held, 0)))
+        if data is None and held + _size > total_cap and _size <= cap:
+            fnd.add(
+                "total_size_cap",
+                "error",
+                line,
+                f"stopped at {f.name}: the event files read reach max_total_bytes="
+                f"{total_cap:,}; the rest are not read",
+            )
+            break
+        if data is not None:
+            held += len(data)
         if data is None:
             check = "huge_event_file" if problem and "cap" in problem else "unreadable_event"
             fnd.add(check, "warning", line, f"{f.name}: {problem}; skipped")

@@ -73,6 +73,7 @@ from . import EVENT_NAME, STATE_FILE, is_conversation
 from .files import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_EVENTS,
+    DEFAULT_MAX_TOTAL_BYTES,
     EventFile,
     check_sequence,
     conversation_folder,
@@ -1039,6 +1040,7 @@ def parse_openhands(
     *,
     max_event_bytes: int = DEFAULT_MAX_EVENT_BYTES,
     max_events: int = DEFAULT_MAX_EVENTS,
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     warn: bool = True,
     _depth: int = 0,
 ) -> ParsedTranscript:
@@ -1048,6 +1050,8 @@ def parse_openhands(
         ``events/`` folder.
     :param max_event_bytes: a larger event file is skipped with a ``huge_event_file`` finding.
     :param max_events: event files past this many are left with an ``event_count_cap`` finding.
+    :param max_total_bytes: event files past this many bytes in all are left with a
+        ``total_size_cap`` finding.
     :param warn: emit one :class:`adfkit.AdfWarning` when there are warning- or error-level
         findings.
     :raises NotTranscriptError: ``path`` is not a folder, or holds neither ``base_state.json``
@@ -1071,7 +1075,7 @@ def parse_openhands(
         state = read_state(folder, fnd)
         files, marker = list_events(folder, fnd, max_events)
         check_sequence(files, marker, fnd)
-        read_events(folder, files, fnd, max_event_bytes)
+        read_events(folder, files, fnd, max_event_bytes, max_total_bytes)
         meta, sid = _meta(state, folder)
         usages, cond_uid = _usages(state, fnd)
         st, branch_rows = _build(files, state, usages, cond_uid, fnd, meta)
