@@ -268,13 +268,20 @@ def compaction_rule(
 
 
 def provider(model: str | None) -> str | None:
-    """The provider of a litellm model id (``openai/gpt-4o-mini`` -> ``openai``), else None.
+    """Who serves a litellm model id: its ``provider/`` prefix (``openai/gpt-4o-mini`` ->
+    ``openai``), else the maker a bare OpenAI or Anthropic model name says, else None.
 
     Examples
     --------
-    >>> provider("anthropic/claude-sonnet-4-5"), provider("gpt-4o-mini"), provider(None)
-    ('anthropic', None, None)
+    >>> provider("anthropic/claude-sonnet-4-5"), provider("gpt-4o-mini"), provider("x")
+    ('anthropic', 'openai', None)
     """
-    if not model or "/" not in model:
+    if not model:
         return None
-    return model.split("/", 1)[0] or None
+    if "/" in model:
+        return model.split("/", 1)[0] or None
+    if model.startswith(("gpt-", "o1", "o3", "o4")):
+        return "openai"
+    if model.startswith("claude-"):
+        return "anthropic"
+    return None
