@@ -111,7 +111,8 @@ class Conversation:
         self.n_resp += 1
         rid = f"chatcmpl-synth-{self.id.hex[:6]}-{self.n_resp:04d}"
         out = self.rng.randint(20, 400)
-        cache_write = (prompt - cache_read) if self.anthropic else 0
+        uncached = min(self.rng.randint(3, 60), prompt - cache_read)  # the newest turn's tail
+        cache_write = (prompt - cache_read - uncached) if self.anthropic else 0
         self.usages.setdefault(usage_id, []).append(
             {
                 "model": self.model,

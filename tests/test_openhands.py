@@ -266,7 +266,7 @@ def test_synth_condensations(samples: Path) -> None:
     a = opened(samples / "conversations" / t["folder"])
     c = a.compactions()
     line = dict(zip(a.source.row_index()["seq"], a.source.row_index()["line"], strict=True))
-    assert len(c) == len(t["condensations"]) == 6
+    assert len(c) == len(t["condensations"]) >= 3
     firsts = {r[0] for r in t["rows"]}  # a row is named by its first event (parallel calls: many)
     for (_, row), truth in zip(c.iterrows(), t["condensations"], strict=True):
         gone = set(truth["forgotten"] + truth["forgotten_summaries"])

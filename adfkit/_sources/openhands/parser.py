@@ -46,6 +46,7 @@ where the format leaves room:
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import statistics
@@ -1084,8 +1085,8 @@ def parse_openhands(
         if gc_was:
             gc.enable()
     out.subagents = _subagents(folder, out, max_event_bytes, max_events, _depth)
-    if warn:
-        warn_findings(str(folder), out.findings)
+    if warn:  # each detail names its event file: no "line" before it
+        warn_findings(str(folder), [dataclasses.replace(f, line=None) for f in out.findings])
     return out
 
 
