@@ -16,7 +16,8 @@ import pytest
 from conftest import fingerprint
 
 from adfkit._agent import AgentFile
-from adfkit._errors import AdfError, AdfWarning, NotTranscriptError
+from adfkit._errors import AdfError, AdfWarning, NotTranscriptError, UnknownFormatError
+from adfkit._registry import Probe, recognise
 from adfkit._sources import openhands as oh
 from adfkit._sources.openhands.parser import parse_openhands
 from adfsynth import openhands as synth
@@ -85,25 +86,46 @@ def quiet(f: Any, *a: Any, **kw: Any) -> Any:
 # --- recognition ------------------------------------------------------------------------------
 
 
-class _Probe:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.is_dir = path.is_dir()
-
-
 def test_claims_the_folder_not_its_files(tmp_path: Path) -> None:
     d = fixture(GENERATED)
-    assert oh.claims(_Probe(d))
-    assert oh.claims(_Probe(d / "events"))  # its events folder names the conversation
+    assert oh.claims(Probe(d))
+    assert oh.claims(Probe(d / "events"))  # its events folder names the conversation
     one_event = next((d / "events").glob("event-00000-*.json"))
-    assert not oh.claims(_Probe(one_event))
-    assert not oh.claims(_Probe(d / "base_state.json"))
-    assert not oh.claims(_Probe(FIXTURES))  # a folder of conversations is not one
-    assert not oh.claims(_Probe(tmp_path))  # an empty folder
+    assert not oh.claims(Probe(one_event))
+    assert not oh.claims(Probe(d / "base_state.json"))
+    assert not oh.claims(Probe(FIXTURES))  # a folder of conversations is not one
+    assert not oh.claims(Probe(tmp_path))  # an empty folder
     (tmp_path / "events").mkdir()
     (tmp_path / "events" / "notes.json").write_text("{}")
-    assert not oh.claims(_Probe(tmp_path))  # an events/ folder of other files
-    assert not oh.claims(_Probe(ROOT / "sample_agents"))
+    assert not oh.claims(Probe(tmp_path))  # an events/ folder of other files
+    assert not oh.claims(Probe(ROOT / "sample_agents"))
+    # through the registry: exactly one format claims the folder; none claims one event file
+    assert recognise(d).name == "openhands"
+    with pytest.raises(UnknownFormatError):
+        recognise(one_event)
+    with pytest.raises(UnknownFormatError):
+        recognise(d / "base_state.json")
+
+
+def test_every_conversation_is_claimed_by_openhands_alone(samples: Path) -> None:
+    from adfkit import _registry as registry
+
+    folders = [*oh.find(samples), *(p for p in FIXTURES.iterdir() if p.is_dir())]
+    assert len(folders) >= 2
+    for p in folders:
+        assert [s.name for s in registry.claimants(Probe(p))] == ["openhands"], p
+        for f in (p / "events").iterdir():  # no format takes one event file for an input
+            assert [s.name for s in registry.claimants(Probe(f))] == [], f
+
+
+def test_adfkit_open_reads_a_conversation_folder() -> None:
+    import adfkit
+
+    d = fixture(GENERATED)
+    a = quiet(adfkit.open, d)
+    assert a.source.format == "openhands"
+    assert len(a.compactions()) == 3
+    assert a.info()["provider"] == "openai"
 
 
 def test_not_a_conversation_is_a_clear_error(tmp_path: Path) -> None:

@@ -13,9 +13,14 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+from adfkit._registry import FormatSpec, Probe, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from adfkit._source import AgentSource
 
 NAME = "openhands"
 LABEL = "OpenHands conversation"
@@ -77,10 +82,10 @@ def is_conversation(path: str | os.PathLike[str]) -> bool:
     return False
 
 
-def claims(probe: Any) -> bool:
+def claims(probe: Probe) -> bool:
     """Recognition for the format registry: a folder that :func:`is_conversation` accepts (or
     the ``events/`` folder of one). Files are never claimed."""
-    if not getattr(probe, "is_dir", False):
+    if not probe.is_dir:
         return False
     p = Path(probe.path)
     if is_conversation(p):
@@ -88,7 +93,7 @@ def claims(probe: Any) -> bool:
     return p.name == EVENTS_DIR and is_conversation(p.parent)
 
 
-def open_conversation(path: str | os.PathLike[str], **options: Any) -> Any:
+def open_conversation(path: str | os.PathLike[str], **options: Any) -> AgentSource:
     """The conversation at ``path`` as an agent source (options: ``max_event_bytes``,
     ``max_events``; see :func:`adfkit._sources.openhands.parser.parse_openhands`)."""
     from .parser import parse_openhands
@@ -131,6 +136,8 @@ def list_sessions(root: str | os.PathLike[str]) -> pd.DataFrame:
     (Int64: every file of the folder), ``modified`` (datetime64[ns, UTC]), ``error`` (string:
     why ``base_state.json`` could not be read).
     """
+    import pandas as pd
+
     from adfkit._errors import NotTranscriptError
     from adfkit._transcript import sessions_frame
 
@@ -285,3 +292,24 @@ def provider(model: str | None) -> str | None:
     if model.startswith("claude-"):
         return "anthropic"
     return None
+
+
+def _rule(model: str | None, window: int | None) -> Rule:
+    """The registry's rule: the recorded window as the threshold (the source applies a
+    recorded ``max_tokens``, :class:`.source.OpenHandsSource`)."""
+    return Rule(*compaction_rule(model, window))
+
+
+SPEC = FormatSpec(
+    name=NAME,
+    label=LABEL,
+    looks_for="a folder holding base_state.json or events/event-<idx>-<id>.json files",
+    claims=claims,
+    open=open_conversation,
+    find=find,
+    list_sessions=list_sessions,
+    default_root=DEFAULT_ROOT,
+    compaction_rule=_rule,
+    taxonomy=TAXONOMY,
+    provider=provider,
+)
