@@ -239,6 +239,7 @@ def test_generated_fixture_condensations_are_exactly_the_forgotten_ids() -> None
     assert cfg["context"]["compact_threshold"] == 128000  # no max_tokens: the window
     assert "max_size=10 (recorded)" in cfg["compact_rule"]
     assert "keep_first=2 (recorded)" in cfg["compact_rule"]
+    assert a.source.meta()["compaction_trigger"].startswith("inferred")
 
 
 def test_fixtures_are_not_touched() -> None:

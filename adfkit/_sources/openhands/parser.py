@@ -1031,6 +1031,10 @@ def _meta(state: dict[str, Any], folder: Path) -> tuple[dict[str, str], str | No
     ):
         if type(val) is int:
             meta[key] = str(val)
+    if isinstance(_get(state, "agent", "condenser"), dict):
+        meta["compaction_trigger"] = (
+            "inferred (OpenHands writes none): manual after a user's /condense, else auto"
+        )
     if sid is None:
         sid = folder.name
     return meta, sid
