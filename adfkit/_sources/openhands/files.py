@@ -43,7 +43,7 @@ def conversation_folder(path: str | os.PathLike[str]) -> Path | None:
     return None
 
 
-def read_capped(path: Path, cap: int) -> tuple[bytes | None, int, str | None]:
+def read_capped(path: str | Path, cap: int) -> tuple[bytes | None, int, str | None]:
     """``(data, size, problem)`` of one file, read-only and only if it is a regular file:
     ``data`` is None when the file is larger than ``cap`` bytes (never read past it) or cannot
     be read, ``problem`` says why."""
@@ -122,12 +122,13 @@ def read_events(
 ) -> None:
     """Parse each event file into ``obj`` (None when it cannot be read, with a finding); stop
     after ``total_cap`` bytes in all (the rest stay unread, one ``total_size_cap`` finding)."""
-    ev = folder / EVENTS_DIR
+    ev = os.fspath(folder / EVENTS_DIR)
+    join = os.path.join  # a Path per file costs more than reading a small one
     last = files[-1].idx if files else -1
     held = 0
     for f in files:
         line = f.idx + 1
-        data, _size, problem = read_capped(ev / f.name, min(cap, max(total_cap - held, 0)))
+        data, _size, problem = read_capped(join(ev, f.name), min(cap, max(total_cap - held, 0)))
         if data is None and held + _size > total_cap and _size <= cap:
             fnd.add(
                 "total_size_cap",
