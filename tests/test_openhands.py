@@ -573,3 +573,15 @@ def test_committed_samples_are_the_writers(samples: Path) -> None:
     mine = {p.relative_to(samples): p.read_bytes() for p in samples.rglob("*") if p.is_file()}
     theirs = {p.relative_to(committed): p.read_bytes() for p in committed.rglob("*") if p.is_file()}
     assert mine == theirs
+
+
+def test_an_event_linked_to_a_device_and_a_state_that_is_a_folder(tmp_path: Path) -> None:
+    d = _copy(tmp_path)
+    f = _event(d, 6)
+    f.unlink()
+    f.symlink_to("/dev/zero")  # never read: not a regular file
+    (d / "base_state.json").unlink()
+    (d / "base_state.json").mkdir()
+    found = _checks(d)
+    assert found["unreadable_event"] == [("warning", (6,))]
+    assert found["unreadable_base_state"] == [("error", ())]
