@@ -10,12 +10,14 @@ when a conversation is opened.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adfkit._registry import FormatSpec, Probe, Rule
+
+from .names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from .rule import compaction_rule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -27,15 +29,6 @@ LABEL = "OpenHands conversation"
 DEFAULT_ROOT = "~/.openhands/conversations"
 ROOT_ENV = "OPENHANDS_CONVERSATIONS_DIR"
 TAXONOMY = "taxonomy.openhands.json"
-
-STATE_FILE = "base_state.json"
-EVENTS_DIR = "events"
-EVENT_NAME = re.compile(r"^event-(\d+)-(.+)\.json$")
-
-#: Defaults of OpenHands' ``LLMSummarizingCondenser`` (openhands-sdk 1.58,
-#: ``openhands/sdk/context/condenser/llm_summarizing_condenser.py``; SOURCES-NEXT.md §2.2).
-DEFAULT_MAX_SIZE = 240
-DEFAULT_KEEP_FIRST = 2
 
 #: Columns of :func:`list_sessions`.
 SESSIONS: dict[str, str] = {
@@ -50,36 +43,6 @@ SESSIONS: dict[str, str] = {
     "modified": "datetime64[ns, UTC]",
     "error": "string",
 }
-
-
-def is_conversation(path: str | os.PathLike[str]) -> bool:
-    """True when ``path`` is a folder holding ``base_state.json`` or an ``events/`` folder with
-    ``event-<idx>-<id>.json`` files (looked at by name only, at most 1,000 entries). A single
-    event file, ``base_state.json`` alone, or any other file is not a conversation.
-
-    Examples
-    --------
-    >>> is_conversation("sample_agents/long-runner.adf"), is_conversation("no/such/folder")
-    (False, False)
-    """
-    p = Path(path)
-    try:
-        if not p.is_dir():
-            return False
-        if (p / STATE_FILE).is_file():
-            return True
-        ev = p / EVENTS_DIR
-        if not ev.is_dir():
-            return False
-        with os.scandir(ev) as it:
-            for n, entry in enumerate(it):
-                if EVENT_NAME.match(entry.name):
-                    return True
-                if n >= 1000:
-                    break
-    except OSError:
-        return False
-    return False
 
 
 def claims(probe: Probe) -> bool:
@@ -214,66 +177,6 @@ def _state_fields(state: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def rule_text(
-    window: int | None,
-    max_size: int | None = None,
-    keep_first: int | None = None,
-    max_tokens: int | None = None,
-) -> str:
-    """How OpenHands decides to condense, and what :func:`compaction_rule`'s token threshold
-    stands for. ``max_size``/``keep_first``/``max_tokens``: as ``base_state.json`` records the
-    condenser (None: not recorded, the defaults are assumed)."""
-    size = (
-        f"max_size={max_size} (recorded)" if max_size else f"max_size={DEFAULT_MAX_SIZE} (default)"
-    )
-    first = (
-        f"keep_first={keep_first} (recorded)"
-        if keep_first is not None
-        else f"keep_first={DEFAULT_KEEP_FIRST} (default)"
-    )
-    toks = f"max_tokens={max_tokens:,} (recorded)" if max_tokens else "max_tokens unset (default)"
-    if max_tokens:
-        thr = f"the token threshold is max_tokens={max_tokens:,}"
-    elif window:
-        thr = (
-            f"the token threshold is the context window ({window:,}, recorded in "
-            "TokenUsage.context_window): the agent requests a condensation when the LLM reports "
-            "the window exceeded"
-        )
-    else:
-        thr = "no token threshold is known (no context window recorded)"
-    return (
-        "OpenHands LLMSummarizingCondenser (openhands-sdk 1.58 llm_summarizing_condenser.py): "
-        f"condenses when the view holds more than {size} events, keeping the first "
-        f"{first} and half of max_size, or past {toks}, or on a CondensationRequest; {thr}. "
-        "The event-count rule has no token counterpart, so simulate() does not reproduce "
-        "event-count condensations (assumed)"
-    )
-
-
-def compaction_rule(
-    model: str | None,
-    window: int | None,
-    *,
-    max_size: int | None = None,
-    keep_first: int | None = None,
-    max_tokens: int | None = None,
-) -> tuple[int | None, int | None, str]:
-    """``(window, threshold, rule text)``: the window as recorded (None: unknown, OpenHands
-    runs any model), the token threshold (``max_tokens`` when the condenser records one, else
-    the window) and how it was decided.
-
-    Examples
-    --------
-    >>> compaction_rule("openai/gpt-4o-mini", 128000)[:2]
-    (128000, 128000)
-    >>> compaction_rule(None, None, max_tokens=90000)[:2]
-    (None, 90000)
-    """
-    threshold = max_tokens or window or None
-    return window, threshold, rule_text(window, max_size, keep_first, max_tokens)
-
-
 def provider(model: str | None) -> str | None:
     """Who serves a litellm model id: its ``provider/`` prefix (``openai/gpt-4o-mini`` ->
     ``openai``), else the maker a bare OpenAI or Anthropic model name says, else None.
@@ -313,3 +216,18 @@ SPEC = FormatSpec(
     taxonomy=TAXONOMY,
     provider=provider,
 )
+
+
+__all__ = [
+    "EVENTS_DIR",
+    "EVENT_NAME",
+    "SPEC",
+    "STATE_FILE",
+    "claims",
+    "compaction_rule",
+    "find",
+    "is_conversation",
+    "list_sessions",
+    "open_conversation",
+    "provider",
+]

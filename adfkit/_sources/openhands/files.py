@@ -17,7 +17,7 @@ from typing import Any
 from adfkit._open import open_regular
 from adfkit._transcript import Findings, loads_line
 
-from . import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from .names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
 
 #: Cap on one event file (real ones are ~1-100 KB; a huge observation is skipped with a finding).
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024**2

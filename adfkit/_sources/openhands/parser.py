@@ -70,7 +70,6 @@ from adfkit._transcript import (
     warn_findings,
 )
 
-from . import EVENT_NAME, STATE_FILE, is_conversation
 from .files import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_EVENTS,
@@ -82,6 +81,7 @@ from .files import (
     read_events,
     read_state,
 )
+from .names import EVENT_NAME, STATE_FILE, is_conversation
 
 FORMAT = "openhands"
 _WHAT = "OpenHands conversation folder"

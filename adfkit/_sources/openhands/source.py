@@ -10,7 +10,7 @@ from adfkit._source import AgentSource, Finding, StorageReport
 from adfkit._transcript import ParsedTranscript
 from adfkit._transcript_source import TranscriptSource
 
-from . import compaction_rule
+from .rule import compaction_rule
 
 
 def _int(meta: dict[str, str], key: str) -> int | None:
