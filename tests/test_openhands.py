@@ -546,10 +546,11 @@ def test_replay_is_the_view_openhands_rebuilds() -> None:
 
 
 def test_simulate_says_what_it_assumes() -> None:
-    from adfkit._simulate import ThresholdPolicy, simulate
+    import adfkit
+    from adfkit._simulate import ThresholdPolicy
 
     a = opened(fixture(GENERATED))
-    res = simulate(a, ThresholdPolicy())
+    res = adfkit.simulate(a, ThresholdPolicy())
     assert res.summary["n_real_compactions"] == 3
     assert res.summary["n_compactions"] == 0  # 4.4k-token prompts never reach the 128k window
     rule = a.config()["compact_rule"]
@@ -586,3 +587,14 @@ def test_an_event_linked_to_a_device_and_a_state_that_is_a_folder(tmp_path: Path
     found = _checks(d)
     assert found["unreadable_event"] == [("warning", (6,))]
     assert found["unreadable_base_state"] == [("error", ())]
+
+
+def test_a_recorded_max_tokens_is_the_threshold(tmp_path: Path) -> None:
+    d = _copy(tmp_path)
+    state = json.loads((d / "base_state.json").read_text())
+    state["agent"]["condenser"]["max_tokens"] = 90_000
+    (d / "base_state.json").write_text(json.dumps(state))
+    st = opened(d).source.settings()
+    assert (st.compact_threshold, st.threshold_source) == (90_000, "configured")
+    assert "max_tokens=90,000 (recorded)" in (st.threshold_rule or "")
+    assert st.context_window == 128_000

@@ -3,10 +3,10 @@ folder, whose settings come from ``base_state.json`` and whose findings name eve
 
 from __future__ import annotations
 
+import dataclasses
 import os
-from typing import Any
 
-from adfkit._source import AgentSource, Finding, StorageReport
+from adfkit._source import AgentSource, Finding, Info, Provenance, Settings, StorageReport
 from adfkit._transcript import ParsedTranscript
 from adfkit._transcript_source import TranscriptSource
 
@@ -21,7 +21,7 @@ def _int(meta: dict[str, str], key: str) -> int | None:
 class OpenHandsSource(TranscriptSource):
     """One parsed OpenHands conversation (:func:`.parser.parse_openhands`).
 
-    Differs from other transcripts in three places: :meth:`config` applies the condenser
+    Differs from other transcripts in three places: :meth:`settings` applies the condenser
     settings ``base_state.json`` records (``max_tokens`` as the threshold when set);
     :meth:`info` measures the folder (``file_bytes``: every file in it); :meth:`storage_report`
     names the event file of each finding (table ``events``, ``rows`` the event index).
@@ -45,32 +45,39 @@ class OpenHandsSource(TranscriptSource):
         w = self.parsed.meta.get("context_window") or self.parsed.meta.get("max_input_tokens")
         return int(w) if w and w.isdigit() else super().context_window()
 
-    def config(self) -> dict[str, Any]:
-        """As :meth:`TranscriptSource.config`, with the recorded condenser settings applied to
-        the threshold and its rule text (:func:`adfkit._sources.openhands.compaction_rule`)."""
-        out = super().config()
+    def settings(self) -> Settings:
+        """As :meth:`TranscriptSource.settings`, with the condenser settings ``base_state.json``
+        records in the threshold and its rule text (:func:`.rule.compaction_rule`): a recorded
+        ``max_tokens`` is the threshold (``configured``), else the context window
+        (``assumed``: the agent asks for a condensation when the LLM reports it exceeded)."""
+        st = super().settings()
         m = self.parsed.meta
+        max_tokens = _int(m, "condenser_max_tokens")
         window, threshold, text = compaction_rule(
-            self.model(),
+            st.model,
             self.context_window(),
             max_size=_int(m, "condenser_max_size"),
             keep_first=_int(m, "condenser_keep_first"),
-            max_tokens=_int(m, "condenser_max_tokens"),
+            max_tokens=max_tokens,
         )
-        out["context"] = {**out.get("context", {}), "compact_threshold": threshold}
-        out["context_window"] = window
-        out["compact_rule"] = text
-        return out
+        source: Provenance | None = (
+            None if threshold is None else "configured" if max_tokens else "assumed"
+        )
+        return dataclasses.replace(
+            st,
+            compact_threshold=threshold,
+            threshold_source=source,
+            threshold_rule=text,
+            context_window=window,
+        )
 
-    def info(self, *, sizes: bool = True) -> dict[str, Any]:
+    def info(self, *, sizes: bool = True) -> Info:
         """As :meth:`TranscriptSource.info`; ``file_bytes`` is the size of every file of the
         folder (``base_state.json`` and the event files), ``live`` True when the last event file
         is half-written, ``tool_version`` None (OpenHands records none)."""
         out = super().info(sizes=sizes)
         out["file_bytes"] = _folder_bytes(self.path)
         out["live"] = any(f.check == "truncated_last_event" for f in self.parsed.findings)
-        out["compact_threshold"] = self.config()["context"]["compact_threshold"]
-        out["context_window"] = self.config()["context_window"]
         return out
 
     def storage_report(self) -> StorageReport:
