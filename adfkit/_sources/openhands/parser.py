@@ -47,7 +47,6 @@ where the format leaves room:
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import statistics
 from dataclasses import dataclass, field
@@ -66,6 +65,7 @@ from adfkit._transcript import (
     TranscriptEvent,
     TranscriptRow,
     bad_counts,
+    gc_paused,
     result_text,
     warn_findings,
 )
@@ -1074,9 +1074,7 @@ def parse_openhands(
             path=p,
         )
     fnd = Findings()
-    gc_was = gc.isenabled()
-    gc.disable()  # many small objects, no cycles: the collector only costs
-    try:
+    with gc_paused():  # many small objects, no cycles: the collector only costs
         state = read_state(folder, fnd)
         files, marker = list_events(folder, fnd, max_events)
         check_sequence(files, marker, fnd)
@@ -1085,9 +1083,6 @@ def parse_openhands(
         usages, cond_uid = _usages(state, fnd)
         st, branch_rows = _build(files, state, usages, cond_uid, fnd, meta)
         out = _finish(folder, st, branch_rows, meta, fnd, sid)
-    finally:
-        if gc_was:
-            gc.enable()
     out.subagents = _subagents(folder, out, max_event_bytes, max_events, _depth)
     if warn:  # each detail names its event file: no "line" before it
         warn_findings(str(folder), [dataclasses.replace(f, line=None) for f in out.findings])
