@@ -39,6 +39,7 @@ BUILTIN: dict[str, str] = {
     "claude_code": "adfkit._sources.claude_code",
     "codex": "adfkit._sources.codex",
     "inspect_eval": "adfkit._sources.inspect_eval",
+    "openhands": "adfkit._sources.openhands",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

@@ -3,7 +3,7 @@
 Usage::
 
     python -m adfsynth sample_agents/          # regenerate every committed sample (ADF,
-                                               # Claude Code, Codex, Inspect)
+                                               # Claude Code, Codex, Inspect, OpenHands)
     python -m adfsynth out/ long-runner clean  # just some scenarios
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
-from . import claude_code, codex, inspect_eval
+from . import claude_code, codex, inspect_eval, openhands
 from .writer import write_all
 
 
@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
         print(claude_code.write_samples(folder))
         print(codex.write_samples(folder))
         print(inspect_eval.write_samples(folder))
+        print(openhands.write_samples(folder))
     for name, gt in write_all(folder, names=names).items():
         size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
         print(
