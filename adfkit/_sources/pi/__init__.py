@@ -1,0 +1,160 @@
+"""pi coding agent sessions: recognition, opening, listing, compaction rule.
+
+Light on purpose (the registry imports every format's package to recognise a file): the
+reader is :mod:`.parser`, imported when a session is opened; the listing is :mod:`.listing`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+#: Where pi keeps its sessions (``PI_CODING_AGENT_DIR`` moves the agent folder).
+DEFAULT_ROOT = "~/.pi/agent/sessions"
+#: pi's default compaction settings (compaction.ts ``DEFAULT_COMPACTION_SETTINGS``).
+RESERVE_TOKENS = 16_384
+KEEP_RECENT_TOKENS = 20_000
+#: Context window of Anthropic Claude models in pi's model table (pi-ai models.generated.ts).
+CLAUDE_WINDOW = 200_000
+
+_HEADER_KEYS = ("id", "timestamp")
+
+
+def is_header(rec: Any) -> bool:
+    """True for a pi session header: ``{"type": "session", "id", "timestamp", "cwd"}`` with
+    string values (v1 headers have no ``version``; later ones have an int).
+
+    Examples
+    --------
+    >>> is_header({"type": "session", "id": "a", "timestamp": "t", "cwd": "/"})
+    True
+    >>> is_header({"type": "session_meta", "payload": {}})
+    False
+    """
+    if type(rec) is not dict or rec.get("type") != "session":
+        return False
+    if not all(isinstance(rec.get(k), str) for k in _HEADER_KEYS):
+        return False
+    v = rec.get("version")
+    return isinstance(rec.get("cwd"), str) and (v is None or type(v) is int)
+
+
+def claims(probe: Any) -> bool:
+    """Positive recognition: a file whose first record is a pi session header and whose next
+    records (those the probe read) are pi entries."""
+    if probe.is_dir:
+        return False
+    recs = probe.records()
+    if not recs or not is_header(recs[0]):
+        return False
+    from .parser import ENTRY_TYPES  # light: constants only at import
+
+    return all(r.get("type") in ENTRY_TYPES for r in recs[1:20] if type(r) is dict)
+
+
+def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
+    """The session at ``path`` as a :class:`adfkit._transcript_source.TranscriptSource`."""
+    from adfkit._transcript_source import TranscriptSource
+
+    from .parser import parse_pi
+
+    kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
+    return TranscriptSource(parse_pi(Path(path), **kw))
+
+
+def _first_line(f: Path, n: int = 64 * 1024) -> bytes:
+    try:
+        with open(f, "rb") as fh:
+            return fh.readline(n)
+    except OSError:
+        return b""
+
+
+def find(folder: Path) -> Iterator[Path]:
+    """pi session files under ``folder`` (recursively): ``*.jsonl`` opening with a pi header."""
+    import orjson
+
+    for f in sorted(Path(folder).rglob("*.jsonl")):
+        if not f.is_file():
+            continue
+        line = _first_line(f).removeprefix(b"\xef\xbb\xbf")
+        try:
+            rec = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if is_header(rec):
+            yield f
+
+
+def list_sessions(folder: Path) -> Any:
+    """One row per pi session under ``folder``, newest first (:func:`.listing.list_pi_sessions`)."""
+    from .listing import list_pi_sessions
+
+    return list_pi_sessions(folder)
+
+
+def window_of(model: str | None) -> int | None:
+    """The context window pi's model table gives ``model`` where adfkit knows it (Claude:
+    200,000), else None.
+
+    Examples
+    --------
+    >>> window_of("claude-sonnet-4-5"), window_of("gpt-5.1-codex")
+    (200000, None)
+    """
+    if model and model.lower().removeprefix("anthropic/").startswith("claude"):
+        return CLAUDE_WINDOW
+    return None
+
+
+RULE_TEXT = (
+    "pi auto-compaction: compacts when the context (the last reply's input + output + cache "
+    "tokens) exceeds the model's context window - reserveTokens 16,384 (compaction.ts "
+    "DEFAULT_COMPACTION_SETTINGS and shouldCompact; keepRecentTokens 20,000 kept). pi records "
+    "neither the window nor the settings: the window is {src}; a settings.json override is "
+    "not on disk."
+)
+
+
+def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, int | None, str]:
+    """``(window, threshold, rule text)`` of pi's automatic compaction for ``model``.
+
+    Examples
+    --------
+    >>> compaction_rule("claude-sonnet-4-5", None)[:2]
+    (200000, 183616)
+    >>> compaction_rule("gpt-5.1-codex", None)[:2]
+    (None, None)
+    """
+    if window:
+        src = "the one given"
+    else:
+        window = window_of(model)
+        src = (
+            "pi's model table for Claude models (200,000)"
+            if window
+            else "unknown for this model (threshold NA)"
+        )
+    threshold = window - RESERVE_TOKENS if window else None
+    return window, threshold, RULE_TEXT.format(src=src)
+
+
+def provider(model: str | None) -> str | None:
+    """The provider of a model id as pi names it (pi records it on each reply; this is the
+    fallback from the id alone).
+
+    Examples
+    --------
+    >>> provider("claude-sonnet-4-5"), provider("gpt-5.1-codex"), provider("x")
+    ('anthropic', 'openai', None)
+    """
+    m = (model or "").lower()
+    if m.startswith("claude"):
+        return "anthropic"
+    if m.startswith(("gpt", "codex")) or (len(m) > 1 and m[0] == "o" and m[1].isdigit()):
+        return "openai"
+    if m.startswith("gemini"):
+        return "google"
+    return None

@@ -1,0 +1,824 @@
+"""pi coding agent sessions (``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``).
+
+Reads one session file read-only, line by line, and rebuilds the conversation pi itself would
+send to the model as :class:`~adfkit._transcript.TranscriptRow` objects, plus one compaction
+event per ``compaction`` entry and findings. The format reference is ``SOURCES-NEXT.md`` §4
+(pi-mono ``packages/coding-agent/src/core/session-manager.ts``, ``messages.ts``,
+``compaction/compaction.ts``); the choices made:
+
+- **Layouts.** A file opens with a header ``{"type": "session", "id", "timestamp", "cwd",
+  "version"?}``. Version 2 and 3 entries carry ``id`` and ``parentId`` (a tree in one file);
+  version 1 entries carry neither and form a line, each the child of the entry before it, and a
+  v1 compaction names its first kept entry by ``firstKeptEntryIndex``, the index of that entry
+  among the file's parsed lines with the header at 0 (pi's v1-to-v2 migration,
+  ``migrateV1ToV2``). Both read the same way; nothing is migrated or written.
+- **Conversation.** As pi resumes a session: the leaf is the last entry in the file, the active
+  conversation is the path from the root to it (``buildSessionContext``). Rows are the entries
+  that produce a model message: ``message`` (user, assistant, toolResult, bashExecution,
+  custom / v2 hookMessage), ``custom_message`` and ``branch_summary`` (user rows with
+  ``kind_hint="context"``); ``compaction`` gives a ``compaction_summary`` row holding its
+  ``summary`` as recorded (pi wraps it in a ``<summary>`` preamble when it sends it).
+  ``model_change``, ``thinking_level_change``, ``label``, ``session_info`` and ``custom``
+  (extension state) are no rows. Entries off the path (a branch the user left through ``/tree``)
+  are rows of ``other_branches`` (``branch-1``... by their first line), each with a ``rewind``
+  event sweeping them.
+- **Blocks.** ``text`` -> text, ``thinking`` -> thinking (signatures dropped), ``toolCall`` ->
+  ``tool_use`` (``arguments`` as ``input``), ``image`` -> ``image_url`` (a data URL); a
+  ``toolResult`` message is one user row holding one ``tool_result`` (``toolCallId``,
+  ``isError``, its text parts joined). A ``bashExecution`` (a command the user ran with ``!``)
+  is a user context row worded as pi sends it (``Ran `cmd```...); one marked
+  ``excludeFromContext`` is left out, as pi leaves it out.
+- **Usage.** pi writes each assistant message's usage (``input``, ``output``, ``cacheRead``,
+  ``cacheWrite``, ``totalTokens``, ``cost``): one model call per assistant message, counted
+  once on its row. ``input`` in adfkit includes the cache parts (``input + cacheRead +
+  cacheWrite``); pi's ``input`` is the uncached part. An aborted or failed reply whose usage is
+  all zeros reported nothing (pi itself skips it when it measures the context): its tokens are
+  unknown (NA), never 0. There is no reasoning count and no compaction-call usage on disk.
+- **Compaction.** Each ``compaction`` entry on the path is an event: ``pre_tokens`` =
+  ``tokensBefore`` as recorded; ``swept`` = the rows in the window before it that are not from
+  its first kept entry up to it (the previous summary included); ``preserved`` = the rows from
+  the first kept entry up to the compaction. A first kept entry not on the path before the
+  compaction keeps nothing, as in pi, with a ``dangling_first_kept`` finding. No trigger (pi
+  records none), no tokens after (``tokens_after`` is the next call's prompt), ``details``
+  (``readFiles``/``modifiedFiles``) and ``fromHook`` in ``extra``.
+- **Broken files.** A ``parentId`` naming no entry (a lost line) is read as the entry before it
+  in the file, with a ``dangling_parent`` finding; a duplicate ``id`` keeps the later entry, as
+  pi's index does; a cycle stops the path there.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from adfkit._errors import NotTranscriptError
+from adfkit._rows import as_count
+from adfkit._transcript import (
+    DEFAULT_MAX_LINE_BYTES,
+    Findings,
+    ModelCall,
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    bad_counts,
+    bad_usage,
+    iso_ms,
+    iter_lines,
+    loads_line,
+    open_text_stream,
+    read_head,
+    result_text,
+    sniff,
+    warn_findings,
+)
+
+FORMAT = "pi"
+_WHAT = "pi session"
+
+#: Entry types of pi's session file (session-manager.ts ``SessionEntry``; ``hookMessage`` of v2
+#: is a message role, not an entry type).
+ENTRY_TYPES = frozenset(
+    {
+        "message",
+        "model_change",
+        "thinking_level_change",
+        "compaction",
+        "branch_summary",
+        "custom",
+        "custom_message",
+        "label",
+        "session_info",
+    }
+)
+#: Entry types that never reach the model (settings, bookmarks, extension state).
+_NO_ROW = frozenset({"model_change", "thinking_level_change", "label", "session_info", "custom"})
+MESSAGE_ROLES = frozenset(
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage"}
+)
+#: pi usage keys holding token counts.
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+_UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One parsed, non-header line."""
+
+    line: int
+    obj: dict[str, Any]
+    key: str
+    parent: str | None = None
+    #: Index in pi's array of parsed lines (header 0), for v1 ``firstKeptEntryIndex``.
+    index: int = 0
+
+
+@dataclass
+class _Read:
+    header: dict[str, Any] | None = None
+    header_line: int = 0
+    entries: list[_Entry] = field(default_factory=list)
+    #: pi's array of parsed lines: index -> entry (None: the header, a skipped huge line, a
+    #: value that is no object).
+    by_index: list[_Entry | None] = field(default_factory=list)
+    #: Lines pi would have parsed that this reader could not (bad JSON is skipped by pi too).
+    first_bad_line: int | None = None
+    repaired: set[int] = field(default_factory=set)
+
+
+# --- reading lines --------------------------------------------------------------------------
+
+
+def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
+    sniff(path, read_head(path), _WHAT)
+    rd = _Read()
+    unknown: dict[str, list[int]] = {}
+    fh = open_text_stream(path)
+    try:
+        for n, data, complete in iter_lines(fh, max_line_bytes):
+            if data is None:
+                fnd.add(
+                    "huge_line",
+                    "warning",
+                    n,
+                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
+                )
+                rd.by_index.append(None)  # pi parses it: it keeps its place in the index
+                continue
+            obj, problem = loads_line(data)
+            if obj is None:
+                if not complete:
+                    fnd.add(
+                        "truncated_last_line",
+                        "warning",
+                        n,
+                        "last line is incomplete (no newline, not valid JSON): the session is "
+                        "probably still being written; read up to the line before",
+                    )
+                else:
+                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+                    if rd.first_bad_line is None:
+                        rd.first_bad_line = n
+                continue
+            if problem is not None:
+                fnd.add("encoding", "warning", n, problem)
+                rd.repaired.add(n)
+            if type(obj) is not dict:
+                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+                rd.by_index.append(None)
+                continue
+            t = obj.get("type")
+            if rd.header is None and not rd.entries and not rd.by_index:
+                if t != "session" or not isinstance(obj.get("id"), str):
+                    raise NotTranscriptError(  # pi's own test (loadEntriesFromFile)
+                        "the first record is not a pi session header "
+                        '({"type": "session", "id", "timestamp", "cwd"}): not a pi session',
+                        path=path,
+                    )
+                rd.header, rd.header_line = obj, n
+                rd.by_index.append(None)
+                continue
+            if t == "session":
+                fnd.add("extra_header", "warning", n, "a second session header; skipped")
+                rd.by_index.append(None)
+                continue
+            if t not in ENTRY_TYPES:
+                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+                unknown.setdefault(key[:60], []).append(n)
+                rd.by_index.append(None)
+                continue
+            i = obj.get("id")
+            e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=len(rd.by_index))
+            rd.entries.append(e)
+            rd.by_index.append(e)
+    finally:
+        fh.close()
+    if rd.header is None:
+        raise NotTranscriptError(
+            "no complete JSON record: not a pi session (or its header is still being written)",
+            path=path,
+        )
+    for t, lines in unknown.items():
+        fnd.add(
+            "unknown_entry_type",
+            "warning",
+            lines[0],
+            f"{len(lines)} entr{'y' if len(lines) == 1 else 'ies'} of unknown type {t!r} "
+            "skipped (not in pi's session format)",
+        )
+    return rd
+
+
+# --- the tree -------------------------------------------------------------------------------
+
+
+def _link(rd: _Read, fnd: Findings) -> tuple[dict[str, _Entry], list[_Entry]]:
+    """Parent keys, the id index (later duplicates win, as in pi) and the leaf's path."""
+    by_key: dict[str, _Entry] = {}
+    prev: _Entry | None = None
+    for e in rd.entries:
+        o = e.obj
+        if e.key in by_key:
+            fnd.add(
+                "duplicate_id",
+                "warning",
+                e.line,
+                f"entry id {e.key[:40]!r} already used on line {by_key[e.key].line}; "
+                "the later entry wins (as in pi)",
+            )
+        if "parentId" in o:
+            p = o["parentId"]
+            if p is None:
+                e.parent = None
+            elif isinstance(p, str) and p in by_key:
+                e.parent = p
+            else:
+                e.parent = prev.key if prev is not None else None
+                where = f"the entry before it (line {prev.line})" if prev else "the root"
+                fnd.add(
+                    "dangling_parent",
+                    "warning",
+                    e.line,
+                    f"parentId {str(p)[:40]!r} names no entry in the file (a lost line?); "
+                    f"read as a child of {where}",
+                )
+        else:
+            if "id" in o or (rd.header or {}).get("version", 1) not in (None, 1):
+                fnd.add(
+                    "missing_parent",
+                    "warning",
+                    e.line,
+                    "entry without parentId in a tree-layout session; read as a child of the "
+                    "entry before it",
+                )
+            e.parent = prev.key if prev is not None else None
+        by_key[e.key] = e
+        prev = e
+    if not rd.entries:
+        return by_key, []
+    path: list[_Entry] = []
+    seen: set[str] = set()
+    cur: _Entry | None = by_key[rd.entries[-1].key]
+    while cur is not None:
+        if cur.key in seen:
+            fnd.add("parent_cycle", "error", cur.line, "parentId chain loops; the path stops here")
+            break
+        seen.add(cur.key)
+        path.append(cur)
+        cur = by_key.get(cur.parent) if cur.parent is not None else None
+    path.reverse()
+    return by_key, path
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            v = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
+        return v if isinstance(v, dict) else {"_raw_arguments": v}
+    return {} if raw is None else {"_raw_arguments": raw}
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """pi content (a string or a list of text/thinking/toolCall/image parts) -> ADF blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for b in content if isinstance(content, list) else []:
+        if type(b) is not dict:
+            continue
+        t = b.get("type")
+        if t == "text":
+            v = b.get("text")
+            out.append({"type": "text", "text": v if isinstance(v, str) else ""})
+        elif t == "thinking":
+            v = b.get("thinking")
+            out.append({"type": "thinking", "thinking": v if isinstance(v, str) else ""})
+        elif t == "toolCall":
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": b.get("id"),
+                    "name": b.get("name"),
+                    "input": _arguments(b.get("arguments")),
+                }
+            )
+        elif t == "image":
+            mime, data = b.get("mimeType"), b.get("data")
+            url = f"data:{mime if isinstance(mime, str) else ''};base64,"
+            url += data if isinstance(data, str) else ""
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            out.append(b)
+    return out
+
+
+def bash_text(m: dict[str, Any]) -> str:
+    """A ``bashExecution`` message as pi sends it to the model (messages.ts
+    ``bashExecutionToText``).
+
+    Examples
+    --------
+    >>> bash_text({"command": "ls", "output": "a", "exitCode": 2})
+    'Ran `ls`\\n```\\na\\n```\\n\\nCommand exited with code 2'
+    """
+    cmd, out = m.get("command"), m.get("output")
+    text = f"Ran `{cmd if isinstance(cmd, str) else ''}`\n"
+    text += f"```\n{out}\n```" if isinstance(out, str) and out else "(no output)"
+    code = m.get("exitCode")
+    if m.get("cancelled") is True:
+        text += "\n\n(command cancelled)"
+    elif type(code) is int and code != 0:
+        text += f"\n\nCommand exited with code {code}"
+    full = m.get("fullOutputPath")
+    if m.get("truncated") is True and isinstance(full, str) and full:
+        text += f"\n\n[Output truncated. Full output: {full}]"
+    return text
+
+
+def pi_tokens(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    """pi ``usage`` -> ``(ADF tokens, unknown)``: ``input`` = ``input + cacheRead +
+    cacheWrite`` (pi's ``input`` is the uncached part), ``output``, ``cache_read``,
+    ``cache_write``; ``unknown`` maps each ADF key whose source is not a count to the value as
+    written (the row rule flags it).
+
+    Examples
+    --------
+    >>> pi_tokens({"input": 3, "output": 7, "cacheRead": 100, "cacheWrite": 20})
+    ({'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}, {})
+    >>> pi_tokens({"input": -1, "output": 7})
+    ({'output': 7}, {'input': -1})
+    """
+    if not isinstance(usage, dict):
+        return {}, {}
+    get = usage.get
+    inp, out = as_count(get("input")), as_count(get("output"))
+    cr, cw = as_count(get("cacheRead")), as_count(get("cacheWrite"))
+    bad = bad_counts(usage, USAGE_KEYS)
+    unknown: dict[str, Any] = {}
+    for k, dst in (
+        ("output", "output"),
+        ("cacheRead", "cache_read"),
+        ("cacheWrite", "cache_write"),
+    ):
+        if k in bad:
+            unknown[dst] = usage[k]
+    res: dict[str, int] = {}
+    input_bad = any(k in bad for k in ("input", "cacheRead", "cacheWrite"))
+    if input_bad:
+        unknown["input"] = next(usage[k] for k in ("input", "cacheRead", "cacheWrite") if k in bad)
+    elif inp is not None or cr is not None or cw is not None:
+        res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
+    if out is not None:
+        res["output"] = out
+    if cr is not None:
+        res["cache_read"] = cr
+    if cw is not None:
+        res["cache_write"] = cw
+    return res, unknown
+
+
+# --- building rows --------------------------------------------------------------------------
+
+
+class _PRow:
+    __slots__ = (
+        "role",
+        "content",
+        "model",
+        "tokens",
+        "created_at",
+        "kind_hint",
+        "line",
+        "uuid",
+        "parent",
+        "branch",
+        "malformed",
+        "note",
+        "seq",
+        "call",
+    )
+
+    def __init__(self, e: _Entry, role: str, content: list[dict[str, Any]]) -> None:
+        self.role = role
+        self.content = content
+        self.model: str | None = None
+        self.tokens: dict[str, Any] = {}
+        self.created_at = _time(e.obj)
+        self.kind_hint: str | None = None
+        self.line = e.line
+        i = e.obj.get("id")
+        self.uuid = i if isinstance(i, str) else None
+        p = e.obj.get("parentId")
+        self.parent = p if isinstance(p, str) else None
+        self.branch: str | None = None
+        self.malformed = False
+        self.note: str | None = None
+        self.seq = 0
+        #: (tokens, model) of the model call this assistant row is.
+        self.call: tuple[dict[str, int], str | None] | None = None
+
+
+def _time(o: dict[str, Any]) -> int | None:
+    m = o.get("message")
+    if isinstance(m, dict):
+        ts = m.get("timestamp")
+        if type(ts) is int and ts > 0:
+            return ts
+    return iso_ms(o.get("timestamp"))
+
+
+def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
+    """The row an entry gives (None: no row: settings, extension state, excluded output)."""
+    o = e.obj
+    t = o["type"]
+    if t in _NO_ROW:
+        return None
+    if t == "compaction":
+        s = o.get("summary")
+        row = _PRow(e, "user", [{"type": "text", "text": s}] if isinstance(s, str) else [])
+        row.kind_hint = "compaction_summary"
+        if not isinstance(s, str):
+            row.note = "compaction without a summary text"
+        return row
+    if t == "branch_summary":
+        s = o.get("summary")
+        row = _PRow(e, "user", [{"type": "text", "text": s if isinstance(s, str) else ""}])
+        row.kind_hint = "context"
+        row.note = "summary of an abandoned branch"
+        return row
+    if t == "custom_message":
+        row = _PRow(e, "user", _blocks(o.get("content")))
+        row.kind_hint = "context"
+        return row
+    m = o.get("message")
+    if type(m) is not dict:
+        fnd.add("bad_entry", "warning", e.line, "message entry without a message object; skipped")
+        return None
+    role = m.get("role")
+    if role == "assistant":
+        row = _PRow(e, "assistant", _blocks(m.get("content")))
+        model = m.get("model")
+        row.model = model if isinstance(model, str) else None
+        prov = m.get("provider")
+        if isinstance(prov, str):
+            meta["provider"] = prov
+        stop = m.get("stopReason")
+        tokens, unknown = pi_tokens(m.get("usage"))
+        if unknown:
+            bad_usage(fnd, e.line, sorted(unknown))
+            row.malformed = True
+            row.note = "usage holds values that are not token counts"
+        if stop in ("aborted", "error") and not unknown and not any(tokens.values()):
+            tokens = {}  # an aborted/failed reply reported nothing: unknown, not 0
+            row.note = f"{stop} reply: its usage is all zeros (not reported); tokens NA"
+        elif stop in ("aborted", "error"):
+            row.note = f"{stop} reply"
+        err = m.get("errorMessage")
+        if isinstance(err, str) and err:
+            row.note = f"{row.note or stop}: {err[:120]}"
+        row.tokens = {**tokens, **unknown}
+        row.call = (tokens, row.model)
+        return row
+    if role == "toolResult":
+        row = _PRow(
+            e,
+            "user",
+            [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": m.get("toolCallId"),
+                    "content": result_text(m.get("content")),
+                    "is_error": m.get("isError") is True,
+                }
+            ],
+        )
+        return row
+    if role == "user":
+        return _PRow(e, "user", _blocks(m.get("content")))
+    if role == "bashExecution":
+        if m.get("excludeFromContext") is True:
+            return None
+        row = _PRow(e, "user", [{"type": "text", "text": bash_text(m)}])
+        row.kind_hint = "context"
+        row.note = "a command the user ran (!)"
+        return row
+    if role in ("custom", "hookMessage"):
+        row = _PRow(e, "user", _blocks(m.get("content")))
+        row.kind_hint = "context"
+        return row
+    fnd.add(
+        "unknown_role",
+        "warning",
+        e.line,
+        f"message role {str(role)[:30]!r} is not one of pi's; skipped",
+    )
+    return None
+
+
+@dataclass
+class _Built:
+    rows: list[_PRow] = field(default_factory=list)
+    branch_rows: list[_PRow] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _first_kept(
+    c: _Entry, rd: _Read, pos: dict[str, int], by_key: dict[str, _Entry], fnd: Findings
+) -> int | None:
+    """Path position of compaction ``c``'s first kept entry (None: not on the path before it)."""
+    o = c.obj
+    here = pos[c.key]
+    target: _Entry | None = None
+    named: str
+    fid, fidx = o.get("firstKeptEntryId"), o.get("firstKeptEntryIndex")
+    if isinstance(fid, str):
+        named = f"firstKeptEntryId {fid[:40]!r}"
+        target = by_key.get(fid)
+    elif type(fidx) is int:
+        named = f"firstKeptEntryIndex {fidx}"
+        if 0 <= fidx < len(rd.by_index):
+            target = rd.by_index[fidx]
+        if rd.first_bad_line is not None and rd.first_bad_line < c.line:
+            fnd.add(
+                "index_after_bad_line",
+                "warning",
+                c.line,
+                f"{named} counts parsed lines, and line {rd.first_bad_line} could not be "
+                "parsed: the index may be off by the lines lost",
+            )
+    else:
+        fnd.add(
+            "bad_compaction",
+            "warning",
+            c.line,
+            "compaction names no first kept entry (firstKeptEntryId / firstKeptEntryIndex); "
+            "read as keeping nothing",
+        )
+        return None
+    p = pos.get(target.key) if target is not None else None
+    if p is None or p >= here:
+        fnd.add(
+            "dangling_first_kept",
+            "warning",
+            c.line,
+            f"{named} is not an entry on the conversation's path before the compaction; "
+            "nothing before it is kept (as pi reads it)",
+        )
+        return None
+    return p
+
+
+def _build(rd: _Read, fnd: Findings, meta: dict[str, str]) -> _Built:
+    by_key, path = _link(rd, fnd)
+    pos = {e.key: i for i, e in enumerate(path)}
+    b = _Built()
+    window: list[_PRow] = []
+    row_at: dict[int, _PRow] = {}  # path position -> row
+    last_input: int | None = None
+    awaiting: list[dict[str, Any]] = []
+    for i, e in enumerate(path):
+        row = _row_of(e, fnd, meta)
+        if row is None:
+            continue
+        if e.line in rd.repaired:
+            row.malformed = True
+            row.note = "non-UTF-8 bytes or lone surrogates replaced"
+        b.rows.append(row)
+        if e.obj["type"] == "compaction":
+            f = _first_kept(e, rd, pos, by_key, fnd)
+            # pi keeps the entries from the first kept one on, an earlier summary excepted
+            # (only the latest compaction's summary is sent: buildSessionContext)
+            span = range(f, i) if f is not None else range(0)
+            kept = [row_at[j] for j in span if j in row_at and path[j].obj["type"] != "compaction"]
+            kept_ids = set(map(id, kept))
+            swept = [r for r in window if id(r) not in kept_ids]
+            ev: dict[str, Any] = {
+                "kind": "compaction",
+                "entry": e,
+                "summary": row,
+                "swept": swept,
+                "preserved": kept,
+                "before": last_input,
+            }
+            b.events.append(ev)
+            awaiting.append(ev)
+            window = [*kept, row]
+        else:
+            window.append(row)
+        row_at[i] = row
+        if row.call is not None and "input" in row.call[0]:
+            last_input = row.call[0]["input"]
+            for ev in awaiting:
+                ev["after"] = last_input
+            awaiting.clear()
+    _branches(rd, pos, b, fnd, meta)
+    return b
+
+
+def _branches(
+    rd: _Read, pos: dict[str, int], b: _Built, fnd: Findings, meta: dict[str, str]
+) -> None:
+    """Rows of entries off the path, one branch per first off-path entry under an on-path one."""
+    branch_of: dict[str, str] = {}
+    first_line: dict[str, int] = {}
+    n = 0
+    for e in rd.entries:
+        if e.key in pos:
+            continue
+        bid = branch_of.get(e.parent) if e.parent is not None else None
+        if bid is None:
+            n += 1
+            bid = f"branch-{n}"
+            first_line[bid] = e.line
+        branch_of[e.key] = bid
+        row = _row_of(e, Findings(), meta)  # its findings were not for the conversation
+        if row is None:
+            continue
+        row.branch = bid
+        b.branch_rows.append(row)
+    for bid, line in first_line.items():
+        rows = [r for r in b.branch_rows if r.branch == bid]
+        if not rows:
+            continue
+        b.events.append(
+            {
+                "kind": "rewind",
+                "line": line,
+                "swept": rows,
+                "extra": {"branch": bid},
+            }
+        )
+
+
+# --- result ---------------------------------------------------------------------------------
+
+
+def _final(r: _PRow) -> TranscriptRow:
+    return TranscriptRow(
+        seq=r.seq,
+        role=r.role,
+        content=r.content,
+        model=r.model,
+        tokens=dict(r.tokens),
+        created_at=r.created_at,
+        kind_hint=r.kind_hint,
+        line=r.line,
+        lines=(r.line,),
+        uuid=r.uuid,
+        parent_uuid=r.parent,
+        call_key=(r.uuid or f"line-{r.line}") if r.call is not None else None,
+        branch=r.branch,
+        malformed=r.malformed,
+        note=r.note,
+    )
+
+
+def _finish(
+    path: Path, rd: _Read, b: _Built, meta: dict[str, str], fnd: Findings
+) -> ParsedTranscript:
+    for n, r in enumerate([*b.rows, *b.branch_rows], start=1):
+        r.seq = n
+    events: list[TranscriptEvent] = []
+    for ev in b.events:
+        if ev["kind"] == "rewind":
+            events.append(
+                TranscriptEvent(
+                    kind="rewind",
+                    line=ev["line"],
+                    swept=tuple(r.seq for r in ev["swept"]),
+                    extra=ev["extra"],
+                )
+            )
+            continue
+        e: _Entry = ev["entry"]
+        o = e.obj
+        extra: dict[str, Any] = {}
+        details = o.get("details")
+        if isinstance(details, dict):
+            for k in ("readFiles", "modifiedFiles"):
+                v = details.get(k)
+                if isinstance(v, list):
+                    extra[k] = [x for x in v if isinstance(x, str)]
+        if o.get("fromHook") is True:
+            extra["from_hook"] = True
+        for k in ("firstKeptEntryId", "firstKeptEntryIndex"):
+            if k in o:
+                extra[k] = o[k]
+        events.append(
+            TranscriptEvent(
+                kind="compaction",
+                pre_tokens=as_count(o.get("tokensBefore")),
+                tokens_before=ev["before"],
+                tokens_after=ev.get("after"),
+                created_at=iso_ms(o.get("timestamp")),
+                line=e.line,
+                uuid=o.get("id") if isinstance(o.get("id"), str) else None,
+                summary_seq=ev["summary"].seq,
+                swept=tuple(sorted(r.seq for r in ev["swept"])),
+                preserved=tuple(sorted(r.seq for r in ev["preserved"])),
+                extra=extra,
+            )
+        )
+    calls = [
+        ModelCall(
+            key=r.uuid or f"line-{r.line}",
+            seq=r.seq,
+            line=r.line,
+            model=r.call[1],
+            tokens=r.call[0],
+            created_at=r.created_at,
+            note=r.note,
+        )
+        for r in sorted([*b.rows, *b.branch_rows], key=lambda r: r.line)
+        if r.call is not None
+    ]
+    h = rd.header or {}
+    sid = h.get("id")
+    if not isinstance(sid, str):
+        m = _UUID_RE.search(path.name)
+        sid = m.group(1) if m else None
+    return ParsedTranscript(
+        path=str(path),
+        format=FORMAT,
+        session_id=sid,
+        meta=meta,
+        rows=[_final(r) for r in b.rows],
+        other_branches=[_final(r) for r in b.branch_rows],
+        events=events,
+        findings=fnd.done(),
+        calls=calls,
+    )
+
+
+def header_meta(h: dict[str, Any]) -> dict[str, str]:
+    """What a session header says, as text: ``session_version`` (1 when absent), ``cwd``,
+    ``started``, ``parent_session`` (v2+ ``parentSession``, v1 ``branchedFrom``), and the v1
+    header's ``provider``, ``model`` and ``thinking_level``.
+
+    Examples
+    --------
+    >>> header_meta({"type": "session", "id": "x", "cwd": "/w", "modelId": "m"})
+    {'session_version': '1', 'cwd': '/w', 'model': 'm'}
+    """
+    v = h.get("version")
+    out = {"session_version": str(v if type(v) is int else 1)}
+    for src, dst in (
+        ("cwd", "cwd"),
+        ("timestamp", "started"),
+        ("parentSession", "parent_session"),
+        ("branchedFrom", "parent_session"),
+        ("provider", "provider"),
+        ("modelId", "model"),
+        ("thinkingLevel", "thinking_level"),
+    ):
+        val = h.get(src)
+        if isinstance(val, str) and val:
+            out.setdefault(dst, val)
+    return out
+
+
+def parse_pi(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    warn: bool = True,
+) -> ParsedTranscript:
+    """Parse one pi session file (any layout: v1 without entry ids, v2/v3 trees).
+
+    :param path: the ``.jsonl`` session file.
+    :param max_line_bytes: longer lines are skipped with a ``huge_line`` finding.
+    :param warn: emit one :class:`adfkit.AdfWarning` when there are warning- or error-level
+        findings.
+    :raises NotTranscriptError: the file is empty, binary, or its first record is not a pi
+        session header.
+    """
+    p = Path(path).expanduser()
+    fnd = Findings()
+    gc_was = gc.isenabled()
+    gc.disable()  # many small objects, no cycles: the collector only costs
+    try:
+        rd = _read(p, max_line_bytes, fnd)
+        meta = header_meta(rd.header or {})
+        b = _build(rd, fnd, meta)
+        for e in rd.entries:
+            if e.obj["type"] == "session_info" and isinstance(e.obj.get("name"), str):
+                meta["title"] = e.obj["name"].strip()
+        out = _finish(p, rd, b, meta, fnd)
+    finally:
+        if gc_was:
+            gc.enable()
+    if warn:
+        warn_findings(str(p), out.findings)
+    return out
