@@ -1,0 +1,130 @@
+"""GitHub Copilot CLI sessions: recognition, opening, listing, compaction rule.
+
+Light on purpose (the registry imports every format's package to recognise an input): the
+reader is :mod:`.parser`, imported when a session is opened. Built from the writer's published
+schema; no real ``events.jsonl`` was available (see :mod:`.events`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+#: Where Copilot CLI keeps its sessions (one folder per session, ``events.jsonl`` inside).
+DEFAULT_ROOT = "~/.copilot/session-state"
+#: Background compaction starts at about 80% of the context window (GitHub docs, "Managing
+#: context in Copilot CLI": ~80% in the background, blocking at ~95%).
+AUTO_COMPACT_FRACTION = 0.8
+EVENTS = "events.jsonl"
+
+
+def is_start(rec: Any) -> bool:
+    """True for a Copilot CLI ``session.start`` event (envelope ``id``, ``timestamp``,
+    ``type``, ``data.sessionId``).
+
+    Examples
+    --------
+    >>> is_start({"type": "session.start", "id": "e", "timestamp": "t",
+    ...           "data": {"sessionId": "s"}})
+    True
+    >>> is_start({"type": "session", "id": "e", "timestamp": "t", "cwd": "/"})
+    False
+    """
+    if type(rec) is not dict or rec.get("type") != "session.start":
+        return False
+    d = rec.get("data")
+    return (
+        isinstance(rec.get("id"), str)
+        and isinstance(rec.get("timestamp"), str)
+        and type(d) is dict
+        and isinstance(d.get("sessionId"), str)
+    )
+
+
+def claims(probe: Any) -> bool:
+    """Positive recognition: an ``events.jsonl`` (or a folder holding one) whose first record
+    is a ``session.start`` event. For a folder the probe's head is empty, so its
+    ``events.jsonl`` first line is read here."""
+    if probe.is_dir:
+        f = Path(probe.path) / EVENTS
+        return f.is_file() and is_start(_first_record(f))
+    recs = probe.records()
+    return bool(recs) and is_start(recs[0])
+
+
+def _first_record(f: Path, n: int = 256 * 1024) -> Any:
+    import orjson
+
+    try:
+        with open(f, "rb") as fh:
+            line = fh.readline(n)
+    except OSError:
+        return None
+    try:
+        return orjson.loads(line.removeprefix(b"\xef\xbb\xbf"))
+    except orjson.JSONDecodeError:
+        return None
+
+
+def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
+    """The session at ``path`` (folder or ``events.jsonl``) as a
+    :class:`adfkit._transcript_source.TranscriptSource`."""
+    from adfkit._transcript_source import TranscriptSource
+
+    from .parser import parse_copilot_cli
+
+    kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
+    return TranscriptSource(parse_copilot_cli(Path(path), **kw))
+
+
+def find(folder: Path) -> Iterator[Path]:
+    """Copilot CLI session folders under ``folder`` (recursively): those whose
+    ``events.jsonl`` opens with a ``session.start`` event."""
+    for f in sorted(Path(folder).rglob(EVENTS)):
+        if f.is_file() and is_start(_first_record(f)):
+            yield f.parent
+
+
+def list_sessions(folder: Path) -> Any:
+    """One row per session under ``folder``, newest first
+    (:func:`.listing.list_copilot_sessions`)."""
+    from .listing import list_copilot_sessions
+
+    return list_copilot_sessions(folder)
+
+
+RULE_TEXT = (
+    "Copilot CLI auto-compaction: starts in the background at about 80% of the context window "
+    "(GitHub docs, 'Managing context in Copilot CLI'; blocking at about 95%). The window is "
+    "{src}."
+)
+
+
+def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, int | None, str]:
+    """``(window, threshold, rule text)``: 80% of the context window the session recorded
+    (``tokenLimit`` of its compaction and truncation events); NA without one.
+
+    Examples
+    --------
+    >>> compaction_rule("claude-sonnet-4.5", 128000)[:2]
+    (128000, 102400)
+    >>> compaction_rule("claude-sonnet-4.5", None)[:2]
+    (None, None)
+    """
+    if not window:
+        return None, None, RULE_TEXT.format(src="not recorded in this session (threshold NA)")
+    src = "the tokenLimit the session recorded"
+    return window, int(window * AUTO_COMPACT_FRACTION), RULE_TEXT.format(src=src)
+
+
+def provider(model: str | None) -> str | None:
+    """Copilot CLI calls every model through GitHub's Copilot API.
+
+    Examples
+    --------
+    >>> provider("gpt-5")
+    'github-copilot'
+    """
+    return "github-copilot"

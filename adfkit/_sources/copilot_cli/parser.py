@@ -1,0 +1,811 @@
+"""GitHub Copilot CLI sessions (``~/.copilot/session-state/<sessionId>/events.jsonl``).
+
+**Built from the writer's published schema only**: no real ``events.jsonl`` was available
+(``SOURCES-NEXT.md`` §3; the event types and fields this reader knows are in :mod:`.events`).
+So the reader is strict about what it does not know: an event type outside the schema, a field
+outside the schema on an event it reads, an event the schema marks ephemeral (never written)
+found on disk, each gives a finding; nothing unknown is dropped silently.
+
+One file is one session; events carry ``id``/``parentId`` (a chain in time order) and an
+optional ``agentId`` (a sub-agent's events; absent for the main agent). The choices made:
+
+- **Rows** (per agent, in file order): ``system.message`` -> a user context row;
+  ``user.message`` -> a user row holding ``transformedContent`` (what the model was sent) when
+  recorded, else ``content``; ``assistant.message`` -> an assistant row: ``reasoningText`` (or
+  the ``assistant.reasoning`` events before it) as thinking, ``content`` as text,
+  ``toolRequests`` as ``tool_use`` blocks; ``tool.execution_complete`` -> a user row holding
+  one ``tool_result`` (``result.content``, the text sent to the model, or ``error.message``;
+  ``is_error`` = not ``success``). Events with an ``agentId`` (or the older
+  ``parentToolCallId``) are the sub-agent's: each sub-agent is a transcript of its own
+  (:attr:`ParsedTranscript.subagents`), tied to the ``task`` call that spawned it.
+- **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Each
+  ``assistant.message`` is taken as one model call whose only recorded count is
+  ``outputTokens``; its input and cache counts are unknown (NA). The compaction call's own usage
+  (``compactionTokensUsed``) is on its summary row (input = ``inputTokens`` as recorded, assumed
+  to include the cached part as CAPI's OpenAI-style usage does: uncertain). Session totals per
+  model (``session.shutdown.modelMetrics``) go to ``meta`` (``total_*`` keys, summed over
+  models, and ``model_metrics`` as JSON). An ``assistant.usage`` line found on disk (a release
+  that persists it) gives its call's input/cache counts, with a finding.
+- **Compaction** (``session.compaction_start`` then ``session.compaction_complete``): one event
+  at the complete line with ``pre_tokens``/``post_tokens`` = ``preCompactionTokens`` /
+  ``postCompactionTokens``, the trigger as recorded (``threshold``, ``manual``,
+  ``context_limit_retry``, ``memory_pressure``, ``model_switch``), a summary row holding
+  ``summaryContent``, and ``messagesRemoved``, ``tokensRemoved``, ``checkpointNumber`` ...
+  in ``extra``. The file names no removed message (a count only): ``swept`` is **estimated**
+  from GitHub's documented behaviour (docs "Managing context in Copilot CLI": the history is
+  replaced by the summary, system instructions stay, messages added while the compaction ran
+  in the background are kept): the window's rows before ``compaction_start`` except context
+  rows; ``preserved`` = the context rows and the rows written between start and complete. A
+  swept count that differs from ``messagesRemoved`` is a finding. A failed compaction
+  (``success: false``) changes nothing and is a finding.
+- **Truncation** (``session.truncation``, a second mechanism that drops messages without a
+  summary): a ``compaction`` event with trigger ``truncation`` and no summary, sweeping the
+  window's oldest ``messagesRemovedDuringTruncation`` non-context rows (estimated).
+- ``session.context_cleared`` empties the window (a ``clear`` event).
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from adfkit._errors import NotTranscriptError
+from adfkit._rows import as_count
+from adfkit._transcript import (
+    DEFAULT_MAX_LINE_BYTES,
+    Findings,
+    ModelCall,
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    bad_counts,
+    bad_usage,
+    iso_ms,
+    iter_lines,
+    loads_line,
+    open_text_stream,
+    read_head,
+    sniff,
+    warn_findings,
+)
+
+from . import events as ev
+
+FORMAT = "copilot_cli"
+_WHAT = "Copilot CLI session"
+#: Types read for rows, events or metadata; the others of the schema are counted only.
+_READ = frozenset(ev.DATA_FIELDS) | {"session.context_cleared"}
+
+
+@dataclass(slots=True)
+class _Ev:
+    line: int
+    type: str
+    data: dict[str, Any]
+    ts: int | None
+    id: str | None
+    agent: str | None
+
+
+class _CRow:
+    __slots__ = (
+        "role",
+        "content",
+        "model",
+        "tokens",
+        "created_at",
+        "kind_hint",
+        "line",
+        "uuid",
+        "note",
+        "seq",
+        "call_tokens",
+    )
+
+    def __init__(self, e: _Ev, role: str, content: list[dict[str, Any]]) -> None:
+        self.role = role
+        self.content = content
+        self.model: str | None = None
+        self.tokens: dict[str, Any] = {}
+        self.created_at = e.ts
+        self.kind_hint: str | None = None
+        self.line = e.line
+        self.uuid = e.id
+        self.note: str | None = None
+        self.seq = 0
+        #: The tokens of the model call this row is (None: not a call).
+        self.call_tokens: dict[str, int] | None = None
+
+
+# --- reading lines --------------------------------------------------------------------------
+
+
+def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
+    sniff(path, read_head(path), _WHAT)
+    out: list[_Ev] = []
+    unknown_types: dict[str, list[int]] = {}
+    unknown_env: dict[str, list[int]] = {}
+    seen_ids: set[str] = set()
+    fh = open_text_stream(path)
+    try:
+        for n, data, complete in iter_lines(fh, max_line_bytes):
+            if data is None:
+                fnd.add(
+                    "huge_line",
+                    "warning",
+                    n,
+                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
+                )
+                continue
+            obj, problem = loads_line(data)
+            if obj is None:
+                if not complete:
+                    fnd.add(
+                        "truncated_last_line",
+                        "warning",
+                        n,
+                        "last line is incomplete (no newline, not valid JSON): the session is "
+                        "probably still being written; read up to the line before",
+                    )
+                else:
+                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+                continue
+            if problem is not None:
+                fnd.add("encoding", "warning", n, problem)
+            if type(obj) is not dict:
+                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
+                continue
+            if not out and not _is_start(obj):
+                raise NotTranscriptError(
+                    "the first record is not a Copilot CLI session.start event "
+                    '({"type": "session.start", "id", "timestamp", "data"}): '
+                    f"not a {_WHAT}",
+                    path=path,
+                )
+            eid = obj.get("id")
+            eid = eid if isinstance(eid, str) else None
+            pid = obj.get("parentId")
+            if isinstance(pid, str) and pid not in seen_ids:
+                fnd.add(
+                    "dangling_parent",
+                    "warning",
+                    n,
+                    f"parentId {pid[:40]!r} names no earlier event (a lost line?)",
+                )
+            if eid is not None:
+                if eid in seen_ids:
+                    fnd.add("duplicate_id", "warning", n, f"event id {eid[:40]!r} used twice")
+                seen_ids.add(eid)
+            t = obj.get("type")
+            if not isinstance(t, str) or t not in ev.EVENT_TYPES:
+                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+                unknown_types.setdefault(key[:60], []).append(n)
+                continue
+            for k in obj:
+                if k not in ev.ENVELOPE:
+                    unknown_env.setdefault(str(k)[:40], []).append(n)
+            d = obj.get("data")
+            if type(d) is not dict:
+                fnd.add("bad_event", "warning", n, f"{t} event without a data object; skipped")
+                continue
+            a = obj.get("agentId")
+            if obj.get("ephemeral") is True or t in ev.EPHEMERAL:
+                fnd.add(
+                    "ephemeral_on_disk",
+                    "info",
+                    n,
+                    f"{t} is documented as ephemeral (never written to events.jsonl) but is "
+                    "in the file",
+                )
+            out.append(
+                _Ev(n, t, d, iso_ms(obj.get("timestamp")), eid, a if isinstance(a, str) else None)
+            )
+    finally:
+        fh.close()
+    if not out:
+        raise NotTranscriptError(
+            f"no complete session.start event: not a {_WHAT} (or it is still being written)",
+            path=path,
+        )
+    for t, lines in unknown_types.items():
+        fnd.add(
+            "unknown_event_type",
+            "warning",
+            lines[0],
+            f"{len(lines)} event(s) of type {t!r}, not in the Copilot CLI schema this reader "
+            "knows; skipped",
+        )
+    for k, lines in unknown_env.items():
+        fnd.add(
+            "unknown_field",
+            "warning",
+            lines[0],
+            f"{len(lines)} event(s) with envelope field {k!r}, not in the schema; ignored",
+        )
+    return out
+
+
+def _is_start(obj: dict[str, Any]) -> bool:
+    d = obj.get("data")
+    return (
+        obj.get("type") == "session.start"
+        and isinstance(obj.get("id"), str)
+        and isinstance(obj.get("timestamp"), str)
+        and type(d) is dict
+        and isinstance(d.get("sessionId"), str)
+    )
+
+
+def _check_fields(events: list[_Ev], fnd: Findings) -> None:
+    """Fields of the read types (and their nested records) outside the schema; types of the
+    schema not read, counted."""
+    odd: dict[tuple[str, str], list[int]] = {}
+    not_read: dict[str, int] = {}
+
+    def note(t: str, k: Any, line: int) -> None:
+        odd.setdefault((t, str(k)[:40]), []).append(line)
+
+    for e in events:
+        known = ev.DATA_FIELDS.get(e.type)
+        if known is None:
+            if e.type not in _READ:
+                not_read[e.type] = not_read.get(e.type, 0) + 1
+            elif e.data:  # session.context_cleared: its fields are not known
+                for k in e.data:
+                    note(e.type, k, e.line)
+            continue
+        for k in e.data:
+            if k not in known:
+                note(e.type, k, e.line)
+        if e.type == "assistant.message":
+            for r in e.data.get("toolRequests") or []:
+                for k in r if type(r) is dict else ():
+                    if k not in ev.TOOL_REQUEST_FIELDS:
+                        note("assistant.message.toolRequests[]", k, e.line)
+        elif e.type == "session.compaction_complete":
+            u = e.data.get("compactionTokensUsed")
+            for k in u if type(u) is dict else ():
+                if k not in ev.COMPACTION_USAGE_FIELDS:
+                    note("compactionTokensUsed", k, e.line)
+        elif e.type == "session.shutdown":
+            mm = e.data.get("modelMetrics")
+            for m in mm.values() if type(mm) is dict else ():
+                for k in m if type(m) is dict else ():
+                    if k not in ev.MODEL_METRIC_FIELDS:
+                        note("modelMetrics[model]", k, e.line)
+                u = m.get("usage") if type(m) is dict else None
+                for k in u if type(u) is dict else ():
+                    if k not in ev.METRIC_USAGE_FIELDS:
+                        note("modelMetrics[model].usage", k, e.line)
+    for (t, k), lines in odd.items():
+        fnd.add(
+            "unknown_field",
+            "warning",
+            lines[0],
+            f"{len(lines)} {t} event(s) with field {k!r}, not in the schema; not read",
+        )
+    for t, n in sorted(not_read.items()):
+        fnd.add("event_not_read", "info", None, f"{n} {t} event(s): no row or event in adfkit")
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def _text(v: Any) -> str:
+    return v if isinstance(v, str) else ""
+
+
+def _tool_use(r: Any) -> dict[str, Any] | None:
+    if type(r) is not dict:
+        return None
+    args = r.get("arguments")
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            args = {"_error": "arguments are not valid JSON", "_raw_arguments": args}
+    if not isinstance(args, dict):
+        args = {} if args is None else {"_raw_arguments": args}
+    return {"type": "tool_use", "id": r.get("toolCallId"), "name": r.get("name"), "input": args}
+
+
+def _result_text(d: dict[str, Any]) -> str:
+    res, err = d.get("result"), d.get("error")
+    if type(res) is dict and isinstance(res.get("content"), str):
+        return str(res["content"])
+    if type(err) is dict and isinstance(err.get("message"), str):
+        return str(err["message"])
+    if isinstance(err, str):
+        return err
+    return ""
+
+
+def _tokens(u: Any, keys: dict[str, str], fnd: Findings, line: int) -> dict[str, int]:
+    """Counts of ``u`` under ``keys`` (source -> ADF key); a bad value is left out (NA)."""
+    if type(u) is not dict:
+        return {}
+    bad = bad_counts(u, tuple(keys))
+    if bad:
+        bad_usage(fnd, line, bad)
+    out: dict[str, int] = {}
+    for src, dst in keys.items():
+        v = as_count(u.get(src))
+        if v is not None and src not in bad:
+            out[dst] = v
+    return out
+
+
+_USAGE_KEYS = {
+    "inputTokens": "input",
+    "outputTokens": "output",
+    "cacheReadTokens": "cache_read",
+    "cacheWriteTokens": "cache_write",
+    "reasoningTokens": "reasoning",
+}
+
+
+# --- building -------------------------------------------------------------------------------
+
+
+@dataclass
+class _Agent:
+    """One agent's rows, events and calls as they are built."""
+
+    rows: list[_CRow] = field(default_factory=list)
+    window: list[_CRow] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+    thinking: list[str] = field(default_factory=list)
+    model: str | None = None
+    comp_start: tuple[_Ev, int] | None = None
+    last_input: int | None = None
+    awaiting: list[dict[str, Any]] = field(default_factory=list)
+    tool_call: str | None = None  # the task call that spawned it (sub-agents)
+    name: str | None = None
+
+    def add(self, row: _CRow) -> _CRow:
+        self.rows.append(row)
+        self.window.append(row)
+        return row
+
+
+def _agent_of(e: _Ev, agents: dict[str | None, _Agent], by_tool: dict[str, str]) -> _Agent:
+    key = e.agent
+    if key is None:
+        ptc = e.data.get("parentToolCallId")
+        if isinstance(ptc, str) and e.type not in ("subagent.started", "subagent.completed"):
+            key = by_tool.get(ptc, f"tool-{ptc}")
+    a = agents.get(key)
+    if a is None:
+        a = agents[key] = _Agent()
+    return a
+
+
+def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str | None, _Agent]:
+    agents: dict[str | None, _Agent] = {None: _Agent()}
+    by_tool: dict[str, str] = {}  # task tool call id -> agent key
+    for e in events:
+        d, t = e.data, e.type
+        if t == "subagent.started":
+            tc = d.get("toolCallId")
+            key = e.agent or (f"tool-{tc}" if isinstance(tc, str) else None)
+            if key is not None:
+                sub = agents.setdefault(key, _Agent())
+                sub.tool_call = tc if isinstance(tc, str) else None
+                sub.name = _text(d.get("agentName")) or None
+                if isinstance(tc, str):
+                    by_tool[tc] = key
+            continue
+        a = _agent_of(e, agents, by_tool)
+        if t == "session.start":
+            _start(d, meta)
+        elif t == "session.model_change":
+            m = d.get("newModel")
+            if isinstance(m, str):
+                a.model = m
+        elif t == "system.message":
+            row = a.add(_CRow(e, "user", [{"type": "text", "text": _text(d.get("content"))}]))
+            row.kind_hint = "context"
+            row.note = f"{_text(d.get('role')) or 'system'} message"
+        elif t == "user.message":
+            text = d.get("transformedContent")
+            text = text if isinstance(text, str) else _text(d.get("content"))
+            a.add(_CRow(e, "user", [{"type": "text", "text": text}]))
+        elif t == "assistant.reasoning":
+            a.thinking.append(_text(d.get("content")))
+        elif t == "assistant.message":
+            _assistant(e, a, fnd)
+        elif t == "assistant.usage":
+            _late_usage(e, a, fnd)
+        elif t == "tool.execution_complete":
+            blk = {
+                "type": "tool_result",
+                "tool_use_id": d.get("toolCallId"),
+                "content": _result_text(d),
+                "is_error": d.get("success") is not True,
+            }
+            a.add(_CRow(e, "user", [blk]))
+        elif t == "session.compaction_start":
+            if a.comp_start is not None:
+                fnd.add(
+                    "compaction_incomplete",
+                    "warning",
+                    a.comp_start[0].line,
+                    "compaction_start without its compaction_complete",
+                )
+            a.comp_start = (e, len(a.window))
+        elif t == "session.compaction_complete":
+            _compaction(e, a, fnd)
+        elif t == "session.truncation":
+            _truncation(e, a)
+        elif t == "session.context_cleared":
+            a.events.append(
+                {
+                    "kind": "clear",
+                    "e": e,
+                    "swept": [r for r in a.window if r.kind_hint != "context"],
+                    "preserved": [],
+                    "summary": None,
+                    "extra": {},
+                }
+            )
+            a.window = [r for r in a.window if r.kind_hint == "context"]
+        elif t == "session.shutdown":
+            _shutdown(d, meta)
+        elif t == "session.resume":
+            meta["resumes"] = str(int(meta.get("resumes", "0")) + 1)
+    for a in agents.values():
+        if a.comp_start is not None:
+            fnd.add(
+                "compaction_incomplete",
+                "warning",
+                a.comp_start[0].line,
+                "compaction_start without its compaction_complete (the session may still be "
+                "compacting)",
+            )
+    return agents
+
+
+def _start(d: dict[str, Any], meta: dict[str, str]) -> None:
+    for src, dst in (
+        ("sessionId", "session_id"),
+        ("copilotVersion", "version"),
+        ("producer", "producer"),
+        ("selectedModel", "model"),
+        ("startTime", "started"),
+    ):
+        v = d.get(src)
+        if isinstance(v, str):
+            meta.setdefault(dst, v)
+    v = d.get("version")
+    if type(v) is int:
+        meta["schema_version"] = str(v)
+    ctx = d.get("context")
+    if type(ctx) is dict:
+        for src, dst in (
+            ("cwd", "cwd"),
+            ("branch", "git_branch"),
+            ("headCommit", "git_commit"),
+            ("repository", "repository"),
+        ):
+            v = ctx.get(src)
+            if isinstance(v, str):
+                meta.setdefault(dst, v)
+
+
+def _assistant(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    d = e.data
+    blocks: list[dict[str, Any]] = []
+    rt = d.get("reasoningText")
+    thinking = [rt] if isinstance(rt, str) and rt else [x for x in a.thinking if x]
+    a.thinking = []
+    blocks += [{"type": "thinking", "thinking": x} for x in thinking]
+    text = _text(d.get("content"))
+    if text:
+        blocks.append({"type": "text", "text": text})
+    for r in d.get("toolRequests") or []:
+        b = _tool_use(r)
+        if b is not None:
+            blocks.append(b)
+    row = a.add(_CRow(e, "assistant", blocks))
+    m = d.get("model")
+    row.model = m if isinstance(m, str) else a.model
+    out = _tokens(d, {"outputTokens": "output"}, fnd, e.line)
+    row.tokens = dict(out)
+    row.call_tokens = out
+    row.note = "per-call input and cache tokens are not on disk (assistant.usage is ephemeral)"
+
+
+def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    """An ``assistant.usage`` line on disk: its counts go to the last reply without them."""
+    u = _tokens(e.data, _USAGE_KEYS, fnd, e.line)
+    for row in reversed(a.rows):
+        if row.role == "assistant" and row.call_tokens is not None and "input" not in row.tokens:
+            row.tokens = {**row.tokens, **u}
+            row.call_tokens = {**row.call_tokens, **u}
+            row.note = "usage from an assistant.usage line on disk"
+            if "input" in u:
+                _saw_input(a, u["input"])
+            return
+    fnd.add("usage_without_reply", "warning", e.line, "assistant.usage with no reply before it")
+
+
+def _saw_input(a: _Agent, n: int) -> None:
+    a.last_input = n
+    for x in a.awaiting:
+        x["after"] = n
+    a.awaiting.clear()
+
+
+def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    d = e.data
+    start = a.comp_start
+    a.comp_start = None
+    trigger = d.get("trigger")
+    if trigger is None and start is not None:
+        trigger = start[0].data.get("trigger")
+    if d.get("success") is not True:
+        err = _text(d.get("error"))[:120]
+        fnd.add(
+            "compaction_failed",
+            "info",
+            e.line,
+            f"a compaction that did not succeed{': ' + err if err else ''}; the window is "
+            "unchanged",
+        )
+        return
+    if start is None:
+        fnd.add(
+            "compaction_incomplete",
+            "warning",
+            e.line,
+            "compaction_complete without a compaction_start: every earlier row counts as swept",
+        )
+    cut = start[1] if start is not None else len(a.window)
+    before, during = a.window[:cut], a.window[cut:]
+    kept = [r for r in before if r.kind_hint == "context"] + during
+    swept = [r for r in before if r.kind_hint != "context"]
+    removed = as_count(d.get("messagesRemoved"))
+    if removed is not None and removed != len(swept):
+        fnd.add(
+            "compaction_count_mismatch",
+            "info",
+            e.line,
+            f"messagesRemoved is {removed}, the estimate sweeps {len(swept)} row(s) (which "
+            "messages were removed is not recorded)",
+        )
+    summary = d.get("summaryContent")
+    srow = _CRow(e, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
+    srow.kind_hint = "compaction_summary"
+    if not isinstance(summary, str):
+        srow.note = "compaction without a summaryContent"
+    used = d.get("compactionTokensUsed")
+    if type(used) is dict:
+        srow.call_tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+        srow.tokens = dict(srow.call_tokens)
+        m = used.get("model")
+        srow.model = m if isinstance(m, str) else None
+    a.rows.append(srow)
+    a.window = [*kept, srow]
+    extra: dict[str, Any] = {"swept_estimated": True}
+    for k in (
+        "messagesRemoved",
+        "tokensRemoved",
+        "preCompactionMessagesLength",
+        "checkpointNumber",
+        "checkpointPath",
+        "tokenLimit",
+        "requestId",
+    ):
+        v = d.get(k)
+        if isinstance(v, str | int) and not isinstance(v, bool):
+            extra[k] = v
+    ci = d.get("customInstructions")
+    if isinstance(ci, str) and ci:
+        extra["user_context"] = ci
+    if start is not None:
+        extra["start_line"] = start[0].line
+    window = as_count(d.get("tokenLimit"))
+    if window is None and start is not None:
+        window = as_count(start[0].data.get("tokenLimit"))
+    x = {
+        "kind": "compaction",
+        "e": e,
+        "swept": swept,
+        "preserved": kept,
+        "summary": srow,
+        "trigger": trigger if isinstance(trigger, str) else None,
+        "pre": as_count(d.get("preCompactionTokens")),
+        "post": as_count(d.get("postCompactionTokens")),
+        "before": a.last_input,
+        "window": window,
+        "extra": extra,
+    }
+    a.events.append(x)
+    a.awaiting.append(x)
+
+
+def _truncation(e: _Ev, a: _Agent) -> None:
+    d = e.data
+    n = as_count(d.get("messagesRemovedDuringTruncation")) or 0
+    movable = [r for r in a.window if r.kind_hint != "context"]
+    swept = movable[:n]
+    gone = set(map(id, swept))
+    a.window = [r for r in a.window if id(r) not in gone]
+    x = {
+        "kind": "compaction",
+        "e": e,
+        "swept": swept,
+        "preserved": [],
+        "summary": None,
+        "trigger": "truncation",
+        "pre": as_count(d.get("preTruncationTokensInMessages")),
+        "post": as_count(d.get("postTruncationTokensInMessages")),
+        "before": a.last_input,
+        "window": as_count(d.get("tokenLimit")),
+        "extra": {
+            "mechanism": "truncation (no summary by design)",
+            "swept_estimated": True,
+            "messages_removed": n,
+            "performed_by": _text(d.get("performedBy")) or None,
+        },
+    }
+    a.events.append(x)
+    a.awaiting.append(x)
+
+
+def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
+    mm = d.get("modelMetrics")
+    if type(mm) is not dict:
+        return
+    totals: dict[str, int] = {}  # only the counts some model recorded: absent is NA
+    requests = 0
+    clean: dict[str, Any] = {}
+    for model, m in mm.items():
+        if type(m) is not dict:
+            continue
+        raw = m.get("usage")
+        u: dict[str, Any] = raw if type(raw) is dict else {}
+        counts = {dst: as_count(u.get(src)) for src, dst in _USAGE_KEYS.items()}
+        req = m.get("requests")
+        n = as_count(req.get("count")) if type(req) is dict else None
+        clean[str(model)] = {"requests": n, **counts}
+        requests += n or 0
+        for k, v in counts.items():
+            if v is not None:
+                totals[k] = totals.get(k, 0) + v
+    meta["model_metrics"] = json.dumps(clean, sort_keys=True)
+    meta["total_requests"] = str(requests)
+    for k, v in totals.items():
+        meta[f"total_{k}_tokens"] = str(v)
+    for src, dst in (("shutdownType", "shutdown_type"), ("currentModel", "current_model")):
+        v = d.get(src)
+        if isinstance(v, str):
+            meta[dst] = v
+
+
+# --- result ---------------------------------------------------------------------------------
+
+
+def _transcript(
+    path: Path, a: _Agent, fnd: Findings | None, meta: dict[str, str], sid: str | None
+) -> ParsedTranscript:
+    for n, r in enumerate(a.rows, start=1):
+        r.seq = n
+    events = []
+    for x in a.events:
+        e: _Ev = x["e"]
+        s = x["summary"]
+        events.append(
+            TranscriptEvent(
+                kind=x["kind"],
+                trigger=x.get("trigger"),
+                pre_tokens=x.get("pre"),
+                post_tokens=x.get("post"),
+                tokens_before=x.get("before"),
+                tokens_after=x.get("after"),
+                created_at=e.ts,
+                line=e.line,
+                uuid=e.id,
+                summary_seq=s.seq if s is not None else None,
+                swept=tuple(sorted(r.seq for r in x["swept"])),
+                preserved=tuple(sorted(r.seq for r in x["preserved"])),
+                context_window=x.get("window"),
+                extra=x["extra"],
+            )
+        )
+    calls = [
+        ModelCall(
+            key=r.uuid or f"line-{r.line}",
+            seq=r.seq,
+            line=r.line,
+            model=r.model,
+            tokens=r.call_tokens,
+            created_at=r.created_at,
+        )
+        for r in a.rows
+        if r.call_tokens is not None
+    ]
+    rows = [
+        TranscriptRow(
+            seq=r.seq,
+            role=r.role,
+            content=r.content,
+            model=r.model,
+            tokens=r.tokens,
+            created_at=r.created_at,
+            kind_hint=r.kind_hint,
+            line=r.line,
+            lines=(r.line,),
+            uuid=r.uuid,
+            call_key=(r.uuid or f"line-{r.line}") if r.call_tokens is not None else None,
+            note=r.note,
+        )
+        for r in a.rows
+    ]
+    return ParsedTranscript(
+        path=str(path),
+        format=FORMAT,
+        session_id=sid,
+        meta=meta,
+        rows=rows,
+        events=events,
+        findings=fnd.done() if fnd is not None else [],
+        calls=calls,
+    )
+
+
+def events_file(path: Path) -> Path:
+    """The ``events.jsonl`` of a session folder, or ``path`` itself."""
+    return path / "events.jsonl" if path.is_dir() else path
+
+
+def parse_copilot_cli(
+    path: str | os.PathLike[str],
+    *,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    warn: bool = True,
+) -> ParsedTranscript:
+    """Parse one Copilot CLI session: its folder (``session-state/<id>/``) or its
+    ``events.jsonl``.
+
+    :param max_line_bytes: longer lines are skipped with a ``huge_line`` finding.
+    :param warn: emit one :class:`adfkit.AdfWarning` when there are warning- or error-level
+        findings.
+    :raises NotTranscriptError: the file is empty, binary, or does not open with a
+        ``session.start`` event.
+    """
+    given = Path(path).expanduser()
+    p = events_file(given)
+    if given.is_dir() and not p.exists():
+        raise NotTranscriptError(f"a folder without events.jsonl: not a {_WHAT}", path=given)
+    fnd = Findings()
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        events = _read(p, max_line_bytes, fnd)
+        _check_fields(events, fnd)
+        meta: dict[str, str] = {}
+        agents = _build(events, fnd, meta)
+        sid = meta.get("session_id") or (p.parent.name if p.name == "events.jsonl" else None)
+        subs = []
+        for key, a in agents.items():
+            if key is None:
+                continue
+            t = _transcript(p, a, None, {"agent_name": a.name} if a.name else {}, sid)
+            t.agent_id = key
+            t.parent_tool_use_id = a.tool_call
+            subs.append(t)
+        out = _transcript(p, agents[None], fnd, meta, sid)
+        out.subagents = subs
+    finally:
+        if gc_was:
+            gc.enable()
+    if warn:
+        warn_findings(str(p), out.findings)
+    return out

@@ -1,0 +1,378 @@
+"""GitHub Copilot CLI sessions: no real ``events.jsonl`` exists to test on, so the reader is
+tested on the adfsynth session (written from the published schema, with ground truth) and on
+hand-built files with every expected value written here, strictness first: whatever the
+schema does not name gives a finding."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import fingerprint
+from test_pi import probe
+
+from adfkit._agent import AgentFile
+from adfkit._errors import AdfError, AdfWarning, NotTranscriptError
+from adfkit._sources import copilot_cli as spec
+from adfkit._sources import pi as pi_spec
+from adfkit._sources.copilot_cli.listing import list_copilot_sessions
+from adfkit._sources.copilot_cli.parser import parse_copilot_cli
+from adfkit._transcript import ParsedTranscript
+from adfsynth.copilot_cli import write_samples
+
+SID = "7d3f1c2e-5a6b-4c8d-9e0f-1a2b3c4d5e6f"
+
+
+class Co:
+    """An events.jsonl written event by event."""
+
+    def __init__(self) -> None:
+        self.lines: list[bytes] = []
+        self.n = 0
+        self.last: str | None = None
+        self.ev(
+            "session.start",
+            {
+                "sessionId": SID,
+                "version": 1,
+                "producer": "copilot-agent",
+                "copilotVersion": "0.0.400",
+                "startTime": "2026-03-14T09:00:00.000Z",
+                "selectedModel": "gpt-5",
+                "context": {"cwd": "/w"},
+            },
+        )
+
+    def ev(self, type_: str, data: Any, **env: Any) -> int:
+        self.n += 1
+        eid = f"e{self.n:04d}"
+        rec = {
+            "id": eid,
+            "parentId": self.last,
+            "timestamp": f"2026-03-14T09:00:{self.n:02d}.000Z",
+            "type": type_,
+            "data": data,
+            **env,
+        }
+        self.last = eid
+        self.lines.append(json.dumps(rec).encode())
+        return len(self.lines)
+
+    def raw(self, data: bytes) -> int:
+        self.lines.append(data)
+        return len(self.lines)
+
+    def user(self, text: str) -> int:
+        return self.ev("user.message", {"content": text})
+
+    def asst(self, text: str = "", calls: tuple[str, ...] = (), out: int = 10) -> int:
+        reqs = [{"toolCallId": c, "name": "bash", "arguments": {"command": "ls"}} for c in calls]
+        return self.ev(
+            "assistant.message",
+            {"messageId": f"m{self.n}", "content": text, "toolRequests": reqs, "outputTokens": out},
+        )
+
+    def result(self, cid: str, text: str = "ok", ok: bool = True) -> int:
+        d: dict[str, Any] = {"toolCallId": cid, "success": ok}
+        d["result" if ok else "error"] = {"content": text} if ok else {"message": text}
+        return self.ev("tool.execution_complete", d)
+
+    def write(self, folder: Path, tail: bytes = b"") -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "events.jsonl").write_bytes(b"\n".join(self.lines) + b"\n" + tail)
+        return folder
+
+
+def parse(p: Path, **kw: Any) -> ParsedTranscript:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return parse_copilot_cli(p, **kw)
+
+
+def lines(rows: Any) -> list[int]:
+    return [r.line for r in rows]
+
+
+def _compacting(c: Co) -> dict[str, int]:
+    n = {"sys": c.ev("system.message", {"role": "system", "content": "You are Copilot."})}
+    n["u1"] = c.user("list files")
+    n["a1"] = c.asst(calls=("t1",), out=12)
+    n["r1"] = c.result("t1", "a\nb")
+    n["a2"] = c.asst("two files", out=5)
+    n["start"] = c.ev(
+        "session.compaction_start",
+        {
+            "conversationTokens": 900,
+            "systemTokens": 100,
+            "toolDefinitionsTokens": 50,
+            "currentTokens": 1050,
+            "tokenLimit": 10_000,
+            "model": "gpt-5",
+            "trigger": "threshold",
+        },
+    )
+    n["u2"] = c.user("and count them")  # sent while the compaction runs: kept
+    used = {
+        "inputTokens": 1050,
+        "outputTokens": 80,
+        "cacheReadTokens": 1000,
+        "cacheWriteTokens": 0,
+        "duration": 900,
+        "model": "gpt-5-mini",
+    }
+    n["done"] = c.ev(
+        "session.compaction_complete",
+        {
+            "success": True,
+            "preCompactionTokens": 1050,
+            "postCompactionTokens": 300,
+            "preCompactionMessagesLength": 6,
+            "messagesRemoved": 4,
+            "tokensRemoved": 750,
+            "summaryContent": "SUMMARY",
+            "checkpointNumber": 1,
+            "compactionTokensUsed": used,
+            "trigger": "threshold",
+            "tokenLimit": 10_000,
+        },
+    )
+    n["a3"] = c.asst("2", out=3)
+    return n
+
+
+def test_compaction_from_the_schema(tmp_path: Path) -> None:
+    c = Co()
+    n = _compacting(c)
+    t = parse(c.write(tmp_path / SID))
+    assert lines(t.rows) == [n[k] for k in ("sys", "u1", "a1", "r1", "a2", "u2", "done", "a3")]
+    seq = {r.line: r.seq for r in t.rows}
+    (e,) = t.events
+    assert (e.kind, e.trigger, e.pre_tokens, e.post_tokens) == (
+        "compaction",
+        "threshold",
+        1050,
+        300,
+    )
+    assert e.swept == tuple(seq[n[k]] for k in ("u1", "a1", "r1", "a2"))
+    assert e.preserved == (seq[n["sys"]], seq[n["u2"]])
+    assert e.context_window == 10_000 and e.extra["swept_estimated"] is True
+    assert e.extra["messagesRemoved"] == 4 and e.extra["start_line"] == n["start"]
+    s = t.rows[6]
+    assert s.kind_hint == "compaction_summary" and s.content == [
+        {"type": "text", "text": "SUMMARY"}
+    ]
+    assert s.tokens == {"input": 1050, "output": 80, "cache_read": 1000, "cache_write": 0}
+    assert s.model == "gpt-5-mini"
+    assert t.rows[2].content[0] == {
+        "type": "tool_use",
+        "id": "t1",
+        "name": "bash",
+        "input": {"command": "ls"},
+    }
+    assert t.rows[3].content == [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a\nb", "is_error": False}
+    ]
+    assert [c.tokens for c in t.calls] == [{"output": 12}, {"output": 5}, s.tokens, {"output": 3}]
+    assert t.session_id == SID and t.meta["cwd"] == "/w" and t.findings == []
+
+    a = AgentFile(spec.open_session(tmp_path / SID))
+    comp = a.compactions()
+    assert list(comp["recorded_tokens_before"]) == [1050]
+    assert list(comp["recorded_tokens_after"]) == [300]
+    assert list(comp["n_swept"]) == [4]
+    u = a.usage()
+    assert list(u["call_kind"]) == ["assistant", "assistant", "compaction", "assistant"]
+    assert u["tokens_input"].isna().tolist() == [True, True, False, True]  # not on disk per call
+    assert list(u["tokens_output"]) == [12, 5, 80, 3]
+    assert list(a.loop()["seq"]) == [seq[n[k]] for k in ("sys", "u2", "done", "a3")]
+
+
+def test_strict_about_what_the_schema_does_not_name(tmp_path: Path) -> None:
+    c = Co()
+    u = c.user("hi")  # 2
+    c.ev("brand.new_event", {"x": 1})  # 3
+    a = c.ev("assistant.message", {"messageId": "m", "content": "yo", "sparkle": True})  # 4
+    c.ev("assistant.turn_start", {"turnId": "1"}, extraEnvelope=1)  # 5
+    usage = {"model": "gpt-5", "inputTokens": 500, "outputTokens": 9, "cacheReadTokens": 400}
+    c.ev("assistant.usage", usage, ephemeral=True)  # 6: ephemeral, yet on disk
+    c.ev("session.info", {"infoType": "x", "message": "m"})  # 7: known, not read
+    p = c.write(tmp_path / SID)
+    with pytest.warns(AdfWarning):
+        t = parse_copilot_cli(p)
+    got = sorted((f.check, f.severity, f.line) for f in t.findings)
+    assert got == [
+        ("ephemeral_on_disk", "info", 6),
+        ("event_not_read", "info", None),
+        ("unknown_event_type", "warning", 3),
+        ("unknown_field", "warning", 4),
+        ("unknown_field", "warning", 5),
+    ]
+    assert lines(t.rows) == [u, a]
+    assert t.rows[1].tokens == {"input": 500, "output": 9, "cache_read": 400}
+    assert any("sparkle" in f.detail for f in t.findings)
+
+
+def test_hostile_lines_give_findings(tmp_path: Path) -> None:
+    c = Co()
+    c.user("hi")  # 2
+    c.raw(b'{"id":"x","type":"user.message","data":{')  # 3
+    c.raw(b'{"id":"y","type":"user.message","data":{"content":"' + b"x" * 5000 + b'"}}')  # 4
+    c.lines.append(
+        b'{"id":"z","parentId":"nope","timestamp":"t","type":"user.message","data":{"content":"a"}}'
+    )
+    c.ev(
+        "session.compaction_complete",
+        {"success": True, "messagesRemoved": 9, "summaryContent": "S"},
+    )  # 6
+    c.ev("assistant.message", {"messageId": "m", "content": "", "outputTokens": -3})  # 7
+    p = c.write(tmp_path / SID, tail=b'{"id":"w","ty')
+    with pytest.warns(AdfWarning) as rec:
+        t = parse_copilot_cli(p, max_line_bytes=4096)
+    assert len(rec) == 1 and "xxxx" not in str(rec[0].message)
+    got = sorted((f.check, f.line) for f in t.findings)
+    assert got == [
+        ("bad_json", 3),
+        ("bad_token_count", 7),
+        ("compaction_count_mismatch", 6),
+        ("compaction_incomplete", 6),
+        ("dangling_parent", 5),
+        ("huge_line", 4),
+        ("truncated_last_line", 8),
+    ]
+    assert t.rows[-1].tokens == {}  # a count that is no count is NA
+
+
+def test_bom_and_folder_or_file(tmp_path: Path) -> None:
+    c = Co()
+    c.user("hi")
+    folder = tmp_path / SID
+    folder.mkdir()
+    f = folder / "events.jsonl"
+    f.write_bytes(b"\xef\xbb\xbf" + b"\n".join(c.lines) + b"\n")
+    assert spec.claims(probe(folder)) and spec.claims(probe(f))
+    assert not pi_spec.claims(probe(f))
+    assert [r.content for r in parse(folder).rows] == [[{"type": "text", "text": "hi"}]]
+    assert parse(f).session_id == SID
+
+
+@pytest.mark.parametrize(
+    "first",
+    [
+        b'{"type":"session","id":"x","timestamp":"t","cwd":"/"}',
+        b'{"type":"user","uuid":"u","sessionId":"s","message":{"content":"x"}}',
+        b'{"timestamp":"t","type":"session_meta","payload":{"id":"x"}}',
+        b'{"id":"e","type":"session.start","timestamp":"t","data":{}}',
+    ],
+)
+def test_other_records_are_not_claimed(tmp_path: Path, first: bytes) -> None:
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "events.jsonl").write_bytes(first + b"\n")
+    assert not spec.claims(probe(folder))
+    with pytest.raises(NotTranscriptError, match="not a Copilot CLI session"):
+        parse_copilot_cli(folder)
+
+
+@pytest.mark.parametrize(("data", "match"), [(b"", "empty file"), (b"\x00\x01" * 40, "binary")])
+def test_not_a_session(tmp_path: Path, data: bytes, match: str) -> None:
+    (tmp_path / "events.jsonl").write_bytes(data)
+    with pytest.raises(AdfError, match=match):
+        parse_copilot_cli(tmp_path)
+
+
+def test_folder_without_events(tmp_path: Path) -> None:
+    with pytest.raises(NotTranscriptError, match="without events.jsonl") as ei:
+        parse_copilot_cli(tmp_path)
+    assert str(tmp_path) in str(ei.value)
+
+
+# --- the adfsynth session ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    (folder,) = write_samples(tmp_path_factory.mktemp("synth"))
+    return folder
+
+
+def test_synth_matches_ground_truth(synth: Path) -> None:
+    truth = json.loads((synth / "events.truth.json").read_text())
+    before = fingerprint(synth)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        t = parse_copilot_cli(synth)
+    assert fingerprint(synth) == before
+    assert len(w) == 1  # the half-written last line
+    assert sorted((f.check, f.line) for f in t.findings) == [
+        ("compaction_failed", next(f.line for f in t.findings if f.check == "compaction_failed")),
+        ("truncated_last_line", truth["half_written_line"]),
+    ]
+    assert lines(t.rows) == truth["rows"]
+    assert [r.role for r in t.rows] == truth["roles"]
+    assert [r.kind_hint for r in t.rows] == truth["kind_hints"]
+    (sub,) = t.subagents
+    assert sub.agent_id == truth["subagent_id"] and lines(sub.rows) == truth["subagent_rows"]
+    line_of = {r.seq: r.line for r in t.rows}
+    assert len(t.events) == len(truth["compactions"]) == 3
+    for e, c in zip(t.events, truth["compactions"], strict=True):
+        assert (e.line, e.trigger, e.pre_tokens, e.post_tokens) == (
+            c["line"],
+            c["trigger"],
+            c["pre"],
+            c["post"],
+        )
+        assert sorted(line_of[q] for q in e.swept) == sorted(c["swept"])
+        assert sorted(line_of[q] for q in e.preserved) == c["preserved"]
+    outs = [x.tokens.get("output", 0) for x in t.calls if t.rows[x.seq - 1].role == "assistant"]
+    outs += [x.tokens.get("output", 0) for x in sub.calls]
+    assert sum(outs) == truth["output_tokens"]
+    assert len(t.calls) + len(sub.calls) == truth["n_assistant_calls"] + 2  # + 2 compactions
+    for k, v in truth["totals"].items():
+        assert t.meta[f"total_{k}_tokens"] == str(v)
+    assert "total_reasoning_tokens" not in t.meta  # not recorded: NA, not 0
+    assert t.meta["total_requests"] == str(truth["requests"])
+
+    a = AgentFile(spec.open_session(synth))
+    line_of = {r.seq: r.line for r in t.rows}
+    assert sorted(line_of[int(q)] for q in a.loop()["seq"]) == truth["window"]
+    comp = a.compactions()
+    assert list(comp["recorded_tokens_before"]) == [c["pre"] for c in truth["compactions"]]
+    assert a.usage()["tokens_input"].notna().sum() == 2  # the two compaction calls only
+    assert len(a.source.subagents()) == 1
+
+
+def test_listing_newest_first(tmp_path: Path) -> None:
+    old, new = Co(), Co()
+    a = old.write(tmp_path / "state" / "a")
+    b = new.write(tmp_path / "state" / "b")
+    os.utime(a / "events.jsonl", ns=(10**18, 10**18))
+    os.utime(b / "events.jsonl", ns=(2 * 10**18, 2 * 10**18))
+    (tmp_path / "state" / "c").mkdir()  # no events.jsonl: not a session
+    before = fingerprint(tmp_path)
+    df = list_copilot_sessions(tmp_path)
+    assert fingerprint(tmp_path) == before
+    assert list(df["path"]) == [str(b), str(a)]
+    assert list(df["session_id"]) == [SID, SID] and list(df["model"]) == ["gpt-5"] * 2
+    assert list(df["cwd"]) == ["/w", "/w"]
+    assert str(df["modified"].dtype) == "datetime64[ns, UTC]"
+    assert list(spec.find(tmp_path)) == [a, b]
+
+
+def test_compaction_rule() -> None:
+    assert spec.compaction_rule("gpt-5", 128_000)[:2] == (128_000, 102_400)
+    w, th, text = spec.compaction_rule("gpt-5", None)
+    assert (w, th) == (None, None) and "80%" in text
+
+
+def test_no_counterparts_are_na(tmp_path: Path) -> None:
+    c = Co()
+    c.user("hi")
+    c.asst("hello")
+    a = AgentFile(spec.open_session(c.write(tmp_path / SID)))
+    u = a.usage()
+    assert u[["tokens_input", "tokens_cache_read", "tokens_cache_write"]].isna().all().all()
+    assert a.compactions().empty and "recorded_tokens_before" in a.compactions().columns
