@@ -106,6 +106,8 @@ class Session:
     last_context: int = 0
     last_input: int | None = None
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    #: reply line -> the lines of the rows the model was sent for it (its context)
+    contexts: dict[int, list[int]] = field(default_factory=dict)
     awaiting: list[dict[str, Any]] = field(default_factory=list)
     seen_compaction: _E | None = None
 
@@ -172,7 +174,7 @@ class Session:
             "truncated": False,
         }
         e = self._msg(m, "user", _est(len(command) + len(output)), True)
-        e.hint = "context"
+        e.hint = "message"
         return e
 
     def _usage(self, out: int) -> dict[str, Any]:
@@ -211,6 +213,7 @@ class Session:
         for cid, name, args in tools:
             content.append({"type": "toolCall", "id": cid, "name": name, "arguments": args})
             chars += len(name) + len(json.dumps(args, separators=(",", ":")))
+        context = sorted(e.line for e in self.window)
         usage = self._usage(_est(chars) + self.rng.randint(5, 60))
         m = {
             "role": "assistant",
@@ -221,7 +224,9 @@ class Session:
             "usage": usage,
             "stopReason": "toolUse" if tools else "stop",
         }
-        return self._msg(m, "assistant", _est(chars), True)
+        e = self._msg(m, "assistant", _est(chars), True)
+        self.contexts[e.line] = context
+        return e
 
     def tool_result(self, cid: str, name: str, text: str) -> _E:
         m = {
@@ -334,7 +339,7 @@ class Session:
         self.leaf = back.id
         s = self.words(25)
         e = self.write({"type": "branch_summary", "fromId": old_leaf, "summary": s})
-        e.role, e.hint, e.tokens, e.cut_ok = "user", "context", _est(len(s)), True
+        e.role, e.hint, e.tokens, e.cut_ok = "user", "message", _est(len(s)), True
         self.window.append(e)
 
     # -- output ----------------------------------------------------------------------------
@@ -360,6 +365,7 @@ class Session:
             "usage": self.usage,
             "compactions": self.compactions,
             "window": sorted(e.line for e in self.window),
+            "contexts": {str(k): v for k, v in self.contexts.items()},
             "half_written_line": half_line,
         }
 

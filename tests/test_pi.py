@@ -258,7 +258,7 @@ def test_abandoned_branch_and_branch_summary(tmp_path: Path) -> None:
     a3 = s.asst("B done")
     t = parse(s.write(tmp_path / "s.jsonl"))
     assert lines(t.rows) == [u1, a1, bs, u3, a3]
-    assert t.rows[2].kind_hint == "context"
+    assert t.rows[2].kind_hint == "message"
     assert lines(t.other_branches) == [u2, a2]
     assert [r.branch for r in t.other_branches] == ["branch-1", "branch-1"]
     assert [r.seq for r in t.other_branches] == [6, 7]
@@ -298,7 +298,7 @@ def test_messages_of_every_role(tmp_path: Path) -> None:
     assert t.rows[1].content == [
         {"type": "text", "text": "Ran `ls`\n```\nx\n```\n\nCommand exited with code 1"}
     ]
-    assert [r.kind_hint for r in t.rows] == [None, "context", "context", "context", None]
+    assert [r.kind_hint for r in t.rows] == [None, "message", "message", "message", None]
     assert t.rows[4].content == [{"type": "thinking", "thinking": "hmm"}]
     assert t.meta["title"] == "My session"
 
@@ -475,6 +475,14 @@ def test_synth_matches_ground_truth(synth: list[Path]) -> None:
             c["tokens_before_recorded"] for c in truth["compactions"]
         ]
         assert list(comp["n_swept"]) == [len(c["swept"]) for c in truth["compactions"]]
+        # the context rebuilt for each call on the conversation is the one pi sent
+        rp = a.replay()
+        got = {
+            line_of[int(q)]: sorted(line_of[int(x)] for x in c)
+            for q, c in zip(rp["seq"], rp["context_seqs"], strict=True)
+        }
+        want = {int(k): v for k, v in truth["contexts"].items() if int(k) in got}
+        assert got == want and len(got) == truth["roles"].count("assistant")
         u = a.usage()
         assert int(u["tokens_input"].sum()) == truth["usage"]["input"]
         assert int(u["tokens_cache_write"].sum()) == truth["usage"]["cache_write"]

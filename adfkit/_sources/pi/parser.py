@@ -15,9 +15,11 @@ event per ``compaction`` entry and findings. The format reference is ``SOURCES-N
 - **Conversation.** As pi resumes a session: the leaf is the last entry in the file, the active
   conversation is the path from the root to it (``buildSessionContext``). Rows are the entries
   that produce a model message: ``message`` (user, assistant, toolResult, bashExecution,
-  custom / v2 hookMessage), ``custom_message`` and ``branch_summary`` (user rows with
-  ``kind_hint="context"``); ``compaction`` gives a ``compaction_summary`` row holding its
-  ``summary`` as recorded (pi wraps it in a ``<summary>`` preamble when it sends it).
+  custom / v2 hookMessage), ``custom_message`` and ``branch_summary``: the last four are user
+  messages pi sends in the conversation (``kind_hint="message"``, not ``context``: they are
+  turns of the conversation, not parts of the prompt); ``compaction`` gives a
+  ``compaction_summary`` row holding its ``summary`` as recorded (pi wraps it in a
+  ``<summary>`` preamble when it sends it).
   ``model_change``, ``thinking_level_change``, ``label``, ``session_info`` and ``custom``
   (extension state) are no rows. Entries off the path (a branch the user left through ``/tree``)
   are rows of ``other_branches`` (``branch-1``... by their first line), each with a ``rewind``
@@ -26,7 +28,7 @@ event per ``compaction`` entry and findings. The format reference is ``SOURCES-N
   ``tool_use`` (``arguments`` as ``input``), ``image`` -> ``image_url`` (a data URL); a
   ``toolResult`` message is one user row holding one ``tool_result`` (``toolCallId``,
   ``isError``, its text parts joined). A ``bashExecution`` (a command the user ran with ``!``)
-  is a user context row worded as pi sends it (``Ran `cmd```...); one marked
+  is a user row worded as pi sends it (``Ran `cmd```...); one marked
   ``excludeFromContext`` is left out, as pi leaves it out.
 - **Usage.** pi writes each assistant message's usage (``input``, ``output``, ``cacheRead``,
   ``cacheWrite``, ``totalTokens``, ``cost``): one model call per assistant message, counted
@@ -455,12 +457,12 @@ def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
     if t == "branch_summary":
         s = o.get("summary")
         row = _PRow(e, "user", [{"type": "text", "text": s if isinstance(s, str) else ""}])
-        row.kind_hint = "context"
+        row.kind_hint = "message"
         row.note = "summary of an abandoned branch"
         return row
     if t == "custom_message":
         row = _PRow(e, "user", _blocks(o.get("content")))
-        row.kind_hint = "context"
+        row.kind_hint = "message"
         return row
     m = o.get("message")
     if type(m) is not dict:
@@ -511,12 +513,12 @@ def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
         if m.get("excludeFromContext") is True:
             return None
         row = _PRow(e, "user", [{"type": "text", "text": bash_text(m)}])
-        row.kind_hint = "context"
+        row.kind_hint = "message"
         row.note = "a command the user ran (!)"
         return row
     if role in ("custom", "hookMessage"):
         row = _PRow(e, "user", _blocks(m.get("content")))
-        row.kind_hint = "context"
+        row.kind_hint = "message"
         return row
     fnd.add(
         "unknown_role",
