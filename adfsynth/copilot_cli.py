@@ -84,6 +84,8 @@ class Session:
         default_factory=lambda: dict.fromkeys(("input", "output", "cache_read", "cache_write"), 0)
     )
     requests: int = 0
+    #: main-agent reply line -> lines of the conversation rows sent for it (system prompt apart)
+    contexts: dict[int, list[int]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.sid = str(uuidlib.UUID(int=self.rng.getrandbits(128), version=4))
@@ -191,7 +193,10 @@ class Session:
             "requestId": f"req-{self.rng.getrandbits(32):08x}",
             "reasoningText": self.words(10),
         }
+        context = sorted(r.line for r in self.window if r.hint != "context")
         line = self.emit("assistant.message", data, agent)
+        if agent is None:
+            self.contexts[line] = context
         size = (len(text) + sum(len(json.dumps(r["arguments"])) for r in reqs)) // 4 + 10
         self._row(line, "assistant", None, size, agent is not None)
         self.output_tokens += out
@@ -414,6 +419,7 @@ class Session:
             "roles": [r.role for r in self.rows],
             "kind_hints": [r.hint for r in self.rows],
             "window": sorted(r.line for r in self.window),
+            "contexts": {str(k): v for k, v in self.contexts.items()},
             "subagent_id": self.agent,
             "subagent_rows": [r.line for r in self.sub_rows],
             "compactions": self.compactions,

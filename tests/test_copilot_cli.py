@@ -339,6 +339,12 @@ def test_synth_matches_ground_truth(synth: Path) -> None:
     a = AgentFile(spec.open_session(synth))
     line_of = {r.seq: r.line for r in t.rows}
     assert sorted(line_of[int(q)] for q in a.loop()["seq"]) == truth["window"]
+    rp = a.replay()  # the window rebuilt for each reply is the one the documented rule gives
+    got = {
+        line_of[int(q)]: sorted(line_of[int(x)] for x in c)
+        for q, c in zip(rp["seq"], rp["context_seqs"], strict=True)
+    }
+    assert got == {int(k): v for k, v in truth["contexts"].items()}
     comp = a.compactions()
     assert list(comp["recorded_tokens_before"]) == [c["pre"] for c in truth["compactions"]]
     assert a.usage()["tokens_input"].notna().sum() == 2  # the two compaction calls only
