@@ -659,3 +659,13 @@ def test_compaction_rule() -> None:
     assert "reserveTokens 16,384" in text
     assert pi_spec.compaction_rule("gpt-5.1-codex", None)[:2] == (None, None)
     assert pi_spec.compaction_rule("gpt-5.1-codex", 400_000)[:2] == (400_000, 383_616)
+
+
+def test_a_newer_entry_type_is_still_pi(tmp_path: Path) -> None:
+    s = Pi()
+    s.add({"type": "future_thing", "x": 1})
+    s.user("hi")
+    p = s.write(tmp_path / "s.jsonl")
+    assert pi_spec.claims(probe(p))
+    t = parse_pi(p, warn=False)
+    assert [f.check for f in t.findings] == ["unknown_entry_type"] and len(t.rows) == 1

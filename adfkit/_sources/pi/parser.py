@@ -189,11 +189,9 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
                 fnd.add("extra_header", "warning", n, "a second session header; skipped")
                 rd.by_index.append(None)
                 continue
-            if t not in ENTRY_TYPES:
+            if t not in ENTRY_TYPES:  # no row, but a node of the tree (pi indexes it too)
                 key = t if isinstance(t, str) else f"<{type(t).__name__}>"
                 unknown.setdefault(key[:60], []).append(n)
-                rd.by_index.append(None)
-                continue
             i = obj.get("id")
             e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=len(rd.by_index))
             rd.entries.append(e)
@@ -211,7 +209,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
             "warning",
             lines[0],
             f"{len(lines)} entr{'y' if len(lines) == 1 else 'ies'} of unknown type {t!r} "
-            "skipped (not in pi's session format)",
+            "not read (not in pi's session format; its place in the tree is kept)",
         )
     return rd
 
@@ -444,8 +442,8 @@ def _time(o: dict[str, Any]) -> int | None:
 def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
     """The row an entry gives (None: no row: settings, extension state, excluded output)."""
     o = e.obj
-    t = o["type"]
-    if t in _NO_ROW:
+    t = o.get("type")
+    if t in _NO_ROW or t not in ENTRY_TYPES:
         return None
     if t == "compaction":
         s = o.get("summary")
@@ -598,12 +596,14 @@ def _build(rd: _Read, fnd: Findings, meta: dict[str, str]) -> _Built:
             row.malformed = True
             row.note = "non-UTF-8 bytes or lone surrogates replaced"
         b.rows.append(row)
-        if e.obj["type"] == "compaction":
+        if e.obj.get("type") == "compaction":
             f = _first_kept(e, rd, pos, by_key, fnd)
             # pi keeps the entries from the first kept one on, an earlier summary excepted
             # (only the latest compaction's summary is sent: buildSessionContext)
             span = range(f, i) if f is not None else range(0)
-            kept = [row_at[j] for j in span if j in row_at and path[j].obj["type"] != "compaction"]
+            kept = [
+                row_at[j] for j in span if j in row_at and path[j].obj.get("type") != "compaction"
+            ]
             kept_ids = set(map(id, kept))
             swept = [r for r in window if id(r) not in kept_ids]
             ev: dict[str, Any] = {
@@ -815,7 +815,7 @@ def parse_pi(
         meta = header_meta(rd.header or {})
         b = _build(rd, fnd, meta)
         for e in rd.entries:
-            if e.obj["type"] == "session_info" and isinstance(e.obj.get("name"), str):
+            if e.obj.get("type") == "session_info" and isinstance(e.obj.get("name"), str):
                 meta["title"] = e.obj["name"].strip()
         out = _finish(p, rd, b, meta, fnd)
     finally:
