@@ -382,3 +382,27 @@ def test_no_counterparts_are_na(tmp_path: Path) -> None:
     u = a.usage()
     assert u[["tokens_input", "tokens_cache_read", "tokens_cache_write"]].isna().all().all()
     assert a.compactions().empty and "recorded_tokens_before" in a.compactions().columns
+
+
+def test_subagent_by_agent_id_or_by_parent_tool_call(tmp_path: Path) -> None:
+    c = Co()
+    c.user("explore")
+    c.asst(calls=("task1",))
+    c.ev(
+        "subagent.started",
+        {
+            "toolCallId": "task1",
+            "agentName": "explore",
+            "agentDisplayName": "Explore",
+            "agentDescription": "reads",
+        },
+    )
+    s1 = c.ev(
+        "assistant.message", {"messageId": "s", "content": "sub", "parentToolCallId": "task1"}
+    )
+    s2 = c.ev("assistant.message", {"messageId": "t", "content": "other"}, agentId="ag-2")
+    r = c.result("task1", "found it")
+    t = parse(c.write(tmp_path / SID))
+    assert lines(t.rows) == [2, 3, r]
+    subs = {s.agent_id: (lines(s.rows), s.parent_tool_use_id) for s in t.subagents}
+    assert subs == {"tool-task1": ([s1], "task1"), "ag-2": ([s2], None)}
