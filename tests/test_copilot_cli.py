@@ -365,7 +365,8 @@ def test_listing_newest_first(tmp_path: Path) -> None:
     assert list(df["session_id"]) == [SID, SID] and list(df["model"]) == ["gpt-5"] * 2
     assert list(df["cwd"]) == ["/w", "/w"]
     assert str(df["modified"].dtype) == "datetime64[ns, UTC]"
-    assert list(spec.find(tmp_path)) == [a, b]
+    assert list(spec.sessions_under(tmp_path)) == [a, b]
+    assert list(spec.find(tmp_path / "state")) == [a, b] and list(spec.find(tmp_path)) == []
 
 
 def test_compaction_rule() -> None:

@@ -503,7 +503,10 @@ def test_synth_listing_newest_first(synth: list[Path]) -> None:
     assert list(df["title"].fillna("-")) == ["-", "Tree refactor"]
     assert list(df["model"]) == ["claude-sonnet-4-5"] * 2
     assert str(df["modified"].dtype) == "datetime64[ns, UTC]"
-    assert sorted(map(str, pi_spec.find(root))) == sorted(map(str, synth))
+    assert sorted(map(str, pi_spec.sessions_under(root))) == sorted(map(str, synth))
+    for f in synth:  # by name, directly in the folder
+        assert list(pi_spec.find(f.parent)) == [f]
+    assert list(pi_spec.find(root)) == []
 
 
 # --- recognition and hostile files ------------------------------------------------------------

@@ -80,8 +80,16 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
 
 
 def find(folder: Path) -> Iterator[Path]:
-    """Copilot CLI session folders under ``folder`` (recursively): those whose
-    ``events.jsonl`` opens with a ``session.start`` event."""
+    """Copilot CLI session folders directly in ``folder``, by name only: the subfolders
+    holding an ``events.jsonl`` (what it holds is checked when a session is opened)."""
+    for d in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else ():
+        if (d / EVENTS).is_file():
+            yield d
+
+
+def sessions_under(folder: Path) -> Iterator[Path]:
+    """Every session folder under ``folder`` (recursively) whose ``events.jsonl`` opens with
+    a ``session.start`` event."""
     for f in sorted(Path(folder).rglob(EVENTS)):
         if f.is_file() and is_start(_first_record(f)):
             yield f.parent

@@ -11,7 +11,7 @@ import pandas as pd
 from adfkit._errors import NotTranscriptError
 from adfkit._transcript import sessions_frame
 
-from . import EVENTS, _first_record, find
+from . import EVENTS, _first_record, sessions_under
 
 #: Columns of :func:`list_copilot_sessions`.
 COPILOT_SESSIONS: dict[str, str] = {
@@ -40,7 +40,7 @@ def list_copilot_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     if not root.is_dir():
         raise NotTranscriptError("not a folder of Copilot CLI sessions", path=root)
     recs: list[dict[str, Any]] = []
-    for d in find(root):
+    for d in sessions_under(root):
         f = d / EVENTS
         try:
             st = f.stat()

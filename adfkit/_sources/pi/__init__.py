@@ -7,6 +7,7 @@ reader is :mod:`.parser`, imported when a session is opened; the listing is :mod
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,8 +70,25 @@ def _first_line(f: Path, n: int = 64 * 1024) -> bytes:
         return b""
 
 
+#: pi's session file name: ``<ISO time with - for : and .>_<uuid>.jsonl``.
+NAME = re.compile(
+    r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl"
+)
+
+
 def find(folder: Path) -> Iterator[Path]:
-    """pi session files under ``folder`` (recursively): ``*.jsonl`` opening with a pi header."""
+    """pi session files directly in ``folder``, by name only (``<time>_<uuid>.jsonl``; a
+    session under another ``.jsonl`` name is found by the Claude Code spec's glob and
+    recognised when opened)."""
+    for f in sorted(Path(folder).glob("*_*.jsonl")):
+        if NAME.fullmatch(f.name):
+            yield f
+
+
+def sessions_under(folder: Path) -> Iterator[Path]:
+    """Every pi session file under ``folder`` (recursively: ``--<cwd>--`` folders), whatever
+    its name: each ``*.jsonl`` whose first line is a pi session header."""
     import orjson
 
     for f in sorted(Path(folder).rglob("*.jsonl")):

@@ -11,7 +11,7 @@ import pandas as pd
 from adfkit._errors import NotTranscriptError
 from adfkit._transcript import iter_lines, loads_line, open_text_stream, sessions_frame
 
-from . import find, is_header
+from . import is_header, sessions_under
 from .parser import header_meta
 
 #: Columns of :func:`list_pi_sessions`.
@@ -78,7 +78,7 @@ def list_pi_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     if not root.is_dir():
         raise NotTranscriptError("not a folder of pi sessions", path=root)
     recs: list[dict[str, Any]] = []
-    for f in find(root):
+    for f in sessions_under(root):
         try:
             st = f.stat()
         except OSError:
