@@ -40,6 +40,8 @@ BUILTIN: dict[str, str] = {
     "codex": "adfkit._sources.codex",
     "inspect_eval": "adfkit._sources.inspect_eval",
     "openhands": "adfkit._sources.openhands",
+    "pi": "adfkit._sources.pi",
+    "copilot_cli": "adfkit._sources.copilot_cli",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

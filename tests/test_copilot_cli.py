@@ -407,3 +407,20 @@ def test_subagent_by_agent_id_or_by_parent_tool_call(tmp_path: Path) -> None:
     assert lines(t.rows) == [2, 3, r]
     subs = {s.agent_id: (lines(s.rows), s.parent_tool_use_id) for s in t.subagents}
     assert subs == {"tool-task1": ([s1], "task1"), "ag-2": ([s2], None)}
+
+
+def test_adfkit_open_reads_copilot_sessions(synth: Path) -> None:
+    import adfkit
+    from adfkit import _registry as registry
+
+    for p in (synth, synth / "events.jsonl"):
+        assert registry.recognise(p).name == "copilot_cli"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AdfWarning)
+            a = adfkit.open(p)
+        assert a.format == "copilot_cli"
+        cfg = a.source.config()
+        # the window the session recorded (tokenLimit), 80% of it as the documented threshold
+        assert cfg["context_window"] == 128_000
+        assert cfg["context"]["compact_threshold"] == 102_400
+        assert a.info()["provider"] == "github-copilot"

@@ -8,7 +8,6 @@ import json
 import os
 import warnings
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,11 @@ import pandas as pd
 import pytest
 from conftest import fingerprint
 
+import adfkit
+from adfkit import _registry as registry
 from adfkit._agent import AgentFile
 from adfkit._errors import AdfError, AdfWarning, NotTranscriptError
+from adfkit._simulate import ThresholdPolicy, simulate
 from adfkit._sources import pi as pi_spec
 from adfkit._sources.pi.listing import list_pi_sessions
 from adfkit._sources.pi.parser import parse_pi
@@ -47,28 +49,8 @@ def parse(p: Path, **kw: Any) -> ParsedTranscript:
         return parse_pi(p, **kw)
 
 
-@dataclass(frozen=True)
-class _Probe:
-    """What the registry's recognition sees: the first complete JSON-object lines."""
-
-    path: Path
-    is_dir: bool
-    head: bytes
-
-    def records(self) -> list[dict[str, Any]]:
-        out = []
-        for line in self.head.removeprefix(b"\xef\xbb\xbf").split(b"\n")[:-1]:
-            try:
-                v = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(v, dict):
-                out.append(v)
-        return out
-
-
-def probe(p: Path) -> _Probe:
-    return _Probe(p, p.is_dir(), b"" if p.is_dir() else p.read_bytes()[: 256 * 1024])
+def probe(p: Path) -> registry.Probe:
+    return registry.Probe(p)
 
 
 # --- hand-built sessions ----------------------------------------------------------------------
@@ -672,3 +654,38 @@ def test_a_newer_entry_type_is_still_pi(tmp_path: Path) -> None:
     assert pi_spec.claims(probe(p))
     t = parse_pi(p, warn=False)
     assert [f.check for f in t.findings] == ["unknown_entry_type"] and len(t.rows) == 1
+
+
+def test_adfkit_open_reads_pi(synth: list[Path]) -> None:
+    """The registry recognises pi sessions (the real one used to open as a Codex rollout)."""
+    paths = [*synth, *([FIXTURE] if FIXTURE.exists() else [])]
+    for p in paths:
+        assert registry.recognise(p).name == "pi"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", AdfWarning)  # the half-written last line
+            a = adfkit.open(p)
+        assert isinstance(a, AgentFile) and a.format == "pi"
+        cfg = a.source.config()
+        assert cfg["context"]["compact_threshold"] == 200_000 - 16_384  # claude-sonnet-4-5
+        assert "reserveTokens 16,384" in cfg["compact_rule"]
+        assert a.info()["provider"] == "anthropic"
+    assert "pi" in adfkit.formats()
+
+
+def test_simulate_under_pis_rule() -> None:
+    """The real session never compacted; under pi's rule (window 200,000 - reserve 16,384 for
+    claude-sonnet-4-5) it would not have: its largest context, counted here with plain json as
+    pi counts it (input + output + cacheRead + cacheWrite of a reply), stays below 183,616.
+    Under Claude Code's rule (167,000) the same session would have compacted."""
+    path = real_fixture()
+    biggest = 0
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        d = json.loads(raw)
+        if d["type"] == "message" and d["message"]["role"] == "assistant":
+            u = d["message"]["usage"]
+            biggest = max(biggest, u["input"] + u["output"] + u["cacheRead"] + u["cacheWrite"])
+    assert 167_000 < biggest < 200_000 - 16_384
+    a = adfkit.open(path)
+    assert a.source.config()["context"]["compact_threshold"] == 183_616
+    assert simulate(a, ThresholdPolicy()).summary["n_compactions"] == 0
+    assert simulate(a, ThresholdPolicy(167_000)).summary["n_compactions"] >= 1

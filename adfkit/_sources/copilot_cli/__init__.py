@@ -10,7 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..._registry import FormatSpec, Probe, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Where Copilot CLI keeps its sessions (one folder per session, ``events.jsonl`` inside).
 DEFAULT_ROOT = "~/.copilot/session-state"
@@ -43,14 +48,14 @@ def is_start(rec: Any) -> bool:
     )
 
 
-def claims(probe: Any) -> bool:
+def claims(probe: Probe) -> bool:
     """Positive recognition: an ``events.jsonl`` (or a folder holding one) whose first record
     is a ``session.start`` event. For a folder the probe's head is empty, so its
     ``events.jsonl`` first line is read here."""
     if probe.is_dir:
         f = Path(probe.path) / EVENTS
         return f.is_file() and is_start(_first_record(f))
-    recs = probe.records()
+    recs = probe.records
     return bool(recs) and is_start(recs[0])
 
 
@@ -71,8 +76,7 @@ def _first_record(f: Path, n: int = 256 * 1024) -> Any:
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
     """The session at ``path`` (folder or ``events.jsonl``) as a
     :class:`adfkit._transcript_source.TranscriptSource`."""
-    from adfkit._transcript_source import TranscriptSource
-
+    from ..._transcript_source import TranscriptSource
     from .parser import parse_copilot_cli
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
@@ -95,7 +99,7 @@ def sessions_under(folder: Path) -> Iterator[Path]:
             yield f.parent
 
 
-def list_sessions(folder: Path) -> Any:
+def list_sessions(folder: Path) -> pd.DataFrame:
     """One row per session under ``folder``, newest first
     (:func:`.listing.list_copilot_sessions`)."""
     from .listing import list_copilot_sessions
@@ -110,7 +114,7 @@ RULE_TEXT = (
 )
 
 
-def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, int | None, str]:
+def compaction_rule(model: str | None, window: int | None = None) -> Rule:
     """``(window, threshold, rule text)``: 80% of the context window the session recorded
     (``tokenLimit`` of its compaction and truncation events); NA without one.
 
@@ -122,9 +126,9 @@ def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, 
     (None, None)
     """
     if not window:
-        return None, None, RULE_TEXT.format(src="not recorded in this session (threshold NA)")
+        return Rule(None, None, RULE_TEXT.format(src="not recorded in this session (threshold NA)"))
     src = "the tokenLimit the session recorded"
-    return window, int(window * AUTO_COMPACT_FRACTION), RULE_TEXT.format(src=src)
+    return Rule(window, int(window * AUTO_COMPACT_FRACTION), RULE_TEXT.format(src=src))
 
 
 def provider(model: str | None) -> str | None:
@@ -136,3 +140,18 @@ def provider(model: str | None) -> str | None:
     'github-copilot'
     """
     return "github-copilot"
+
+
+SPEC = FormatSpec(
+    name="copilot_cli",
+    label="Copilot CLI session",
+    looks_for="a folder with events.jsonl (or the file) opening with a session.start event",
+    claims=claims,
+    open=open_session,
+    find=find,
+    list_sessions=list_sessions,
+    default_root=DEFAULT_ROOT,
+    compaction_rule=compaction_rule,
+    taxonomy="taxonomy.copilot_cli.json",
+    provider=provider,
+)

@@ -8,9 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from adfkit._errors import NotTranscriptError
-from adfkit._transcript import sessions_frame
-
+from ..._errors import NotTranscriptError
+from ..._transcript import sessions_frame
 from . import EVENTS, _first_record, sessions_under
 
 #: Columns of :func:`list_copilot_sessions`.

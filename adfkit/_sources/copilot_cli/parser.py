@@ -55,9 +55,9 @@ from typing import Any
 
 import orjson
 
-from adfkit._errors import NotTranscriptError
-from adfkit._rows import as_count
-from adfkit._transcript import (
+from ..._errors import NotTranscriptError
+from ..._rows import as_count
+from ..._transcript import (
     DEFAULT_MAX_LINE_BYTES,
     Findings,
     ModelCall,
@@ -74,7 +74,6 @@ from adfkit._transcript import (
     sniff,
     warn_findings,
 )
-
 from . import events as ev
 
 FORMAT = "copilot_cli"

@@ -10,7 +10,12 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ..._registry import FormatSpec, Probe, Rule
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: Where pi keeps its sessions (``PI_CODING_AGENT_DIR`` moves the agent folder).
 DEFAULT_ROOT = "~/.pi/agent/sessions"
@@ -42,20 +47,19 @@ def is_header(rec: Any) -> bool:
     return isinstance(rec.get("cwd"), str) and (v is None or type(v) is int)
 
 
-def claims(probe: Any) -> bool:
+def claims(probe: Probe) -> bool:
     """Positive recognition: a file whose first record is a pi session header (what pi itself
     checks, with ``timestamp`` and ``cwd`` too). Later records are not looked at: an entry
     type of a newer pi is a finding of the reader, not another format."""
     if probe.is_dir:
         return False
-    recs = probe.records()
+    recs = probe.records
     return bool(recs) and is_header(recs[0])
 
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
     """The session at ``path`` as a :class:`adfkit._transcript_source.TranscriptSource`."""
-    from adfkit._transcript_source import TranscriptSource
-
+    from ..._transcript_source import TranscriptSource
     from .parser import parse_pi
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
@@ -103,7 +107,7 @@ def sessions_under(folder: Path) -> Iterator[Path]:
             yield f
 
 
-def list_sessions(folder: Path) -> Any:
+def list_sessions(folder: Path) -> pd.DataFrame:
     """One row per pi session under ``folder``, newest first (:func:`.listing.list_pi_sessions`)."""
     from .listing import list_pi_sessions
 
@@ -133,7 +137,7 @@ RULE_TEXT = (
 )
 
 
-def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, int | None, str]:
+def compaction_rule(model: str | None, window: int | None = None) -> Rule:
     """``(window, threshold, rule text)`` of pi's automatic compaction for ``model``.
 
     Examples
@@ -153,7 +157,7 @@ def compaction_rule(model: str | None, window: int | None) -> tuple[int | None, 
             else "unknown for this model (threshold NA)"
         )
     threshold = window - RESERVE_TOKENS if window else None
-    return window, threshold, RULE_TEXT.format(src=src)
+    return Rule(window, threshold, RULE_TEXT.format(src=src))
 
 
 def provider(model: str | None) -> str | None:
@@ -173,3 +177,18 @@ def provider(model: str | None) -> str | None:
     if m.startswith("gemini"):
         return "google"
     return None
+
+
+SPEC = FormatSpec(
+    name="pi",
+    label="pi session",
+    looks_for='a first line {"type": "session", "id", "timestamp", "cwd"} (pi\'s header)',
+    claims=claims,
+    open=open_session,
+    find=find,
+    list_sessions=list_sessions,
+    default_root=DEFAULT_ROOT,
+    compaction_rule=compaction_rule,
+    taxonomy="taxonomy.pi.json",
+    provider=provider,
+)

@@ -8,9 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from adfkit._errors import NotTranscriptError
-from adfkit._transcript import iter_lines, loads_line, open_text_stream, sessions_frame
-
+from ..._errors import NotTranscriptError
+from ..._transcript import iter_lines, loads_line, open_text_stream, sessions_frame
 from . import is_header, sessions_under
 from .parser import header_meta
 

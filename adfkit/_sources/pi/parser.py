@@ -59,9 +59,9 @@ from typing import Any
 
 import orjson
 
-from adfkit._errors import NotTranscriptError
-from adfkit._rows import as_count
-from adfkit._transcript import (
+from ..._errors import NotTranscriptError
+from ..._rows import as_count
+from ..._transcript import (
     DEFAULT_MAX_LINE_BYTES,
     Findings,
     ModelCall,
