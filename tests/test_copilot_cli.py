@@ -424,3 +424,13 @@ def test_adfkit_open_reads_copilot_sessions(synth: Path) -> None:
         assert cfg["context_window"] == 128_000
         assert cfg["context"]["compact_threshold"] == 102_400
         assert a.info()["provider"] == "github-copilot"
+
+
+def test_a_fleet_of_copilot_sessions(synth: Path) -> None:
+    from adfkit._fleet import load_fleet
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AdfWarning)
+        res = load_fleet(synth.parent, "compactions", engine="serial")  # the session-state folder
+    assert res.errors.empty and list(res.df["agent_path"].unique()) == [str(synth)]
+    assert len(res.df) == 3

@@ -689,3 +689,13 @@ def test_simulate_under_pis_rule() -> None:
     assert a.source.config()["context"]["compact_threshold"] == 183_616
     assert simulate(a, ThresholdPolicy()).summary["n_compactions"] == 0
     assert simulate(a, ThresholdPolicy(167_000)).summary["n_compactions"] >= 1
+
+
+def test_a_fleet_of_pi_folders(synth: list[Path]) -> None:
+    from adfkit._fleet import load_fleet
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", AdfWarning)
+        res = load_fleet([f.parent for f in synth], "compactions", engine="serial")
+    assert res.errors.empty
+    assert sorted(res.df.groupby("agent_path").size().tolist()) == [3, 3]
