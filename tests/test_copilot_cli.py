@@ -13,15 +13,13 @@ from typing import Any
 
 import pytest
 from conftest import fingerprint
-from test_pi import probe
+from test_pi import probe, registry
 
-from adfkit._agent import AgentFile
-from adfkit._errors import AdfError, AdfWarning, NotTranscriptError
+import adfkit
 from adfkit._sources import copilot_cli as spec
 from adfkit._sources import pi as pi_spec
 from adfkit._sources.copilot_cli.listing import list_copilot_sessions
 from adfkit._sources.copilot_cli.parser import parse_copilot_cli
-from adfkit._transcript import ParsedTranscript
 from adfsynth.copilot_cli import write_samples
 
 SID = "7d3f1c2e-5a6b-4c8d-9e0f-1a2b3c4d5e6f"
@@ -87,7 +85,7 @@ class Co:
         return folder
 
 
-def parse(p: Path, **kw: Any) -> ParsedTranscript:
+def parse(p: Path, **kw: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return parse_copilot_cli(p, **kw)
@@ -179,7 +177,7 @@ def test_compaction_from_the_schema(tmp_path: Path) -> None:
     assert [c.tokens for c in t.calls] == [{"output": 12}, {"output": 5}, s.tokens, {"output": 3}]
     assert t.session_id == SID and t.meta["cwd"] == "/w" and t.findings == []
 
-    a = AgentFile(spec.open_session(tmp_path / SID))
+    a = adfkit.AgentFile(spec.open_session(tmp_path / SID))
     comp = a.compactions()
     assert list(comp["recorded_tokens_before"]) == [1050]
     assert list(comp["recorded_tokens_after"]) == [300]
@@ -201,7 +199,7 @@ def test_strict_about_what_the_schema_does_not_name(tmp_path: Path) -> None:
     c.ev("assistant.usage", usage, ephemeral=True)  # 6: ephemeral, yet on disk
     c.ev("session.info", {"infoType": "x", "message": "m"})  # 7: known, not read
     p = c.write(tmp_path / SID)
-    with pytest.warns(AdfWarning):
+    with pytest.warns(adfkit.AdfWarning):
         t = parse_copilot_cli(p)
     got = sorted((f.check, f.severity, f.line) for f in t.findings)
     assert got == [
@@ -230,7 +228,7 @@ def test_hostile_lines_give_findings(tmp_path: Path) -> None:
     )  # 6
     c.ev("assistant.message", {"messageId": "m", "content": "", "outputTokens": -3})  # 7
     p = c.write(tmp_path / SID, tail=b'{"id":"w","ty')
-    with pytest.warns(AdfWarning) as rec:
+    with pytest.warns(adfkit.AdfWarning) as rec:
         t = parse_copilot_cli(p, max_line_bytes=4096)
     assert len(rec) == 1 and "xxxx" not in str(rec[0].message)
     got = sorted((f.check, f.line) for f in t.findings)
@@ -273,19 +271,19 @@ def test_other_records_are_not_claimed(tmp_path: Path, first: bytes) -> None:
     folder.mkdir()
     (folder / "events.jsonl").write_bytes(first + b"\n")
     assert not spec.claims(probe(folder))
-    with pytest.raises(NotTranscriptError, match="not a Copilot CLI session"):
+    with pytest.raises(adfkit.NotTranscriptError, match="not a Copilot CLI session"):
         parse_copilot_cli(folder)
 
 
 @pytest.mark.parametrize(("data", "match"), [(b"", "empty file"), (b"\x00\x01" * 40, "binary")])
 def test_not_a_session(tmp_path: Path, data: bytes, match: str) -> None:
     (tmp_path / "events.jsonl").write_bytes(data)
-    with pytest.raises(AdfError, match=match):
+    with pytest.raises(adfkit.AdfError, match=match):
         parse_copilot_cli(tmp_path)
 
 
 def test_folder_without_events(tmp_path: Path) -> None:
-    with pytest.raises(NotTranscriptError, match="without events.jsonl") as ei:
+    with pytest.raises(adfkit.NotTranscriptError, match="without events.jsonl") as ei:
         parse_copilot_cli(tmp_path)
     assert str(tmp_path) in str(ei.value)
 
@@ -336,7 +334,7 @@ def test_synth_matches_ground_truth(synth: Path) -> None:
     assert "total_reasoning_tokens" not in t.meta  # not recorded: NA, not 0
     assert t.meta["total_requests"] == str(truth["requests"])
 
-    a = AgentFile(spec.open_session(synth))
+    a = adfkit.AgentFile(spec.open_session(synth))
     line_of = {r.seq: r.line for r in t.rows}
     assert sorted(line_of[int(q)] for q in a.loop()["seq"]) == truth["window"]
     rp = a.replay()  # the window rebuilt for each reply is the one the documented rule gives
@@ -379,7 +377,7 @@ def test_no_counterparts_are_na(tmp_path: Path) -> None:
     c = Co()
     c.user("hi")
     c.asst("hello")
-    a = AgentFile(spec.open_session(c.write(tmp_path / SID)))
+    a = adfkit.AgentFile(spec.open_session(c.write(tmp_path / SID)))
     u = a.usage()
     assert u[["tokens_input", "tokens_cache_read", "tokens_cache_write"]].isna().all().all()
     assert a.compactions().empty and "recorded_tokens_before" in a.compactions().columns
@@ -410,13 +408,10 @@ def test_subagent_by_agent_id_or_by_parent_tool_call(tmp_path: Path) -> None:
 
 
 def test_adfkit_open_reads_copilot_sessions(synth: Path) -> None:
-    import adfkit
-    from adfkit import _registry as registry
-
     for p in (synth, synth / "events.jsonl"):
         assert registry.recognise(p).name == "copilot_cli"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", AdfWarning)
+            warnings.simplefilter("ignore", adfkit.AdfWarning)
             a = adfkit.open(p)
         assert a.format == "copilot_cli"
         cfg = a.source.config()
@@ -427,10 +422,11 @@ def test_adfkit_open_reads_copilot_sessions(synth: Path) -> None:
 
 
 def test_a_fleet_of_copilot_sessions(synth: Path) -> None:
-    from adfkit._fleet import load_fleet
-
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", AdfWarning)
-        res = load_fleet(synth.parent, "compactions", engine="serial")  # the session-state folder
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        # the session-state folder: each subfolder holding an events.jsonl is one session
+        res = adfkit.load_fleet(
+            synth.parent, "compactions", engine="serial"
+        )  # the session-state folder
     assert res.errors.empty and list(res.df["agent_path"].unique()) == [str(synth)]
     assert len(res.df) == 3

@@ -17,13 +17,9 @@ from conftest import fingerprint
 
 import adfkit
 from adfkit import _registry as registry
-from adfkit._agent import AgentFile
-from adfkit._errors import AdfError, AdfWarning, NotTranscriptError
-from adfkit._simulate import ThresholdPolicy, simulate
 from adfkit._sources import pi as pi_spec
 from adfkit._sources.pi.listing import list_pi_sessions
 from adfkit._sources.pi.parser import parse_pi
-from adfkit._transcript import ParsedTranscript
 from adfsynth.pi import write_samples
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,11 +35,11 @@ def real_fixture() -> Path:
     return FIXTURE
 
 
-def agent(path: Path, **kw: Any) -> AgentFile:
-    return AgentFile(pi_spec.open_session(path, **kw))
+def agent(path: Path, **kw: Any) -> adfkit.AgentFile:
+    return adfkit.AgentFile(pi_spec.open_session(path, **kw))
 
 
-def parse(p: Path, **kw: Any) -> ParsedTranscript:
+def parse(p: Path, **kw: Any) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         return parse_pi(p, **kw)
@@ -508,7 +504,7 @@ def test_other_formats_are_not_claimed(tmp_path: Path, first: bytes) -> None:
     p = tmp_path / "x.jsonl"
     p.write_bytes(first + b"\n")
     assert not pi_spec.claims(probe(p))
-    with pytest.raises(NotTranscriptError, match="not a pi session") as ei:
+    with pytest.raises(adfkit.NotTranscriptError, match="not a pi session") as ei:
         parse_pi(p)
     assert str(p) in str(ei.value)
 
@@ -525,7 +521,7 @@ def test_other_formats_are_not_claimed(tmp_path: Path, first: bytes) -> None:
 def test_not_a_session(tmp_path: Path, data: bytes, match: str) -> None:
     p = tmp_path / "s.jsonl"
     p.write_bytes(data)
-    with pytest.raises(AdfError, match=match):
+    with pytest.raises(adfkit.AdfError, match=match):
         parse_pi(p)
 
 
@@ -540,7 +536,7 @@ def test_hostile_lines_give_findings(tmp_path: Path) -> None:
     s.add({"type": "message", "message": {"role": "alien", "content": "x"}})  # 7 unknown role
     r1 = s.result("never-called")  # 8
     p = s.write(tmp_path / "s.jsonl", tail=b'{"type":"message","mess')
-    with pytest.warns(AdfWarning) as rec:
+    with pytest.warns(adfkit.AdfWarning) as rec:
         t = parse_pi(p, max_line_bytes=4096)
     assert len(rec) == 1 and "xxxx" not in str(rec[0].message)
     assert lines(t.rows) == [u1, a1, r1]
@@ -662,9 +658,9 @@ def test_adfkit_open_reads_pi(synth: list[Path]) -> None:
     for p in paths:
         assert registry.recognise(p).name == "pi"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore", AdfWarning)  # the half-written last line
+            warnings.simplefilter("ignore", adfkit.AdfWarning)  # the half-written last line
             a = adfkit.open(p)
-        assert isinstance(a, AgentFile) and a.format == "pi"
+        assert isinstance(a, adfkit.AgentFile) and a.format == "pi"
         cfg = a.source.config()
         assert cfg["context"]["compact_threshold"] == 200_000 - 16_384  # claude-sonnet-4-5
         assert "reserveTokens 16,384" in cfg["compact_rule"]
@@ -687,15 +683,13 @@ def test_simulate_under_pis_rule() -> None:
     assert 167_000 < biggest < 200_000 - 16_384
     a = adfkit.open(path)
     assert a.source.config()["context"]["compact_threshold"] == 183_616
-    assert simulate(a, ThresholdPolicy()).summary["n_compactions"] == 0
-    assert simulate(a, ThresholdPolicy(167_000)).summary["n_compactions"] >= 1
+    assert adfkit.simulate(a, adfkit.ThresholdPolicy()).summary["n_compactions"] == 0
+    assert adfkit.simulate(a, adfkit.ThresholdPolicy(167_000)).summary["n_compactions"] >= 1
 
 
 def test_a_fleet_of_pi_folders(synth: list[Path]) -> None:
-    from adfkit._fleet import load_fleet
-
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", AdfWarning)
-        res = load_fleet([f.parent for f in synth], "compactions", engine="serial")
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        res = adfkit.load_fleet([f.parent for f in synth], "compactions", engine="serial")
     assert res.errors.empty
     assert sorted(res.df.groupby("agent_path").size().tolist()) == [3, 3]
