@@ -425,8 +425,6 @@ def test_a_fleet_of_copilot_sessions(synth: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", adfkit.AdfWarning)
         # the session-state folder: each subfolder holding an events.jsonl is one session
-        res = adfkit.load_fleet(
-            synth.parent, "compactions", engine="serial"
-        )  # the session-state folder
+        res = adfkit.load_fleet(synth.parent, "compactions", engine="serial")
     assert res.errors.empty and list(res.df["agent_path"].unique()) == [str(synth)]
     assert len(res.df) == 3
