@@ -46,7 +46,6 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 from dataclasses import dataclass, field
@@ -60,18 +59,16 @@ from ..._rows import as_count
 from ..._transcript import (
     DEFAULT_MAX_LINE_BYTES,
     Findings,
+    JsonLines,
     ModelCall,
     ParsedTranscript,
     TranscriptEvent,
     TranscriptRow,
     bad_counts,
     bad_usage,
+    check_head,
+    gc_paused,
     iso_ms,
-    iter_lines,
-    loads_line,
-    open_text_stream,
-    read_head,
-    sniff,
     warn_findings,
 )
 from . import events as ev
@@ -126,87 +123,57 @@ class _CRow:
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
-    sniff(path, read_head(path), _WHAT)
+    check_head(path, _WHAT)
     out: list[_Ev] = []
     unknown_types: dict[str, list[int]] = {}
     unknown_env: dict[str, list[int]] = {}
     seen_ids: set[str] = set()
-    fh = open_text_stream(path)
-    try:
-        for n, data, complete in iter_lines(fh, max_line_bytes):
-            if data is None:
-                fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-                )
-                continue
-            obj, problem = loads_line(data)
-            if obj is None:
-                if not complete:
-                    fnd.add(
-                        "truncated_last_line",
-                        "warning",
-                        n,
-                        "last line is incomplete (no newline, not valid JSON): the session is "
-                        "probably still being written; read up to the line before",
-                    )
-                else:
-                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-                continue
-            if problem is not None:
-                fnd.add("encoding", "warning", n, problem)
-            if type(obj) is not dict:
-                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-                continue
-            if not out and not _is_start(obj):
-                raise NotTranscriptError(
-                    "the first record is not a Copilot CLI session.start event "
-                    '({"type": "session.start", "id", "timestamp", "data"}): '
-                    f"not a {_WHAT}",
-                    path=path,
-                )
-            eid = obj.get("id")
-            eid = eid if isinstance(eid, str) else None
-            pid = obj.get("parentId")
-            if isinstance(pid, str) and pid not in seen_ids:
-                fnd.add(
-                    "dangling_parent",
-                    "warning",
-                    n,
-                    f"parentId {pid[:40]!r} names no earlier event (a lost line?)",
-                )
-            if eid is not None:
-                if eid in seen_ids:
-                    fnd.add("duplicate_id", "warning", n, f"event id {eid[:40]!r} used twice")
-                seen_ids.add(eid)
-            t = obj.get("type")
-            if not isinstance(t, str) or t not in ev.EVENT_TYPES:
-                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-                unknown_types.setdefault(key[:60], []).append(n)
-                continue
-            for k in obj:
-                if k not in ev.ENVELOPE:
-                    unknown_env.setdefault(str(k)[:40], []).append(n)
-            d = obj.get("data")
-            if type(d) is not dict:
-                fnd.add("bad_event", "warning", n, f"{t} event without a data object; skipped")
-                continue
-            a = obj.get("agentId")
-            if obj.get("ephemeral") is True or t in ev.EPHEMERAL:
-                fnd.add(
-                    "ephemeral_on_disk",
-                    "info",
-                    n,
-                    f"{t} is documented as ephemeral (never written to events.jsonl) but is "
-                    "in the file",
-                )
-            out.append(
-                _Ev(n, t, d, iso_ms(obj.get("timestamp")), eid, a if isinstance(a, str) else None)
+    for n, obj in JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes):
+        if not out and not _is_start(obj):
+            raise NotTranscriptError(
+                "the first record is not a Copilot CLI session.start event "
+                '({"type": "session.start", "id", "timestamp", "data"}): '
+                f"not a {_WHAT}",
+                path=path,
             )
-    finally:
-        fh.close()
+        eid = obj.get("id")
+        eid = eid if isinstance(eid, str) else None
+        pid = obj.get("parentId")
+        if isinstance(pid, str) and pid not in seen_ids:
+            fnd.add(
+                "dangling_parent",
+                "warning",
+                n,
+                f"parentId {pid[:40]!r} names no earlier event (a lost line?)",
+            )
+        if eid is not None:
+            if eid in seen_ids:
+                fnd.add("duplicate_id", "warning", n, f"event id {eid[:40]!r} used twice")
+            seen_ids.add(eid)
+        t = obj.get("type")
+        if not isinstance(t, str) or t not in ev.EVENT_TYPES:
+            key = t if isinstance(t, str) else f"<{type(t).__name__}>"
+            unknown_types.setdefault(key[:60], []).append(n)
+            continue
+        for k in obj:
+            if k not in ev.ENVELOPE:
+                unknown_env.setdefault(str(k)[:40], []).append(n)
+        d = obj.get("data")
+        if type(d) is not dict:
+            fnd.add("bad_event", "warning", n, f"{t} event without a data object; skipped")
+            continue
+        a = obj.get("agentId")
+        if obj.get("ephemeral") is True or t in ev.EPHEMERAL:
+            fnd.add(
+                "ephemeral_on_disk",
+                "info",
+                n,
+                f"{t} is documented as ephemeral (never written to events.jsonl) but is "
+                "in the file",
+            )
+        out.append(
+            _Ev(n, t, d, iso_ms(obj.get("timestamp")), eid, a if isinstance(a, str) else None)
+        )
     if not out:
         raise NotTranscriptError(
             f"no complete session.start event: not a {_WHAT} (or it is still being written)",
@@ -784,9 +751,7 @@ def parse_copilot_cli(
     if given.is_dir() and not p.exists():
         raise NotTranscriptError(f"a folder without events.jsonl: not a {_WHAT}", path=given)
     fnd = Findings()
-    gc_was = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():  # many small objects, no cycles: the collector only costs
         events = _read(p, max_line_bytes, fnd)
         _check_fields(events, fnd)
         meta: dict[str, str] = {}
@@ -802,9 +767,6 @@ def parse_copilot_cli(
             subs.append(t)
         out = _transcript(p, agents[None], fnd, meta, sid)
         out.subagents = subs
-    finally:
-        if gc_was:
-            gc.enable()
     if warn:
         warn_findings(str(p), out.findings)
     return out
