@@ -50,7 +50,6 @@ event per ``compaction`` entry and findings. The format reference is ``SOURCES-N
 
 from __future__ import annotations
 
-import gc
 import os
 import re
 from dataclasses import dataclass, field
@@ -70,13 +69,13 @@ from ..._transcript import (
     TranscriptRow,
     bad_counts,
     bad_usage,
+    check_head,
+    gc_paused,
     iso_ms,
     iter_lines,
     loads_line,
     open_text_stream,
-    read_head,
     result_text,
-    sniff,
     warn_findings,
 )
 
@@ -137,7 +136,10 @@ class _Read:
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
-    sniff(path, read_head(path), _WHAT)
+    """The lines, read here rather than with the kit's :class:`JsonLines`: a v1 compaction's
+    ``firstKeptEntryIndex`` counts every line pi parsed, the huge and non-object ones that
+    ``JsonLines`` drops included, so each line's place must be known."""
+    check_head(path, _WHAT)
     rd = _Read()
     unknown: dict[str, list[int]] = {}
     fh = open_text_stream(path)
@@ -808,9 +810,7 @@ def parse_pi(
     """
     p = Path(path).expanduser()
     fnd = Findings()
-    gc_was = gc.isenabled()
-    gc.disable()  # many small objects, no cycles: the collector only costs
-    try:
+    with gc_paused():  # many small objects, no cycles: the collector only costs
         rd = _read(p, max_line_bytes, fnd)
         meta = header_meta(rd.header or {})
         b = _build(rd, fnd, meta)
@@ -818,9 +818,6 @@ def parse_pi(
             if e.obj.get("type") == "session_info" and isinstance(e.obj.get("name"), str):
                 meta["title"] = e.obj["name"].strip()
         out = _finish(p, rd, b, meta, fnd)
-    finally:
-        if gc_was:
-            gc.enable()
     if warn:
         warn_findings(str(p), out.findings)
     return out
