@@ -8,11 +8,11 @@ schema; no real ``events.jsonl`` was available (see :mod:`.events`).
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._registry import FormatSpec, Probe, Rule
+from .files import EVENTS, find, first_record, is_start, sessions_under
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -22,30 +22,6 @@ DEFAULT_ROOT = "~/.copilot/session-state"
 #: Background compaction starts at about 80% of the context window (GitHub docs, "Managing
 #: context in Copilot CLI": ~80% in the background, blocking at ~95%).
 AUTO_COMPACT_FRACTION = 0.8
-EVENTS = "events.jsonl"
-
-
-def is_start(rec: Any) -> bool:
-    """True for a Copilot CLI ``session.start`` event (envelope ``id``, ``timestamp``,
-    ``type``, ``data.sessionId``).
-
-    Examples
-    --------
-    >>> is_start({"type": "session.start", "id": "e", "timestamp": "t",
-    ...           "data": {"sessionId": "s"}})
-    True
-    >>> is_start({"type": "session", "id": "e", "timestamp": "t", "cwd": "/"})
-    False
-    """
-    if type(rec) is not dict or rec.get("type") != "session.start":
-        return False
-    d = rec.get("data")
-    return (
-        isinstance(rec.get("id"), str)
-        and isinstance(rec.get("timestamp"), str)
-        and type(d) is dict
-        and isinstance(d.get("sessionId"), str)
-    )
 
 
 def claims(probe: Probe) -> bool:
@@ -54,23 +30,9 @@ def claims(probe: Probe) -> bool:
     ``events.jsonl`` first line is read here."""
     if probe.is_dir:
         f = Path(probe.path) / EVENTS
-        return f.is_file() and is_start(_first_record(f))
+        return f.is_file() and is_start(first_record(f))
     recs = probe.records
     return bool(recs) and is_start(recs[0])
-
-
-def _first_record(f: Path, n: int = 256 * 1024) -> Any:
-    import orjson
-
-    try:
-        with open(f, "rb") as fh:
-            line = fh.readline(n)
-    except OSError:
-        return None
-    try:
-        return orjson.loads(line.removeprefix(b"\xef\xbb\xbf"))
-    except orjson.JSONDecodeError:
-        return None
 
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
@@ -81,22 +43,6 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
     return TranscriptSource(parse_copilot_cli(Path(path), **kw))
-
-
-def find(folder: Path) -> Iterator[Path]:
-    """Copilot CLI session folders directly in ``folder``, by name only: the subfolders
-    holding an ``events.jsonl`` (what it holds is checked when a session is opened)."""
-    for d in sorted(Path(folder).iterdir()) if Path(folder).is_dir() else ():
-        if (d / EVENTS).is_file():
-            yield d
-
-
-def sessions_under(folder: Path) -> Iterator[Path]:
-    """Every session folder under ``folder`` (recursively) whose ``events.jsonl`` opens with
-    a ``session.start`` event."""
-    for f in sorted(Path(folder).rglob(EVENTS)):
-        if f.is_file() and is_start(_first_record(f)):
-            yield f.parent
 
 
 def list_sessions(folder: Path) -> pd.DataFrame:
@@ -155,3 +101,5 @@ SPEC = FormatSpec(
     taxonomy="taxonomy.copilot_cli.json",
     provider=provider,
 )
+
+__all__ = ["EVENTS", "SPEC", "claims", "compaction_rule", "find", "is_start", "sessions_under"]

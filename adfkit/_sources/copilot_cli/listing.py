@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..._errors import NotTranscriptError
 from ..._transcript import sessions_frame
-from . import EVENTS, _first_record, sessions_under
+from .files import EVENTS, first_record, sessions_under
 
 #: Columns of :func:`list_copilot_sessions`.
 COPILOT_SESSIONS: dict[str, str] = {
@@ -45,7 +45,7 @@ def list_copilot_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
             st = f.stat()
         except OSError:
             continue
-        start = _first_record(f)
+        start = first_record(f)
         data: dict[str, Any] = start.get("data") or {} if isinstance(start, dict) else {}
         ctx = data.get("context")
         ctx = ctx if isinstance(ctx, dict) else {}

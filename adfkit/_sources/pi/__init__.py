@@ -1,18 +1,18 @@
 """pi coding agent sessions: recognition, opening, listing, compaction rule.
 
 Light on purpose (the registry imports every format's package to recognise a file): the
-reader is :mod:`.parser`, imported when a session is opened; the listing is :mod:`.listing`.
+reader is :mod:`.parser`, imported when a session is opened; the listing is :mod:`.listing`,
+the file tests :mod:`.files`.
 """
 
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._registry import FormatSpec, Probe, Rule
+from .files import NAME, find, is_header, sessions_under
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,27 +24,6 @@ RESERVE_TOKENS = 16_384
 KEEP_RECENT_TOKENS = 20_000
 #: Context window of Anthropic Claude models in pi's model table (pi-ai models.generated.ts).
 CLAUDE_WINDOW = 200_000
-
-_HEADER_KEYS = ("id", "timestamp")
-
-
-def is_header(rec: Any) -> bool:
-    """True for a pi session header: ``{"type": "session", "id", "timestamp", "cwd"}`` with
-    string values (v1 headers have no ``version``; later ones have an int).
-
-    Examples
-    --------
-    >>> is_header({"type": "session", "id": "a", "timestamp": "t", "cwd": "/"})
-    True
-    >>> is_header({"type": "session_meta", "payload": {}})
-    False
-    """
-    if type(rec) is not dict or rec.get("type") != "session":
-        return False
-    if not all(isinstance(rec.get(k), str) for k in _HEADER_KEYS):
-        return False
-    v = rec.get("version")
-    return isinstance(rec.get("cwd"), str) and (v is None or type(v) is int)
 
 
 def claims(probe: Probe) -> bool:
@@ -64,47 +43,6 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
     return TranscriptSource(parse_pi(Path(path), **kw))
-
-
-def _first_line(f: Path, n: int = 64 * 1024) -> bytes:
-    try:
-        with open(f, "rb") as fh:
-            return fh.readline(n)
-    except OSError:
-        return b""
-
-
-#: pi's session file name: ``<ISO time with - for : and .>_<uuid>.jsonl``.
-NAME = re.compile(
-    r"\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z_"
-    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl"
-)
-
-
-def find(folder: Path) -> Iterator[Path]:
-    """pi session files directly in ``folder``, by name only (``<time>_<uuid>.jsonl``; a
-    session under another ``.jsonl`` name is found by the Claude Code spec's glob and
-    recognised when opened)."""
-    for f in sorted(Path(folder).glob("*_*.jsonl")):
-        if NAME.fullmatch(f.name):
-            yield f
-
-
-def sessions_under(folder: Path) -> Iterator[Path]:
-    """Every pi session file under ``folder`` (recursively: ``--<cwd>--`` folders), whatever
-    its name: each ``*.jsonl`` whose first line is a pi session header."""
-    import orjson
-
-    for f in sorted(Path(folder).rglob("*.jsonl")):
-        if not f.is_file():
-            continue
-        line = _first_line(f).removeprefix(b"\xef\xbb\xbf")
-        try:
-            rec = orjson.loads(line)
-        except orjson.JSONDecodeError:
-            continue
-        if is_header(rec):
-            yield f
 
 
 def list_sessions(folder: Path) -> pd.DataFrame:
@@ -192,3 +130,5 @@ SPEC = FormatSpec(
     taxonomy="taxonomy.pi.json",
     provider=provider,
 )
+
+__all__ = ["NAME", "SPEC", "claims", "compaction_rule", "find", "is_header", "sessions_under"]

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..._errors import NotTranscriptError
 from ..._transcript import iter_lines, loads_line, open_text_stream, sessions_frame
-from . import is_header, sessions_under
+from .files import is_header, sessions_under
 from .parser import header_meta
 
 #: Columns of :func:`list_pi_sessions`.
