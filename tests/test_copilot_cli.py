@@ -428,3 +428,18 @@ def test_a_fleet_of_copilot_sessions(synth: Path) -> None:
         res = adfkit.load_fleet(synth.parent, "compactions", engine="serial")
     assert res.errors.empty and list(res.df["agent_path"].unique()) == [str(synth)]
     assert len(res.df) == 3
+
+
+def test_context_cleared_empties_the_window_but_the_system_prompt(tmp_path: Path) -> None:
+    c = Co()
+    sysm = c.ev("system.message", {"role": "system", "content": "You are Copilot."})
+    u1 = c.user("one")
+    a1 = c.asst("1")
+    c.ev("session.context_cleared", {})
+    u2 = c.user("two")
+    t = parse(c.write(tmp_path / SID))
+    seq = {r.line: r.seq for r in t.rows}
+    (e,) = t.events
+    assert e.kind == "clear" and e.swept == (seq[u1], seq[a1])
+    a = adfkit.AgentFile(spec.open_session(tmp_path / SID))
+    assert list(a.loop()["seq"]) == [seq[sysm], seq[u2]]

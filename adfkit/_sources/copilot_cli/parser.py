@@ -389,13 +389,7 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
         elif t == "assistant.usage":
             _late_usage(e, a, fnd)
         elif t == "tool.execution_complete":
-            blk = {
-                "type": "tool_result",
-                "tool_use_id": d.get("toolCallId"),
-                "content": _result_text(d),
-                "is_error": d.get("success") is not True,
-            }
-            a.add(_CRow(e, "user", [blk]))
+            a.add(_CRow(e, "user", [_tool_result(d)]))
         elif t == "session.compaction_start":
             if a.comp_start is not None:
                 fnd.add(
@@ -410,17 +404,7 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
         elif t == "session.truncation":
             _truncation(e, a)
         elif t == "session.context_cleared":
-            a.events.append(
-                {
-                    "kind": "clear",
-                    "e": e,
-                    "swept": [r for r in a.window if r.kind_hint != "context"],
-                    "preserved": [],
-                    "summary": None,
-                    "extra": {},
-                }
-            )
-            a.window = [r for r in a.window if r.kind_hint == "context"]
+            _clear(e, a)
         elif t == "session.shutdown":
             _shutdown(d, meta)
         elif t == "session.resume":
@@ -435,6 +419,24 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
                 "compacting)",
             )
     return agents
+
+
+def _tool_result(d: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": d.get("toolCallId"),
+        "content": _result_text(d),
+        "is_error": d.get("success") is not True,
+    }
+
+
+def _clear(e: _Ev, a: _Agent) -> None:
+    """``/clear``: every row but the system prompt leaves the window."""
+    swept = [r for r in a.window if r.kind_hint != "context"]
+    a.events.append(
+        {"kind": "clear", "e": e, "swept": swept, "preserved": [], "summary": None, "extra": {}}
+    )
+    a.window = [r for r in a.window if r.kind_hint == "context"]
 
 
 def _start(d: dict[str, Any], meta: dict[str, str]) -> None:
@@ -508,6 +510,29 @@ def _saw_input(a: _Agent, n: int) -> None:
     a.awaiting.clear()
 
 
+def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[str, Any]:
+    """What a compaction_complete records beyond the event's own fields."""
+    extra: dict[str, Any] = {"swept_estimated": True}
+    for k in (
+        "messagesRemoved",
+        "tokensRemoved",
+        "preCompactionMessagesLength",
+        "checkpointNumber",
+        "checkpointPath",
+        "tokenLimit",
+        "requestId",
+    ):
+        v = d.get(k)
+        if isinstance(v, str | int) and not isinstance(v, bool):
+            extra[k] = v
+    ci = d.get("customInstructions")
+    if isinstance(ci, str) and ci:
+        extra["user_context"] = ci
+    if start is not None:
+        extra["start_line"] = start[0].line
+    return extra
+
+
 def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     d = e.data
     start = a.comp_start
@@ -558,24 +583,7 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
         srow.model = m if isinstance(m, str) else None
     a.rows.append(srow)
     a.window = [*kept, srow]
-    extra: dict[str, Any] = {"swept_estimated": True}
-    for k in (
-        "messagesRemoved",
-        "tokensRemoved",
-        "preCompactionMessagesLength",
-        "checkpointNumber",
-        "checkpointPath",
-        "tokenLimit",
-        "requestId",
-    ):
-        v = d.get(k)
-        if isinstance(v, str | int) and not isinstance(v, bool):
-            extra[k] = v
-    ci = d.get("customInstructions")
-    if isinstance(ci, str) and ci:
-        extra["user_context"] = ci
-    if start is not None:
-        extra["start_line"] = start[0].line
+    extra = _compaction_extra(d, start)
     window = as_count(d.get("tokenLimit"))
     if window is None and start is not None:
         window = as_count(start[0].data.get("tokenLimit"))

@@ -441,6 +441,34 @@ def _time(o: dict[str, Any]) -> int | None:
     return iso_ms(o.get("timestamp"))
 
 
+def _assistant_row(e: _Entry, m: dict[str, Any], fnd: Findings, meta: dict[str, str]) -> _PRow:
+    """An assistant message: one model call, its usage counted on its row (NA when an aborted
+    or failed reply reported all zeros)."""
+    row = _PRow(e, "assistant", _blocks(m.get("content")))
+    model = m.get("model")
+    row.model = model if isinstance(model, str) else None
+    prov = m.get("provider")
+    if isinstance(prov, str):
+        meta["provider"] = prov
+    stop = m.get("stopReason")
+    tokens, unknown = pi_tokens(m.get("usage"))
+    if unknown:
+        bad_usage(fnd, e.line, sorted(unknown))
+        row.malformed = True
+        row.note = "usage holds values that are not token counts"
+    if stop in ("aborted", "error") and not unknown and not any(tokens.values()):
+        tokens = {}  # an aborted/failed reply reported nothing: unknown, not 0
+        row.note = f"{stop} reply: its usage is all zeros (not reported); tokens NA"
+    elif stop in ("aborted", "error"):
+        row.note = f"{stop} reply"
+    err = m.get("errorMessage")
+    if isinstance(err, str) and err:
+        row.note = f"{row.note or stop}: {err[:120]}"
+    row.tokens = {**tokens, **unknown}
+    row.call = (tokens, row.model)
+    return row
+
+
 def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
     """The row an entry gives (None: no row: settings, extension state, excluded output)."""
     o = e.obj
@@ -470,29 +498,7 @@ def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
         return None
     role = m.get("role")
     if role == "assistant":
-        row = _PRow(e, "assistant", _blocks(m.get("content")))
-        model = m.get("model")
-        row.model = model if isinstance(model, str) else None
-        prov = m.get("provider")
-        if isinstance(prov, str):
-            meta["provider"] = prov
-        stop = m.get("stopReason")
-        tokens, unknown = pi_tokens(m.get("usage"))
-        if unknown:
-            bad_usage(fnd, e.line, sorted(unknown))
-            row.malformed = True
-            row.note = "usage holds values that are not token counts"
-        if stop in ("aborted", "error") and not unknown and not any(tokens.values()):
-            tokens = {}  # an aborted/failed reply reported nothing: unknown, not 0
-            row.note = f"{stop} reply: its usage is all zeros (not reported); tokens NA"
-        elif stop in ("aborted", "error"):
-            row.note = f"{stop} reply"
-        err = m.get("errorMessage")
-        if isinstance(err, str) and err:
-            row.note = f"{row.note or stop}: {err[:120]}"
-        row.tokens = {**tokens, **unknown}
-        row.call = (tokens, row.model)
-        return row
+        return _assistant_row(e, m, fnd, meta)
     if role == "toolResult":
         row = _PRow(
             e,
