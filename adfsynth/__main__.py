@@ -3,7 +3,8 @@
 Usage::
 
     python -m adfsynth sample_agents/          # regenerate every committed sample (ADF,
-                                               # Claude Code, Codex, Inspect, OpenHands)
+                                               # Claude Code, Codex, Inspect, OpenHands, pi,
+                                               # Copilot CLI)
     python -m adfsynth out/ long-runner clean  # just some scenarios
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 import pathlib
 import sys
 
-from . import claude_code, codex, inspect_eval, openhands
+from . import claude_code, codex, copilot_cli, inspect_eval, openhands, pi
 from .writer import write_all
 
 
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
         print(codex.write_samples(folder))
         print(inspect_eval.write_samples(folder))
         print(openhands.write_samples(folder))
+        print(*pi.write_samples(folder), sep="\n")
+        print(*copilot_cli.write_samples(folder), sep="\n")
     for name, gt in write_all(folder, names=names).items():
         size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
         print(

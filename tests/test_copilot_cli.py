@@ -443,3 +443,18 @@ def test_context_cleared_empties_the_window_but_the_system_prompt(tmp_path: Path
     assert e.kind == "clear" and e.swept == (seq[u1], seq[a1])
     a = adfkit.AgentFile(spec.open_session(tmp_path / SID))
     assert list(a.loop()["seq"]) == [seq[sysm], seq[u2]]
+
+
+def test_the_committed_samples_are_what_adfsynth_writes(tmp_path: Path) -> None:
+    """``make samples`` rewrites sample_agents/copilot_cli/ byte for byte (the seeded writer)."""
+    committed = Path(__file__).resolve().parents[1] / "sample_agents" / "copilot_cli"
+    write_samples(tmp_path)
+    mine = {
+        p.relative_to(tmp_path / "copilot_cli"): p
+        for p in (tmp_path / "copilot_cli").rglob("*")
+        if p.is_file()
+    }
+    theirs = {p.relative_to(committed): p for p in committed.rglob("*") if p.is_file()}
+    assert sorted(mine) == sorted(theirs) and len(mine) >= 2
+    for rel, p in mine.items():
+        assert p.read_bytes() == theirs[rel].read_bytes(), rel

@@ -693,3 +693,15 @@ def test_a_fleet_of_pi_folders(synth: list[Path]) -> None:
         res = adfkit.load_fleet([f.parent for f in synth], "compactions", engine="serial")
     assert res.errors.empty
     assert sorted(res.df.groupby("agent_path").size().tolist()) == [3, 3]
+
+
+def test_the_committed_samples_are_what_adfsynth_writes(tmp_path: Path) -> None:
+    """``make samples`` rewrites sample_agents/pi/ byte for byte (the seeded writer)."""
+    committed = Path(__file__).resolve().parents[1] / "sample_agents" / "pi"
+    write_samples(tmp_path)
+    out = tmp_path / "pi"
+    mine = {p.relative_to(out): p for p in out.rglob("*") if p.is_file()}
+    theirs = {p.relative_to(committed): p for p in committed.rglob("*") if p.is_file()}
+    assert sorted(mine) == sorted(theirs) and len(mine) >= 2
+    for rel, p in mine.items():
+        assert p.read_bytes() == theirs[rel].read_bytes(), rel

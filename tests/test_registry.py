@@ -269,9 +269,21 @@ def _inputs() -> Iterator[tuple[Path, str]]:
         yield p, "codex"
     for p in sorted((ROOT / "sample_agents" / "inspect").glob("*.eval")):
         yield p, "inspect_eval"
+    for p in sorted((ROOT / "sample_agents" / "openhands" / "conversations").iterdir()):
+        if p.is_dir():
+            yield p, "openhands"
+    for p in sorted((ROOT / "sample_agents" / "pi").rglob("*.jsonl")):
+        yield p, "pi"
+    for p in sorted((ROOT / "sample_agents" / "copilot_cli").rglob("events.jsonl")):
+        yield p.parent, "copilot_cli"
     if SHARED.is_dir():
         for p in sorted((SHARED / "inspect-eval").glob("*.eval")):
             yield p, "inspect_eval"
+        for p in sorted((SHARED / "openhands").iterdir()):
+            if p.is_dir():
+                yield p, "openhands"
+        for p in sorted((SHARED / "pi").glob("*.jsonl")):
+            yield p, "pi"
         for p in sorted((SHARED / "adf-runtime").glob("*.adf")):
             yield p, "adf"
         for sub, fmt in (("claude-code", "claude_code"), ("codex", "codex")):
