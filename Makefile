@@ -16,17 +16,31 @@ $(STAMP): pyproject.toml
 
 SESSION := sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
 
+#: One sample of each other format `make demo` shows (an Inspect log's first sample by name).
+INSPECT := sample_agents/inspect/2026-06-01T08-00-00+00-00_tide-drift-summary.eval
+OTHERS := $(INSPECT)\#1_epoch_1 \
+  sample_agents/codex/sessions/2026/03/14/rollout-2026-03-14T09-12-33-51ea40b0-7088-4482-8231-74d06cde3e3a.jsonl \
+  sample_agents/openhands/conversations/e82659d1ad6244a3809906d6698e1087 \
+  sample_agents/pi/sessions/--home-user-src-legacy--/2025-11-20T00-53-20-000Z_377f3eb4-5139-4e3b-82c2-71b4acb78ccd.jsonl \
+  sample_agents/copilot_cli/session-state/6df5dfb8-76b8-47ef-add4-3e771030055d
+#: Every sample agent, of every format.
+ALL_SAMPLES := sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl \
+  sample_agents/codex/sessions/*/*/*/*.jsonl* sample_agents/inspect/*.eval \
+  sample_agents/openhands/conversations/* sample_agents/pi/sessions/*/*.jsonl \
+  sample_agents/copilot_cli/session-state/*
+
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf
 	@echo
 	$(BIN)/adfkit info $(SESSION)
+	@for f in $(OTHERS); do echo; $(BIN)/adfkit info "$$f" || exit 1; done
 	@mkdir -p build/plots
-	@# every sample: the ADF agents, the Claude Code sessions and the Codex rollouts; the warning
-	@# about the session shown above is not repeated
-	@MPLBACKEND=Agg $(BIN)/adfkit plot sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl \
-	  sample_agents/codex/sessions/*/*/*/*.jsonl* --kind all -o build/plots >/dev/null 2>build/plots.log; \
-	  s=$$?; grep -v "$(SESSION): 1 problem" build/plots.log; rm -f build/plots.log; exit $$s
-	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent)"
+	@# every sample of every format; the warnings about half-written last lines (the samples
+	@# are written so, as a running agent leaves them) are not repeated here
+	@MPLBACKEND=Agg $(BIN)/adfkit plot $(ALL_SAMPLES) --kind all -o build/plots >/dev/null \
+	  2>build/plots.log; s=$$?; grep -v "problem(s) reading" build/plots.log; \
+	  rm -f build/plots.log; exit $$s
+	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent of every format)"
 	@# the report's progress goes to stderr first; then its path, on a line of its own
 	@out=$$($(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html) \
 	  && echo "report: $$out"

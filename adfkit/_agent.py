@@ -40,7 +40,7 @@ from ._errors import AdfWarning
 from ._mind import Mind, read_mind
 from ._observe import Observation, TaxonomyArg
 from ._opening import member_names, open_any, open_source
-from ._registry import MEMBER
+from ._registry import MEMBER, split_member
 from ._simulate import Policy, SimulationResult
 from ._source import AgentSource, Info, Settings
 from ._usage import PricesArg
@@ -152,14 +152,20 @@ def open(  # noqa: A001 - adfkit.open, as the issue names it; the builtin is unt
     """
     got = open_any(path, max_blob_bytes=max_blob_bytes, timeout=timeout, format=format)
     if isinstance(got, AgentSource):
-        return AgentFile(got)
+        agent = AgentFile(got)
+        if split_member(path)[1] is not None:  # one agent of several: its path names it
+            agent.path = os.fspath(path)
+        return agent
     return AgentCollection(os.fspath(path), got)
 
 
 def open_one(path: str | os.PathLike[str], **options: Any) -> AgentFile:
     """:func:`open` for a caller that needs one agent (a plot, a report): an input holding
     several is an :class:`AdfError` naming them (``log.eval#<name>`` opens one)."""
-    return AgentFile(open_source(path, **options))
+    agent = AgentFile(open_source(path, **options))
+    if split_member(path)[1] is not None:  # one agent of several: its path names it
+        agent.path = os.fspath(path)
+    return agent
 
 
 @_at_callers_line

@@ -11,7 +11,6 @@ from . import _registry as registry
 from ._cli_common import LazyChoices, add_command, agent_paths, for_each_agent, say
 from ._errors import AdfError
 from ._outputs import check_output, unique_names
-from ._registry import split_member
 
 
 def png_path(output: str) -> str:
@@ -57,7 +56,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
     paths = [m for p in paths for m in _members(p)]  # each agent of a multi-agent input
     folder = _folder(args.output, args.kind, len(paths))
-    names = iter(unique_names([_stem(p) for p in paths]))
+    names = iter(unique_names([registry.agent_stem(p) for p in paths]))
 
     def one(path: str) -> int:
         name = next(names)
@@ -97,12 +96,6 @@ def _members(path: str) -> list[str]:
 
     with open_agent(path) as opened:
         return opened.paths if isinstance(opened, AgentCollection) else [path]
-
-
-def _stem(path: str) -> str:
-    """A file name for an agent's plots: the input's stem, and the member's name."""
-    base, member = split_member(path)
-    return base.stem + (f"-{member}" if member else "")
 
 
 def _folder(output: str | None, kind: str, n: int) -> str | None:

@@ -327,6 +327,21 @@ def split_member(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
     return (Path(base), member) if Path(base).exists() else (p, None)
 
 
+def agent_stem(path: str | os.PathLike[str]) -> str:
+    """The name an agent's output files start with: its input's stem, and for one agent of a
+    multi-agent input its member name (``log-1_epoch_1``), so no two agents share one.
+
+    Examples
+    --------
+    >>> agent_stem("sample_agents/long-runner.adf")
+    'long-runner'
+    >>> agent_stem("sample_agents/long-runner.adf#a")
+    'long-runner-a'
+    """
+    base, member = split_member(path)
+    return base.stem + (f"-{member}" if member else "")
+
+
 def open_input(
     path: str | os.PathLike[str],
     format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format

@@ -67,6 +67,7 @@ from ._errors import AdfWarning
 from ._outputs import check_output, safe_name
 from ._parts import NOT_IN_FILE as _NOT_IN_FILE
 from ._parts import PARTS
+from ._registry import agent_stem
 from ._usage import load_prices, turns_frame, usage_frame
 
 if TYPE_CHECKING:
@@ -1758,7 +1759,7 @@ def save_all(
     out_dir = Path(folder)
     written: list[Path] = []
     with _agent(agent) as a:
-        stem = safe_name(Path(a.path).stem)  # as `adfkit plot` names one plot
+        stem = safe_name(agent_stem(a.path))  # as `adfkit plot` names one plot
         paths = {kind: out_dir / f"{stem}-{kind}.png" for kind in kinds}
         for path in [out_dir, *paths.values()]:
             check_output(path, [a.path])

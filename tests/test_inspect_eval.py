@@ -759,3 +759,20 @@ def test_the_plot_command_draws_each_sample_of_a_log(tmp_path: Path) -> None:
     names = adfkit.open(log).names
     want = sorted(f"{log.stem}-{n}-growth.png" for n in names)
     assert sorted(os.listdir(tmp_path)) == want
+
+
+def test_every_plot_of_every_sample_gets_its_own_files(tmp_path: Path) -> None:
+    """``--kind all`` on a log: each sample's plots are named by the sample, none overwritten."""
+    from adfkit import plots
+
+    log = sorted((ROOT / "sample_agents" / "inspect").glob("*tide-drift-edit.eval"))[0]
+    out = subprocess.run(
+        [sys.executable, "-m", "adfkit", "plot", str(log), "--kind", "all", "-o", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert out.returncode == 0, out.stderr
+    names = adfkit.open(log).names
+    want = sorted(f"{log.stem}-{n}-{k}.png" for n in names for k in plots.PLOTS)
+    assert sorted(os.listdir(tmp_path)) == want
