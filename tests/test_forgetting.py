@@ -390,7 +390,8 @@ def test_load_fleet_gives_each_table(planted, table):
     res = adfkit.load_fleet([agent.path, agent.path], table=table, progress=False)
     one = getattr(agent, table)()
     assert res.errors.empty
-    assert len(res.df) == 2 * len(one) and list(res.df.columns)[2:] == list(one.columns)
+    assert len(res.df) == 2 * len(one)
+    assert list(res.df.columns) == ["label", "agent", "agent_path", *one.columns]
 
 
 # -- real sessions -------------------------------------------------------------------------
