@@ -16,7 +16,7 @@ Plots live in :mod:`adfkit.plots`, widgets in :mod:`adfkit.widgets` (imported on
 
 from typing import TYPE_CHECKING, Any
 
-from ._errors import (
+from adfkit._base.errors import (
     AdfError,
     AdfWarning,
     BlobError,
@@ -37,8 +37,18 @@ from ._errors import (
 )
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
-    from . import schema
-    from ._agent import (
+    from adfkit import schema
+    from adfkit._analysis.mind import Mind
+    from adfkit._analysis.observe import Observation, load_taxonomy, signature
+    from adfkit._analysis.simulate import (
+        SimulationResult,
+        SlidingWindowPolicy,
+        ThresholdPolicy,
+        TrimToolResultsPolicy,
+    )
+    from adfkit._core.opening import formats, list_sessions
+    from adfkit._core.registry import FormatSpec, register_format
+    from adfkit._facade.agent import (
         AgentCollection,
         AgentFile,
         observe,
@@ -49,19 +59,9 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         simulate,
         simulate_sweep,
     )
-    from ._claude_code import list_claude_code_sessions
-    from ._codex import list_codex_sessions
-    from ._fleet import FleetResult, export, load_fleet
-    from ._mind import Mind
-    from ._observe import Observation, load_taxonomy, signature
-    from ._opening import formats, list_sessions
-    from ._registry import FormatSpec, register_format
-    from ._simulate import (
-        SimulationResult,
-        SlidingWindowPolicy,
-        ThresholdPolicy,
-        TrimToolResultsPolicy,
-    )
+    from adfkit._facade.fleet import FleetResult, export, load_fleet
+    from adfkit._sources.claude_code.parser import list_claude_code_sessions
+    from adfkit._sources.codex.parser import list_codex_sessions
 
     __version__: str
 
@@ -82,15 +82,15 @@ _LAZY: dict[str, str] = {
             "simulate",
             "simulate_sweep",
         ],
-        "_agent",
+        "_facade.agent",
     ),
-    **dict.fromkeys(["formats", "list_sessions"], "_opening"),
-    **dict.fromkeys(["FormatSpec", "register_format"], "_registry"),
-    "list_claude_code_sessions": "_claude_code",
-    "list_codex_sessions": "_codex",
-    **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_fleet"),
-    "Mind": "_mind",
-    **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_observe"),
+    **dict.fromkeys(["formats", "list_sessions"], "_core.opening"),
+    **dict.fromkeys(["FormatSpec", "register_format"], "_core.registry"),
+    "list_claude_code_sessions": "_sources.claude_code.parser",
+    "list_codex_sessions": "_sources.codex.parser",
+    **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_facade.fleet"),
+    "Mind": "_analysis.mind",
+    **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),
     **dict.fromkeys(
         [
             "SimulationResult",
@@ -98,7 +98,7 @@ _LAZY: dict[str, str] = {
             "ThresholdPolicy",
             "TrimToolResultsPolicy",
         ],
-        "_simulate",
+        "_analysis.simulate",
     ),
 }
 

@@ -11,10 +11,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["--version"]:
-        from . import __version__
+        from adfkit import __version__
 
         sys.stdout.write(f"adfkit {__version__}\n")
         return 0
-    from .cli import main as cli_main
+    from adfkit.cli import main as cli_main
 
     return cli_main(args)

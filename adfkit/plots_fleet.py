@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 import pandas as pd
 
-from .plots import C_INPUT, _drawing, _empty, _floats, _fmt_tokens, _gid, _short, _token_axis
+from adfkit.plots import C_INPUT, _drawing, _empty, _floats, _fmt_tokens, _gid, _short, _token_axis
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -45,7 +45,7 @@ def _fleet_frame(data: FleetData, table: str) -> pd.DataFrame:
         return data
     if isinstance(data, tuple) and data and isinstance(data[0], pd.DataFrame):
         return data[0]  # a FleetResult (df, errors)
-    from ._fleet import load_fleet
+    from adfkit._facade.fleet import load_fleet
 
     return load_fleet(data, table, progress=False).df
 

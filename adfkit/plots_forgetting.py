@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._forgetting import survival_of
-from .plots import (
+from adfkit._analysis.forgetting import survival_of
+from adfkit.plots import (
     C_INPUT,
     C_OUTPUT,
     C_SUMMARY,
@@ -42,7 +42,7 @@ from .plots import (
     _title,
     close,
 )
-from .schema import ITEM_KINDS
+from adfkit.schema import ITEM_KINDS
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

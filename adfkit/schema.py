@@ -281,7 +281,7 @@ SUMMARY_RECALL: dict[str, str] = {
     "recalled": "bool",
 }
 
-#: Kinds of items the loss ledger finds (:mod:`adfkit._items`).
+#: Kinds of items the loss ledger finds (:mod:`adfkit._analysis.items`).
 ITEM_KINDS = ("path", "identifier", "url", "error", "command", "instruction", "todo", "quantity")
 
 #: ``compaction_ledger()``: one row per item in a compaction's swept span.

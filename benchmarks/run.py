@@ -51,7 +51,7 @@ import pandas as pd  # noqa: E402
 import scale_transcripts  # noqa: E402
 
 import adfkit  # noqa: E402
-from adfkit._fleet import load_fleet  # noqa: E402
+from adfkit._facade.fleet import load_fleet  # noqa: E402
 
 GOALS = {
     "history_vs_floor": 1.5,
@@ -306,7 +306,7 @@ def bench_forgetting(quick: bool) -> None:
     each: 2x steps), and the item rules on hostile text (10x steps): growth against linear."""
     import gen_forgetting
 
-    from adfkit._items import result_items, text_items
+    from adfkit._analysis.items import result_items, text_items
 
     folder = ROOT / "build" / "bench" / "forgetting"
     sizes = (10, 20, 40) if quick else (50, 100, 200)

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import zstandard
 
-from adfkit._claude_code import list_claude_code_sessions
-from adfkit._codex import parse_codex
+from adfkit._sources.claude_code.parser import list_claude_code_sessions
+from adfkit._sources.codex.parser import parse_codex
 
 SID = "0199a213-81c0-7800-8aa1-bbab2a035a53"
 _LINE = (
@@ -95,7 +95,7 @@ def tiny_zst(root: Path, mb: int) -> Path:
 _PEAK = """
 import sys, warnings
 from pathlib import Path
-from adfkit._codex import parse_codex
+from adfkit._sources.codex.parser import parse_codex
 
 def kib(key):
     line = next(x for x in open("/proc/self/status") if x.startswith(key))

@@ -22,9 +22,9 @@ from conftest import SAMPLES
 
 import adfkit
 from adfkit import schema
-from adfkit._adf import AdfSource
-from adfkit._observe import observe as observe_source
-from adfkit._source import INFO_KEYS, Settings
+from adfkit._analysis.observe import observe as observe_source
+from adfkit._core.source import INFO_KEYS, Settings
+from adfkit._sources.adf.source import AdfSource
 
 CC_WEBAPP = (
     SAMPLES

@@ -73,7 +73,7 @@ CALL_BOX = ".widget-text input"  # ReplayPlayer's call number, typed into (linke
 SLIDER_HANDLE = ".widget-slider .noUi-handle"  # carries aria-valuenow / aria-valuemax
 AUDIT_SELECT = f"{DROPDOWN} select"  # AuditExplorer's only control
 HTML_OUT = ".widget-html"  # where each widget renders its HTML
-# adfkit's HTML (adfkit/widgets.py): one element per rendered row, with its seq and kind.
+# adfkit's HTML (adfkit/widgets/__init__.py): one element per rendered row, with its seq and kind.
 ROW = ".adf-row[data-seq]"
 AUDIT_META = ".adf-audit-meta"  # the chosen audit row's metadata table
 AUDIT_ID = f"{AUDIT_META} tr:has(th:text-is('id')) td"

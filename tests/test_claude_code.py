@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from conftest import fingerprint
 
-from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
-from adfkit._errors import AdfWarning, NotTranscriptError
-from adfkit._transcript import ParsedTranscript
+from adfkit._base.errors import AdfWarning, NotTranscriptError
+from adfkit._sources.claude_code.parser import list_claude_code_sessions, parse_claude_code
+from adfkit._sources.transcript.kit import ParsedTranscript
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_agents" / "claude-code"
@@ -740,7 +740,7 @@ def test_secrets_in_tool_output_leave_redacted_exports_and_reports(tmp_path: Pat
     """A credential a tool printed: ``export --redact`` blanks the bodies that hold it, and a
     report shows the output with the credential replaced, as config secrets are."""
     import adfkit
-    from adfkit._report import write_report
+    from adfkit._facade.report import write_report
 
     log = Log()
     log.user("u1", None, "show me the environment")

@@ -11,7 +11,7 @@ from pathlib import Path
 from test_claude_code import Log, tool, usage, uuids
 
 import adfkit
-from adfkit._claude_code import parse_claude_code
+from adfkit._sources.claude_code.parser import parse_claude_code
 
 
 def _open(path: Path) -> adfkit.AgentFile:

@@ -229,7 +229,7 @@ def test_a_file_left_open_elsewhere_is_not_a_cli_warning(monkeypatch, capsys):
 
 def test_report_without_the_notebooks_extra_says_what_to_install(monkeypatch, capsys, tmp_path):
     """One error line naming the missing modules and the pip command, not an internal error."""
-    monkeypatch.setattr("adfkit._report.missing", lambda: ["nbformat", "nbclient"])
+    monkeypatch.setattr("adfkit._facade.report.missing", lambda: ["nbformat", "nbclient"])
     out = tmp_path / "r.html"
     assert main(["report", str(sample("clean")), "-o", str(out)]) == 2
     assert capsys.readouterr().err.splitlines() == [

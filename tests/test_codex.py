@@ -13,9 +13,9 @@ import pytest
 import zstandard
 from conftest import fingerprint
 
-from adfkit._codex import list_codex_sessions, parse_codex
-from adfkit._errors import AdfWarning, NotTranscriptError
-from adfkit._transcript import ParsedTranscript
+from adfkit._base.errors import AdfWarning, NotTranscriptError
+from adfkit._sources.codex.parser import list_codex_sessions, parse_codex
+from adfkit._sources.transcript.kit import ParsedTranscript
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_agents" / "codex"

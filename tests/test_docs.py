@@ -76,7 +76,7 @@ def test_every_doctest_example_compiles_without_a_warning():
     import warnings
 
     finder = doctest.DocTestFinder()
-    for info in pkgutil.iter_modules(adfkit.__path__, "adfkit."):
+    for info in pkgutil.walk_packages(adfkit.__path__, "adfkit."):
         if info.name == "adfkit.__main__":  # runs the CLI when imported
             continue
         module = importlib.import_module(info.name)

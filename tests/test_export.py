@@ -11,7 +11,7 @@ from adfbuild import SECRET, build, result, row, text, use
 from conftest import fingerprint, runtime_fixture, sample
 
 import adfkit
-from adfkit._fleet import EXPORT_TABLES, export, get_table
+from adfkit._facade.fleet import EXPORT_TABLES, export, get_table
 from adfkit.cli import main
 
 CONFIG = {

@@ -17,7 +17,7 @@ from test_claude_code import Log
 from test_claude_code import text as block
 
 import adfkit
-from adfkit._fleet import (
+from adfkit._facade.fleet import (
     TABLES,
     _batch_spilled,
     _batches,
@@ -32,7 +32,7 @@ from adfkit._fleet import (
 @pytest.fixture(autouse=True)
 def _pool_even_for_tiny_fleets(monkeypatch):
     """These files are tiny: without this the process engine would run them serially."""
-    monkeypatch.setattr("adfkit._fleet.SMALL_FLEET_BYTES", 0)
+    monkeypatch.setattr("adfkit._facade.fleet.SMALL_FLEET_BYTES", 0)
 
 
 @pytest.fixture

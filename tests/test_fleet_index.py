@@ -14,9 +14,9 @@ from adfbuild import build, row, text, use
 from conftest import sample
 
 import adfkit
-import adfkit._fleet as fleet_mod
+import adfkit._facade.fleet as fleet_mod
 from adfkit import load_fleet
-from adfkit._errors import OutputPathError
+from adfkit._base.errors import OutputPathError
 from adfkit.cli import main
 
 FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "transcripts"
@@ -108,7 +108,7 @@ def test_index_is_a_plain_parquet_dataset_and_never_an_input(tmp_path):
 def test_version_change_invalidates(tmp_path, monkeypatch):
     paths = _agents(tmp_path, 1)
     load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
-    monkeypatch.setattr("adfkit._index._version", lambda: "999")
+    monkeypatch.setattr("adfkit._facade.index._version", lambda: "999")
     opened = []
     real = fleet_mod._load_one
     monkeypatch.setattr(fleet_mod, "_load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])

@@ -18,7 +18,7 @@ from adfbuild import build, result, row, text, use
 from conftest import ROOT
 
 import adfkit
-from adfkit._items import input_items, result_items, text_items
+from adfkit._analysis.items import input_items, result_items, text_items
 from adfsynth.forgetting import write_rollout, write_session
 
 REAL = ROOT.parent / "shared" / "fixtures" / "transcripts"

@@ -34,7 +34,8 @@ from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import fingerprint
 
 import adfkit
-from adfkit import AgentFile, UnsafeSchemaError, _cli_info, cli
+from adfkit import AgentFile, UnsafeSchemaError, cli
+from adfkit.cli import _info as _cli_info
 
 # -- using everything ------------------------------------------------------------------------
 

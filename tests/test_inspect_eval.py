@@ -26,9 +26,9 @@ import pytest
 import zstandard
 
 import adfkit
-from adfkit._errors import AdfError, NotTranscriptError
-from adfkit._observe import default_taxonomy
-from adfkit._replay import replay_state
+from adfkit._analysis.observe import default_taxonomy
+from adfkit._analysis.replay import replay_state
+from adfkit._base.errors import AdfError, NotTranscriptError
 from adfkit._sources.inspect_eval import claims
 from adfkit._sources.inspect_eval import parser as parser_mod
 from adfkit._sources.inspect_eval.source import EvalLog, list_eval_logs, open_eval
@@ -692,7 +692,7 @@ def test_recognition_imports_no_inspect_reader() -> None:
     code = textwrap.dedent(
         f"""
         import sys
-        from adfkit import _registry
+        from adfkit._core import registry as _registry
         print(_registry.recognise({str(next(SAMPLES.glob("*.eval")))!r}).name)
         mods = ("parser", "source", "zipread")
         print([m for m in mods if "adfkit._sources.inspect_eval." + m in sys.modules])
@@ -717,7 +717,7 @@ def test_adfkit_open_gives_a_collection() -> None:
 
 
 def test_info_has_the_same_keys_as_every_format() -> None:
-    from adfkit._source import INFO_KEYS
+    from adfkit._core.source import INFO_KEYS
 
     src = quiet_open(SAMPLES / "2026-06-01T08-00-00+00-00_tide-drift-edit.eval")[0]
     for sizes in (True, False):

@@ -12,8 +12,9 @@ from adfbuild import BASE_MS, blob_element, build, result, row, text, use
 from conftest import runtime_fixture, sample
 
 import adfkit
-from adfkit import _blobs, schema
-from adfkit._history import ranges
+from adfkit import schema
+from adfkit._core import blobs as _blobs
+from adfkit._core.history import ranges
 
 LOOP = [
     row(1, "user", text("hello")),

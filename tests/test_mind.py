@@ -9,7 +9,7 @@ from conftest import runtime_fixture, sample
 
 import adfkit
 from adfkit import Mind, schema
-from adfkit._mind import parse_front_matter, split_sections
+from adfkit._analysis.mind import parse_front_matter, split_sections
 from adfsynth.scenarios import MIND_PAGES
 
 INDEX = """# Mind

@@ -11,7 +11,7 @@ from background import Background
 from conftest import ROOT, sample
 
 import adfkit
-from adfkit import _report
+from adfkit._facade import report as _report
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 EXPECTED = [
@@ -132,9 +132,9 @@ def test_notebook_uses_only_the_public_api(path):
 
 def test_the_checker_catches_private_use():
     """The parser above is what keeps notebooks honest: check it on known bad cells."""
-    assert _adfkit_names("from adfkit._replay import x")[1]
-    assert _adfkit_names("import adfkit._open")[1]
-    assert _adfkit_names("adfkit._agent.open_adf('x')")[1]
+    assert _adfkit_names("from adfkit._analysis.replay import x")[1]
+    assert _adfkit_names("import adfkit._sources.adf.sqlite")[1]
+    assert _adfkit_names("adfkit._facade.agent.open_adf('x')")[1]
     assert _adfkit_names("from adfkit import _report")[1]
     assert _adfkit_names("adfkit.plots._drawing(1)")[1]
     assert _adfkit_names("adfkit.open_adf(A).loop()") == ({"open_adf"}, [])
@@ -241,7 +241,7 @@ def test_every_file_a_notebook_opens_is_a_parameter_and_ships(path):
     reader change it), and each is one the wheel ships and ``adfkit notebooks`` copies; no
     notebook tells a Claude Code user that an agent is an .adf file."""
     assert "An `.adf` file is one agent's whole memory" not in path.read_text()
-    from adfkit._bundled import sample_files
+    from adfkit._base.bundled import sample_files
 
     nb = nbformat.read(path, as_version=4)
     params, rest = nb.cells[0].source, [c.source for c in nb.cells[1:] if c.cell_type == "code"]

@@ -16,8 +16,8 @@ from conftest import runtime_fixture, sample
 
 import adfkit
 from adfkit import Observation, load_taxonomy, observe, schema, signature
-from adfkit._js import js_stringify, string_hash
-from adfkit._observe import classify_call
+from adfkit._analysis.observe import classify_call
+from adfkit._base.js import js_stringify, string_hash
 
 CTX = "[Context: system_prompt] You are a test agent."
 DYN = "[Context: dynamic_instructions] [Inbox: 1 unread] Use msg_read."

@@ -46,8 +46,9 @@ from test_hostile import LOOP, exercise
 from test_readonly import INSERT, wal_file, writer
 
 import adfkit
-from adfkit import _open, cli
-from adfkit._errors import SidecarError, UnsafeSchemaError
+from adfkit import cli
+from adfkit._base.errors import SidecarError, UnsafeSchemaError
+from adfkit._sources.adf import sqlite as _open
 
 IDENTITY_ROOT = "(SELECT rootpage FROM sqlite_master WHERE name = 'adf_identity')"
 IDENTITY_INDEX_ROOT = (

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from conftest import fingerprint
 
-from adfkit._agent import AgentFile
-from adfkit._errors import AdfError, AdfWarning, NotTranscriptError, UnknownFormatError
-from adfkit._registry import Probe, recognise
+from adfkit._base.errors import AdfError, AdfWarning, NotTranscriptError, UnknownFormatError
+from adfkit._core.registry import Probe, recognise
+from adfkit._facade.agent import AgentFile
 from adfkit._sources import openhands as oh
 from adfkit._sources.openhands.parser import parse_openhands
 from adfsynth import openhands as synth
@@ -108,7 +108,7 @@ def test_claims_the_folder_not_its_files(tmp_path: Path) -> None:
 
 
 def test_every_conversation_is_claimed_by_openhands_alone(samples: Path) -> None:
-    from adfkit import _registry as registry
+    from adfkit._core import registry
 
     real = [p for p in FIXTURES.iterdir() if p.is_dir()] if FIXTURES.is_dir() else []
     folders = [*oh.find(samples), *real]
@@ -547,7 +547,7 @@ def test_replay_is_the_view_openhands_rebuilds() -> None:
 
 def test_simulate_says_what_it_assumes() -> None:
     import adfkit
-    from adfkit._simulate import ThresholdPolicy
+    from adfkit._analysis.simulate import ThresholdPolicy
 
     a = opened(fixture(GENERATED))
     res = adfkit.simulate(a, ThresholdPolicy())

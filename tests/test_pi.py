@@ -16,7 +16,7 @@ import pytest
 from conftest import fingerprint
 
 import adfkit
-from adfkit import _registry as registry
+from adfkit._core import registry
 from adfkit._sources import pi as pi_spec
 from adfkit._sources.pi.listing import list_pi_sessions
 from adfkit._sources.pi.parser import parse_pi

@@ -18,7 +18,7 @@ from conftest import SAMPLES, fingerprint, runtime_fixture, sample
 
 import adfkit
 from adfkit import plots
-from adfkit._outputs import check_output
+from adfkit._base.outputs import check_output
 from adfkit.cli import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -757,7 +757,7 @@ def test_legacy_agent_spend_is_totals_only():
     path = sample("legacy-v12")
     with adfkit.open_adf(path) as agent:
         h = agent.history()
-        from adfkit._usage import load_prices, turns_frame, usage_frame
+        from adfkit._analysis.usage import load_prices, turns_frame, usage_frame
 
         u, _, _ = usage_frame(h, load_prices())
         turns = turns_frame(h, u)

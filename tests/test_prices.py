@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import adfkit
-from adfkit._usage import default_prices, load_prices
+from adfkit._analysis.usage import default_prices, load_prices
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "transcripts"
 

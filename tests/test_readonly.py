@@ -25,7 +25,8 @@ from conftest import RUNTIME_FIXTURES, fingerprint, runtime_fixture
 from test_hostile import exercise
 
 import adfkit
-from adfkit import _cli_info, cli
+from adfkit import cli
+from adfkit.cli import _info as _cli_info
 
 BASE = [row(1, "user", text("checkpointed")), row(2, "assistant", text("also in the main file"))]
 

@@ -1,7 +1,7 @@
 """One rule for rows a fallback (or pre-v28) compaction re-appended (ADF_FORMAT.md §4.4, §5.5).
 
 ``usage()``, ``observe()`` and ``replay()`` / ``compactions()`` all go through
-:func:`adfkit._history.reappended_copies`; these tests check that they agree on which rows are
+:func:`adfkit._core.history.reappended_copies`; these tests check that they agree on which rows are
 copies, so no call, token or turn is counted twice.
 """
 
@@ -16,7 +16,7 @@ from conftest import sample
 
 import adfkit
 from adfkit import observe
-from adfkit._history import reappended_copies
+from adfkit._core.history import reappended_copies
 
 SONNET = "claude-sonnet-4-5-20250929"
 STARTUP = "Agent started. Review your mind for context and take any startup actions."

@@ -21,7 +21,7 @@ import pandas as pd
 import pytest
 
 import adfkit
-from adfkit import _registry as registry
+from adfkit._core import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "fixtures"
@@ -32,9 +32,14 @@ TOY_MODULE = '''
 """A toy agent format for adfkit's plug-in test."""
 from pathlib import Path
 
-from adfkit._registry import FormatSpec, Rule
-from adfkit._transcript import ParsedTranscript, TranscriptEvent, TranscriptRow, ModelCall
-from adfkit._transcript_source import TranscriptSource
+from adfkit._core.registry import FormatSpec, Rule
+from adfkit._sources.transcript.kit import (
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    ModelCall,
+)
+from adfkit._sources.transcript.source import TranscriptSource
 
 MAGIC = b"TOYAGENT 1\\n"
 
@@ -359,9 +364,13 @@ def test_the_spec_modules_are_light() -> None:
     code = textwrap.dedent(
         """
         import sys
-        from adfkit import _registry
+        from adfkit._core import registry as _registry
         _registry.recognise("sample_agents/long-runner.adf")
-        readers = ("adfkit._adf", "adfkit._claude_code", "adfkit._codex")
+        readers = (
+            "adfkit._sources.adf.source",
+            "adfkit._sources.claude_code.parser",
+            "adfkit._sources.codex.parser",
+        )
         print([m for m in readers if m in sys.modules])
         """
     )

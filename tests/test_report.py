@@ -12,8 +12,8 @@ from background import Background
 from conftest import fingerprint, sample
 
 from adfkit import AdfError
-from adfkit._errors import OutputPathError
-from adfkit._report import (
+from adfkit._base.errors import OutputPathError
+from adfkit._facade.report import (
     ReportError,
     available_notebooks,
     inject_parameters,

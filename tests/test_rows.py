@@ -1,7 +1,7 @@
 """The one row rule: a row gives the same columns whether it is live or archived.
 
 Live rows (``adf_loop``, JSON text) and archived rows (a decoded ``loop`` blob, parsed JSON) go
-through the same functions (:mod:`adfkit._rows`); these tests store the same rows both ways and
+through the same functions (:mod:`adfkit._core.rows`); these tests store the same rows both ways and
 compare every derived column, and check the values against hand-computed ones.
 """
 
@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adfkit
-import adfkit._blobs
-from adfkit import _rows
-from adfkit._js import js_length
+import adfkit._core.blobs
+from adfkit._base.js import js_length
+from adfkit._core import rows as _rows
 
 #: Columns that say where a row is stored, not what it is.
 WHERE = ["position", "origin", "audit_id", "epoch", "copies"]
@@ -121,13 +121,13 @@ def test_history_decodes_each_blob_once(tmp_path, monkeypatch):
         audit=[{"source": "loop", "rows": [row(i, "user", text(f"r{i}"))]} for i in (1, 2, 3)],
     )
     calls: list[int] = []
-    real = adfkit._blobs.unpack  # the parsing step of every decode (decode() calls it too)
+    real = adfkit._core.blobs.unpack  # the parsing step of every decode (decode() calls it too)
 
     def counting(raw, source, **kw):
         calls.append(kw.get("audit_id"))
         return real(raw, source, **kw)
 
-    monkeypatch.setattr(adfkit._blobs, "unpack", counting)
+    monkeypatch.setattr(adfkit._core.blobs, "unpack", counting)
     with adfkit.open_adf(p) as agent:
         agent.history()
         agent.events()
@@ -150,7 +150,7 @@ def test_gather_equals_take(shuffle):
     import numpy as np
     import pyarrow as pa
 
-    from adfkit._loopframe import _gather
+    from adfkit._core.loopframe import _gather
 
     rng = np.random.default_rng(0)
     chunks = [

@@ -24,11 +24,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import adfkit
-import adfkit._adf
-from adfkit import _recall, _rows
-from adfkit._integrity import LISTED_LOST
-from adfkit._js import js_length
-from adfkit._loopframe import side_frame
+import adfkit._sources.adf.source
+from adfkit._analysis import recall as _recall
+from adfkit._analysis.integrity import LISTED_LOST
+from adfkit._base.js import js_length
+from adfkit._core import rows as _rows
+from adfkit._core.loopframe import side_frame
 from adfkit.cli import main
 
 BIG = 10**12
@@ -170,7 +171,7 @@ def test_batches_of_blobs_give_the_same_history(tmp_path, monkeypatch, prefetch)
         audit.append({"source": "loop", "rows": rows})
     audit.insert(3, {"source": "loop", "data": b"not brotli", "start_seq": 13, "end_seq": 13})
     f = build(tmp_path / "b.adf", loop=[row(20, "user", text("live"))], audit=audit)
-    monkeypatch.setattr(adfkit._adf.AdfSource, "prefetch", prefetch)
+    monkeypatch.setattr(adfkit._sources.adf.source.AdfSource, "prefetch", prefetch)
 
     def read() -> tuple[pd.DataFrame, list[str]]:
         with warnings.catch_warnings(record=True) as w:
@@ -192,7 +193,7 @@ def test_batches_of_blobs_give_the_same_history(tmp_path, monkeypatch, prefetch)
     for variant in variants:
         with monkeypatch.context() as m:
             for name, value in variant.items():
-                m.setattr(adfkit._adf, name, value)
+                m.setattr(adfkit._sources.adf.source, name, value)
             got, got_warnings = read()
         pd.testing.assert_frame_equal(got, want)
         assert got_warnings == want_warnings
@@ -484,7 +485,7 @@ def test_the_walk_sorts_each_row_once_not_each_window(tmp_path, monkeypatch, arc
         count[0] += len(out)
         return out
 
-    monkeypatch.setattr(adfkit._replay, "sorted", counting, raising=False)
+    monkeypatch.setattr(adfkit._analysis.replay, "sorted", counting, raising=False)
     with adfkit.open_adf(f) as agent:
         c = agent.compactions()
         r = agent.replay()

@@ -195,7 +195,7 @@ class _State:
 
 
 def _srow(seq, kind, chars, tr=None):
-    from adfkit._simulate import _SRow
+    from adfkit._analysis.simulate import _SRow
 
     return _SRow(seq, kind, True, chars, 0, tr)
 

@@ -31,7 +31,10 @@ def test_import_adfkit_imports_nothing_heavy():
     assert sorted(m for m in HEAVY if m in mods) == []
     # pyarrow itself is only there when pandas brings it (it does not: pandas is not imported)
     assert "pyarrow" not in mods
-    assert sorted(m for m in mods if m.startswith("adfkit.")) == ["adfkit._errors"]
+    assert sorted(m for m in mods if m.startswith("adfkit.")) == [
+        "adfkit._base",
+        "adfkit._base.errors",
+    ]
 
 
 def test_public_names_load_on_first_use():
@@ -43,7 +46,7 @@ def test_public_names_load_on_first_use():
         "from adfkit import AgentFile, FleetResult, schema, simulate, __version__\n"
         "assert adfkit.schema is schema and __version__ == adfkit.__version__\n"
     )
-    assert {"adfkit._agent", "adfkit._fleet", "adfkit.schema"} <= mods
+    assert {"adfkit._facade.agent", "adfkit._facade.fleet", "adfkit.schema"} <= mods
     assert not {"matplotlib", "ipywidgets", "dask"} & mods
 
 

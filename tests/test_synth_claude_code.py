@@ -23,7 +23,7 @@ import pytest
 from conftest import SAMPLES
 
 import adfkit
-from adfkit._claude_code import parse_claude_code
+from adfkit._sources.claude_code.parser import parse_claude_code
 
 CC = SAMPLES / "claude-code" / "projects"
 WEBAPP = CC / "-home-user-work-webapp" / "24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"

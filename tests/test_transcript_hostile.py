@@ -25,11 +25,12 @@ from test_codex import SID as CODEX_SID
 from test_codex import Roll, basic
 
 import adfkit
-from adfkit import _claude_code, cli
-from adfkit._claude_code import list_claude_code_sessions, parse_claude_code
-from adfkit._codex import list_codex_sessions, parse_codex
-from adfkit._terminal import printable
-from adfkit._transcript import LINE_CHARGE
+from adfkit import cli
+from adfkit._base.terminal import printable
+from adfkit._sources.claude_code import parser as _claude_code
+from adfkit._sources.claude_code.parser import list_claude_code_sessions, parse_claude_code
+from adfkit._sources.codex.parser import list_codex_sessions, parse_codex
+from adfkit._sources.transcript.kit import LINE_CHARGE
 
 SID = "11111111-2222-3333-4444-555555555555"
 
@@ -432,8 +433,8 @@ def test_h72_secrets_in_every_text_column_and_report(tmp_path: Path) -> None:
     HTML report shows no JWT in ``"access_token": "..."`` form, no piece of an RSA key the
     4,000-character clip would cut (the cut moves before it), no OpenSSH key written inside a
     JSON string."""
-    from adfkit._redact import redact_frame, redact_text
-    from adfkit._report import write_report
+    from adfkit._base.redact import redact_frame, redact_text
+    from adfkit._facade.report import write_report
 
     cc, cx = _secret_session(tmp_path)
     compactions = quiet(lambda: adfkit.open(cc).compactions())

@@ -27,9 +27,9 @@ from conftest import fingerprint
 
 import adfkit
 from adfkit import schema
-from adfkit._agent import AgentFile
-from adfkit._opening import detect_format
-from adfkit._transcript_source import TranscriptSource, compaction_rule
+from adfkit._core.opening import detect_format
+from adfkit._facade.agent import AgentFile
+from adfkit._sources.transcript.source import TranscriptSource, compaction_rule
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_agents"
@@ -718,7 +718,7 @@ def test_the_registry_lists_and_names_every_format() -> None:
     assert codex.drop(columns="format").equals(
         adfkit.list_codex_sessions(ROOT / "sample_agents" / "codex")
     )
-    from adfkit._registry import spec
+    from adfkit._core.registry import spec
 
     with pytest.raises(ValueError, match="built-in"):
         adfkit.register_format(spec("claude_code"))

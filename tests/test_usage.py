@@ -16,7 +16,7 @@ from conftest import runtime_fixture, sample
 
 import adfkit
 from adfkit import schema
-from adfkit._usage import default_prices, load_prices, turns_frame
+from adfkit._analysis.usage import default_prices, load_prices, turns_frame
 
 SONNET = "claude-sonnet-4-5-20250929"  # 3.00 / 15.00 USD per million, cache read 0.30
 MINI = "gpt-5.4-mini"  # 0.75 / 4.50 (adfkit/data/prices.json)

@@ -1,5 +1,5 @@
-"""The formats adfkit reads, one package each; ``adfkit._registry.BUILTIN`` lists them.
+"""The formats adfkit reads, one package each; ``adfkit._core.registry.BUILTIN`` lists them.
 
-A package's ``__init__`` holds its ``SPEC`` (:class:`adfkit._registry.FormatSpec`) and only what
-recognition needs; its reader is imported when a file is opened.
+A package's ``__init__`` holds its ``SPEC`` (:class:`adfkit._core.registry.FormatSpec`) and only
+what recognition needs; its reader is imported when a file is opened.
 """

@@ -6,10 +6,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe
+from adfkit._core.registry import FormatSpec, Probe
 
 if TYPE_CHECKING:
-    from ..._source import AgentSource
+    from adfkit._core.source import AgentSource
 
 _SQLITE = b"SQLite format 3\x00"
 
@@ -20,7 +20,7 @@ def _claims(probe: Probe) -> bool:
 
 
 def _open(path: Path, **options: Any) -> AgentSource:
-    from ..._adf import AdfSource
+    from adfkit._sources.adf.source import AdfSource
 
     keep = {k: options[k] for k in ("max_blob_bytes", "timeout") if k in options}
     return AdfSource(path, **keep)

@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe, Rule
+from adfkit._core.registry import FormatSpec, Probe, Rule
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..._source import AgentSource
+    from adfkit._core.source import AgentSource
 
 #: Claude Code's automatic compaction: the threshold is the model's context window minus the
 #: output reserved for the reply (20,000) minus a fixed buffer (13,000) (see :func:`rule`).
@@ -75,8 +75,8 @@ def rule(model: str | None, window: int | None = None) -> Rule:
 
 
 def _open(path: Path, **options: Any) -> AgentSource:
-    from ..._claude_code import parse_claude_code
-    from ..._transcript_source import TranscriptSource
+    from adfkit._sources.claude_code.parser import parse_claude_code
+    from adfkit._sources.transcript.source import TranscriptSource
 
     return TranscriptSource(parse_claude_code(path))
 
@@ -87,7 +87,7 @@ def _find(folder: Path) -> Iterator[Path]:
 
 
 def _list(folder: Path) -> pd.DataFrame:
-    from ..._claude_code import list_claude_code_sessions
+    from adfkit._sources.claude_code.parser import list_claude_code_sessions
 
     return list_claude_code_sessions(folder)
 

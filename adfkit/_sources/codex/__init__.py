@@ -8,12 +8,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe, Rule
+from adfkit._core.registry import FormatSpec, Probe, Rule
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from ..._source import AgentSource
+    from adfkit._core.source import AgentSource
 
 #: Codex compacts automatically at 90% of the model's context window (``auto_compact_token_limit``
 #: defaults to ``context_window * 9 / 10``); the window is recorded in the rollout.
@@ -99,8 +99,8 @@ def rule(model: str | None, window: int | None = None) -> Rule:
 
 
 def _open(path: Path, **options: Any) -> AgentSource:
-    from ..._codex import parse_codex
-    from ..._transcript_source import TranscriptSource
+    from adfkit._sources.codex.parser import parse_codex
+    from adfkit._sources.transcript.source import TranscriptSource
 
     return TranscriptSource(parse_codex(path))
 
@@ -113,7 +113,7 @@ def _find(folder: Path) -> Iterator[Path]:
 
 
 def _list(folder: Path) -> pd.DataFrame:
-    from ..._codex import list_codex_sessions
+    from adfkit._sources.codex.parser import list_codex_sessions
 
     return list_codex_sessions(folder)
 

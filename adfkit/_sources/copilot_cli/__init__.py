@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe, Rule
-from .files import EVENTS, find, first_record, is_start, sessions_under
+from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._sources.copilot_cli.files import EVENTS, find, first_record, is_start, sessions_under
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,9 +37,9 @@ def claims(probe: Probe) -> bool:
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
     """The session at ``path`` (folder or ``events.jsonl``) as a
-    :class:`adfkit._transcript_source.TranscriptSource`."""
-    from ..._transcript_source import TranscriptSource
-    from .parser import parse_copilot_cli
+    :class:`adfkit._sources.transcript.source.TranscriptSource`."""
+    from adfkit._sources.copilot_cli.parser import parse_copilot_cli
+    from adfkit._sources.transcript.source import TranscriptSource
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
     return TranscriptSource(parse_copilot_cli(Path(path), **kw))
@@ -48,7 +48,7 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
 def list_sessions(folder: Path) -> pd.DataFrame:
     """One row per session under ``folder``, newest first
     (:func:`.listing.list_copilot_sessions`)."""
-    from .listing import list_copilot_sessions
+    from adfkit._sources.copilot_cli.listing import list_copilot_sessions
 
     return list_copilot_sessions(folder)
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 
-from ..._errors import NotTranscriptError
-from ..._transcript import sessions_frame
-from .files import EVENTS, first_record, sessions_under
+from adfkit._base.errors import NotTranscriptError
+from adfkit._sources.copilot_cli.files import EVENTS, first_record, sessions_under
+from adfkit._sources.transcript.kit import sessions_frame
 
 #: Columns of :func:`list_copilot_sessions`.
 COPILOT_SESSIONS: dict[str, str] = {

@@ -54,9 +54,10 @@ from typing import Any
 
 import orjson
 
-from ..._errors import NotTranscriptError
-from ..._rows import as_count
-from ..._transcript import (
+from adfkit._base.errors import NotTranscriptError
+from adfkit._core.rows import as_count
+from adfkit._sources.copilot_cli import events as ev
+from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
     Findings,
     JsonLines,
@@ -71,7 +72,6 @@ from ..._transcript import (
     iso_ms,
     warn_findings,
 )
-from . import events as ev
 
 FORMAT = "copilot_cli"
 _WHAT = "Copilot CLI session"

@@ -11,13 +11,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe, Rule
-from .rules import provider_of
+from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._sources.inspect_eval.rules import provider_of
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .source import EvalLog, InspectSampleSource
+    from adfkit._sources.inspect_eval.source import EvalLog, InspectSampleSource
 
 NAME = "inspect_eval"
 LABEL = "Inspect AI eval log"
@@ -53,7 +53,7 @@ def open(  # noqa: A001 - the spec's open
     """The log's samples (see :class:`~.source.EvalLog`), or the one named ``member``
     (``<sample id>_epoch_<n>``, or a sample id: its first epoch); options:
     ``max_member_bytes``, ``warn`` (others are ignored)."""
-    from .source import open_eval, open_member
+    from adfkit._sources.inspect_eval.source import open_eval, open_member
 
     if member is not None:
         return open_member(path, member, **options)
@@ -95,7 +95,7 @@ def rule(model: str | None, window: int | None = None) -> Rule:
 
 
 def _list(folder: Path) -> pd.DataFrame:
-    from .source import list_eval_logs
+    from adfkit._sources.inspect_eval.source import list_eval_logs
 
     return list_eval_logs(folder)
 

@@ -1,5 +1,5 @@
 """One Inspect AI sample (``samples/<id>_epoch_<n>.json`` of an ``.eval`` log) as a
-:class:`~adfkit._transcript.ParsedTranscript` (SOURCES-NEXT.md §1).
+:class:`~adfkit._sources.transcript.kit.ParsedTranscript` (SOURCES-NEXT.md §1).
 
 - **Rows** are ``sample.messages`` in order (Inspect keeps the full history there: compaction
   changes only what the model is sent). ``seq`` = 1-based position, ``line`` = the same
@@ -49,8 +49,8 @@ from typing import Any
 
 import orjson
 
-from adfkit._rows import as_count
-from adfkit._transcript import (
+from adfkit._core.rows import as_count
+from adfkit._sources.transcript.kit import (
     Findings,
     ModelCall,
     ParsedTranscript,

@@ -13,14 +13,13 @@ from typing import Any, overload
 
 import pandas as pd
 
-from adfkit._errors import AdfError
-from adfkit._source import Settings
-from adfkit._transcript import Finding, ParsedTranscript, warn_findings
-from adfkit._transcript_source import TranscriptSource
-
-from .parser import FORMAT, parse_sample
-from .rules import compaction_config, provider_of, threshold_of
-from .zipread import DEFAULT_MAX_MEMBER_BYTES, EvalLogError, EvalZip
+from adfkit._base.errors import AdfError
+from adfkit._core.source import Settings
+from adfkit._sources.inspect_eval.parser import FORMAT, parse_sample
+from adfkit._sources.inspect_eval.rules import compaction_config, provider_of, threshold_of
+from adfkit._sources.inspect_eval.zipread import DEFAULT_MAX_MEMBER_BYTES, EvalLogError, EvalZip
+from adfkit._sources.transcript.kit import Finding, ParsedTranscript, warn_findings
+from adfkit._sources.transcript.source import TranscriptSource
 
 _SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
 
@@ -344,8 +343,8 @@ def list_eval_logs(folder: str | os.PathLike[str]) -> pd.DataFrame:
     ``samples`` (sample-and-epoch members), ``compressed`` (the members' compression:
     ``zstd``, ``deflate``...), ``error`` (why the file could not be listed). No sample is read.
     """
-    from adfkit._errors import NotTranscriptError
-    from adfkit._transcript import sessions_frame
+    from adfkit._base.errors import NotTranscriptError
+    from adfkit._sources.transcript.kit import sessions_frame
 
     root = Path(folder).expanduser()
     if not root.is_dir():

@@ -27,8 +27,8 @@ from typing import IO, Any
 import orjson
 import zstandard
 
-from adfkit._errors import AdfError, NotTranscriptError
-from adfkit._transcript import open_text_stream
+from adfkit._base.errors import AdfError, NotTranscriptError
+from adfkit._sources.transcript.kit import open_text_stream
 
 #: Default cap on one member's decompressed bytes (a sample of a long agent run is tens of MB).
 DEFAULT_MAX_MEMBER_BYTES = 256 * 1024**2

@@ -14,15 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adfkit._registry import FormatSpec, Probe, Rule
-
-from .names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
-from .rule import compaction_rule
+from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from adfkit._sources.openhands.rule import compaction_rule
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from adfkit._source import AgentSource
+    from adfkit._core.source import AgentSource
 
 NAME = "openhands"
 LABEL = "OpenHands conversation"
@@ -59,8 +58,8 @@ def claims(probe: Probe) -> bool:
 def open_conversation(path: str | os.PathLike[str], **options: Any) -> AgentSource:
     """The conversation at ``path`` as an agent source (options: ``max_event_bytes``,
     ``max_events``; see :func:`adfkit._sources.openhands.parser.parse_openhands`)."""
-    from .parser import parse_openhands
-    from .source import OpenHandsSource
+    from adfkit._sources.openhands.parser import parse_openhands
+    from adfkit._sources.openhands.source import OpenHandsSource
 
     known = ("max_event_bytes", "max_events", "max_total_bytes")
     return OpenHandsSource(parse_openhands(path, **{k: options[k] for k in known if k in options}))
@@ -101,10 +100,9 @@ def list_sessions(root: str | os.PathLike[str]) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from adfkit._errors import NotTranscriptError
-    from adfkit._transcript import sessions_frame
-
-    from .files import DEFAULT_MAX_STATE_BYTES, read_capped
+    from adfkit._base.errors import NotTranscriptError
+    from adfkit._sources.openhands.files import DEFAULT_MAX_STATE_BYTES, read_capped
+    from adfkit._sources.transcript.kit import sessions_frame
 
     top = Path(root).expanduser()
     if not top.is_dir():

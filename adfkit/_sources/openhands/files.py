@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adfkit._open import open_regular
-from adfkit._transcript import Findings, loads_line
-
-from .names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from adfkit._sources.adf.sqlite import open_regular
+from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
+from adfkit._sources.transcript.kit import Findings, loads_line
 
 #: Cap on one event file (real ones are ~1-100 KB; a huge observation is skipped with a finding).
 DEFAULT_MAX_EVENT_BYTES = 32 * 1024**2

@@ -56,21 +56,9 @@ from typing import Any
 
 import orjson
 
-from adfkit._errors import NotTranscriptError
-from adfkit._rows import as_count
-from adfkit._transcript import (
-    Findings,
-    ModelCall,
-    ParsedTranscript,
-    TranscriptEvent,
-    TranscriptRow,
-    bad_counts,
-    gc_paused,
-    result_text,
-    warn_findings,
-)
-
-from .files import (
+from adfkit._base.errors import NotTranscriptError
+from adfkit._core.rows import as_count
+from adfkit._sources.openhands.files import (
     DEFAULT_MAX_EVENT_BYTES,
     DEFAULT_MAX_EVENTS,
     DEFAULT_MAX_TOTAL_BYTES,
@@ -81,7 +69,18 @@ from .files import (
     read_events,
     read_state,
 )
-from .names import EVENT_NAME, STATE_FILE, is_conversation
+from adfkit._sources.openhands.names import EVENT_NAME, STATE_FILE, is_conversation
+from adfkit._sources.transcript.kit import (
+    Findings,
+    ModelCall,
+    ParsedTranscript,
+    TranscriptEvent,
+    TranscriptRow,
+    bad_counts,
+    gc_paused,
+    result_text,
+    warn_findings,
+)
 
 FORMAT = "openhands"
 _WHAT = "OpenHands conversation folder"

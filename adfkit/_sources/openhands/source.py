@@ -6,11 +6,10 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from adfkit._source import AgentSource, Finding, Info, Provenance, Settings, StorageReport
-from adfkit._transcript import ParsedTranscript
-from adfkit._transcript_source import TranscriptSource
-
-from .rule import compaction_rule
+from adfkit._core.source import AgentSource, Finding, Info, Provenance, Settings, StorageReport
+from adfkit._sources.openhands.rule import compaction_rule
+from adfkit._sources.transcript.kit import ParsedTranscript
+from adfkit._sources.transcript.source import TranscriptSource
 
 
 def _int(meta: dict[str, str], key: str) -> int | None:

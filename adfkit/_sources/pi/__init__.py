@@ -11,8 +11,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..._registry import FormatSpec, Probe, Rule
-from .files import NAME, find, is_header, sessions_under
+from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._sources.pi.files import NAME, find, is_header, sessions_under
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,9 +37,9 @@ def claims(probe: Probe) -> bool:
 
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
-    """The session at ``path`` as a :class:`adfkit._transcript_source.TranscriptSource`."""
-    from ..._transcript_source import TranscriptSource
-    from .parser import parse_pi
+    """The session at ``path`` as a :class:`adfkit._sources.transcript.source.TranscriptSource`."""
+    from adfkit._sources.pi.parser import parse_pi
+    from adfkit._sources.transcript.source import TranscriptSource
 
     kw = {k: v for k, v in options.items() if k == "max_line_bytes" and v is not None}
     return TranscriptSource(parse_pi(Path(path), **kw))
@@ -47,7 +47,7 @@ def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
 
 def list_sessions(folder: Path) -> pd.DataFrame:
     """One row per pi session under ``folder``, newest first (:func:`.listing.list_pi_sessions`)."""
-    from .listing import list_pi_sessions
+    from adfkit._sources.pi.listing import list_pi_sessions
 
     return list_pi_sessions(folder)
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pandas as pd
 
-from ..._errors import NotTranscriptError
-from ..._transcript import iter_lines, loads_line, open_text_stream, sessions_frame
-from .files import is_header, sessions_under
-from .parser import header_meta
+from adfkit._base.errors import NotTranscriptError
+from adfkit._sources.pi.files import is_header, sessions_under
+from adfkit._sources.pi.parser import header_meta
+from adfkit._sources.transcript.kit import iter_lines, loads_line, open_text_stream, sessions_frame
 
 #: Columns of :func:`list_pi_sessions`.
 PI_SESSIONS: dict[str, str] = {

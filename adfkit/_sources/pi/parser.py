@@ -1,9 +1,9 @@
 """pi coding agent sessions (``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``).
 
 Reads one session file read-only, line by line, and rebuilds the conversation pi itself would
-send to the model as :class:`~adfkit._transcript.TranscriptRow` objects, plus one compaction
-event per ``compaction`` entry and findings. The format reference is ``SOURCES-NEXT.md`` §4
-(pi-mono ``packages/coding-agent/src/core/session-manager.ts``, ``messages.ts``,
+send to the model as :class:`~adfkit._sources.transcript.kit.TranscriptRow` objects, plus one
+compaction event per ``compaction`` entry and findings. The format reference is ``SOURCES-NEXT.md``
+§4 (pi-mono ``packages/coding-agent/src/core/session-manager.ts``, ``messages.ts``,
 ``compaction/compaction.ts``); the choices made:
 
 - **Layouts.** A file opens with a header ``{"type": "session", "id", "timestamp", "cwd",
@@ -58,9 +58,9 @@ from typing import Any
 
 import orjson
 
-from ..._errors import NotTranscriptError
-from ..._rows import as_count
-from ..._transcript import (
+from adfkit._base.errors import NotTranscriptError
+from adfkit._core.rows import as_count
+from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
     Findings,
     ModelCall,

@@ -1,0 +1,1 @@
+"""Analyses: functions over an AgentSource. They know no file format."""

@@ -1,0 +1,79 @@
+"""Files that ship with adfkit: the notebooks, and the sample agents they open by default.
+
+In a wheel they are installed inside the package (``adfkit/notebooks``,
+``adfkit/sample_agents``); in a source checkout they are the repository's own folders.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parents[1]  # the adfkit folder (this is adfkit/_base/)
+
+
+def _folder(name: str) -> Path:
+    installed = _HERE / name
+    return installed if installed.is_dir() else _HERE.parent / name
+
+
+def notebooks_dir() -> Path:
+    """The folder of the bundled notebooks (``*.ipynb``)."""
+    return _folder("notebooks")
+
+
+def sample_agent() -> Path:
+    """The sample agent the notebooks open by default (``long-runner.adf``).
+
+    Examples
+    --------
+    >>> sample_agent().name
+    'long-runner.adf'
+    """
+    return sample_folder() / "long-runner.adf"
+
+
+#: The Claude Code session notebook 06 compares with ``AGENT`` (its ``SESSION`` parameter),
+#: relative to ``sample_agents/``; its subagents live in the folder of the same stem.
+SAMPLE_SESSION = (
+    "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
+)
+
+
+def sample_files() -> list[Path]:
+    """Every sample file the bundled notebooks open (what the wheel ships and ``adfkit
+    notebooks`` copies), relative to :func:`sample_folder`: the sample agent, the sample
+    session and its subagents.
+
+    Examples
+    --------
+    >>> [str(p) for p in sample_files()][:2]  # doctest: +NORMALIZE_WHITESPACE
+    ['long-runner.adf',
+     'claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl']
+    """
+    root = sample_folder()
+    session = Path(SAMPLE_SESSION)
+    subagents = sorted((root / session.with_suffix("")).rglob("*.json*"))
+    return [Path("long-runner.adf"), session, *(p.relative_to(root) for p in subagents)]
+
+
+def sample_folder() -> Path:
+    """The folder of the bundled sample agents."""
+    return _folder("sample_agents")
+
+
+#: What ``pip install "adfkit[notebooks]"`` adds: notebooks run headless (``adfkit report``,
+#: a kernel for them) and JupyterLab to open them in.
+NOTEBOOKS_EXTRA = 'pip install "adfkit[notebooks]"'
+_RUN_NOTEBOOKS = ("nbformat", "nbclient", "nbconvert", "ipykernel")
+
+
+def missing(modules: tuple[str, ...] = _RUN_NOTEBOOKS) -> list[str]:
+    """The ``modules`` that are not installed (looked up, not imported)."""
+    from importlib.util import find_spec
+
+    return [m for m in modules if find_spec(m) is None]
+
+
+def has_jupyterlab() -> bool:
+    """Whether JupyterLab is installed here, so ``jupyter lab`` can open the notebooks."""
+    return not missing(("jupyterlab",))

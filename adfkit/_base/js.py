@@ -1,0 +1,302 @@
+"""JavaScript semantics the ADF runtime's numbers depend on, in one place.
+
+The runtime is written in TypeScript: its sizes are UTF-16 lengths, its tool-call signatures
+hash ``JSON.stringify`` output, its previews use ``String(x)``. Everything here is pure and
+works on values parsed from JSON:
+
+- :func:`js_length`: ``s.length`` (UTF-16 code units);
+- :func:`js_string`: ``String(x ?? '')``;
+- :func:`js_stringify`: ``JSON.stringify(x)``;
+- :func:`string_hash` and :func:`base36`: the analyzer's 32-bit string hash and its radix-36 text;
+- :func:`js_falsy`: JavaScript falsiness of a JSON value;
+- :func:`parse_json`: ``JSON.parse`` of what ``JSON.stringify`` wrote, lone surrogates included.
+"""
+
+from __future__ import annotations
+
+import decimal
+import json
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+
+def js_length(text: str) -> int:
+    """Length in UTF-16 code units, as JavaScript counts it."""
+    if text.isascii():
+        return len(text)
+    # One C-level pass: 2 bytes per BMP code unit, 4 per astral character (a surrogate pair).
+    # "surrogatepass" counts a lone surrogate as the one unit JavaScript sees.
+    return len(text.encode("utf-16-le", "surrogatepass")) >> 1
+
+
+_END = object()
+
+
+def _js_scalar(x: Any) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, str):
+        return x
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    if isinstance(x, float):
+        return str(int(x)) if x.is_integer() else repr(x)
+    return "[object Object]"
+
+
+def js_string(x: Any) -> str:
+    """JavaScript ``String(x ?? '')`` for JSON values (iterative over nested arrays)."""
+    if not isinstance(x, list):
+        return _js_scalar(x)
+    out: list[str] = []
+    iters = [iter(x)]
+    first = [True]
+    while iters:
+        item = next(iters[-1], _END)
+        if item is _END:
+            iters.pop()
+            first.pop()
+            continue
+        if not first[-1]:
+            out.append(",")
+        first[-1] = False
+        if isinstance(item, list):
+            iters.append(iter(item))
+            first.append(True)
+        else:
+            out.append(_js_scalar(item))
+    return "".join(out)
+
+
+_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _js_number(x: float) -> str:
+    """JavaScript's ``Number.prototype.toString`` for a finite float."""
+    if x == 0:
+        return "0"
+    if x.is_integer() and abs(x) < 1e21:
+        return str(int(x))
+    sign = "-" if x < 0 else ""
+    # repr gives the shortest round-trip digits, as JavaScript does.
+    _, dig, exp = decimal.Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, dig)).lstrip("0")
+    e = int(exp)
+    while len(digits) > 1 and digits.endswith("0"):
+        digits, e = digits[:-1], e + 1
+    k = len(digits)
+    n = k + e  # value = 0.<digits> * 10**n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def _js_string(s: str) -> str:
+    out = json.dumps(s, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
+def js_stringify(value: Any) -> str:
+    """``JSON.stringify(value)`` as JavaScript writes it, for values parsed from JSON.
+
+    Compact separators, non-ASCII unescaped, integer-valued floats without ``.0``, JavaScript
+    number formatting, integer-like object keys first in ascending order (then the others in
+    insertion order), lone surrogates escaped.
+
+    Examples
+    --------
+    >>> from adfkit._base.js import js_stringify
+    >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
+    '{"1":[true,null,1e-7],"2":"é","b":1}'
+    """
+    try:
+        return _js_stringify_rec(value)
+    except RecursionError:  # hostile input nested ~1000 deep: same text, explicit stack
+        return _js_stringify_deep(value)
+
+
+def _js_stringify_rec(value: Any) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _js_number(value) if math.isfinite(value) else "null"
+    if isinstance(value, str):
+        return _js_string(value)
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_js_stringify_rec(v) for v in value) + "]"
+    if isinstance(value, Mapping):
+        return (
+            "{"
+            + ",".join(f"{_js_string(k)}:{_js_stringify_rec(v)}" for k, v in _js_items(value))
+            + "}"
+        )
+    return _js_string(str(value))
+
+
+def _js_items(value: Mapping[Any, Any]) -> list[tuple[str, Any]]:
+    """An object's properties in JavaScript's order: integer-like keys first, ascending, then
+    the others in insertion order."""
+    items = {str(k): v for k, v in value.items()}
+    idx = sorted((k for k in items if _INDEX_KEY.match(k) and int(k) < 2**32 - 1), key=int)
+    rest = [k for k in items if not (_INDEX_KEY.match(k) and int(k) < 2**32 - 1)]
+    return [(k, items[k]) for k in idx + rest]
+
+
+_B36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def base36(n: int) -> str:
+    out = ""
+    while True:
+        n, r = divmod(n, 36)
+        out = _B36[r] + out
+        if not n:
+            return out
+
+
+def string_hash(s: str) -> int:
+    """``h = h * 31 + c (mod 2**32)`` over the UTF-16 code units of ``s`` (unsigned).
+
+    Examples
+    --------
+    >>> from adfkit._base.js import string_hash
+    >>> string_hash("hello")  # Java's "hello".hashCode()
+    99162322
+    """
+    b = s.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for u in memoryview(b).cast("H"):
+        h = (h * 31 + u) & 0xFFFFFFFF
+    return h
+
+
+def js_falsy(x: Any) -> bool:
+    """JavaScript falsiness for JSON values (``{}`` and ``[]`` are truthy).
+
+    Examples
+    --------
+    >>> from adfkit._base.js import js_falsy
+    >>> js_falsy(0), js_falsy(""), js_falsy({}), js_falsy(None)
+    (True, True, False, True)
+    """
+    if x is None or x is False:
+        return True
+    if isinstance(x, int | float) and not isinstance(x, bool):
+        return x == 0 or (isinstance(x, float) and math.isnan(x))
+    return isinstance(x, str) and x == ""
+
+
+def _js_stringify_deep(value: Any) -> str:
+    """:func:`js_stringify` with an explicit stack (for values nested too deep to recurse)."""
+    out: list[str] = []
+    stack: list[tuple[bool, Any]] = [(False, value)]
+    while stack:
+        literal, x = stack.pop()
+        if literal:
+            out.append(x)
+            continue
+        tasks: list[tuple[bool, Any]] = []
+        if isinstance(x, list | tuple):
+            tasks.append((True, "["))
+            for i, v in enumerate(x):
+                if i:
+                    tasks.append((True, ","))
+                tasks.append((False, v))
+            tasks.append((True, "]"))
+        elif isinstance(x, Mapping):
+            tasks.append((True, "{"))
+            for i, (k, v) in enumerate(_js_items(x)):
+                tasks.append((True, ("," if i else "") + _js_string(k) + ":"))
+                tasks.append((False, v))
+            tasks.append((True, "}"))
+        else:
+            out.append(_js_stringify_rec(x))
+            continue
+        stack.extend(reversed(tasks))
+    return "".join(out)
+
+
+#: What a lone surrogate (half of a UTF-16 pair, e.g. a string cut in an emoji) reads as.
+LONE_SURROGATE = "\ufffd"
+
+
+class JSONError(ValueError):
+    """Text that is not JSON (or not UTF-8)."""
+
+
+def parse_json(raw: str | bytes | bytearray | memoryview) -> Any:
+    r"""``JSON.parse(raw)`` as JavaScript reads what ``JSON.stringify`` wrote.
+
+    JavaScript strings may hold lone UTF-16 surrogates (a string cut in the middle of an emoji
+    pair), which ``JSON.stringify`` writes as ``"\ud83d"``. orjson rejects them; here they are
+    kept visible as U+FFFD, one UTF-16 unit as in JavaScript, so every size stays what the
+    runtime counted. Raises :class:`JSONError` for text that is not JSON or bytes that are not
+    UTF-8.
+
+    Examples
+    --------
+    >>> parse_json(b'{"t": "cut \\ud83d", "ok": "\\ud83d\\ude42"}')
+    {'t': 'cut �', 'ok': '🙂'}
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        first = exc
+    # The slow path, only for text orjson refuses: the stdlib reads lone surrogate escapes.
+    try:
+        text = raw if isinstance(raw, str) else bytes(raw).decode("utf-8")
+        value = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise JSONError(str(first)) from None
+    try:
+        return _without_lone_surrogates(value)
+    except RecursionError:  # nested nearly as deep as the parser allows: refuse it whole
+        raise JSONError(f"{first} (nested too deep to clean)") from None
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
+    if isinstance(value, str):
+        return (
+            _LONE_SURROGATE.sub(LONE_SURROGATE, value) if _LONE_SURROGATE.search(value) else value
+        )
+    if isinstance(value, list):
+        return [_without_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def loads_or_none(text: Any) -> Any:
+    """``JSON.parse(text)`` of a JSON string, or None when it is not text or not JSON.
+
+    Examples
+    --------
+    >>> loads_or_none('{"a": [1, 2]}'), loads_or_none("not json"), loads_or_none(None)
+    ({'a': [1, 2]}, None, None)
+    """
+    if not isinstance(text, str):
+        return None
+    try:
+        return parse_json(text)
+    except JSONError:
+        return None

@@ -1,0 +1,367 @@
+"""The formats adfkit reads: one :class:`FormatSpec` per format, and recognition of an input.
+
+A format is a plug-in: a package under ``adfkit/_sources/<name>/`` whose ``__init__`` holds a
+``SPEC`` (how to recognise its input from a :class:`Probe`, how to open it, where its sessions
+live, its compaction rule, its tool taxonomy, its label), and one line in :data:`BUILTIN`. The
+spec modules are light (no reader is imported until a file is opened), so recognising a file
+costs its first 256 KiB and a few dict lookups. :func:`register_format` adds a format at run time
+(a test's toy format, a user's own reader).
+
+Recognition is positive: each spec says yes only to its own input, and exactly one must. An
+input no spec claims raises :class:`UnknownFormatError` naming what was looked for; two specs
+claiming one input is a bug in a spec (``tests/test_registry.py`` checks every sample and
+fixture). Formats of installed packages (the ``adfkit.formats`` entry points) are looked up
+only for an input no built-in format claims, and by name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
+
+from adfkit._base.errors import AdfError, UnknownFormatError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from adfkit._core.source import AgentSource
+
+#: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
+BUILTIN: dict[str, str] = {
+    "adf": "adfkit._sources.adf",
+    "claude_code": "adfkit._sources.claude_code",
+    "codex": "adfkit._sources.codex",
+    "inspect_eval": "adfkit._sources.inspect_eval",
+    "openhands": "adfkit._sources.openhands",
+    "pi": "adfkit._sources.pi",
+    "copilot_cli": "adfkit._sources.copilot_cli",
+}
+
+#: Between an input and the name of one of its agents: ``log.eval#sample-3``.
+MEMBER = "#"
+#: Bytes of a file recognition reads (a folder: none).
+HEAD_BYTES = 256 * 1024
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+class Rule(NamedTuple):
+    """A format's automatic-compaction rule for one model: ``window`` and ``threshold`` in
+    tokens (None where unknown) and ``text``, where the figures come from."""
+
+    window: int | None
+    threshold: int | None
+    text: str
+
+
+class Probe:
+    """What recognition sees of one input: its path, whether it is a folder, and (for a file)
+    its first :data:`HEAD_BYTES` bytes, read on first use (a spec that decides by name reads
+    nothing, so an ``.adf`` file's own reader reports what is wrong with it)."""
+
+    def __init__(self, path: Path, head: bytes | None = None) -> None:
+        self.path = path
+        self.is_dir = path.is_dir()
+        #: Why the head could not be read (None: it could, or was not needed).
+        self.error: AdfError | None = None
+        if head is not None or self.is_dir:
+            self.__dict__["head"] = head or b""
+
+    @property
+    def name(self) -> str:
+        """The file or folder name, lower case."""
+        return self.path.name.lower()
+
+    @cached_property
+    def head(self) -> bytes:
+        """The first :data:`HEAD_BYTES` bytes of the file (b"" for a folder, and for a file that
+        cannot be read: :attr:`error` then says why, and is raised when no format claims it
+        by name)."""
+        from adfkit._sources.transcript.kit import open_text_stream
+
+        try:
+            with open_text_stream(self.path, buffering=0) as f:  # a FIFO never blocks
+                return f.read(HEAD_BYTES)
+        except AdfError as exc:
+            self.error = exc
+        except OSError as exc:
+            self.error = AdfError(f"cannot read the file: {exc.strerror}", path=self.path)
+        return b""
+
+    @cached_property
+    def records(self) -> list[dict[str, Any]]:
+        """The JSON objects on the first 50 complete lines of the head (lines that are not
+        JSON objects are skipped; a byte-order mark is no content)."""
+        lines = self.head.split(b"\n")
+        out: list[dict[str, Any]] = []
+        for line in lines[:-1][:50]:
+            line = line.removeprefix(UTF8_BOM).strip()
+            if not line.startswith(b"{"):
+                continue
+            try:
+                obj = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue
+            if isinstance(obj, dict):
+                out.append(obj)
+        return out
+
+    @cached_property
+    def first_line(self) -> bytes:
+        """The opening bytes (at most 4 KiB) of the first line, without a byte-order mark: what a
+        spec can look at when that line is longer than the head."""
+        return self.head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")[:4096]
+
+
+def _no_sessions(folder: Path) -> Iterator[Path]:
+    return iter(())
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """One format adfkit reads.
+
+    ``claims(probe)``: True only for this format's input (positive recognition).
+    ``open(path, **options)``: an :class:`AgentSource`, or a sequence of them when one input
+    holds several agents (``options``: ``max_blob_bytes``, ``timeout``; a reader ignores the
+    ones it has no use for). ``find(folder)``: the inputs of this format directly in ``folder``
+    (a fleet's folder), by name only (no file is read), never another format's files where the
+    names tell them apart (a Claude Code subagent's ``agent-*.jsonl`` is no input of its own).
+    ``list_sessions(folder)``: one row per session under a folder,
+    newest first. ``default_root``: where the agent keeps its sessions. ``compaction_rule(model,
+    window)``: its automatic-compaction threshold. ``taxonomy``: the file in ``adfkit/data``
+    with its tools' classes for :func:`adfkit.observe` (None: the ADF default).
+    ``provider(model)``: who serves the model. ``looks_for``: what recognition looks for, for
+    the error an unclaimed input raises. ``stamped_on_append`` and ``provider_tools``: as the
+    :class:`AgentSource` attributes of those names, for the sources its reader makes.
+    ``many``: one input may hold several agents; ``open`` then returns a sequence of sources
+    (each named by its ``name``) and takes ``member=NAME`` to open just that one.
+    """
+
+    name: str
+    label: str
+    looks_for: str
+    claims: Callable[[Probe], bool]
+    open: Callable[..., AgentSource | Sequence[AgentSource]]
+    find: Callable[[Path], Iterator[Path]] = _no_sessions
+    list_sessions: Callable[[Path], pd.DataFrame] | None = None
+    default_root: str | None = None
+    compaction_rule: Callable[[str | None, int | None], Rule] | None = None
+    taxonomy: str | None = None
+    provider: Callable[[str | None], str | None] = field(default=lambda model: None)
+    stamped_on_append: bool = True
+    provider_tools: frozenset[str] = frozenset()
+    many: bool = False
+
+
+#: The entry-point group through which an installed package adds formats (``name = module:SPEC``).
+ENTRY_POINTS = "adfkit.formats"
+
+_REGISTERED: dict[str, FormatSpec] = {}
+_LOADED: dict[str, FormatSpec] = {}
+_PLUGINS_LOADED = False
+
+
+def register_format(spec: FormatSpec) -> FormatSpec:
+    """Add a format (or replace one added before); it is asked after the built-in ones.
+    Returns ``spec``. A built-in format's name is refused (``ValueError``).
+
+    An installed package adds one the same way through the ``adfkit.formats`` entry point
+    group, so it is known in every process (a report's kernel, a fleet's workers)::
+
+        [project.entry-points."adfkit.formats"]
+        toy = "toyformat:SPEC"
+    """
+    if spec.name in BUILTIN:
+        raise ValueError(f"{spec.name!r} is a built-in format; give yours another name")
+    _REGISTERED[spec.name] = spec
+    return spec
+
+
+def unregister_format(name: str) -> None:
+    """Remove a format added with :func:`register_format` (a test's toy format)."""
+    _REGISTERED.pop(name, None)
+
+
+def _load_plugins() -> None:
+    """Register the formats of installed packages (:data:`ENTRY_POINTS`), once."""
+    global _PLUGINS_LOADED
+    if _PLUGINS_LOADED:
+        return
+    _PLUGINS_LOADED = True
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=ENTRY_POINTS):
+        try:
+            got = ep.load()
+        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break adfkit
+            import warnings
+
+            warnings.warn(
+                f"adfkit format plug-in {ep.value!r} cannot be loaded: {exc}", stacklevel=3
+            )
+            continue
+        if isinstance(got, FormatSpec) and got.name not in BUILTIN:
+            _REGISTERED.setdefault(got.name, got)
+
+
+def specs() -> list[FormatSpec]:
+    """Every format, built-in first (in :data:`BUILTIN` order), then the registered ones."""
+    _load_plugins()
+    out = [spec(name) for name in BUILTIN]
+    return out + [s for n, s in _REGISTERED.items() if n not in BUILTIN]
+
+
+def spec(name: str) -> FormatSpec:
+    """The spec of the format called ``name``.
+
+    Examples
+    --------
+    >>> spec("codex").label
+    'Codex rollout'
+    """
+    if name not in BUILTIN and name not in _REGISTERED:
+        _load_plugins()
+    if name in _REGISTERED:
+        return _REGISTERED[name]
+    if name not in _LOADED:
+        if name not in BUILTIN:
+            known = ", ".join(list(BUILTIN) + [n for n in _REGISTERED if n not in BUILTIN])
+            raise ValueError(f"unknown format {name!r}; adfkit reads: {known}")
+        got: FormatSpec = importlib.import_module(BUILTIN[name]).SPEC
+        _LOADED[name] = got
+    return _LOADED[name]
+
+
+def label(name: str) -> str:
+    """The human name of a format (``"Claude Code session"``), or ``name`` when unknown."""
+    try:
+        return spec(name).label
+    except ValueError:
+        return name
+
+
+def recognise(path: str | os.PathLike[str]) -> FormatSpec:
+    """The one format that claims ``path``.
+
+    Raises
+    ------
+    AdfError
+        the path is missing or unreadable.
+    UnknownFormatError
+        no format claims it (the message says what each one looks for).
+
+    Examples
+    --------
+    >>> recognise("sample_agents/long-runner.adf").name
+    'adf'
+    """
+    pr = Probe(Path(path).expanduser())
+    claimed = claimants(pr, plugins=False)
+    if not claimed:  # installed plug-ins are only looked up for what no built-in format claims
+        claimed = claimants(pr)
+    if len(claimed) > 1:
+        names = " and ".join(s.name for s in claimed)
+        why = f"claimed by two formats ({names}): a format's recognition is wrong"
+        raise AdfError(why, path=pr.path)
+    if claimed:
+        return claimed[0]
+    if pr.error is not None:
+        raise pr.error
+    looked = "; ".join(f"{s.label} ({s.looks_for})" for s in specs())
+    why = f"{_what(pr)}: no format adfkit reads claims it (looked for: {looked})"
+    raise UnknownFormatError(why, path=pr.path)
+
+
+def claimants(pr: Probe, *, plugins: bool = True) -> list[FormatSpec]:
+    """Every format that claims the input ``pr`` (one, for a well-made set of specs); without
+    ``plugins``, the built-in ones and those registered in this process only (finding
+    installed plug-ins scans every installed package: ~0.1 s)."""
+    if plugins:
+        _load_plugins()
+    chosen = [spec(name) for name in BUILTIN] + [
+        s for n, s in _REGISTERED.items() if n not in BUILTIN
+    ]
+    return [s for s in chosen if s.claims(pr)]
+
+
+def _what(pr: Probe) -> str:
+    """A few words on what an unclaimed input is."""
+    if pr.is_dir:
+        return "is a directory, and not one a format keeps its sessions in"
+    head = pr.head
+    if not head:
+        return "empty file (0 bytes)"
+    text = head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")
+    if b"\x00" in head[:512]:
+        return "binary data"
+    if text[:1] == b"{" and pr.records:
+        return "JSON lines of a kind adfkit does not read"
+    if text[:1] in (b"{", b"["):
+        return "a JSON document of a kind adfkit does not read"
+    return "text that is not JSON lines"
+
+
+def split_member(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
+    """``(input, member)``: ``log.eval#sample-3`` names one agent of an input that holds several
+    (:data:`MEMBER`), when no file has that whole name and ``log.eval`` exists; else
+    ``(path, None)``.
+
+    Examples
+    --------
+    >>> split_member("sample_agents/long-runner.adf#x")
+    (PosixPath('sample_agents/long-runner.adf'), 'x')
+    >>> split_member("sample_agents/long-runner.adf")
+    (PosixPath('sample_agents/long-runner.adf'), None)
+    """
+    p = Path(path).expanduser()
+    if MEMBER not in p.name or p.exists():
+        return p, None
+    base, _, member = os.fspath(p).rpartition(MEMBER)
+    return (Path(base), member) if Path(base).exists() else (p, None)
+
+
+def agent_stem(path: str | os.PathLike[str]) -> str:
+    """The name an agent's output files start with: its input's stem, and for one agent of a
+    multi-agent input its member name (``log-1_epoch_1``), so no two agents share one.
+
+    Examples
+    --------
+    >>> agent_stem("sample_agents/long-runner.adf")
+    'long-runner'
+    >>> agent_stem("sample_agents/long-runner.adf#a")
+    'long-runner-a'
+    """
+    base, member = split_member(path)
+    return base.stem + (f"-{member}" if member else "")
+
+
+def open_input(
+    path: str | os.PathLike[str],
+    format: str | None = None,  # noqa: A002 - the record kind, as AgentSource.format
+    **options: Any,
+) -> AgentSource | Sequence[AgentSource]:
+    """Open ``path`` with the reader of ``format`` (None: the one that claims it). A
+    ``path#member`` opens that one agent of an input holding several (the reader gets
+    ``member=``)."""
+    p, member = split_member(path)
+    chosen = recognise(p) if format is None else spec(format)
+    if member is None:
+        return chosen.open(p, **options)
+    if not chosen.many:
+        raise AdfError(f"a {chosen.label} holds one agent: there is no member {member!r}", path=p)
+    return chosen.open(p, member=member, **options)
+
+
+def find_inputs(folder: Path) -> list[Path]:
+    """Every input any format finds directly in ``folder``, sorted, each once."""
+    found: set[Path] = set()
+    for s in specs():
+        found.update(s.find(folder))
+    return sorted(found)

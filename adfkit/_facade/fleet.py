@@ -1,0 +1,838 @@
+"""Many agents at once: ``load_fleet`` (one table from many files) and ``export`` (to Parquet).
+
+Engines: ``serial``; ``processes`` (a local process pool, all cores, results put back in input
+order); ``dask`` (a ``dask.distributed`` client the caller passes, which is how a load scales
+past one machine, or a ``LocalCluster`` started and closed for the call). A file that fails
+lands in the error table; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import functools
+import glob
+import multiprocessing
+import os
+import pickle
+import re
+import tempfile
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import orjson
+import pandas as pd
+
+from adfkit import schema
+from adfkit._base.errors import AdfError
+from adfkit._base.outputs import check_output, unique_names
+from adfkit._base.redact import redact_config, redact_frame
+from adfkit._base.terminal import printable
+from adfkit._core import registry
+from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
+
+if TYPE_CHECKING:
+    from adfkit._facade.agent import AgentFile
+
+# The readers and analyses (``_agent`` and what it imports) load on first use: a run whose
+# files are all fresh in the index reads Parquet only and never needs them.
+
+ENGINES = ("serial", "processes", "dask")
+
+
+def _observation(attr: str) -> Callable[..., pd.DataFrame]:
+    def get(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+        from adfkit._facade.agent import observe
+
+        frame: pd.DataFrame = getattr(observe(agent, **kwargs), attr)
+        return frame
+
+    get.__name__ = f"observe_{attr}"
+    return get
+
+
+def usage_days(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+    """:func:`adfkit._facade.fleet_usage.usage_days` (imported on first use)."""
+    from adfkit._facade.fleet_usage import usage_days as days
+
+    return days(agent, **kwargs)
+
+
+#: Tables that are not an ``AgentFile`` method of the same name: name -> ``f(agent, **kw)``.
+TABLES: dict[str, Callable[..., Any]] = {
+    "turns": _observation("turns"),
+    "observe_calls": _observation("calls"),
+    "signatures": _observation("signatures"),
+    "streaks": _observation("streaks"),
+    "anomalies": _observation("anomalies"),
+    "usage_days": usage_days,
+}
+
+
+class FleetResult(NamedTuple):
+    """What :func:`load_fleet` and :func:`export` return: ``(df, errors)``.
+
+    ``errors`` has one row per file that failed: ``path``, ``error`` (the exception type),
+    ``message`` (string).
+    """
+
+    df: pd.DataFrame
+    errors: pd.DataFrame
+
+
+def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list[str]:
+    """Agent file paths from a glob pattern, a folder (its ``*.adf``), a path, or a list of them.
+
+    Matches are sorted; a pattern or folder that matches nothing raises :class:`AdfError`.
+    """
+    items = [paths_or_glob] if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
+    out: list[str] = []
+    for item in items:
+        p = os.fspath(item)
+        if glob.has_magic(p):
+            found = sorted(glob.glob(os.path.expanduser(p), recursive=True))
+            if not found:
+                raise AdfError(f"no file matches the pattern {p!r}")
+            out += found
+        elif os.path.isdir(p) and not _is_one_input(p):  # a folder of agents
+            found = [str(x) for x in registry.find_inputs(Path(p))]
+            if not found:
+                looked = ", ".join(s.label for s in registry.specs())
+                raise AdfError(f"no agent files in the folder {p!r} (looked for: {looked})")
+            out += found
+        else:
+            out.append(p)
+    return out
+
+
+def _is_one_input(path: str) -> bool:
+    """Whether the folder ``path`` is itself one input (a format that keeps a session as a
+    folder claims it), not a folder of inputs."""
+    try:
+        registry.recognise(path)
+    except AdfError:
+        return False
+    return True
+
+
+def _check_table(table: str) -> None:
+    if table in TABLES:
+        return
+    from adfkit._facade.agent import AgentFile
+
+    attr = getattr(AgentFile, table, None)
+    if table.startswith("_") or not callable(attr) or table in ("close", "read_file", "read_text"):
+        names = sorted(
+            n
+            for n in dir(AgentFile)
+            if not n.startswith("_") and callable(getattr(AgentFile, n))
+            if n not in ("close", "read_file", "read_text", "decode_audit")
+        )
+        raise ValueError(
+            f"table must be an AgentFile method or one of {sorted(TABLES)}; got {table!r} "
+            f"(methods: {names})"
+        )
+
+
+def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
+    """One table of one open agent as a DataFrame (a dict result becomes a one-row frame)."""
+    value = TABLES[table](agent, **kwargs) if table in TABLES else getattr(agent, table)(**kwargs)
+    if isinstance(value, dict):
+        return pd.DataFrame([value])
+    if not isinstance(value, pd.DataFrame):
+        raise TypeError(f"{table}() returned {type(value).__name__}, not a DataFrame")
+    return value
+
+
+#: Longest :func:`agent_label` (characters, the ``…`` included).
+LABEL_CHARS = 60
+
+#: Columns a fleet frame starts with: the readable label, the agent's name or session id, the file.
+FLEET_COLUMNS = ("label", "agent", "agent_path")
+
+_SPACES = re.compile(r"[ \t\r\n\f\v]+")
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line: runs of white space (newlines, tabs) made one space, every other
+    control character written as a visible escape (``\\x1b``)."""
+    return printable(_SPACES.sub(" ", text).strip())
+
+
+def _clip(text: str, n: int = LABEL_CHARS) -> str:
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _first_prompt(agent: AgentFile) -> str | None:
+    """The text of the first message a person wrote (a ``user`` row of kind ``message``; one
+    typed in the chat, subkind ``chat``, first where the format tells them apart)."""
+    h = agent.history()
+    if not {"role", "kind", "text"} <= set(h.columns):
+        return None
+    asked = h[(h["role"] == "user") & (h["kind"] == "message")]
+    if "subkind" in asked.columns and (asked["subkind"] == "chat").any():
+        asked = asked[asked["subkind"] == "chat"]
+    for text in asked.sort_values("seq")["text"] if "seq" in asked else asked["text"]:
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
+def agent_label(agent: AgentFile) -> str:
+    """A short readable name for tables and plots of many agents (one line, at most
+    :data:`LABEL_CHARS` characters, control characters escaped).
+
+    An agent with a name of its own (an ADF agent: ``long-runner``) is labelled by it. A
+    session named by its id (Claude Code, Codex: a UUID) is labelled ``<project> · <what it
+    was about>``: the project is the last folder of the session's working directory, what it
+    was about its title (``custom-title``, ``ai-title``), else its summary, else the first
+    prompt a person typed. The id stays in the fleet's ``agent`` column.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> with adfkit.open("sample_agents/long-runner.adf") as agent:
+    ...     agent_label(agent)
+    'long-runner'
+    """
+    name = agent.name
+    meta = agent.meta()
+    ids = {meta.get("session_id"), f"agent-{meta.get('agent_id')}"} - {None, "agent-None"}
+    if name not in ids:
+        return _clip(_one_line(name))
+    cwd = (meta.get("cwd") or "").replace("\\", "/").rstrip("/")
+    project = cwd.rsplit("/", 1)[-1] if cwd else ""
+    about = meta.get("title") or meta.get("summary") or _first_prompt(agent)
+    about = _one_line(about) if about else ""
+    if "agent_id" in meta:  # a subagent: its own id, then its task
+        about = f"{name}: {about}" if about else name
+    parts = [x for x in (_one_line(project), about) if x]
+    return _clip(" · ".join(parts)) if parts else _clip(_one_line(name))
+
+
+def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """Labels made distinct between agents (a file may hold several): a label two agents share
+    gets the start of the agent's id (``agent``) after it in brackets where that differs from
+    the label, and a number where it still clashes (``clean (2)``). A missing label is the
+    ``agent``."""
+    if "label" not in df.columns or not len(df):
+        return df
+    keys = ["agent_path", "agent"]
+    agents = df.drop_duplicates(keys)
+    labels = agents["label"].fillna(agents["agent"]).tolist()
+    counts = pd.Series(labels).value_counts()
+    new: dict[tuple[Any, Any], str] = {}
+    taken: set[str] = set()
+    for path, ident, label in zip(agents["agent_path"], agents["agent"], labels, strict=True):
+        want = label
+        if counts[label] > 1 and isinstance(ident, str) and ident != label:
+            want = f"{label} [{ident[:8]}]"
+        cand, k = want, 2
+        while cand in taken:
+            cand, k = f"{want} ({k})", k + 1
+        taken.add(cand)
+        new[(path, ident)] = cand
+    old = zip(agents["agent_path"], agents["agent"], agents["label"], strict=True)
+    if all(new[(p, a)] == lab for p, a, lab in old):
+        return df
+    df = df.copy()
+    df["label"] = pd.array(
+        [new[k] for k in zip(df["agent_path"], df["agent"], strict=True)], dtype="string"
+    )
+    return df
+
+
+def _load_one(
+    path: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
+) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
+    """Load one file's table with its ``label``, ``agent`` and ``agent_path`` columns, or the
+    error row."""
+    from adfkit._facade.agent import agents_of
+    from adfkit._facade.agent import open as open_agent
+
+    try:
+        with open_agent(path, **open_kwargs) as opened:
+            parts = [_table_of(agent, path, table, kwargs) for agent in agents_of(opened)]
+        df = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+        return df, None
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded, never fatal
+        msg = exc.detail if isinstance(exc, AdfError) else str(exc)
+        return None, (path, type(exc).__name__, msg)
+
+
+def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -> pd.DataFrame:
+    """One agent's table with its ``label``, ``agent`` and ``agent_path`` columns first."""
+    if getattr(_LOCAL, "busy_cores", False):
+        agent.source.prefetch = False  # every core runs a loader: no decoding thread
+    df = get_table(agent, table, **kwargs).reset_index(drop=True)
+    df = df.drop(columns=list(FLEET_COLUMNS), errors="ignore")
+    df.insert(0, "agent_path", pd.array([path] * len(df), dtype="string"))
+    df.insert(0, "agent", pd.array([agent.name] * len(df), dtype="string"))
+    df.insert(0, "label", pd.array([agent_label(agent)] * len(df), dtype="string"))
+    return df
+
+
+class _NoBar(contextlib.AbstractContextManager["_NoBar"]):
+    """The progress bar when none is shown (tqdm is not even imported: it costs 0.2 s)."""
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    show = total >= 20 if progress is None else progress
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="file", leave=False)
+
+
+def _run(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    *,
+    engine: str,
+    workers: int | None,
+    client: Any,
+    progress: bool | None,
+    desc: str,
+) -> list[Any]:
+    """``[func(path, *args) for path in paths]`` on an engine, in input order."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    results: list[Any] = [None] * len(paths)
+    with _progress(len(paths), progress, desc) as bar:
+        if engine == "serial" or (engine == "processes" and _small(paths)):
+            for i, p in enumerate(paths):
+                results[i] = func(p, *args)
+                bar.update()
+        elif engine == "processes":
+            _run_processes(func, paths, args, results, workers=workers, bar=bar)
+        else:
+            results = _run_dask(func, paths, args, client=client, workers=workers, bar=bar)
+    return results
+
+
+#: Below this many bytes of input in all, the process engine runs serially: starting a pool
+#: and pickling frames back costs more than it saves (measured: 16 sessions, 30 MB).
+SMALL_FLEET_BYTES = 48 << 20
+
+
+def _small(paths: list[str]) -> bool:
+    """Whether a fleet is too small for processes to pay: one file, or little data in all.
+
+    Jobs that are not paths (export's) count as one file each of unknown, large size."""
+    if len(paths) <= 1:
+        return True
+    total = 0
+    for p in paths:
+        job = orjson.loads(p)[0] if p.startswith("[") else p
+        try:
+            total += os.path.getsize(job)
+        except (OSError, TypeError):
+            return False
+        if total >= SMALL_FLEET_BYTES:
+            return False
+    return True
+
+
+def _batch(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
+    """``func`` on each path, in a process of the process engine (all cores busy)."""
+    _LOCAL.busy_cores = True
+    try:
+        return [func(p, *args) for p in paths]
+    finally:
+        _LOCAL.busy_cores = False
+
+
+#: ``busy_cores``: set while a process of the process engine runs a batch.
+_LOCAL = threading.local()
+
+#: In a pool process: which batches some process has started (shared memory; see ``_claim``).
+_CLAIMS: Any = None
+
+
+def _init_claims(claims: Any) -> None:
+    global _CLAIMS
+    _CLAIMS = claims
+
+
+def _claim(claims: Any, index: int) -> bool:
+    """Mark batch ``index`` as started; False when another process started it first."""
+    with claims.get_lock():
+        if claims[index]:
+            return False
+        claims[index] = True
+        return True
+
+
+def _batch_spilled(
+    func: Callable[..., Any], paths: list[str], args: tuple[Any, ...], folder: str, index: int
+) -> tuple[bool, Any] | None:
+    """Run batch ``index`` in a pool process unless another process claimed it (then None).
+
+    The results are pickled to a file in ``folder``: a frame sent through the pool's pipe
+    moves 64 KiB per read of a parent thread that competes for the GIL with the parent's own
+    loading, and the worker waits meanwhile; a file is written at memory speed and read in one
+    call. Returns ``(True, file)``, or ``(False, results)`` when the file cannot be written
+    (no space): then the pipe carries them.
+    """
+    if not _claim(_CLAIMS, index):
+        return None
+    results = _batch(func, paths, args)
+    name = None
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(results, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return False, results
+    return True, name
+
+
+def _mark_done(done: deque[int], k: int, _fut: Future[Any]) -> None:
+    done.append(k)
+
+
+def _unspill(value: tuple[bool, Any]) -> list[Any]:
+    spilled, payload = value  # never None: only called for batches a pool process claimed
+    if not spilled:
+        return list(payload)
+    with open(payload, "rb") as fh:
+        data = fh.read()
+    os.unlink(payload)
+    rows: list[Any] = pickle.loads(data)
+    return rows
+
+
+def _batches(n_items: int, n_procs: int) -> list[range]:
+    """Consecutive index ranges that shrink towards the end (guided scheduling): up to 8 items
+    while much is left, a quarter of each process's share of the rest after that, one at the
+    end, so the processes finish within one small batch of each other."""
+    out: list[range] = []
+    i = 0
+    while i < n_items:
+        size = max(1, min(8, (n_items - i) // (n_procs * 4)))
+        out.append(range(i, i + size))
+        i += size
+    return out
+
+
+def _run_processes(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    results: list[Any],
+    *,
+    workers: int | None,
+    bar: Any,
+) -> None:
+    """Fill ``results`` with ``workers`` processes (default: all cores), this one included.
+
+    Every batch is queued, in order, for the ``workers - 1`` pool processes, and this process
+    runs the same queue: whichever process claims a batch first (a flag in shared memory) runs
+    it. No core idles waiting for results, and only the pool's share of the frames is pickled.
+    (Futures are not cancelled to steal work: a pool that breaks while it holds cancelled
+    futures stops its manager thread before failing the other futures, before Python 3.12.)
+    Pool results come back through files (see :func:`_batch_spilled`) and are collected
+    between this process's own batches.
+    """
+    n = min(workers or os.cpu_count() or 1, len(paths))
+    batches = _batches(len(paths), n)
+
+    def put(batch: range, values: list[Any]) -> None:
+        for i, res in zip(batch, values, strict=True):
+            results[i] = res
+        bar.update(len(batch))
+
+    if n <= 1:
+        for b in batches:
+            put(b, [func(paths[i], *args) for i in b])
+        return
+    ctx = multiprocessing.get_context()
+    claims = ctx.Array(ctypes.c_bool, len(batches))
+    with (
+        tempfile.TemporaryDirectory(prefix="adfkit-fleet-", ignore_cleanup_errors=True) as tmp,
+        ProcessPoolExecutor(
+            max_workers=n - 1, mp_context=ctx, initializer=_init_claims, initargs=(claims,)
+        ) as pool,
+    ):
+        futs: list[Future[Any]] = []
+        done: deque[int] = deque()
+        for k, b in enumerate(batches):
+            fut = pool.submit(_batch_spilled, func, [paths[i] for i in b], args, tmp, k)
+            fut.add_done_callback(functools.partial(_mark_done, done, k))
+            futs.append(fut)
+        mine: set[int] = set()
+        collected: set[int] = set()
+
+        def collect(k: int) -> None:
+            if k not in mine and k not in collected:
+                collected.add(k)
+                put(batches[k], _unspill(futs[k].result()))
+
+        for k, b in enumerate(batches):
+            if _claim(claims, k):
+                mine.add(k)
+                put(b, _batch(func, [paths[i] for i in b], args))
+            while done:
+                collect(done.popleft())
+        for k in range(len(batches)):  # the pool's batches still running or not collected
+            collect(k)
+
+
+def _run_dask(
+    func: Callable[..., Any],
+    paths: list[str],
+    args: tuple[Any, ...],
+    *,
+    client: Any,
+    workers: int | None,
+    bar: Any,
+) -> list[Any]:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AdfError(
+            'engine="dask" needs dask, which is not installed: pip install "adfkit[dask]"'
+        ) from None
+
+    own = client is None
+    cluster = None
+    if own:
+        cluster = LocalCluster(
+            n_workers=workers or os.cpu_count() or 1,
+            threads_per_worker=1,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+    try:
+        futs = client.map(func, paths, *[[a] * len(paths) for a in args], pure=False)
+        index = {f.key: i for i, f in enumerate(futs)}
+        results: list[Any] = [None] * len(paths)
+        for fut in as_completed(futs):
+            results[index[fut.key]] = fut.result()
+            bar.update()
+        return results
+    finally:
+        if own:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _errors_frame(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=list(schema.FLEET_ERRORS))
+    return df.astype(schema.FLEET_ERRORS)
+
+
+def load_fleet(
+    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
+    table: str = "history",
+    *,
+    engine: str = "processes",
+    client: Any = None,
+    workers: int | None = None,
+    progress: bool | None = None,
+    max_blob_bytes: int | None = None,
+    cache: str | os.PathLike[str] | None = None,
+    **kwargs: Any,
+) -> FleetResult:
+    """One table from many agent files. One row per row of each file's table.
+
+    Parameters
+    ----------
+    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (its ``*.adf`` files),
+        a path, or a list of any of those.
+    table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
+        ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
+        ``info`` becomes one row) or a name in :data:`TABLES` (``turns``, ``signatures``,
+        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``).
+    engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
+        ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
+        ``LocalCluster`` is started and closed for the call).
+    client : a ``dask.distributed.Client`` for ``engine="dask"``.
+    workers : number of processes (default: all cores) or LocalCluster workers.
+    progress : show a ``tqdm.auto`` progress bar (default: when there are 20 files or more).
+    max_blob_bytes : passed to :func:`adfkit.open_adf`.
+    cache : an index folder (see :mod:`adfkit._facade.index`; ``adfkit index`` fills one): each
+        file's table is kept there as Parquet, keyed by the file's path, size, modification
+        time and adfkit's version, and read back instead of the file while those are the same.
+        It is a plain Parquet dataset (``DIR/<table>/*.parquet``) that DuckDB and Dask read.
+    **kwargs : passed to the table method (e.g. ``errors="raise"`` for ``history``).
+
+    Returns
+    -------
+    FleetResult
+        ``(df, errors)``. ``df`` has ``label`` (string: a readable name, distinct between
+        files; see :func:`agent_label`), ``agent`` (string: the agent's name, a session's id)
+        and ``agent_path`` (string: the file it came from) first, then the table's columns;
+        files in input order, each file's rows in its table's order. ``errors`` has one row
+        per file that failed: ``path``, ``error`` (exception type), ``message`` (string); a
+        failure never stops the run.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> df, errors = adfkit.load_fleet("sample_agents/*.adf", "info", engine="serial")
+    >>> len(df) == 7 and errors.empty
+    True
+    """
+    _check_table(table)
+    paths = resolve_paths(paths_or_glob)
+    open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
+    run = functools.partial(
+        _run,
+        engine=engine,
+        workers=workers,
+        client=client,
+        progress=progress,
+        desc=f"load_fleet {table}",
+    )
+    if cache is None:
+        results = run(_load_one, paths, (table, kwargs, open_kwargs))
+    else:
+        results = _load_cached(run, paths, table, kwargs, open_kwargs, cache)
+    frames = [df for df, _ in results if df is not None]
+    errors = [err for _, err in results if err is not None]
+    if frames:
+        df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        df = _distinct_labels(df)
+    else:
+        df = pd.DataFrame({c: pd.array([], "string") for c in FLEET_COLUMNS})
+    return FleetResult(df, _errors_frame(errors))
+
+
+def _index_one(
+    job: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
+) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None, list[int] | None]:
+    """:func:`_load_one`, and the part written to ``target`` when the file did not change
+    while it was read (its ``[size, mtime_ns]`` returned, else None: not cached)."""
+    path, target = orjson.loads(job)
+    before = stamp(path)
+    df, err = _load_one(path, table, kwargs, open_kwargs)
+    if df is None or before is None or stamp(path) != before:
+        return df, err, None
+    try:
+        write_part(df, target)
+    except (OSError, ValueError, TypeError):  # an index that cannot be written: still a result
+        return df, err, None
+    return df, err, before
+
+
+def _load_cached(
+    run: Callable[..., list[Any]],
+    paths: list[str],
+    table: str,
+    kwargs: dict[str, Any],
+    open_kwargs: dict[str, Any],
+    cache: str | os.PathLike[str],
+) -> list[Any]:
+    """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
+    read), the other files read (on the engine) and their parts written; the manifest saved
+    once. The rows come back as one frame in input order, then the error rows."""
+    index = Index(cache, table, paths)
+    # "columns": parts written before fleet frames had a ``label`` are not read back
+    options = {"kwargs": kwargs, "open": open_kwargs, "columns": list(FLEET_COLUMNS)}
+    keys = [part_key(p, table, options) for p in paths]
+    fresh = [i for i, (p, k) in enumerate(zip(paths, keys, strict=True)) if index.fresh(k, p)]
+    stale = sorted(set(range(len(paths))) - set(fresh))
+    frames = [index.read_many([keys[i] for i in fresh])] if fresh else []
+    errors = []
+    jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in stale]
+    for i, (df, err, st) in zip(
+        stale, run(_index_one, jobs, (table, kwargs, open_kwargs)), strict=True
+    ):
+        if df is not None:
+            frames.append(df)
+        errors.append((None, err))
+        if st is not None:
+            index.record(keys[i], paths[i], st, options)
+    if stale:
+        index.save()
+    frames = [f for f in frames if len(f.columns)]
+    if not frames:
+        return errors
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1 or len(fresh) > 1:  # input order (each file's rows in their order)
+        where = {p: i for i, p in enumerate(paths)}
+        order = df["agent_path"].map(where).to_numpy()
+        df = df.iloc[order.argsort(kind="stable")].reset_index(drop=True)
+    return [(df, None), *errors]
+
+
+# -- export ------------------------------------------------------------------------------------
+
+#: Tables written by :func:`export`: file stem -> (table name, keyword arguments).
+EXPORT_TABLES: dict[str, tuple[str, dict[str, Any]]] = {
+    "history": ("history", {}),
+    "loop": ("loop", {}),
+    "events": ("events", {}),
+    "history_gaps": ("history_gaps", {}),
+    "audit": ("audit", {}),
+    "blocks": ("blocks", {"history": True}),
+    "tool_calls": ("tool_calls", {"history": True}),
+    "inbox": ("inbox", {}),
+    "outbox": ("outbox", {}),
+    "files": ("files", {}),
+    "logs": ("logs", {}),
+    "tasks": ("tasks", {}),
+    "timers": ("timers", {}),
+    "compactions": ("compactions", {}),
+    "usage": ("usage", {}),
+    "turns": ("turns", {}),
+}
+
+
+def _export_one(
+    path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
+) -> Any:
+    """Write one agent's folder; returns (manifest rows, error row or None)."""
+    from adfkit._facade.agent import agents_of
+    from adfkit._facade.agent import open as open_agent
+
+    written: list[tuple[str, str, str, int]] = []
+    try:
+        with open_agent(path, **open_kwargs) as opened:
+            agents = agents_of(opened)
+            problems: list[str] = []
+            subs = unique_names(a.name for a in agents)
+            for agent, sub in zip(agents, subs, strict=True):  # several agents: a folder each
+                where = out_dir if len(agents) == 1 else os.path.join(out_dir, sub)
+                problems += _export_agent(agent, where, redact, prices, written)
+        if problems:
+            return written, (path, "ExportError", "; ".join(problems))
+        return written, None
+    except Exception as exc:  # noqa: BLE001
+        msg = exc.detail if isinstance(exc, AdfError) else str(exc)
+        return written, (path, type(exc).__name__, msg)
+
+
+def _export_agent(
+    agent: AgentFile,
+    out_dir: str,
+    redact: bool,
+    prices: Any,
+    written: list[tuple[str, str, str, int]],
+) -> list[str]:
+    """Write one agent's documents and tables into ``out_dir``; the problems of tables that
+    failed (the rest are written)."""
+    os.makedirs(out_dir, exist_ok=True)
+    name = agent.name
+    docs = {
+        "meta": agent.meta(),
+        "config": redact_config(agent.config()),
+        "info": agent.info(sizes=True),
+    }
+    for stem, doc in docs.items():
+        fn = os.path.join(out_dir, f"{stem}.json")
+        with open(fn, "wb") as fh:
+            fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
+        written.append((name, stem, fn, 1))
+    problems = []
+    for stem, (table, kw) in EXPORT_TABLES.items():
+        if table not in TABLES and not hasattr(agent, table):
+            continue  # a table this version of adfkit does not have
+        try:
+            if table == "usage" and prices is not None:
+                kw = {**kw, "prices": prices}
+            df = get_table(agent, table, **kw)
+            if redact:
+                df = redact_frame(df)
+            fn = os.path.join(out_dir, f"{stem}.parquet")
+            to_parquet(df, fn)
+            written.append((name, stem, fn, len(df)))
+        except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
+            problems.append(f"{stem}: {type(exc).__name__}: {exc}")
+    return problems
+
+
+def export(
+    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
+    to: str | os.PathLike[str],
+    *,
+    redact: bool = False,
+    engine: str = "serial",
+    client: Any = None,
+    workers: int | None = None,
+    progress: bool | None = None,
+    max_blob_bytes: int | None = None,
+    prices: Any = None,
+) -> FleetResult:
+    """Write every table of each agent to Parquet, one folder per agent under ``to``.
+
+    Each folder (named after the file, made a safe name, ``-2``, ``-3`` ... on clashes) holds
+    ``<table>.parquet``
+    for every table in :data:`EXPORT_TABLES` (``history``, ``loop``, ``events``, ``audit``,
+    ``blocks`` and ``tool_calls`` of the history, the side tables, ``compactions``, ``usage``,
+    ``turns``) and ``meta.json``, ``config.json`` (secrets redacted) and ``info.json``.
+    Parquet files carry pandas metadata, so ``pd.read_parquet`` gives back the same dtypes
+    (Int64, string, category, bool, boolean, datetime64[ms, UTC]); tuple cells come back as
+    arrays. ``adf_identity`` is never read. The input files are only read.
+
+    Parameters
+    ----------
+    paths_or_glob : as for :func:`load_fleet`.
+    to : output folder (created when the first agent is written). It may be anywhere but an
+        input file or the name of an input's SQLite sidecar.
+    redact : blank message bodies, tool inputs and results, and file contents.
+    engine, client, workers, progress, max_blob_bytes : as for :func:`load_fleet`
+        (default engine: ``serial``).
+    prices : extra prices for ``usage`` (as ``AgentFile.usage(prices=...)``).
+
+    Returns
+    -------
+    FleetResult
+        ``df``: one row per file written: ``agent``, ``table``, ``file`` (string), ``rows``
+        (Int64). ``errors``: one row per agent that failed or had a table fail.
+
+    Examples
+    --------
+    >>> import adfkit, tempfile
+    >>> out = tempfile.mkdtemp()
+    >>> written, errors = adfkit.export("sample_agents/clean.adf", out)
+    >>> "history" in set(written["table"]) and errors.empty
+    True
+    """
+    paths = resolve_paths(paths_or_glob)
+    root_s = str(check_output(to, paths))
+    # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
+    # and distinct (two ``a.adf`` from different folders give ``a`` and ``a-2``). Folders are
+    # created only for agents that open, so nothing is left behind when nothing is exported.
+    names = unique_names(Path(p).stem for p in paths)
+    dirs = [os.path.join(root_s, n) for n in names]
+    open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
+    results = _run(
+        _export_one_star,
+        [orjson.dumps([p, d]).decode() for p, d in zip(paths, dirs, strict=True)],
+        (redact, open_kwargs, prices),
+        engine=engine,
+        workers=workers,
+        client=client,
+        progress=progress,
+        desc="export",
+    )
+    rows = [r for written, _ in results for r in written]
+    manifest = pd.DataFrame(rows, columns=["agent", "table", "file", "rows"]).astype(
+        {"agent": "string", "table": "string", "file": "string", "rows": "Int64"}
+    )
+    return FleetResult(manifest, _errors_frame([e for _, e in results if e is not None]))
+
+
+def _export_one_star(
+    job: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
+) -> Any:
+    path, out_dir = orjson.loads(job)
+    return _export_one(path, out_dir, redact, open_kwargs, prices)

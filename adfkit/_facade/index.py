@@ -1,0 +1,147 @@
+"""The fleet index: each file's table kept as Parquet, so a second run reads only what changed.
+
+Layout of an index folder ``DIR`` (a plain Parquet dataset)::
+
+    DIR/<table>/<key>.parquet    one file's rows (with ``agent`` and ``agent_path``)
+    DIR/<table>/_manifest.json   key -> path, size, mtime_ns, adfkit version, options
+
+``key`` is a hash of the file's absolute path, the table and its options. A part is used when
+the file's size and modification time and adfkit's version are those it was made from; else the
+file is read again. A file that changes while it is read (size or mtime differ after reading) is
+not cached. Readers that skip names starting with ``_`` (Dask, pyarrow, DuckDB's ``*.parquet``
+glob) see only the parts: ``duckdb.sql("select * from 'DIR/usage/*.parquet'")``,
+``dask.dataframe.read_parquet("DIR/usage")``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+from typing import Any
+
+import orjson
+import pandas as pd
+
+from adfkit._base.outputs import check_output
+
+MANIFEST = "_manifest.json"
+
+
+def _version() -> str:
+    from adfkit import __version__
+
+    return str(__version__)
+
+
+def stamp(path: str) -> list[int] | None:
+    """``[size, mtime_ns]`` of ``path``, None when it cannot be read."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def part_key(path: str, table: str, options: dict[str, Any]) -> str:
+    text = json.dumps([os.path.abspath(path), table, options], sort_keys=True, default=str)
+    return hashlib.sha1(text.encode(), usedforsecurity=False).hexdigest()[:24]
+
+
+class Index:
+    """One table's folder of an index: which parts are fresh, reading and writing them."""
+
+    def __init__(self, root: str | os.PathLike[str], table: str, inputs: list[str]) -> None:
+        base = check_output(root, inputs)
+        self.folder = os.path.join(str(base), table)
+        self.table = table
+        self.version = _version()
+        try:
+            with open(os.path.join(self.folder, MANIFEST), "rb") as fh:
+                entries = json.load(fh)
+        except (OSError, ValueError):
+            entries = {}
+        self.entries: dict[str, dict[str, Any]] = entries if isinstance(entries, dict) else {}
+
+    def part(self, key: str) -> str:
+        return os.path.join(self.folder, f"{key}.parquet")
+
+    def fresh(self, key: str, path: str) -> bool:
+        e = self.entries.get(key)
+        return (
+            e is not None
+            and e.get("version") == self.version
+            and e.get("stamp") == stamp(path)
+            and os.path.exists(self.part(key))
+        )
+
+    def read(self, key: str) -> pd.DataFrame:
+        return pd.read_parquet(self.part(key), engine="pyarrow")
+
+    def read_many(self, keys: list[str]) -> pd.DataFrame:
+        """The parts of ``keys`` as one frame, in that order: one Arrow read (a fixed cost per
+        part of a read each would dominate small files); part by part when their schemas
+        differ (a column all NA in one file, typed in another)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            table = pq.read_table([self.part(k) for k in keys])
+            return table.to_pandas(ignore_metadata=False)
+        except (pa.ArrowException, ValueError, TypeError):
+            frames = [self.read(k) for k in keys]
+            return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+
+    def record(self, key: str, path: str, st: list[int], options: dict[str, Any]) -> None:
+        self.entries[key] = {
+            "path": os.path.abspath(path),
+            "stamp": st,
+            "version": self.version,
+            "options": json.loads(json.dumps(options, default=str)),
+        }
+
+    def save(self) -> None:
+        """Write the manifest (atomically: a reader sees the old one or the new one)."""
+        os.makedirs(self.folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, prefix="_manifest-", suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(self.entries, fh)
+        os.replace(tmp, os.path.join(self.folder, MANIFEST))
+
+
+def to_parquet(df: pd.DataFrame, path: str) -> None:
+    """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
+    and object columns Arrow cannot type are stored as JSON text."""
+    import pyarrow as pa
+
+    try:
+        df.to_parquet(path, engine="pyarrow", index=False)
+    except (pa.ArrowException, TypeError, ValueError):
+        df = df.copy()
+        for c in df.columns:
+            if df[c].dtype == object:
+                df[c] = pd.array(
+                    [
+                        None if v is None else orjson.dumps(v, default=str).decode()
+                        for v in df[c].tolist()
+                    ],
+                    dtype="string",
+                )
+        df.to_parquet(path, engine="pyarrow", index=False)
+
+
+def write_part(df: pd.DataFrame, target: str) -> None:
+    """Write ``df`` to ``target`` through a temporary name (never a half-written part)."""
+    folder = os.path.dirname(target)
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix="_part-", suffix=".tmp")
+    os.close(fd)
+    try:
+        to_parquet(df, tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

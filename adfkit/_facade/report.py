@@ -1,0 +1,391 @@
+"""Headless reports: run a bundled notebook on one agent file and write self-contained HTML.
+
+The notebook's ``parameters`` cell (``AGENT = "..."``, ``PRICES = None``) gets the values for
+this run, the notebook runs in a fresh ``python3`` kernel (nbclient) and nbconvert's
+``HTMLExporter`` turns it into one HTML file: plots are inline base64 PNG, no script is loaded
+from the network, a header says which agent, file, time and adfkit version, and no local path
+(the agent's folder, the kernel's temporary files) is left in the page.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from adfkit._base.bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
+from adfkit._base.errors import AdfError
+from adfkit._base.outputs import check_output, safe_name
+from adfkit._base.redact import redact_text
+from adfkit._base.terminal import printable
+
+DEFAULT_NOTEBOOK = "01-quickstart"
+
+# The lab template minus every <script src=...> from a CDN (require.js, MathJax, mermaid,
+# the widget manager): the report must open offline and run no third-party code.
+_TEMPLATE = """{%- extends "lab/index.html.j2" -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+"""
+
+
+class ReportError(AdfError):
+    """A report could not be made: unknown notebook, a cell failed, or a bad output path."""
+
+
+def available_notebooks() -> list[str]:
+    """Names of the bundled notebooks (without ``.ipynb``), sorted.
+
+    Examples
+    --------
+    >>> "01-quickstart" in available_notebooks()
+    True
+    """
+    folder = notebooks_dir()
+    if not folder.is_dir():
+        return []
+    return sorted(p.stem for p in folder.glob("*.ipynb"))
+
+
+def notebook_path(name: str | os.PathLike[str]) -> Path:
+    """Path of a bundled notebook by name (``01-quickstart``), number (``1``, ``02``), unique
+    prefix or words of its name (``fleet``), or an ``.ipynb`` path.
+
+    Raises
+    ------
+    ReportError
+        no such notebook, or several match; the message lists the ones there are.
+
+    Examples
+    --------
+    >>> notebook_path("2").name, notebook_path("fleet").name
+    ('02-compaction-replay.ipynb', '04-fleet.ipynb')
+    """
+    p = Path(name)
+    if p.suffix == ".ipynb" and p.is_file():
+        return p.resolve()
+    names = available_notebooks()
+    if not names:
+        raise ReportError(
+            f"the bundled notebooks are not at {notebooks_dir()}; pass the path of an .ipynb"
+        )
+    key = p.stem if p.suffix == ".ipynb" else str(name)
+    if key.isdigit() and any(n.startswith(f"{int(key):02d}-") for n in names):
+        key = f"{int(key):02d}-"  # a notebook's number
+    hits = (
+        [n for n in names if n == key]
+        or [n for n in names if n.startswith(key)]
+        or [n for n in names if key and key in n]
+    )
+    if len(hits) > 1:
+        raise ReportError(f"notebook {str(name)!r} matches {hits}; choose one of {names}")
+    if not hits:
+        raise ReportError(f"no notebook {str(name)!r}; choose one of {names} or an .ipynb path")
+    return notebooks_dir() / f"{hits[0]}.ipynb"
+
+
+def require_notebooks_extra() -> None:
+    """Raise :class:`ReportError` saying what to install when a notebook cannot run here (a
+    plain ``pip install adfkit`` has no kernel or nbclient)."""
+    gone = missing()
+    if gone:
+        raise ReportError(
+            f"running a notebook needs {', '.join(gone)}, which {'is' if len(gone) == 1 else 'are'}"
+            f" not installed: {NOTEBOOKS_EXTRA}"
+        )
+
+
+def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
+    """Set the notebook's parameters: the cell tagged ``parameters`` (else a new first cell)
+    becomes one cell holding ``params`` and the cell's other parameters at their defaults, so
+    the report shows one parameter cell.
+
+    Values are written with ``repr`` so any path round-trips. Returns the same notebook node.
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> nb = nbformat.v4.new_notebook()
+    >>> nb.cells = [nbformat.v4.new_code_cell('# the agent\\nAGENT = "a.adf"\\nN = 3',
+    ...                                       metadata={"tags": ["parameters"]})]
+    >>> nb = inject_parameters(nb, {"AGENT": "/x/b.adf"})
+    >>> len(nb.cells), nb.cells[0].source
+    (1, "# Parameters of this run\\nAGENT = '/x/b.adf'\\nN = 3")
+    """
+    import nbformat
+
+    tags = ["parameters", "injected-parameters"]
+    nb.cells = [c for c in nb.cells if "injected-parameters" not in c.metadata.get("tags", [])]
+    at = next(
+        (i for i, c in enumerate(nb.cells) if "parameters" in c.metadata.get("tags", [])), None
+    )
+    if at is None:
+        src = _parameters("# Parameters of this run", params, "")
+        nb.cells.insert(0, nbformat.v4.new_code_cell(src, metadata={"tags": tags}))
+    else:
+        nb.cells[at].source = _parameters("# Parameters of this run", params, nb.cells[at].source)
+        nb.cells[at].metadata["tags"] = tags
+    return nb
+
+
+def _parameters(header: str, params: dict[str, Any], source: str) -> str:
+    """A parameters cell: ``header``, ``params`` as ``NAME = repr(value)``, then the lines of
+    ``source`` (the notebook's own cell) that set other names, so a notebook's further
+    parameters (06's ``SESSION``) keep their defaults."""
+    kept = [
+        line
+        for line in source.splitlines()
+        if (m := re.match(r"([A-Za-z_]\w*)\s*=", line)) and m.group(1) not in params
+    ]
+    return "\n".join([header, *(f"{k} = {v!r}" for k, v in params.items()), *kept])
+
+
+def execute_notebook(
+    notebook: str | os.PathLike[str],
+    agent: str | os.PathLike[str],
+    *,
+    timeout: int = 120,
+    kernel_name: str = "python3",
+    prices: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Any:
+    """Run a notebook top to bottom with ``AGENT`` set to ``agent`` (and ``PRICES`` to
+    ``prices``); return the executed node. ``progress(i, n)`` is called as cell ``i`` of ``n``
+    starts.
+
+    The kernel's working directory is the notebook's folder, so relative paths in it resolve
+    as they do in JupyterLab.
+
+    Raises
+    ------
+    ReportError
+        a cell raised (the message names the notebook, the cell and the error), or the
+        notebooks extra is not installed (the message says what to install).
+    """
+    require_notebooks_extra()
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError
+
+    path = notebook_path(notebook)
+    nb = nbformat.read(path, as_version=4)
+    params: dict[str, Any] = {"AGENT": os.path.abspath(os.fspath(agent))}
+    params["PRICES"] = None if prices is None else os.path.abspath(os.fspath(prices))
+    inject_parameters(nb, params)
+    n = sum(1 for c in nb.cells if c.cell_type == "code")
+    done = [0]
+
+    def started(**_: Any) -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], n)
+
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name=kernel_name,
+        resources={"metadata": {"path": str(path.parent)}},
+        record_timing=False,
+        on_cell_execute=started,
+    )
+    # Plots must come out as inline PNG even when the caller set a non-GUI MPLBACKEND (Agg).
+    env = {**os.environ, "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    try:
+        # The kernel's own stderr carries only start-up chatter (a TCP transport notice);
+        # cell errors and outputs come back through the messaging protocol.
+        client.execute(env=env, stderr=subprocess.DEVNULL)
+    except (CellExecutionError, CellTimeoutError) as exc:
+        where = next(
+            (
+                i
+                for i, c in enumerate(nb.cells)
+                if any(o.get("output_type") == "error" for o in c.get("outputs", []))
+            ),
+            None,
+        )
+        if isinstance(exc, CellExecutionError):
+            what = f"{exc.ename}: {exc.evalue}"
+        else:
+            what = f"a cell ran longer than {timeout} s"
+        cell = f" cell {where}" if where is not None else ""
+        raise ReportError(
+            f"notebook {path.name}{cell} failed on {os.fspath(agent)}: "
+            + re.sub(r"\x1b\[[0-9;]*m", "", what)
+        ) from exc
+    return nb
+
+
+def to_html(nb: Any, *, title: str = "adfkit report") -> str:
+    """Self-contained HTML of an executed notebook (inline images, no external scripts)."""
+    from jinja2 import DictLoader
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(
+        extra_loaders=[DictLoader({"adfkit_report.j2": _TEMPLATE})],
+        template_file="adfkit_report.j2",
+        embed_images=True,
+    )
+    body, _ = exporter.from_notebook_node(_static(nb), resources={"metadata": {"name": title}})
+    # Belt and braces: no script may come from elsewhere.
+    return re.sub(r"<script[^>]*\bsrc=[^>]*>\s*</script>", "", body)
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _static(nb: Any) -> Any:
+    """A copy without live widgets: outputs that also carry ``text/html`` (adfkit's widgets
+    do: their current view) keep that; widget state, which needs scripts, is dropped."""
+    import copy
+
+    nb = copy.deepcopy(nb)
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            if WIDGET_VIEW in data and "text/html" in data:
+                del data[WIDGET_VIEW]
+    return nb
+
+
+def write_report(
+    agent: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    notebook: str = DEFAULT_NOTEBOOK,
+    timeout: int = 120,
+    prices: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Run a bundled notebook on one agent file and write it as one HTML file.
+
+    Parameters
+    ----------
+    agent : the agent file (opened read-only, as everywhere in adfkit).
+    output : the HTML file to write (default ``<agent stem>-report.html`` in the current
+        folder); its folder is created if needed. It may be anywhere but the input itself or a
+        name SQLite uses beside it (``-wal``, ``-shm``, ``-journal``).
+    notebook : a bundled notebook name (``01-quickstart`` ... ``05-teaching-memory``), number
+        (``2``), unique prefix or word (``fleet``), or a path to an ``.ipynb``.
+    timeout : seconds allowed per cell.
+    prices : a JSON price table for models the shipped table lacks (``usage(prices=...)``).
+    progress : called with ``(cell, cells)`` as each code cell starts.
+
+    Returns
+    -------
+    Path
+        the absolute path of the written report.
+
+    Raises
+    ------
+    AdfError
+        the agent file cannot be read (checked before a kernel starts), or a
+        :class:`ReportError`: unknown notebook, a failing cell, an output that is not
+        ``.html`` or is an input.
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> out = os.path.join(tempfile.mkdtemp(), "report.html")
+    >>> write_report("sample_agents/clean.adf", out).name  # doctest: +SKIP
+    'report.html'
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    require_notebooks_extra()  # before any work: a plain install is told what to install
+    try:
+        adfkit_version = version("adfkit")
+    except PackageNotFoundError:  # a source tree without an install
+        adfkit_version = "0.0.0"
+    agent_p = Path(agent)
+    if output is None:
+        output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
+    out_p = check_output(output, [agent_p])
+    if out_p.suffix.lower() not in (".html", ".htm"):
+        raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
+    from adfkit._facade.agent import (
+        open_one as open_agent,  # the readers load when a report is made
+    )
+
+    with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
+        name = handle.name
+        handle.info()
+    nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    nb = _for_readers(nb, agent_p, prices)
+    nb.cells.insert(
+        0, _header(name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
+    )
+    title = f"adfkit report: {name} ({agent_p.name})"
+    html = to_html(nb, title=title)
+    out_p.parent.mkdir(parents=True, exist_ok=True)
+    out_p.write_text(html, encoding="utf-8")
+    return out_p
+
+
+def _header(name: str, file: str, notebook: str, when: str, version: str) -> Any:
+    """The report's first cell: which agent, which file, which notebook, when, which adfkit."""
+    import html
+
+    import nbformat
+
+    e = html.escape
+    return nbformat.v4.new_markdown_cell(
+        f"# adfkit report: {e(name)}\n\n"
+        f"Agent file **{e(file)}** · notebook `{e(notebook)}` · made {when} with adfkit "
+        f"{e(version)}. The agent file was read, never written."
+    )
+
+
+def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) -> Any:
+    """The executed notebook without local paths or secrets: the parameter cell names the file
+    only; the agent's folder, the notebook's and the kernel's temporary files leave every output,
+    and so do credentials in agent text (:func:`adfkit._base.redact.redact_text`: what a tool
+    printed is redacted the way a config's secrets are)."""
+    folder = str(agent.resolve().parent)
+    abs_agent = str(agent.resolve())
+    shown = {"AGENT": agent.name, "PRICES": None if prices is None else Path(prices).name}
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            header = "# Parameters of this run (folders not shown)"
+            cell.source = _parameters(header, shown, cell.source)
+        for out in cell.get("outputs", []):
+            if "text" in out:
+                out["text"] = _scrub(out["text"], abs_agent, folder, agent.name)
+            for key, val in list(out.get("data", {}).items()):
+                if key.startswith("text/") and isinstance(val, str):
+                    out["data"][key] = _scrub(val, abs_agent, folder, agent.name)
+    return nb
+
+
+_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
+
+
+def _scrub(text: str, abs_agent: str, folder: str, name: str) -> str:
+    text = redact_text(_KERNEL_FILE.sub("", text))
+    text = text.replace(abs_agent, name).replace(folder + os.sep, "").replace(folder, ".")
+    home = os.path.expanduser("~")
+    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text
+
+
+def stderr_progress(label: str) -> Callable[[int, int], None]:
+    """A progress callback that says on stderr which cell runs (one updating line on a
+    terminal, a line every few cells otherwise)."""
+    tty = sys.stderr.isatty()
+    label = printable(label)  # a file name: its control characters shown, never obeyed
+
+    def show(i: int, n: int) -> None:
+        if tty:
+            end = "\n" if i == n else ""
+            print(f"\r{label}: cell {i}/{n}", end=end, file=sys.stderr, flush=True)
+        elif i == 1 or i == n or i % 5 == 0:
+            print(f"{label}: cell {i}/{n}", file=sys.stderr, flush=True)
+
+    return show

@@ -1,0 +1,97 @@
+"""Command-line interface: ``adfkit <command> PATH``. Each command is a thin layer over the API.
+
+Exit status: 0 success, 1 findings (for checks), 2 unreadable input or bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from adfkit import __version__
+from adfkit._base.errors import AdfError
+from adfkit.cli import _fleet as _cli_fleet
+from adfkit.cli import _info as _cli_info
+from adfkit.cli import _observe as _cli_observe
+from adfkit.cli import _plot as _cli_plot
+from adfkit.cli import _report as _cli_report
+from adfkit.cli import _usage as _cli_usage
+from adfkit.cli._common import error, say
+
+#: The modules that add subcommands, in the order ``--help`` lists them.
+COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_usage, _cli_report)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="adfkit",
+        description="Look inside the memory of LLM agents (ADF files, read-only).",
+    )
+    parser.add_argument("--version", action="version", version=f"adfkit {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    _SHOWN.clear()  # once per run, not once per process (a test, a notebook runs many)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default")
+            # Python's own default: a file some other code left open is no news for the user
+            # (seen in the test process: "adfkit: warning: unclosed file" from an earlier test).
+            warnings.simplefilter("ignore", ResourceWarning)
+            warnings.showwarning = _show_warning
+            return int(args.func(args))
+    except AdfError as exc:
+        error(exc)
+        return 2
+    except BrokenPipeError:  # pragma: no cover - `adfkit ... | head`
+        return 0
+    except (KeyboardInterrupt, SystemExit):  # pragma: no cover
+        raise
+    except Exception as exc:  # a bug, not bad input: still one line, no traceback
+        if os.environ.get("ADFKIT_TRACEBACK"):
+            raise
+        error(
+            f"internal error ({type(exc).__name__}: {exc}); "
+            "please report it (set ADFKIT_TRACEBACK=1 for details)"
+        )
+        return 2
+
+
+_SHOWN: set[str] = set()
+_UNPRICED = re.compile(r"no price for model\(s\) (.*?): their cost_usd is NaN")
+
+
+def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
+    """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback); the
+    missing-price warning once per run, in the command line's terms."""
+    text = str(message)
+    m = _UNPRICED.search(text)
+    if m:
+        key = "prices"
+        text = (
+            f"no price for model(s) {m.group(1)}: their cost is shown as unknown; "
+            "pass --prices FILE (a JSON price table) to price them"
+        )
+        if key in _SHOWN:
+            return
+        _SHOWN.add(key)
+    say(f"adfkit: warning: {text}", err=True)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

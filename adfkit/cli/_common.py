@@ -1,0 +1,128 @@
+"""What every CLI command shares: how a subcommand is declared, which agents it reads, and how
+its human output reaches the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import inspect
+import json
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from adfkit._base.errors import AdfError
+from adfkit._base.terminal import printable
+from adfkit._facade.fleet import resolve_paths
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class LazyChoices:
+    """An option's ``choices`` read on first use (a ``--help`` or a value checked), so that
+    registering a command imports nothing heavy: ``adfkit usage`` never loads the plots or
+    the analyses whose names another command offers. Give the option a ``metavar`` too
+    (argparse formats the choices into one when it has none, as the option is added)."""
+
+    def __init__(self, load: Callable[[], Iterable[str]]) -> None:
+        self._load = load
+        self._items: list[str] | None = None
+
+    def _all(self) -> list[str]:
+        if self._items is None:
+            self._items = list(self._load())
+        return self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._all()
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+def add_command(
+    sub: Any,
+    name: str,
+    handler: Handler,
+    *,
+    help: str,  # noqa: A002 - argparse's own name
+    json: bool = False,
+    prices: bool = False,
+) -> argparse.ArgumentParser:
+    """Add subcommand ``name``: its ``--help`` text is the handler's docstring (ending with an
+    ``Example:`` line); it reads one or more agents (paths, folders or quoted globs: see
+    :func:`agent_paths`), with ``json`` a ``--json`` flag, with ``prices`` a ``--prices FILE``
+    option. Every command module registers through here, so all commands share one shape."""
+    p: argparse.ArgumentParser = sub.add_parser(
+        name,
+        help=help,
+        description=inspect.cleandoc(handler.__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="agent files: several paths, a folder (its agent files) or a quoted glob",
+    )
+    if json:
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+    if prices:
+        p.add_argument(
+            "--prices",
+            metavar="FILE",
+            help="a JSON price table (USD per million tokens, shaped like adfkit's "
+            "data/prices.json) for models the shipped table lacks",
+        )
+    p.set_defaults(func=handler)
+    return p
+
+
+def agent_paths(specs: Iterable[str]) -> list[str]:
+    """Every agent file the user named: paths as given, folders as their agent files, globs
+    (quoted, so the shell left them) expanded. A glob or folder that matches nothing is an
+    :class:`AdfError`."""
+    return resolve_paths(list(specs))
+
+
+def single(specs: list[str]) -> bool:
+    """Whether the user named exactly one file (not a glob or folder): ``--json`` then prints
+    one object, else a list."""
+    return len(specs) == 1 and not glob.has_magic(specs[0]) and not os.path.isdir(specs[0])
+
+
+def say(text: str = "", *, err: bool = False) -> None:
+    """Print human output with every control character made visible (:func:`printable`)."""
+    print(printable(text), file=sys.stderr if err else sys.stdout)
+
+
+def error(exc: AdfError | str) -> None:
+    """The one form of an error line: ``adfkit: error: <file>: <problem>``."""
+    say(f"adfkit: error: {exc}", err=True)
+
+
+def dump_json(value: Any) -> str:
+    """JSON for ``--json``: controls are escaped by JSON; C1 controls too, which JSON allows raw
+    but a terminal would obey."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    return re.sub(
+        "[\x80-\x9f\u202a-\u202e\u2066-\u2069]", lambda m: f"\\u{ord(m.group()):04x}", text
+    )
+
+
+def for_each_agent(specs: Iterable[str], run: Callable[[str], int]) -> int:
+    """``run(path)`` for every agent named; an unreadable one prints its error line and the
+    others still run. Returns the worst exit status (2 when any agent could not be read)."""
+    status = 0
+    for path in agent_paths(specs):
+        try:
+            status = max(status, run(path))
+        except AdfError as exc:
+            error(exc)
+            status = 2
+    return status

@@ -1,0 +1,215 @@
+"""``adfkit info``: a cheap summary of one or more agent files."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from adfkit._core import registry
+from adfkit.cli._common import add_command, dump_json, for_each_agent, say, single
+
+
+def _fmt_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:,.0f} {unit}" if unit == "B" else f"{size:,.1f} {unit}"
+        size /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def _when(value: Any) -> str:
+    """A time as a reader writes it: ``2026-06-02 18:16:35 UTC`` (to the second)."""
+    import pandas as pd
+
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return str(value)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC")
+    text: str = ts.strftime("%Y-%m-%d %H:%M:%S")
+    return text + (" UTC" if ts.tzinfo is not None else "")
+
+
+def _span(info: Mapping[str, Any]) -> str:
+    return (
+        f", {_when(info['first_live_at'])} .. {_when(info['last_live_at'])}"
+        if info["first_live_at"]
+        else ""
+    )
+
+
+def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
+    """Render ``AgentFile.info()`` as aligned ``key: value`` lines, the same lines for every
+    kind of record: a line whose values the record does not have (NA) is left out, and a value
+    it does not have inside a line is not shown. ``label`` names the kind of record (default:
+    its format's :attr:`~adfkit._core.registry.FormatSpec.label`); ``lost_seqs`` (when there) is how
+    many seqs were discarded without audit."""
+    kind = label or registry.label(str(info["format"]))
+    lines: list[tuple[str, str | None]] = [
+        ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info["handle"] else "")),
+        ("format", kind + (f" {info['tool_version']}" if info["tool_version"] else "")),
+        ("file", _file(info)),
+        (
+            "schema",
+            None
+            if info["schema_version"] is None
+            else f"{info['schema_version']} (adf {info['adf_version']})",
+        ),
+        ("state", _state(info)),
+        ("model", _model(info)),
+        ("window", _tokens(info["context_window"])),
+        ("live loop", _live(info)),
+        ("history", _history(info)),
+        ("audit", _audit(info)),
+        ("audit on", _audit_on(info)),
+        ("threshold", _threshold(info)),
+        (
+            "subagents",
+            None
+            if info["subagents"] is None
+            else f"{info['subagents']}"
+            + ("" if info["branches"] is None else f"; abandoned branches {info['branches']}"),
+        ),
+        (
+            "messages",
+            None
+            if info["inbox_rows"] is None
+            else f"inbox {info['inbox_rows']}, outbox {info['outbox_rows']}",
+        ),
+        ("files", None if info["files"] is None else f"{info['files']}"),
+    ]
+    shown = [(k, v) for k, v in lines if v is not None]
+    width = max(len(k) for k, _ in shown)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in shown)
+
+
+def _tokens(n: int | None) -> str | None:
+    return None if n is None else f"{n:,} tokens"
+
+
+def _file(info: Mapping[str, Any]) -> str:
+    size = info["file_bytes"]
+    return f"{info['path']}" + ("" if size is None else f" ({_fmt_bytes(size)})")
+
+
+def _state(info: Mapping[str, Any]) -> str:
+    if info["live"] is None:
+        text = "-"
+    elif info["live"]:
+        text = "live, or crashed / cut off"
+    else:
+        text = "closed cleanly" if info["clean_close"] else "complete"
+    if info["sidecars"]:
+        text += f"; sidecars {', '.join(info['sidecars'])}"
+    if info["turn_checkpoint"]:
+        text += f"; last turn {info['turn_checkpoint']}"
+    if info["findings"]:
+        text += f"; adfkit check lists {info['findings']} finding(s)"
+    return text
+
+
+def _model(info: Mapping[str, Any]) -> str:
+    model = info["model"] or "- (not recorded)"
+    if info["model_source"] == "loop":
+        model += " (latest call; the config names none)"
+    if info["provider"]:
+        model += f" via {info['provider']}"
+    return model
+
+
+def _live(info: Mapping[str, Any]) -> str | None:
+    if info["loop_rows"] is None:
+        return None
+    lo, hi = info["loop_seq_range"]
+    return (
+        f"{info['loop_rows']:,} rows"
+        + (f", seq {lo}..{hi}" if lo is not None else "")
+        + _span(info)
+    )
+
+
+def _history(info: Mapping[str, Any]) -> str:
+    """The range (or size) of the history, the seqs lost, each kind of event counted apart (a
+    microcompaction is not a compaction) where counted, and the oldest archive's time."""
+    if info["highest_seq"]:
+        out = f"seq 1..{info['highest_seq']:,}"
+    elif info["history_rows"] is not None:
+        out = f"{info['history_rows']:,} rows"
+    else:
+        out = "as the live loop"
+    lost = info.get("lost_seqs")
+    if lost:
+        out += f", {lost:,} of them lost (discarded without audit)"
+    if info["compactions"] is not None:
+        out += f"; {info['compactions']} compaction(s)"
+        for key, word in (("clears", "clear(s)"), ("microcompactions", "microcompaction(s)")):
+            if info[key]:
+                out += f", {info[key]} {word}"
+    if info["first_archived_at"]:
+        out += (
+            f"; first archive written {_when(info['first_archived_at'])} (older rows are archived)"
+        )
+    return out
+
+
+def _audit(info: Mapping[str, Any]) -> str:
+    audit = info["audit_rows"]
+    text = ", ".join(f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())) or "none"
+    if info["audited_loop_entries"] is None or not audit:  # info(sizes=False)
+        return text
+    text += f", holding {info['audited_loop_entries']:,} loop rows"
+    packed = info["audit_compressed_bytes"]
+    return text + ("" if packed is None else f", {_fmt_bytes(packed)} compressed")
+
+
+def _audit_on(info: Mapping[str, Any]) -> str:
+    on = [k for k, v in info["audit_settings"].items() if v]
+    return ", ".join(on) or "nothing (compacted history is discarded)"
+
+
+def _threshold(info: Mapping[str, Any]) -> str:
+    t, rule = info["compact_threshold"], info["threshold_rule"]
+    if t is None:
+        return "NA" + (f": {rule}" if rule else "")
+    if info["threshold_source"] == "assumed":
+        return f"{t:,} tokens (assumed: {rule})" if rule else f"{t:,} tokens (assumed)"
+    return f"{t:,} tokens"
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    """Print a summary of each agent file (cheap: no blob is decoded; audit sizes included).
+
+    Several paths, folders or quoted globs may be given; each file gets its summary (a JSON
+    list with --json and more than one file).
+
+    Example: adfkit info sample_agents/*.adf
+    """
+    docs: list[dict[str, Any]] = []
+
+    def one(path: str) -> int:
+        from adfkit._facade.agent import agents_of
+        from adfkit._facade.agent import open as open_agent
+
+        with open_agent(path) as opened:
+            for agent in agents_of(opened):
+                doc: dict[str, Any] = dict(agent.info())
+                doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
+                docs.append(doc)
+                if not args.json:
+                    if len(docs) > 1:
+                        say()
+                    say(format_info(docs[-1]))
+        return 0
+
+    status = for_each_agent(args.paths, one)
+    if args.json:
+        print(dump_json(docs[0] if docs and single(args.paths) else docs))
+    return status
+
+
+def register(sub: Any) -> None:
+    """Add ``info``."""
+    add_command(sub, "info", cmd_info, help="summary of agent files", json=True)

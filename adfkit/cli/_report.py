@@ -1,0 +1,136 @@
+"""``adfkit report``: a notebook run headless on agent files, as HTML; ``adfkit notebooks``:
+the bundled notebooks copied out for a pip user."""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import shutil
+from pathlib import Path
+from typing import Any
+
+from adfkit._base.bundled import (
+    NOTEBOOKS_EXTRA,
+    has_jupyterlab,
+    notebooks_dir,
+    sample_files,
+    sample_folder,
+)
+from adfkit._base.errors import AdfError
+from adfkit._base.outputs import check_output, unique_names
+from adfkit._facade.report import (
+    DEFAULT_NOTEBOOK,
+    available_notebooks,
+    stderr_progress,
+    write_report,
+)
+from adfkit.cli._common import add_command, agent_paths, for_each_agent, say
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Run a notebook on each agent file and write it as one self-contained HTML file.
+
+    The notebook (01-quickstart by default) runs headless in a fresh kernel with AGENT set to
+    PATH; plots are inline PNG and nothing is loaded from the network. Output: -o FILE.html
+    for one agent, -o FOLDER for several (default: <stem>-report.html in the current folder).
+    Progress goes to stderr; the path written goes to stdout.
+
+    Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
+    """
+    paths = agent_paths(args.paths)
+    out = args.output
+    many = len(paths) > 1
+    if many and out is not None and Path(out).suffix.lower() in (".html", ".htm"):
+        raise AdfError(
+            f"-o {out} names one file, but {len(paths)} agents were given: give a folder"
+        )
+    # one name per agent, never two alike (two sessions of one uuid from two project folders)
+    names = iter(f"{n}-report.html" for n in unique_names(Path(p).stem for p in paths))
+
+    def one(path: str) -> int:
+        name = next(names)
+        target = Path(out) / name if (many and out) else (Path(out) if out else Path(name))
+        written = write_report(
+            path,
+            target,
+            notebook=args.notebook,
+            timeout=args.timeout,
+            prices=args.prices,
+            progress=stderr_progress(f"report {Path(path).name}"),
+        )
+        say(str(written))
+        return 0
+
+    return for_each_agent(paths, one)
+
+
+def cmd_notebooks(args: argparse.Namespace) -> int:
+    """Copy the bundled notebooks (and the sample agents they open) into a folder of yours.
+
+    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and one Claude Code
+    session), so the notebooks open as they do in a source checkout; then run
+    `jupyter lab DIR/notebooks` (JupyterLab comes with: pip install "adfkit[notebooks]").
+    Existing files are kept unless --force.
+
+    Example: adfkit notebooks ~/adfkit-notebooks
+    """
+    root = Path(args.dir).expanduser()
+    notebooks = sorted(notebooks_dir().glob("*.ipynb"))
+    if not notebooks:
+        raise AdfError(f"no bundled notebooks at {notebooks_dir()}")
+    copies = [(nb, root / "notebooks" / nb.name) for nb in notebooks]
+    copies += [(sample_folder() / f, root / "sample_agents" / f) for f in sample_files()]
+    copied = 0
+    for src, dest in copies:
+        if dest.exists() and not args.force:
+            say(f"kept {dest} (exists; --force to replace)")
+            continue
+        check_output(dest, [])
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, dest)
+        say(str(dest))
+        copied += 1
+    lab = f"jupyter lab {root / 'notebooks'}"
+    if has_jupyterlab():
+        say(f"{copied} file(s) copied; open them with: {lab}", err=True)
+    else:
+        say(
+            f"{copied} file(s) copied; JupyterLab is not installed here: {NOTEBOOKS_EXTRA}, "
+            f"then open them with: {lab}",
+            err=True,
+        )
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` and ``notebooks`` subcommands."""
+    p = add_command(
+        subparsers,
+        "report",
+        cmd_report,
+        help="run a notebook on agent files and write HTML",
+        prices=True,
+    )
+    p.add_argument(
+        "-o",
+        "--output",
+        help="the HTML file (one agent) or folder (several) to write "
+        "(default: <stem>-report.html here)",
+    )
+    names = available_notebooks()
+    p.add_argument(
+        "--notebook",
+        default=DEFAULT_NOTEBOOK,
+        help=f"notebook name, number, unique prefix or .ipynb path (default {DEFAULT_NOTEBOOK}; "
+        f"bundled: {', '.join(names) or 'none found'})",
+    )
+    p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
+    n = subparsers.add_parser(
+        "notebooks",
+        help="copy the bundled notebooks into a folder",
+        description=inspect.cleandoc(cmd_notebooks.__doc__ or ""),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    n.add_argument("dir", metavar="DIR", help="folder to copy into (created if needed)")
+    n.add_argument("--force", action="store_true", help="replace files that exist")
+    n.set_defaults(func=cmd_notebooks)

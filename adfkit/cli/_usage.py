@@ -1,0 +1,228 @@
+"""``adfkit usage``: tokens, cost and compactions per session or per day, as ccusage shows them
+(its ``session`` and ``daily`` reports), with the compaction columns ccusage does not have."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from adfkit._facade.fleet import load_fleet
+from adfkit.cli._common import add_command, agent_paths, dump_json, error, say
+
+#: Columns shown, in order: (column, heading).
+COLUMNS = (
+    ("calls", "calls"),
+    ("input", "input"),
+    ("output", "output"),
+    ("cache_write", "cache write"),
+    ("cache_read", "cache read"),
+    ("cost_usd", "cost USD"),
+    ("compactions", "compactions"),
+    ("microcompactions", "micro"),
+    ("max_context", "max context"),
+)
+_SUMS = ["calls", "input", "output", "cache_write", "cache_read"]
+_COUNTS = ["compactions", "microcompactions"]
+
+
+def session_paths(specs: list[str]) -> list[str]:
+    """Agent files named: a folder is searched through all its subfolders (a whole
+    ``~/.claude/projects``), subagent transcripts left out (they count with their session)."""
+    out: list[str] = []
+    for spec in specs:
+        if os.path.isdir(spec) and not spec.rstrip("/").endswith(".adf"):
+            found = sorted(
+                str(p)
+                for pattern in ("*.adf", "*.jsonl", "*.jsonl.zst")
+                for p in Path(spec).rglob(pattern)
+                if not p.name.startswith("agent-") and p.parent.name != "subagents"
+            )
+            out += found or agent_paths([spec])  # none: the usual "no agent files" error
+        else:
+            out += agent_paths([spec])
+    return list(dict.fromkeys(out))
+
+
+def _cost(costs: pd.Series) -> float:
+    return float("nan") if costs.isna().any() else float(costs.sum())
+
+
+def summarize(days: pd.DataFrame, by: str) -> pd.DataFrame:
+    """Per-(agent, day) rows of ``usage_days`` summed per session (``by="session"``: one row per
+    file, with its first and last activity) or per day (``by="day"``: sessions counted)."""
+    key = ["agent_path"] if by == "session" else ["day"]
+    g = days.groupby(key, sort=by == "day", dropna=False)
+    out = g[_SUMS + _COUNTS].sum()
+    out["cost_usd"] = g["cost_usd"].agg(_cost)
+    out["max_context"] = g["max_context"].max()
+    if by == "session":
+        out["label"] = g["label"].first()
+        out["agent"] = g["agent"].first()
+        out["first_at"] = g["first_at"].min()
+        out["last_at"] = g["last_at"].max()
+        out = out.reindex(list(dict.fromkeys(days["agent_path"])))  # input order
+    else:
+        out["sessions"] = g["agent_path"].nunique()
+    return out.reset_index()
+
+
+def _fmt(value: Any, col: str) -> str:
+    if value is None or pd.isna(value):
+        return "-"
+    if col == "cost_usd":
+        return f"{value:,.2f}"
+    return f"{int(value):,}"
+
+
+def render(table: pd.DataFrame, by: str) -> str:
+    """The aligned text table, a total line last. Sessions are named by their fleet label
+    (project and title or first prompt), their id in the last column."""
+    first = ("label", "session") if by == "session" else ("day", "day")
+    last = [("agent", "id")] if by == "session" else []
+    cols = [first, *COLUMNS, *last]
+    total = {c: table[c].sum() for c in _SUMS + _COUNTS}
+    total["cost_usd"] = _cost(table["cost_usd"])
+    total["max_context"] = table["max_context"].max()
+    total[first[0]] = "total"
+    rows = [
+        [str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] + [str(r[c]) for c, _ in last]
+        for _, r in table.iterrows()
+    ]
+    rows.append(
+        [str(total[first[0]])] + [_fmt(total[c], c) for c, _ in COLUMNS] + ["" for _ in last]
+    )
+    head = [h for _, h in cols]
+    widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
+    lines = [
+        "  ".join(
+            x.ljust(w) if i == 0 or i > len(COLUMNS) else x.rjust(w)
+            for i, (x, w) in enumerate(zip(r, widths, strict=True))
+        ).rstrip()
+        for r in [head, *rows]
+    ]
+    return "\n".join(lines)
+
+
+def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    out = []
+    for rec in table.to_dict(orient="records"):
+        out.append(
+            {
+                k: (None if v is None or (not isinstance(v, str) and pd.isna(v)) else v)
+                for k, v in rec.items()
+            }
+        )
+    return out
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    """Tokens, cost and compactions of many sessions: one row per session, or per UTC day.
+
+    PATH is a file, a folder (every agent file in it and its subfolders: a whole
+    ~/.claude/projects) or a quoted glob. A Claude Code session counts its subagents' calls.
+    input is the uncached part of the prompt (as ccusage counts it); cache write and cache read
+    the rest; max context the largest prompt of one call. compactions and micro count the
+    compactions and the microcompactions (tool results cleared) apart. Cost is "-" when a model
+    has no price (pass --prices FILE). --cache DIR keeps each file's figures in a Parquet index
+    (see adfkit index) so that a second run reads only the files that changed.
+
+    Example: adfkit usage ~/.claude/projects --by day
+    """
+    paths = session_paths(args.paths)
+    kw: dict[str, Any] = {} if args.prices is None else {"prices": args.prices}
+    days, errors = load_fleet(
+        paths, "usage_days", engine=args.engine, progress=False, cache=args.cache, **kw
+    )
+    for path, _err, msg in errors.itertuples(index=False):
+        error(f"{path}: {msg}")
+    if not len(days) and len(errors):
+        return 2
+    table = summarize(days, args.by) if len(days) else pd.DataFrame()
+    if args.json:
+        say(dump_json(_records(table)))
+    elif len(table):
+        say(render(table, args.by))
+    else:
+        say("no calls")
+    return 1 if len(errors) else 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``usage`` subcommand."""
+    p = add_command(
+        sub,
+        "usage",
+        cmd_usage,
+        help="tokens, cost, compactions per session or day",
+        json=True,
+        prices=True,
+    )
+    p.add_argument(
+        "--by",
+        choices=["session", "day"],
+        default="session",
+        help="one row per session (default) or per UTC day",
+    )
+    p.add_argument(
+        "--cache",
+        metavar="DIR",
+        default=None,
+        help="a Parquet index folder (adfkit index): unchanged files are not re-read",
+    )
+    p.add_argument(
+        "--engine",
+        default="processes",
+        choices=["serial", "processes"],
+        help="how to spread the files (default processes; serial for small fleets)",
+    )
+    _register_index(sub)
+
+
+#: Tables ``adfkit index`` keeps by default: what ``adfkit usage`` and fleets of usage and
+#: compactions read.
+INDEX_TABLES = ("usage_days", "usage", "compactions")
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Keep each file's tables in a Parquet index, so that later runs read only what changed.
+
+    PATH is a file, a folder (searched through its subfolders) or a quoted glob. DIR gets one
+    folder per table (usage_days, usage, compactions by default; --table to choose), each a
+    plain Parquet dataset: one part per file, keyed by its path, size, modification time and
+    adfkit's version. A file that changed since it was indexed is read again; one that changes
+    while it is read is left out of the index. Read it with load_fleet(..., cache=DIR),
+    adfkit usage --cache DIR, DuckDB (select * from 'DIR/usage/*.parquet') or Dask
+    (dask.dataframe.read_parquet('DIR/usage')).
+
+    Example: adfkit index ~/.claude/projects --to build/index
+    """
+    paths = session_paths(args.paths)
+    status = 0
+    for table in args.table or INDEX_TABLES:
+        df, errors = load_fleet(paths, table, engine=args.engine, progress=False, cache=args.to)
+        for path, _err, msg in errors.itertuples(index=False):
+            error(f"{path}: {table}: {msg}")
+        status = max(status, 1 if len(errors) else 0)
+        say(f"{table}: {len(paths) - len(errors)} file(s), {len(df):,} row(s) in {args.to}")
+    return status
+
+
+def _register_index(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "index", cmd_index, help="keep many agents' tables in a Parquet index")
+    p.add_argument("--to", required=True, metavar="DIR", help="the index folder")
+    p.add_argument(
+        "--table",
+        action="append",
+        metavar="TABLE",
+        help=f"a table to keep (repeatable; default {', '.join(INDEX_TABLES)})",
+    )
+    p.add_argument(
+        "--engine",
+        default="processes",
+        choices=["serial", "processes"],
+        help="how to spread the files (default processes; serial for small fleets)",
+    )
