@@ -17,7 +17,16 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 import numpy as np
 import pandas as pd
 
-from adfkit.plots import C_INPUT, _drawing, _empty, _floats, _fmt_tokens, _gid, _short, _token_axis
+from adfkit.plots import C_INPUT
+from adfkit.plots._matplotlib import (
+    _drawing,
+    _empty,
+    _floats,
+    _fmt_tokens,
+    _gid,
+    _short,
+    _token_axis,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

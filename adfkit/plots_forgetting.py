@@ -26,12 +26,8 @@ import numpy as np
 import pandas as pd
 
 from adfkit._analysis.forgetting import survival_of
-from adfkit.plots import (
-    C_INPUT,
-    C_OUTPUT,
-    C_SUMMARY,
-    C_THRESHOLD,
-    Data,
+from adfkit.plots import C_INPUT, C_OUTPUT, C_SUMMARY, C_THRESHOLD, Data, close
+from adfkit.plots._matplotlib import (
     _agent,
     _drawing,
     _empty,
@@ -40,7 +36,6 @@ from adfkit.plots import (
     _legend,
     _short,
     _title,
-    close,
 )
 from adfkit.schema import ITEM_KINDS
 

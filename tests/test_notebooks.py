@@ -136,7 +136,7 @@ def test_the_checker_catches_private_use():
     assert _adfkit_names("import adfkit._sources.adf.sqlite")[1]
     assert _adfkit_names("adfkit._facade.agent.open_adf('x')")[1]
     assert _adfkit_names("from adfkit import _report")[1]
-    assert _adfkit_names("adfkit.plots._drawing(1)")[1]
+    assert _adfkit_names("adfkit.plots._matplotlib._drawing(1)")[1]
     assert _adfkit_names("adfkit.open_adf(A).loop()") == ({"open_adf"}, [])
 
 

@@ -482,7 +482,7 @@ def test_composition_at_legacy_agent_shows_its_total():
 
 def test_token_ticks_keep_the_digits_the_spacing_needs():
     fig, ax = plt.subplots()
-    plots._token_axis(ax)
+    plots._matplotlib._token_axis(ax)
     ax.set_ylim(0, 1_750_000)
     ax.set_yticks(np.arange(0, 1_750_001, 250_000))
     fig.canvas.draw()
@@ -498,7 +498,7 @@ def test_token_tick_labels_are_distinct_and_exact(lo, span):
 
     ticks = MaxNLocator(nbins=8).tick_values(lo, lo + span)
     _, ax = plt.subplots()
-    plots._token_axis(ax)
+    plots._matplotlib._token_axis(ax)
     labels = ax.yaxis.get_major_formatter().format_ticks(ticks)
     assert len(set(labels)) == len(labels)
     units = {"k": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}
@@ -680,7 +680,9 @@ def _check_readable(ax):
         for h in ax.get_legend_handles_labels()[0]:
             drawn.setdefault(h.get_label(), []).append(h)
         for t in leg.get_texts():  # an entry names something drawn in view
-            assert any(plots._in_view(ax, h) for h in drawn.get(t.get_text(), [])), t.get_text()
+            assert any(plots._matplotlib._in_view(ax, h) for h in drawn.get(t.get_text(), [])), (
+                t.get_text()
+            )
     texts = [t for t in ax.texts if t.get_visible() and t.get_text()]
     boxes = [t.get_window_extent(r) for t in texts]
     for i in range(len(boxes)):
