@@ -1,0 +1,209 @@
+"""The ReplayPlayer: a slider over model calls showing what the context window held."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from adfkit._base.parts import NOT_IN_FILE, PARTS
+from adfkit.widgets._html import _STYLE, _na, _tokens_txt, composition_html, rows_html
+from adfkit.widgets._shown import _Shown, _w
+
+if TYPE_CHECKING:
+    from adfkit._facade.agent import AgentFile
+
+
+#: Part of the context window -> column of :meth:`AgentFile.replay` (and of
+#: :meth:`AgentFile.composition`, a view of it), as the plots stack them.
+COMPOSITION_PARTS = tuple((p.name, p.column) for p in PARTS)
+
+
+class ReplayPlayer(_Shown):
+    """A slider over model calls showing the context window at each call and its make-up.
+
+    Parameters
+    ----------
+    agent : an :class:`adfkit.AgentFile`.
+    rows : how many of the window's last rows to render below the composition.
+
+    Attributes
+    ----------
+    call : an IntSlider over the model calls, numbered from 1 as the readout and the title say
+        (call ``k`` is ``calls.iloc[k - 1]``); it spans the widget's width, and a text box beside
+        it takes a number typed in.
+    prev_call, next_call : buttons stepping one call back or forward.
+    compaction : a Dropdown of the compactions (and clears): choosing one jumps to the first
+        call after it; ``prev_compaction``/``next_compaction`` step between them.
+    play : a Play control linked to the slider in the browser.
+    html : the ``ipywidgets.HTML`` (composition bar and table, then the rows).
+    calls : the model calls (:meth:`AgentFile.replay`), with the columns of ``history()``.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> p = ReplayPlayer(adfkit.open_adf("sample_agents/long-runner.adf"))
+    >>> p.call.value = 3
+    >>> p.call_seq == int(p.calls["seq"].iloc[2])
+    True
+    >>> p.next_compaction.click(); p.call.value > 3
+    True
+    """
+
+    def __init__(self, agent: AgentFile, *, rows: int = 30) -> None:
+        w = _w()
+        self._agent = agent
+        self.rows = int(rows)
+        self._history = agent.history().reset_index(drop=True)
+        rep = agent.replay()  # the model calls, with the token parts of each window
+        seqs = rep["seq"].astype("int64").tolist()
+        self.calls = self._history.set_index("seq").loc[seqs].reset_index()
+        self._composition = rep
+        n = max(1, len(self.calls))
+        self.call = w.IntSlider(
+            value=1,
+            min=1,
+            max=n,
+            description="model call",
+            continuous_update=False,
+            readout=False,  # the number is in the box beside it, once
+            layout=w.Layout(width="100%", flex="1 1 auto"),
+        )
+        self.typed = w.BoundedIntText(value=1, min=1, max=n, layout=w.Layout(width="7em"))
+        w.jslink((self.typed, "value"), (self.call, "value"))
+        self.play = w.Play(value=1, min=1, max=n, interval=500)
+        w.jslink((self.play, "value"), (self.call, "value"))
+        self.prev_call = w.Button(description="prev call", layout=w.Layout(width="auto"))
+        self.next_call = w.Button(description="next call", layout=w.Layout(width="auto"))
+        self.prev_call.on_click(lambda _: self._go(int(self.call.value) - 1))
+        self.next_call.on_click(lambda _: self._go(int(self.call.value) + 1))
+        # Compactions and clears: the first call after each (1-based), to jump to.
+        seq_arr = np.asarray(seqs, dtype="int64")
+        ev = agent.events()
+        self._after: list[int] = []
+        # 0 is the "no jump" entry (calls are numbered from 1): a None value would leave the
+        # dropdown blank in the browser.
+        labels: list[tuple[str, int]] = [("(jump to a compaction)", 0)]
+        for j, (kind, b) in enumerate(zip(ev["event"], ev["boundary_seq"], strict=True)):
+            if _na(b):
+                continue
+            k = int(np.searchsorted(seq_arr, int(b), side="right"))
+            if k < len(seq_arr):
+                self._after.append(k + 1)
+                labels.append((f"{kind} {j + 1} (before call {k + 1})", k + 1))
+        self.compaction = w.Dropdown(options=labels, value=0, layout=w.Layout(width="auto"))
+        self.compaction.observe(
+            lambda ch: self._go(ch["new"]) if ch["new"] else None, names="value"
+        )
+        self.prev_compaction = w.Button(
+            description="prev compaction", layout=w.Layout(width="auto")
+        )
+        self.next_compaction = w.Button(
+            description="next compaction", layout=w.Layout(width="auto")
+        )
+        self.prev_compaction.on_click(lambda _: self._jump(-1))
+        self.next_compaction.on_click(lambda _: self._jump(1))
+        self.html = w.HTML()
+        self.call.observe(lambda _: self._render(), names="value")
+        self.call.observe(lambda _: self._sync_jump(), names="value")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.call, self.typed], layout=w.Layout(width="100%")),
+                w.HBox(
+                    [
+                        self.play,
+                        self.prev_call,
+                        self.next_call,
+                        self.prev_compaction,
+                        self.next_compaction,
+                        self.compaction,
+                    ]
+                ),
+                self.html,
+            ]
+        )
+        self._render()
+
+    def _go(self, k: int) -> None:
+        self.call.value = min(max(1, int(k)), int(self.call.max))
+
+    def _sync_jump(self) -> None:
+        """The jump menu names the compaction the slider is at, else its "(jump ...)" entry:
+        never a choice left from before the slider moved."""
+        now = int(self.call.value)
+        self.compaction.value = now if now in self._after else 0
+
+    def _jump(self, d: int) -> None:
+        """To the first call after the next (``d=1``) or previous compaction."""
+        now = int(self.call.value)
+        if d > 0:
+            nxt = [k for k in self._after if k > now]
+            if nxt:
+                self._go(nxt[0])
+        else:
+            prv = [k for k in self._after if k < now]
+            if prv:
+                self._go(prv[-1])
+
+    @property
+    def call_seq(self) -> int | None:
+        """The seq of the assistant row the slider is on."""
+        if not len(self.calls):
+            return None
+        return int(self.calls["seq"].iloc[int(self.call.value) - 1])
+
+    @property
+    def window(self) -> pd.DataFrame:
+        """The rows the model received at the chosen call (:meth:`AgentFile.context_at`): the
+        system prompt in force, the conversation, the dynamic instructions; column ``part``."""
+        seq = self.call_seq
+        if seq is None:
+            return self._history.iloc[:0]
+        return self._agent.context_at(seq)
+
+    @property
+    def composition(self) -> pd.Series:
+        """Estimated tokens sent at the chosen call, by part (:meth:`AgentFile.replay`).
+
+        Index: ``system_prompt``, ``dynamic_instructions``, ``compaction_summary``,
+        ``message``, ``assistant``, ``tool_result``, ``loop_inject``, and ``not_in_file``
+        (the reported input less those parts, when the provider reported it); float64 tokens.
+        """
+        seq = self.call_seq
+        comp = self._composition
+        hit = comp[comp["seq"] == seq] if seq is not None else comp.iloc[:0]
+        if not len(hit):
+            return pd.Series(dtype="float64")
+        r = hit.iloc[0]
+        parts = {part: float(r[col]) if not _na(r[col]) else 0.0 for part, col in COMPOSITION_PARTS}
+        reported = r.get("tokens_input")
+        if reported is not None and not _na(reported):  # what the file does not hold
+            parts[NOT_IN_FILE.name] = max(0.0, float(reported) - sum(parts.values()))
+        return pd.Series(parts, dtype="float64")
+
+    def _render(self) -> None:
+        seq = self.call_seq
+        if seq is None:
+            self.html.value = _STYLE + '<div class="adf-empty">This file has no model calls.</div>'
+            return
+        win = self.window
+        call = self.calls.iloc[int(self.call.value) - 1]
+        tok = _tokens_txt(call.to_dict())
+        title = (
+            f"call {int(self.call.value)} of {len(self.calls)} (seq {seq}): "
+            f"{len(win):,} rows in the window"
+            + (f"; provider reported {tok} tokens" if tok else "")
+        )
+        shown = win.iloc[-self.rows :] if self.rows else win.iloc[:0]
+        note = (
+            f'<div class="adf-empty">last {len(shown)} of {len(win):,} rows</div>'
+            if len(shown) < len(win)
+            else ""
+        )
+        self.html.value = (
+            _STYLE
+            + composition_html(self.composition, title=title)
+            + note
+            + rows_html(shown, style=False)
+        )
