@@ -60,8 +60,8 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         simulate_sweep,
     )
     from adfkit._facade.fleet import FleetResult, export, load_fleet
-    from adfkit._sources.claude_code.parser import list_claude_code_sessions
-    from adfkit._sources.codex.parser import list_codex_sessions
+    from adfkit._sources.claude_code.listing import list_claude_code_sessions
+    from adfkit._sources.codex.listing import list_codex_sessions
 
     __version__: str
 
@@ -86,8 +86,8 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(["formats", "list_sessions"], "_core.opening"),
     **dict.fromkeys(["FormatSpec", "register_format"], "_core.registry"),
-    "list_claude_code_sessions": "_sources.claude_code.parser",
-    "list_codex_sessions": "_sources.codex.parser",
+    "list_claude_code_sessions": "_sources.claude_code.listing",
+    "list_codex_sessions": "_sources.codex.listing",
     **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_facade.fleet"),
     "Mind": "_analysis.mind",
     **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),

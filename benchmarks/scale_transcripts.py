@@ -21,7 +21,7 @@ from pathlib import Path
 
 import zstandard
 
-from adfkit._sources.claude_code.parser import list_claude_code_sessions
+from adfkit._sources.claude_code.listing import list_claude_code_sessions
 from adfkit._sources.codex.parser import parse_codex
 
 SID = "0199a213-81c0-7800-8aa1-bbab2a035a53"

@@ -13,7 +13,8 @@ import pytest
 from conftest import fingerprint
 
 from adfkit._base.errors import AdfWarning, NotTranscriptError
-from adfkit._sources.claude_code.parser import list_claude_code_sessions, parse_claude_code
+from adfkit._sources.claude_code.listing import list_claude_code_sessions
+from adfkit._sources.claude_code.parser import parse_claude_code
 from adfkit._sources.transcript.kit import ParsedTranscript
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,7 +14,8 @@ import zstandard
 from conftest import fingerprint
 
 from adfkit._base.errors import AdfWarning, NotTranscriptError
-from adfkit._sources.codex.parser import list_codex_sessions, parse_codex
+from adfkit._sources.codex.listing import list_codex_sessions
+from adfkit._sources.codex.parser import parse_codex
 from adfkit._sources.transcript.kit import ParsedTranscript
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -27,9 +27,11 @@ from test_codex import Roll, basic
 import adfkit
 from adfkit import cli
 from adfkit._base.terminal import printable
-from adfkit._sources.claude_code import parser as _claude_code
-from adfkit._sources.claude_code.parser import list_claude_code_sessions, parse_claude_code
-from adfkit._sources.codex.parser import list_codex_sessions, parse_codex
+from adfkit._sources.claude_code import listing as cc_listing
+from adfkit._sources.claude_code.listing import list_claude_code_sessions
+from adfkit._sources.claude_code.parser import parse_claude_code
+from adfkit._sources.codex.listing import list_codex_sessions
+from adfkit._sources.codex.parser import parse_codex
 from adfkit._sources.transcript.kit import LINE_CHARGE
 
 SID = "11111111-2222-3333-4444-555555555555"
@@ -150,13 +152,13 @@ def test_h66_listing_reads_each_legacy_agent_file_once(
             log.user(f"s{i}{k}", None, "task")
             log.write(proj / f"agent-{i}x{k}.jsonl")
     calls: list[Path] = []
-    real = _claude_code._first_session_id
+    real = cc_listing._first_session_id
 
     def counting(f: Path, max_lines: int = 50) -> str | None:
         calls.append(f)
         return real(f, max_lines)
 
-    monkeypatch.setattr(_claude_code, "_first_session_id", counting)
+    monkeypatch.setattr(cc_listing, "_first_session_id", counting)
     df = list_claude_code_sessions(tmp_path)
     n_agents = sum(i % 3 for i in range(n))
     assert len(calls) == n_agents == len(set(calls))

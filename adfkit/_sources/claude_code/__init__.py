@@ -87,7 +87,7 @@ def _find(folder: Path) -> Iterator[Path]:
 
 
 def _list(folder: Path) -> pd.DataFrame:
-    from adfkit._sources.claude_code.parser import list_claude_code_sessions
+    from adfkit._sources.claude_code.listing import list_claude_code_sessions
 
     return list_claude_code_sessions(folder)
 

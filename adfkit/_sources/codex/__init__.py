@@ -113,7 +113,7 @@ def _find(folder: Path) -> Iterator[Path]:
 
 
 def _list(folder: Path) -> pd.DataFrame:
-    from adfkit._sources.codex.parser import list_codex_sessions
+    from adfkit._sources.codex.listing import list_codex_sessions
 
     return list_codex_sessions(folder)
 

@@ -1,9 +1,9 @@
 """The transcript kit: format-neutral records of an agent transcript (rows, compaction events,
 model calls, integrity findings) and what every JSONL parser shares to make them.
 
-The parsers of Claude Code sessions (``_claude_code.py``) and Codex CLI rollouts (``_codex.py``)
-both return a :class:`ParsedTranscript`, and a new JSONL or JSON format does the same. What a
-parser takes from here, so that it only says what its records mean:
+The parsers of Claude Code sessions (``_sources/claude_code/``) and Codex CLI rollouts
+(``_sources/codex/``) both return a :class:`ParsedTranscript`, and a new JSONL or JSON format
+does the same. What a parser takes from here, so that it only says what its records mean:
 
 - **reading**: :class:`JsonLines` yields each line's JSON object with the caps and findings
   every format needs (byte-order mark, a line over ``max_line_bytes``, bad JSON repaired or

@@ -1,0 +1,134 @@
+"""A Claude Code record's message content as ADF blocks, and the kind of row it makes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adfkit._sources.transcript.kit import (
+    result_text,
+)
+
+_CONTEXT_PREFIXES = (
+    "<command-name>",
+    "<command-message>",
+    "<command-args>",
+    "<local-command-",
+    "<system-reminder>",
+    "Caveat: The messages below were generated",
+)
+
+
+def _blocks(content: Any) -> tuple[list[dict[str, Any]], bool]:
+    """Message content -> ADF blocks, and whether something had to be dropped."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}], False
+    if not isinstance(content, list):
+        return [], content is not None
+    out: list[dict[str, Any]] = []
+    bad = False
+    for b in content:
+        if type(b) is not dict:
+            if isinstance(b, str):
+                out.append({"type": "text", "text": b})
+            else:
+                bad = True
+            continue
+        t = b.get("type")
+        if t == "text":
+            txt = b.get("text")
+            out.append(
+                b
+                if isinstance(txt, str) and len(b) == 2
+                else {"type": "text", "text": txt if isinstance(txt, str) else ""}
+            )
+        elif t == "tool_use":
+            inp = b.get("input")
+            if len(b) == 4 and type(inp) is dict and "id" in b and "name" in b:
+                out.append(b)  # already the ADF shape: no copy
+                continue
+            out.append(
+                {
+                    "type": "tool_use",
+                    "id": b.get("id"),
+                    "name": b.get("name"),
+                    "input": inp if isinstance(inp, dict) else {"_raw_arguments": inp},
+                }
+            )
+        elif t == "tool_result":
+            c = b.get("content")
+            if len(b) == 4 and type(c) is str and type(b.get("is_error")) is bool:
+                out.append(b)  # tool_use_id, content, is_error: already the ADF shape
+                continue
+            out.append(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": b.get("tool_use_id"),
+                    "content": result_text(c),
+                    "is_error": b.get("is_error") is True,
+                }
+            )
+        elif t == "thinking":
+            th = b.get("thinking")
+            out.append({"type": "thinking", "thinking": th if isinstance(th, str) else ""})
+        elif t == "redacted_thinking":
+            out.append({"type": "thinking", "thinking": "", "redacted": True})
+        elif t == "image":
+            src = b.get("source")
+            url = ""
+            if isinstance(src, dict):
+                if src.get("type") == "base64":
+                    url = f"data:{src.get('media_type', '')};base64,{src.get('data', '')}"
+                elif isinstance(src.get("url"), str):
+                    url = src["url"]
+            out.append({"type": "image_url", "image_url": {"url": url}})
+        else:
+            out.append(b)
+    return out, bad
+
+
+def _user_hint(obj: dict[str, Any], blocks: list[dict[str, Any]]) -> str | None:
+    if obj.get("isCompactSummary") is True:
+        return "compaction_summary"
+    if obj.get("isMeta") is True:
+        return "context"
+    for b in blocks:
+        if b.get("type") == "text":
+            txt = b.get("text")
+            if isinstance(txt, str):
+                s = txt.lstrip()
+                if s.startswith(_CONTEXT_PREFIXES):
+                    return "context"
+                if s.startswith("<task-notification>"):
+                    return "message"
+            return None
+        if b.get("type") == "tool_result":
+            return None
+    return None
+
+
+def _attachment_row(obj: dict[str, Any]) -> tuple[list[dict[str, Any]], str]:
+    att = obj.get("attachment")
+    atype = att.get("type") if isinstance(att, dict) else None
+    text = ""
+    if isinstance(att, dict):
+        for k in ("prompt", "content", "text", "message"):
+            v = att.get(k)
+            if isinstance(v, str):
+                text = v
+                break
+            if isinstance(v, list):
+                text = result_text(v)
+                break
+    hint = "message" if atype == "queued_command" else "context"
+    label = atype if isinstance(atype, str) else "attachment"
+    if hint == "message" and text:
+        return [{"type": "text", "text": text}], hint
+    return [{"type": "text", "text": f"[attachment: {label}]" + (f" {text}" if text else "")}], hint
+
+
+def _call_key(obj: dict[str, Any], msg: dict[str, Any]) -> str | None:
+    mid = msg.get("id")
+    if not isinstance(mid, str):
+        return None
+    rid = obj.get("requestId")
+    return f"{mid}:{rid}" if isinstance(rid, str) else mid

@@ -1,0 +1,184 @@
+"""One conversation (a session's main chain, or an inline subagent's) from its records: the
+active rows and events, the abandoned branches and their rewinds, the finished transcript."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from adfkit._sources.claude_code.active_path import _active_path, _Path, _place_off_path, _Tops
+from adfkit._sources.claude_code.events import _walk_active
+from adfkit._sources.claude_code.graph import _Graph, _Links
+from adfkit._sources.claude_code.records import _FileData, _Rec
+from adfkit._sources.claude_code.rows import _Builder, _Call, _RowB
+from adfkit._sources.transcript.kit import (
+    EventDraft,
+    Findings,
+    ParsedTranscript,
+    anthropic_bad_counts,
+    anthropic_tokens,
+    bad_usage,
+    final_calls,
+    iso_ms,
+    number_rows,
+    unknown_counts,
+)
+
+
+@dataclass
+class _Built:
+    rows: list[_RowB]
+    branches: list[_RowB]
+    events: list[EventDraft]
+    calls: list[_Call]
+    agent_results: dict[str, str]
+
+
+def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
+    """The rows of one conversation (the main one, or one inline subagent's): the active path
+    with what joins it from off the chain, its events, then the abandoned branches."""
+    g = _Graph(recs, fnd, _Links(d.progress, fnd))
+    ap = _active_path(g, fnd, side_group)
+    order, branch_recs = _place_off_path(g, ap, side_group)
+    calls: dict[str, _Call] = {}
+    b = _Builder(fnd, calls, d.repaired)
+    events: list[EventDraft] = []
+    _walk_active(order, b, fnd, events, ap.roots)
+    branch_rows = _branches(g, ap, branch_recs, b, events)
+    return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
+
+
+def _branches(
+    g: _Graph, ap: _Path, branch_recs: list[_Rec], b: _Builder, events: list[EventDraft]
+) -> list[_RowB]:
+    """The rows of the abandoned branches (``branch-1``... by their topmost record, in file
+    order), and a ``rewind`` event for each branch a model call was made from (line and time:
+    the active record that replaced it)."""
+    path = ap.recs
+    groups: dict[int, list[_Rec]] = {}
+    tops: dict[int, _Rec] = {}
+    forks: dict[int, _Rec | None] = {}
+    top_of = _Tops(ap.on_path)
+    for r in branch_recs:
+        top, fork = top_of.of(r)
+        groups.setdefault(id(top), []).append(r)
+        tops[id(top)] = top
+        forks[id(top)] = fork
+    children_on_path: dict[int, _Rec] = {}
+    for r in path:
+        p, _ = g.parent_of(r)
+        if p is not None and id(p) not in children_on_path:
+            children_on_path[id(p)] = r
+    roots_on_path = [r for r in path if g.parent_of(r)[0] is None]
+    branch_rows: list[_RowB] = []
+    asides = 0
+    for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):
+        bid = f"branch-{n}"
+        bb = _Builder(b.fnd, b.calls, b.repaired)
+        for r in groups[tid]:
+            bb.add(r)
+        for row in bb.rows:
+            row.branch = bid
+        branch_rows.extend(bb.rows)
+        if not any(row.role == "assistant" for row in bb.rows):
+            asides += 1  # no model call was made from it: not a rewind
+            continue
+        fork = forks[tid]
+        repl = children_on_path.get(id(fork)) if fork is not None else None
+        if repl is None and fork is None and roots_on_path:
+            repl = roots_on_path[0]
+        events.append(
+            EventDraft(
+                "rewind",
+                repl.line if repl is not None else tops[tid].line,
+                iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
+                uuid=repl.uuid if repl is not None else None,
+                swept=list(bb.rows),
+                extra={
+                    "branch": bid,
+                    "fork_uuid": fork.uuid if fork is not None else None,
+                    "branch_first_line": tops[tid].line,
+                },
+            )
+        )
+        b.agent_results.update(bb.agent_results)
+    if asides:
+        b.fnd.add(
+            "aside_records",
+            "info",
+            None,
+            f"{asides} run(s) of user records off the chain that no model call followed (a "
+            "local command, an interrupted queued prompt): in branches(), not a rewind",
+        )
+    return branch_rows
+
+
+def _finish(
+    path: Path,
+    built: _Built,
+    fnd: Findings,
+    meta: dict[str, str],
+    session_id: str | None,
+    agent_id: str | None,
+) -> ParsedTranscript:
+    for c in built.calls:  # once per call, from the fragment chosen
+        c.tokens = anthropic_tokens(c.usage)
+        c.unknown = unknown_counts(c.usage, "anthropic")
+        if c.unknown:
+            bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
+            c.row.malformed = True
+            c.row.note = "usage holds values that are not token counts"
+        c.row.tokens = {**c.tokens, **c.unknown}
+    rows, branches = number_rows(built.rows, built.branches)
+    _event_tokens(built.rows, built.events)
+    events = sorted((ev.final() for ev in built.events), key=lambda e: e.line)
+    calls = final_calls(built.calls)
+    for ev in events:
+        if ev.kind == "compaction" and ev.summary_seq is None:
+            fnd.add(
+                "summary_missing",
+                "info",
+                ev.line,
+                "compact_boundary without a summary row after it",
+            )
+    if "model" not in meta:
+        for r in rows:
+            if r.model:
+                meta["model"] = r.model
+                break
+    for rb in (*built.rows, *built.branches):
+        rb.call = None  # break the row <-> call cycles: reference counting frees them now
+    return ParsedTranscript(
+        path=str(path),
+        format="claude_code",
+        session_id=session_id,
+        meta=meta,
+        rows=rows,
+        other_branches=branches,
+        events=events,
+        findings=[],
+        calls=calls,
+        agent_id=agent_id,
+    )
+
+
+def _event_tokens(rows: list[_RowB], events: list[EventDraft]) -> None:
+    """Each event's ``tokens_before``/``tokens_after``: the prompt size of the last call before
+    its position among the active rows and of the first call from it on."""
+    n_rows = len(rows)
+    last_before: list[int | None] = [None] * (n_rows + 1)
+    first_from: list[int | None] = [None] * (n_rows + 1)
+    for i, row in enumerate(rows):
+        v = _call_input(row)
+        last_before[i + 1] = v if v is not None else last_before[i]
+    for i in range(n_rows - 1, -1, -1):
+        v = _call_input(rows[i])
+        first_from[i] = v if v is not None else first_from[i + 1]
+    for ev in events:
+        if ev.pos is not None:
+            ev.tokens_before, ev.tokens_after = last_before[ev.pos], first_from[ev.pos]
+
+
+def _call_input(row: _RowB) -> int | None:
+    c = row.call
+    return c.tokens.get("input") if c is not None and c.row is row else None

@@ -1,0 +1,121 @@
+"""The ``parentUuid`` graph of a session: links through ``progress`` records, duplicate
+uuids (replays dropped, re-parented copies kept), parents never written."""
+
+from __future__ import annotations
+
+from adfkit._sources.claude_code.records import _Rec
+from adfkit._sources.transcript.kit import (
+    Findings,
+)
+
+
+class _Links:
+    """``progress`` records (and records of an unknown type that carry a uuid) are links, not
+    nodes: a parent uuid that names one is followed through them to the first uuid that is not
+    a link. Memoised, so each link is walked once however many records point through it."""
+
+    def __init__(self, prog: dict[str, tuple[str | None, int]], fnd: Findings) -> None:
+        self.prog = prog
+        self.fnd = fnd
+        self.memo: dict[str, tuple[str | None, int | None]] = {}
+
+    def resolve(self, pu: str | None) -> tuple[str | None, int | None]:
+        """(the first uuid reached that is not a link, None at a root; the line of the last
+        link passed, None when ``pu`` is not a link)."""
+        prog = self.prog
+        if pu is None or pu not in prog:
+            return pu, None
+        memo = self.memo
+        hit = memo.get(pu)
+        if hit is not None:
+            return hit
+        chain: list[str] = []
+        seen: set[str] = set()
+        cur: str | None = pu
+        res: tuple[str | None, int | None] | None = None
+        while cur is not None and cur in prog:
+            res = memo.get(cur)
+            if res is not None:
+                break
+            if cur in seen:
+                line = prog[cur][1]
+                self.fnd.add("parent_cycle", "warning", line, "parentUuid chain loops; cut here")
+                res = (None, line)
+                break
+            seen.add(cur)
+            chain.append(cur)
+            cur = prog[cur][0]
+        if res is None:
+            res = (cur, prog[chain[-1]][1])
+        for c in chain:
+            memo[c] = res
+        return res
+
+
+class _Graph:
+    """uuid index and parent links. A duplicate uuid whose parent resolves to the same node as
+    an earlier copy's is a replay (dropped); otherwise it is a node of its own. A parent link
+    through ``progress`` records (:class:`_Links`) reaches the first record that is a node (a
+    root if the links end, a missing parent if they dangle). ``missing`` maps a record whose
+    parent was never written to (that uuid, the line of the record or link that names it)."""
+
+    def __init__(self, recs: list[_Rec], fnd: Findings, links: _Links) -> None:
+        latest: dict[str, _Rec] = {}
+        copies: dict[str, list[_Rec]] = {}
+        nodes: list[_Rec] = []
+        later: list[_Rec] = []
+        replays = 0
+        append = nodes.append
+        resolve = links.resolve
+        for r in recs:
+            pu = r.parent
+            if pu is None and r.type == "system":
+                pu = _parent_uuid(r)
+            pu = resolve(pu)[0]
+            pn = latest.get(pu) if pu is not None else None
+            if pu is not None and pn is None:
+                later.append(r)
+            u = r.uuid
+            f = latest.get(u)
+            if f is not None:
+                cs = copies.setdefault(u, [f])
+                if any(c.pnode is pn for c in cs):
+                    replays += 1
+                    continue
+                cs.append(r)
+            latest[u] = r
+            r.pnode = pn
+            append(r)
+        self.missing: dict[int, tuple[str, int]] = {}
+        first = dict(latest)
+        for u, cs in copies.items():
+            first[u] = cs[0]
+        for r in later:  # parents written after their child (or never)
+            pu, link_line = resolve(_parent_uuid(r))
+            if pu is None:
+                continue
+            p = first.get(pu)
+            if p is None:
+                self.missing[id(r)] = (pu, link_line if link_line is not None else r.line)
+            r.pnode = p
+        if replays:
+            fnd.add(
+                "duplicate_uuid",
+                "info",
+                None,
+                f"{replays} record(s) repeat an earlier uuid and parent (replays); first kept",
+            )
+        self.nodes = nodes
+
+    def parent_of(self, r: _Rec) -> tuple[_Rec | None, tuple[str, int] | None]:
+        """The record's parent and, when the parent uuid is not in the file, (that uuid, the
+        line of the record or progress link that names it)."""
+        return r.pnode, self.missing.get(id(r)) if self.missing else None
+
+
+def _parent_uuid(r: _Rec) -> str | None:
+    if r.parent is None and r.type == "system" and r.obj is not None:
+        lp = r.obj.get("logicalParentUuid")
+        if isinstance(lp, str) and r.obj.get("subtype") == "compact_boundary":
+            return lp
+    return r.parent

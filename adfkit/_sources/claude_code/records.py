@@ -1,0 +1,182 @@
+"""Reading a Claude Code session file: its records with a uuid (the nodes and links of the
+conversation graph), its metadata records, and the records it skips (TRANSCRIPTS.md §1.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from adfkit._base.errors import NotTranscriptError
+from adfkit._sources.transcript.kit import (
+    Findings,
+    JsonLines,
+    TypeCounts,
+    check_head,
+)
+
+_WHAT = "Claude Code transcript"
+
+
+#: Record types that carry no conversation content (§1.3), read as metadata or skipped.
+META_TYPES = frozenset(
+    {
+        "summary",
+        "file-history-snapshot",
+        "queue-operation",
+        "last-prompt",
+        "custom-title",
+        "agent-name",
+        "ai-title",
+        "mode",
+        "permission-mode",
+        "pr-link",
+        "agent-setting",
+        "file-history-delta",
+        "tag",
+    }
+)
+
+
+#: Lines that open with one of these are records adfkit never uses (file-history snapshots are
+#: about a third of a large file's bytes, TRANSCRIPTS.md §1.3): counted, not parsed. Claude Code
+#: writes ``type`` first in them.
+_SKIPPED = (
+    b'{"type":"file-history-snapshot"',
+    b'{"type":"file-history-delta"',
+    b'{"type":"queue-operation"',
+)
+
+
+class _Rec:
+    """One record with a uuid (or a uuid-less user/assistant record), in file order."""
+
+    __slots__ = ("line", "uuid", "parent", "type", "obj", "side", "pnode")
+
+    def __init__(
+        self, line: int, uuid: str, parent: Any, type_: str, obj: dict[str, Any] | None, side: bool
+    ) -> None:
+        self.line = line
+        self.uuid = uuid
+        self.parent = parent if isinstance(parent, str) else None
+        self.type = type_
+        self.obj = obj
+        self.side = side
+        self.pnode: _Rec | None = None
+
+
+@dataclass
+class _FileData:
+    recs: list[_Rec] = field(default_factory=list)
+    meta: dict[str, str] = field(default_factory=dict)
+    session_ids: dict[str, int] = field(default_factory=dict)
+    #: records read (rows, metadata, links, skipped lines): none means not a session
+    n_records: int = 0
+    #: line -> what was repaired in its bytes (the row it starts is flagged malformed)
+    repaired: dict[int, str] = field(default_factory=dict)
+    #: ``progress`` records (and records of an unknown type that carry a uuid) are links,
+    #: never rows: uuid -> (parentUuid, line) (first copy wins)
+    progress: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    #: records of an unknown type: without a uuid (skipped), with one (kept as links)
+    unknown: TypeCounts = field(default_factory=TypeCounts)
+    linked: TypeCounts = field(default_factory=TypeCounts)
+
+
+def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
+    check_head(path, _WHAT)
+    d = _FileData()
+    progress = d.progress
+    lines = JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes, skip=_SKIPPED)
+    for n, obj in lines:  # once per line of a large file: the usual case in as few steps
+        t = obj.get("type")
+        if t == "progress":  # most lines of a real file: a parent link, no node
+            u = obj.get("uuid")
+            if type(u) is str:
+                if u not in progress:
+                    pu = obj.get("parentUuid")
+                    progress[u] = (pu if type(pu) is str else None, n)
+                continue
+        _take(d, fnd, n, obj, t)
+    d.repaired = lines.repaired
+    d.n_records += lines.n_skipped + len(progress)
+    if d.n_records == 0 and lines.n_parsed:
+        raise NotTranscriptError(
+            f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
+            f"summary...): not a {_WHAT}",
+            path=path,
+        )
+    d.unknown.report(
+        fnd, "unknown_record_type", "warning", "{n} record(s) of unknown type {t!r} skipped"
+    )
+    d.linked.report(
+        fnd,
+        "unknown_record_type",
+        "info",
+        "{n} record(s) of unknown type {t!r} with a uuid: kept as links of the chain (as "
+        "progress records are), not as rows",
+    )
+    return d
+
+
+def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> None:
+    """Every record but a ``progress`` one with a uuid (:func:`_read` does those)."""
+    if t == "progress":
+        d.n_records += 1
+        return  # no uuid: a link to nothing
+    if t == "user" or t == "assistant" or t == "attachment" or t == "system":
+        d.n_records += 1
+        u = obj.get("uuid")
+        if type(u) is not str:
+            if t == "system":
+                return
+            fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
+            u = f"line:{n}"
+        d.recs.append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
+        sid = obj.get("sessionId")
+        if type(sid) is str:
+            d.session_ids[sid] = d.session_ids.get(sid, 0) + 1
+        if "cwd" not in d.meta:
+            _meta_from(obj, d.meta)
+        return
+    if t in META_TYPES:
+        d.n_records += 1
+        _meta_record(t, obj, d.meta)
+        return
+    u = obj.get("uuid")
+    if type(u) is str:  # unknown, but a link other records may point through
+        if u not in d.progress:
+            pu = obj.get("parentUuid")
+            d.progress[u] = (pu if type(pu) is str else None, n)
+        d.linked.add(t, n)
+        return
+    d.unknown.add(t, n)
+
+
+def _meta_from(obj: dict[str, Any], meta: dict[str, str]) -> None:
+    for src, dst in (
+        ("cwd", "cwd"),
+        ("version", "version"),
+        ("gitBranch", "git_branch"),
+        ("slug", "slug"),
+        ("entrypoint", "entrypoint"),
+    ):
+        v = obj.get(src)
+        if isinstance(v, str) and dst not in meta:
+            meta[dst] = v
+
+
+def _meta_record(t: str, obj: dict[str, Any], meta: dict[str, str]) -> None:
+    if t == "summary":
+        s, leaf = obj.get("summary"), obj.get("leafUuid")
+        if isinstance(s, str) and "summary" not in meta:
+            meta["summary"] = s
+        if isinstance(leaf, str):
+            meta["summary_leaf_uuid"] = leaf
+    elif t in ("custom-title", "ai-title"):
+        v = obj.get("customTitle") or obj.get("aiTitle") or obj.get("title")
+        if isinstance(v, str) and (t == "custom-title" or "title" not in meta):
+            meta["title"] = v
+    elif t == "last-prompt":
+        leaf = obj.get("leafUuid")
+        if isinstance(leaf, str):
+            meta["last_prompt_leaf_uuid"] = leaf

@@ -1,0 +1,201 @@
+"""Compactions (``compacted`` items, ``context_compacted`` events) with the rows each kept and
+swept, and rollbacks (``thread_rolled_back``) as rewinds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from adfkit._sources.codex.content import _message_blocks
+from adfkit._sources.codex.state import _CRow, _Item, _State
+from adfkit._sources.transcript.kit import (
+    EventDraft,
+    text_of,
+)
+
+SUMMARY_PREFIX = "Another language model started to solve this problem"
+
+
+def _context_compacted(st: _State, it: _Item) -> None:
+    """The event Codex writes after a ``compacted`` item (folded into its compaction), or a
+    compaction of its own when no such item came just before."""
+    last = st.events[-1] if st.events else None
+    if (
+        last is not None
+        and last.kind == "compaction"
+        and "context_compacted_line" not in last.extra
+        and (st.rows_since_comp == 0)
+    ):
+        last.extra["context_compacted_line"] = it.line
+        return
+    ev = EventDraft(
+        "compaction",
+        it.line,
+        it.ts,
+        trigger=_trigger(st),
+        tokens_before=st.last_call_input,
+        context_window=st.ctx_window,
+        extra={"no_compacted_item": True},
+    )
+    st.events.append(ev)
+    st.awaiting_after.append(ev)
+
+
+def _trigger(st: _State) -> str | None:
+    if st.turn is None:
+        return None
+    return "auto" if st.turn.has_user else "manual"
+
+
+def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
+    """A ``compacted`` item: its summary row, the rows kept and swept, the event."""
+    st.open_asst = None
+    msg = p.get("message")
+    repl = p.get("replacement_history")
+    kept = _Kept(msg if isinstance(msg, str) and msg else None)
+    if isinstance(repl, list):
+        _kept_by_replacement(kept, repl, st.window)
+    else:
+        _kept_by_default(kept, st.window)
+    ids = set(map(id, kept.rows))
+    swept = [r for r in st.window if id(r) not in ids]
+    srow = _summary_row(st, it, kept)
+    before = st.last_call_input
+    st.rows.append(srow)
+    st.window = [*kept.rows, srow]
+    st.rows_since_comp = 0
+    ev = EventDraft(
+        "compaction",
+        it.line,
+        it.ts,
+        trigger=_trigger(st),
+        tokens_before=before,
+        context_window=st.ctx_window,
+        swept=swept,
+        preserved=kept.rows,
+        summary=srow,
+        extra=_compaction_extra(p, repl, kept),
+    )
+    st.events.append(ev)
+    st.awaiting_after.append(ev)
+
+
+@dataclass
+class _Kept:
+    """What a compaction kept of the window, and what its replacement history said."""
+
+    summary_text: str | None
+    rows: list[_CRow] = field(default_factory=list)
+    #: the replacement history holds an opaque (remote, encrypted) compaction item
+    opaque: bool = False
+    #: replacement messages that match no row of the window
+    unmatched: int = 0
+
+    @property
+    def encrypted(self) -> bool:
+        return self.summary_text is None and self.opaque
+
+
+def _kept_by_replacement(kept: _Kept, repl: list[Any], window: list[_CRow]) -> None:
+    """Rows of the window matched by the replacement history's messages (same role and text,
+    latest unmatched row first); its user text starting with the summary prefix is the
+    summary when the item has none."""
+    used: set[int] = set()
+    for x in repl:
+        if type(x) is not dict:
+            continue
+        xt = x.get("type")
+        if xt in ("compaction", "compaction_summary"):
+            kept.opaque = True
+            continue
+        if xt != "message":
+            continue
+        role = "assistant" if x.get("role") == "assistant" else "user"
+        text = text_of(_message_blocks(x.get("content")))
+        if role == "user" and text.startswith(SUMMARY_PREFIX):
+            if kept.summary_text is None:
+                kept.summary_text = text
+            continue
+        hit = None
+        for row in reversed(window):
+            if id(row) not in used and row.role == role and text_of(row.content) == text:
+                hit = row
+                break
+        if hit is None:
+            kept.unmatched += 1
+        else:
+            used.add(id(hit))
+            kept.rows.append(hit)
+
+
+def _kept_by_default(kept: _Kept, window: list[_CRow]) -> None:
+    """Without a replacement history: the window's context rows and its typed user messages
+    (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps them)."""
+    budget = 20_000 * 4
+    for row in reversed(window):
+        if row.kind_hint == "context":
+            kept.rows.append(row)
+        elif row.turn_start and budget > 0:
+            budget -= len(text_of(row.content).encode())
+            kept.rows.append(row)
+    kept.rows.reverse()
+
+
+def _summary_row(st: _State, it: _Item, kept: _Kept) -> _CRow:
+    """The compaction's summary row, with the summarization call's usage if one is pending."""
+    text = kept.summary_text
+    srow = _CRow(it, "user", [{"type": "text", "text": text}] if text is not None else [], None)
+    srow.kind_hint = "compaction_summary"
+    srow.uuid = None
+    if text is None:
+        srow.note = (
+            "remote compaction: the summary is encrypted (not readable)"
+            if kept.encrypted
+            else "compaction without a summary text"
+        )
+    call = st.pending_call
+    if call is not None:
+        srow.tokens = dict(call.tokens)
+        srow.model = call.model
+        call.row = srow
+        st.calls.append(call)
+        st.pending_call = None
+    return srow
+
+
+def _compaction_extra(p: dict[str, Any], repl: Any, kept: _Kept) -> dict[str, Any]:
+    extra: dict[str, Any] = {
+        "replacement_history": "absent"
+        if repl is None
+        else ("list" if isinstance(repl, list) else "other"),
+    }
+    if kept.unmatched:
+        extra["unmatched_replacement_items"] = kept.unmatched
+    if kept.opaque:
+        extra["remote"] = True
+    if kept.encrypted:
+        extra["summary_encrypted"] = True
+    for k in ("window_number", "window_id", "previous_window_id", "first_window_id"):
+        v = p.get(k)
+        if isinstance(v, str | int) and not isinstance(v, bool):
+            extra[k] = v
+    return extra
+
+
+def _rollback(st: _State, it: _Item, n: int) -> None:
+    if n <= 0:
+        return
+    starts = [i for i, r in enumerate(st.window) if r.turn_start]
+    if not starts:
+        return
+    cut = starts[-n] if n <= len(starts) else starts[0]
+    gone = st.window[cut:]
+    st.window = st.window[:cut]
+    st.open_asst = None
+    st.n_branches += 1
+    bid = f"branch-{st.n_branches}"
+    for r in gone:
+        r.branch = bid
+    st.events.append(
+        EventDraft("rewind", it.line, it.ts, swept=gone, extra={"branch": bid, "num_turns": n})
+    )
