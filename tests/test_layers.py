@@ -26,11 +26,6 @@ FOLDERS |= dict.fromkeys(["_facade", "cli", "plots", "widgets"], 4)
 TOP = dict.fromkeys(["adfkit", "adfkit.__main__", "adfkit._entry"], 4)
 TOP |= dict.fromkeys(["adfkit.plots_forgetting", "adfkit.plots_fleet"], 4)
 TOP["adfkit.schema"] = 0
-#: Edges that point up today, each to be removed: recognition reads a file's head through the
-#: transcript kit's capped stream (a file utility that belongs in _base).
-PENDING = {
-    ("adfkit._core.registry", "adfkit._sources.transcript.kit"),
-}
 
 
 def _name(path: Path) -> str:
@@ -57,8 +52,7 @@ def _imports(name: str, path: Path) -> set[str]:
     return out - {name, "adfkit"}  # the package's own __init__ (``__version__``) runs first anyway
 
 
-RAW = {m: _imports(m, p) for m, p in MODULES.items()}
-GRAPH = {m: {n for n in out if (m, n) not in PENDING} for m, out in RAW.items()}
+GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
 
 
 def layer(module: str) -> int | None:
@@ -120,13 +114,11 @@ def test_no_cycles():
 
 
 def test_the_test_sees_imports():
-    """The graph is not empty by accident: known edges are found, function-local ones too, and
-    every pending edge still exists (remove it from PENDING when the registry removes it)."""
+    """The graph is not empty by accident: known edges are found, function-local ones too."""
     assert "adfkit._core.source" in GRAPH["adfkit._sources.adf.source"]
     assert "adfkit._analysis.replay" in GRAPH["adfkit._analysis.compactions"]
     assert "adfkit.cli" in GRAPH["adfkit._entry"]  # inside main()
     assert "adfkit._analysis.compactions" in reach("adfkit")
-    assert sorted(e for e in PENDING if e[1] not in RAW[e[0]]) == []
     assert layer("adfkit._sources.claude_code.parser") == 2 and layer("adfkit._stray") is None
 
 

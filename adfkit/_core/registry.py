@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from adfkit._base.errors import AdfError, UnknownFormatError
+from adfkit._base.files import open_text_stream
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,8 +84,6 @@ class Probe:
         """The first :data:`HEAD_BYTES` bytes of the file (b"" for a folder, and for a file that
         cannot be read: :attr:`error` then says why, and is raised when no format claims it
         by name)."""
-        from adfkit._sources.transcript.kit import open_text_stream
-
         try:
             with open_text_stream(self.path, buffering=0) as f:  # a FIFO never blocks
                 return f.read(HEAD_BYTES)

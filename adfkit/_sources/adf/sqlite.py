@@ -79,6 +79,10 @@ from adfkit._base.errors import (
     UnsafeSchemaError,
     UnsupportedSchemaError,
 )
+from adfkit._base.files import O_CLOEXEC as _O_CLOEXEC
+from adfkit._base.files import O_NOFOLLOW as _O_NOFOLLOW
+from adfkit._base.files import kind as _kind
+from adfkit._base.files import open_regular
 from adfkit._base.outputs import SIDECARS
 
 #: Highest storage schema this version of adfkit knows (``adf_meta.adf_schema_version``).
@@ -124,49 +128,6 @@ def _lenient_text(raw: bytes) -> str:
 def _uri(path: pathlib.Path, query: str) -> str:
     # as_uri() percent-encodes '?' and '#', so odd file names stay inside the path.
     return f"{path.as_uri()}?{query}"
-
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def _kind(mode: int) -> str:
-    """What a non-regular file is, for messages."""
-    if stat.S_ISLNK(mode):
-        return "a symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    return "not a regular file"
-
-
-def open_regular(
-    path: str | os.PathLike[str], *, follow: bool = True
-) -> tuple[int, os.stat_result]:
-    """A read-only descriptor of ``path`` and its ``fstat``, only when it is a regular file.
-
-    Opened without blocking (a FIFO cannot hang the open) and, unless ``follow``, without
-    following a symbolic link; what it is is decided by ``fstat`` of that very descriptor, so a
-    name swapped for a FIFO or a device after an earlier ``stat`` is caught. Raises ``OSError``
-    (with ``errno``) or ``ValueError`` whose text says what it is instead ("a named pipe
-    (FIFO)", "a device", "a directory"...). The one rule for every reader that opens a file.
-    """
-    fd = os.open(path, os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW))
-    try:
-        st = os.fstat(fd)
-    except OSError:
-        os.close(fd)
-        raise
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise ValueError(_kind(st.st_mode))
-    return fd, st
 
 
 def _sidecars(path: pathlib.Path, name: str | None = None) -> tuple[bool, bool, bool]:

@@ -10,13 +10,12 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._base.errors import NotTranscriptError
+from adfkit._base.files import open_text_stream, read_head
 from adfkit._sources.claude_code.records import _WHAT
 from adfkit._sources.claude_code.subagents import _first_session_id
 from adfkit._sources.transcript.kit import (
     iter_lines,
     loads_line,
-    open_text_stream,
-    read_head,
     sessions_frame,
     sniff,
 )

@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from adfkit._base.errors import AdfError, NotTranscriptError
+from adfkit._base.files import open_text_stream
 from adfkit._sources.claude_code.conversation import _assemble, _finish
 from adfkit._sources.claude_code.graph import _Links
 from adfkit._sources.claude_code.records import _FileData, _Rec
@@ -21,7 +22,6 @@ from adfkit._sources.transcript.kit import (
     ParsedTranscript,
     iter_lines,
     loads_line,
-    open_text_stream,
 )
 
 _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")

@@ -10,6 +10,7 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._base.errors import NotTranscriptError
+from adfkit._base.files import read_head
 from adfkit._sources.codex.records import _UUID_RE, _WHAT, _session_meta
 from adfkit._sources.transcript.kit import (
     ZSTD_MAGIC,
@@ -17,7 +18,6 @@ from adfkit._sources.transcript.kit import (
     iter_lines,
     loads_line,
     open_lines,
-    read_head,
     sessions_frame,
     sniff,
 )

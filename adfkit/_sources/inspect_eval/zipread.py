@@ -28,7 +28,7 @@ import orjson
 import zstandard
 
 from adfkit._base.errors import AdfError, NotTranscriptError
-from adfkit._sources.transcript.kit import open_text_stream
+from adfkit._base.files import open_text_stream
 
 #: Default cap on one member's decompressed bytes (a sample of a long agent run is tens of MB).
 DEFAULT_MAX_MEMBER_BYTES = 256 * 1024**2

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from adfkit._sources.adf.sqlite import open_regular
+from adfkit._base.files import open_regular
 from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
 from adfkit._sources.transcript.kit import Findings, loads_line
 

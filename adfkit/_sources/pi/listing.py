@@ -9,9 +9,14 @@ from typing import Any
 import pandas as pd
 
 from adfkit._base.errors import NotTranscriptError
+from adfkit._base.files import open_text_stream
 from adfkit._sources.pi.files import is_header, sessions_under
 from adfkit._sources.pi.parser import header_meta
-from adfkit._sources.transcript.kit import iter_lines, loads_line, open_text_stream, sessions_frame
+from adfkit._sources.transcript.kit import (
+    iter_lines,
+    loads_line,
+    sessions_frame,
+)
 
 #: Columns of :func:`list_pi_sessions`.
 PI_SESSIONS: dict[str, str] = {

@@ -59,6 +59,7 @@ from typing import Any
 import orjson
 
 from adfkit._base.errors import NotTranscriptError
+from adfkit._base.files import open_text_stream
 from adfkit._core.rows import as_count
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
@@ -74,7 +75,6 @@ from adfkit._sources.transcript.kit import (
     iso_ms,
     iter_lines,
     loads_line,
-    open_text_stream,
     result_text,
     warn_findings,
 )

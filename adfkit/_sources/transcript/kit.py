@@ -58,9 +58,9 @@ import zstandard
 
 from adfkit import schema
 from adfkit._base.errors import AdfWarning, NotTranscriptError
+from adfkit._base.files import open_text_stream, read_head
 from adfkit._core.rows import KIND_HINTS as _ROW_KIND_HINTS
 from adfkit._core.rows import as_count
-from adfkit._sources.adf.sqlite import open_regular
 
 Format = Literal["claude_code", "codex"]
 
@@ -587,36 +587,6 @@ def loads_line(data: bytes) -> tuple[Any, str | None]:
         except orjson.JSONDecodeError:
             pass
     return None, "not valid JSON"
-
-
-def open_text_stream(path: Path, buffering: int = 1 << 20) -> IO[bytes]:
-    """Open ``path`` for reading bytes, read-only, never creating anything and never blocking:
-    only a regular file is opened (:func:`adfkit._sources.adf.sqlite.open_regular`; a FIFO would
-    block a plain ``open`` until a writer comes, ``/dev/zero`` never ends). Raises
-    :class:`NotTranscriptError` naming the file and what it is."""
-    try:
-        fd, _st = open_regular(path)
-    except ValueError as e:
-        what = f"is {e}, not a regular file" if str(e).startswith("a ") else "not a regular file"
-        raise NotTranscriptError(f"{what}; adfkit reads only regular files", path=path) from None
-    except FileNotFoundError:
-        raise NotTranscriptError(
-            "no such file (transcripts can be deleted by their tool's cleanup)", path=path
-        ) from None
-    except OSError as e:
-        raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
-    return open(fd, "rb", buffering=buffering)  # noqa: SIM115 - caller closes
-
-
-def read_head(path: Path, n: int = 4096) -> bytes:
-    """The first ``n`` bytes of ``path`` (raises :class:`NotTranscriptError` if unreadable)."""
-    with open_text_stream(path, buffering=0) as f:
-        try:
-            return f.read(n)
-        except IsADirectoryError:  # pragma: no cover - open_regular refuses folders first
-            raise NotTranscriptError("a directory, not a transcript file", path=path) from None
-        except OSError as e:
-            raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
 
 
 class gc_paused:  # noqa: N801 - used as a function: ``with gc_paused():``
