@@ -235,21 +235,7 @@ def composition_at(
             _title(ax, title, "Context window at the last call", name)
             _empty(ax, "no model call yet: no context window to show", "tokens", "model call")
         return ax
-    if not len(comp):
-        raise ValueError(f"seq {seq} is not a model call: there is no model call yet")
-    if seq is None:
-        i = int(np.nanargmax(seqs))
-    else:
-        hit = np.flatnonzero(seqs == seq)
-        if not len(hit):
-            order = np.sort(seqs[np.isfinite(seqs)])
-            k = int(np.searchsorted(order, seq))
-            near = [int(v) for v in order[max(k - 1, 0) : k + 1]]
-            raise ValueError(
-                f"seq {seq} is not a model call; the nearest calls are at seq "
-                f"{' and '.join(map(str, near))}"
-            )
-        i = int(hit[0])
+    i = _call_index(comp, seqs, seq)
     row = comp.iloc[i]
     at = int(seqs[i])
     with _drawing(ax, figsize=(9.0, 2.8)) as ax:
@@ -257,93 +243,150 @@ def composition_at(
         vals = {c: _placeable(row[c]) for c in parts}
         known = {c: v for c, v in vals.items() if v is not None and v > 0}
         total = sum(known.values())
-        left = 0.0
-        segments = []
-        for c in parts:
-            v = known.get(c)
-            if v is None:
-                continue
-            label, color = COMPOSITION_PARTS[c]
-            (bar,) = ax.barh(
-                0,
-                v,
-                left=left,
-                height=0.6,
-                color=color,
-                lw=0,
-                label=f"{label}: {_fmt_tokens(v)} ({100 * v / total:.0f}%)",
-            )
-            bar.set_gid(c)
-            segments.append((left, v))
-            left += v
+        segments = _draw_part_bars(ax, parts, known, total)
         unknown = [COMPOSITION_PARTS[c][0] for c, v in vals.items() if v is None]
-        # What the provider counted: the input, else the bare total of a legacy layout.
-        reported = _placeable(row["tokens_input"]) if "tokens_input" in comp.columns else None
-        what = "input the provider reported"
-        if reported is None and "tokens_total" in comp.columns:
-            reported = _placeable(row["tokens_total"])
-            what = "total the provider reported\n(no input/output split)"
+        reported, what = _reported_of(comp, row)
         handles: list[Any] = ax.get_legend_handles_labels()[0]
         notes = [f"estimated total {_fmt_tokens(total)}"]
-        right = max(total, 1.0) * 1.08
-        if reported is not None:
-            line = ax.axvline(
-                reported,
-                color="0.15",
-                lw=1.4,
-                ls="--",
-                gid="reported_input",
-                label=f"{what}: {_fmt_tokens(reported)}",
-            )
-            if reported <= THRESHOLD_CLIP * max(total, 1.0):
-                handles.append(line)
-                right = max(right, reported * 1.05)
-            else:  # far to the right: it would squash the bar to a sliver
-                ax.annotate(
-                    f"{what}: {_fmt_tokens(reported)}",
-                    xy=(1.0, 0.88),
-                    xycoords="axes fraction",
-                    xytext=(0.95, 0.88),
-                    textcoords="axes fraction",
-                    ha="right",
-                    va="center",
-                    fontsize=8,
-                    color="0.15",
-                    gid="reported_note",
-                    arrowprops={"arrowstyle": "->", "color": "0.15", "relpos": (1.0, 0.5)},
-                )
+        right = _draw_reported(ax, reported, what, total, handles)
         if reported is not None and what.startswith("input") and reported > total:
-            gap = reported - total
-            if reported <= THRESHOLD_CLIP * max(total, 1.0):  # in view: its own segment
-                bars = ax.barh(
-                    0,
-                    gap,
-                    left=total,
-                    height=0.6,
-                    color=NOT_IN_FILE[1],
-                    hatch="//",
-                    edgecolor="white",
-                    lw=0,
-                    label=f"{NOT_IN_FILE[0]}: {_fmt_tokens(gap)}",
-                )
-                bars[0].set_gid("not_in_file")
-                handles.insert(len(segments), bars)
-                segments.append((total, gap))
-            else:
-                notes.append(f"not in the file: {_fmt_tokens(gap)} (reported - estimate)")
-        ax.set_xlim(0, right)
-        for x0, v in segments:
-            if v / right >= 0.07:  # wide enough for its number
-                ax.text(x0 + v / 2, 0, _fmt_tokens(v), ha="center", va="center", fontsize=8)
-        ax.set_ylim(-0.6, 0.6)
-        ax.set_yticks([0], [f"S{at}"])
-        ax.grid(False, axis="y")
-        _token_axis(ax, "x")
-        ax.set_xlabel("tokens (the parts estimated as chars / 3.5)")
-        ax.set_ylabel("model call")
+            _draw_not_in_file(ax, reported, total, handles, segments, notes)
+        _label_window(ax, segments, right, at)
         if unknown:
             notes.append(f"unknown: {', '.join(unknown)}")
         if not known:
             notes.append("nothing was sent that the estimate sees")
         _legend(ax, handles, title="\n".join(notes))
     return ax
+
+
+def _call_index(comp: pd.DataFrame, seqs: np.ndarray, seq: int | None) -> int:
+    """Row of ``comp`` for the model call ``seq`` (the last call when None)."""
+    if not len(comp):
+        raise ValueError(f"seq {seq} is not a model call: there is no model call yet")
+    if seq is None:
+        return int(np.nanargmax(seqs))
+    hit = np.flatnonzero(seqs == seq)
+    if not len(hit):
+        order = np.sort(seqs[np.isfinite(seqs)])
+        k = int(np.searchsorted(order, seq))
+        near = [int(v) for v in order[max(k - 1, 0) : k + 1]]
+        raise ValueError(
+            f"seq {seq} is not a model call; the nearest calls are at seq "
+            f"{' and '.join(map(str, near))}"
+        )
+    return int(hit[0])
+
+
+def _draw_part_bars(
+    ax: Axes, parts: list[str], known: dict[str, float], total: float
+) -> list[tuple[float, float]]:
+    """One bar segment per known part, left to right; returns each segment's (left, width)."""
+    left = 0.0
+    segments = []
+    for c in parts:
+        v = known.get(c)
+        if v is None:
+            continue
+        label, color = COMPOSITION_PARTS[c]
+        (bar,) = ax.barh(
+            0,
+            v,
+            left=left,
+            height=0.6,
+            color=color,
+            lw=0,
+            label=f"{label}: {_fmt_tokens(v)} ({100 * v / total:.0f}%)",
+        )
+        bar.set_gid(c)
+        segments.append((left, v))
+        left += v
+    return segments
+
+
+def _reported_of(comp: pd.DataFrame, row: pd.Series) -> tuple[float | None, str]:
+    """What the provider counted: the input, else the bare total of a legacy layout."""
+    reported = _placeable(row["tokens_input"]) if "tokens_input" in comp.columns else None
+    what = "input the provider reported"
+    if reported is None and "tokens_total" in comp.columns:
+        reported = _placeable(row["tokens_total"])
+        what = "total the provider reported\n(no input/output split)"
+    return reported, what
+
+
+def _draw_reported(
+    ax: Axes, reported: float | None, what: str, total: float, handles: list[Any]
+) -> float:
+    """The reported line (in view) or a note with an arrow; returns the x axis's right end."""
+    right = max(total, 1.0) * 1.08
+    if reported is None:
+        return right
+    line = ax.axvline(
+        reported,
+        color="0.15",
+        lw=1.4,
+        ls="--",
+        gid="reported_input",
+        label=f"{what}: {_fmt_tokens(reported)}",
+    )
+    if reported <= THRESHOLD_CLIP * max(total, 1.0):
+        handles.append(line)
+        right = max(right, reported * 1.05)
+    else:  # far to the right: it would squash the bar to a sliver
+        ax.annotate(
+            f"{what}: {_fmt_tokens(reported)}",
+            xy=(1.0, 0.88),
+            xycoords="axes fraction",
+            xytext=(0.95, 0.88),
+            textcoords="axes fraction",
+            ha="right",
+            va="center",
+            fontsize=8,
+            color="0.15",
+            gid="reported_note",
+            arrowprops={"arrowstyle": "->", "color": "0.15", "relpos": (1.0, 0.5)},
+        )
+    return right
+
+
+def _draw_not_in_file(
+    ax: Axes,
+    reported: float,
+    total: float,
+    handles: list[Any],
+    segments: list[tuple[float, float]],
+    notes: list[str],
+) -> None:
+    """The reported input beyond the estimate: its own segment in view, else a note."""
+    gap = reported - total
+    if reported <= THRESHOLD_CLIP * max(total, 1.0):  # in view: its own segment
+        bars = ax.barh(
+            0,
+            gap,
+            left=total,
+            height=0.6,
+            color=NOT_IN_FILE[1],
+            hatch="//",
+            edgecolor="white",
+            lw=0,
+            label=f"{NOT_IN_FILE[0]}: {_fmt_tokens(gap)}",
+        )
+        bars[0].set_gid("not_in_file")
+        handles.insert(len(segments), bars)
+        segments.append((total, gap))
+    else:
+        notes.append(f"not in the file: {_fmt_tokens(gap)} (reported - estimate)")
+
+
+def _label_window(ax: Axes, segments: list[tuple[float, float]], right: float, at: int) -> None:
+    """The x range, each wide segment's number, and the axes' labels."""
+    ax.set_xlim(0, right)
+    for x0, v in segments:
+        if v / right >= 0.07:  # wide enough for its number
+            ax.text(x0 + v / 2, 0, _fmt_tokens(v), ha="center", va="center", fontsize=8)
+    ax.set_ylim(-0.6, 0.6)
+    ax.set_yticks([0], [f"S{at}"])
+    ax.grid(False, axis="y")
+    _token_axis(ax, "x")
+    ax.set_xlabel("tokens (the parts estimated as chars / 3.5)")
+    ax.set_ylabel("model call")

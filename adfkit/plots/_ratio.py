@@ -107,53 +107,10 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
             else np.zeros(n, dtype=bool)
         )
         if labelled:
-            for xi, a, b, e in zip(xs, sw, sm, enc, strict=True):
-                if e:
-                    label = "summary encrypted"
-                elif np.isnan(a):
-                    label = "swept rows not archived"
-                elif np.isnan(b):
-                    label = "summary lost"
-                elif b <= 0:
-                    label = "empty summary"
-                else:
-                    r = a / b
-                    label = _fmt_ratio(r)
-                ax.annotate(
-                    label,
-                    (xi, max(0.0 if np.isnan(a) else a, 0.0 if np.isnan(b) else b)),
-                    xytext=(0, 3),
-                    textcoords="offset points",
-                    ha="center",
-                    va="bottom",
-                    fontsize=8 if n <= 15 else 7,
-                    color="0.25",
-                )
+            _label_pairs(ax, xs, sw, sm, enc)
         elif unknown.any():
-            ax.plot(
-                xs[unknown],
-                np.zeros(int(unknown.sum())),
-                ls="none",
-                marker="$?$",
-                ms=7,
-                color="0.2",
-                clip_on=False,
-                gid="unknown",
-                label="size unknown (not archived,\nsummary lost or encrypted)",
-            )
-        ratios = sw / np.where(sm > 0, sm, np.nan)
-        if np.isfinite(ratios).any():
-            med = float(np.nanmedian(ratios))
-            ax.text(
-                0.99,
-                0.98,
-                f"median ratio {_fmt_ratio(med)} over {n} compaction{'s' if n != 1 else ''}",
-                transform=ax.transAxes,
-                ha="right",
-                va="top",
-                fontsize=9,
-                color="0.25",
-            )
+            _mark_unknown(ax, xs, unknown)
+        _median_note(ax, sw, sm, n)
         ax.set_ylim(0, top * 1.25)
         ax.set_xlim(0.4, n + 0.6)
         _token_axis(ax)
@@ -166,3 +123,62 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
         ax.grid(False, axis="x")
         _legend(ax)
     return ax
+
+
+def _label_pairs(ax: Axes, xs: np.ndarray, sw: np.ndarray, sm: np.ndarray, enc: np.ndarray) -> None:
+    """Above each pair of bars: its ratio, or why a size is not known."""
+    n = len(xs)
+    for xi, a, b, e in zip(xs, sw, sm, enc, strict=True):
+        if e:
+            label = "summary encrypted"
+        elif np.isnan(a):
+            label = "swept rows not archived"
+        elif np.isnan(b):
+            label = "summary lost"
+        elif b <= 0:
+            label = "empty summary"
+        else:
+            r = a / b
+            label = _fmt_ratio(r)
+        ax.annotate(
+            label,
+            (xi, max(0.0 if np.isnan(a) else a, 0.0 if np.isnan(b) else b)),
+            xytext=(0, 3),
+            textcoords="offset points",
+            ha="center",
+            va="bottom",
+            fontsize=8 if n <= 15 else 7,
+            color="0.25",
+        )
+
+
+def _mark_unknown(ax: Axes, xs: np.ndarray, unknown: np.ndarray) -> None:
+    """Past 30 compactions: a ``?`` at the base of each compaction with a size not known."""
+    ax.plot(
+        xs[unknown],
+        np.zeros(int(unknown.sum())),
+        ls="none",
+        marker="$?$",
+        ms=7,
+        color="0.2",
+        clip_on=False,
+        gid="unknown",
+        label="size unknown (not archived,\nsummary lost or encrypted)",
+    )
+
+
+def _median_note(ax: Axes, sw: np.ndarray, sm: np.ndarray, n: int) -> None:
+    """The median ratio over the compactions, top right (none when no ratio is known)."""
+    ratios = sw / np.where(sm > 0, sm, np.nan)
+    if np.isfinite(ratios).any():
+        med = float(np.nanmedian(ratios))
+        ax.text(
+            0.99,
+            0.98,
+            f"median ratio {_fmt_ratio(med)} over {n} compaction{'s' if n != 1 else ''}",
+            transform=ax.transAxes,
+            ha="right",
+            va="top",
+            fontsize=9,
+            color="0.25",
+        )

@@ -195,31 +195,7 @@ def context_sawtooth(
     """
     if x not in ("call", "time"):
         raise ValueError(f"x must be one of ['call', 'time'], got {x!r}")
-    name = None
-    configured: Any = None
-    if _is_agent_like(data):
-        with _agent(data) as agent:
-            calls = agent.replay()
-            if events is None:
-                events = agent.events()
-                if x == "time":  # place each compaction at its summary row's time
-                    h = agent.history()
-                    when = dict(zip(h["seq"].tolist(), h["created_at"], strict=True))
-                    events = events.assign(
-                        created_at=pd.Series(
-                            [
-                                when.get(q, pd.NaT) if not pd.isna(q) else pd.NaT
-                                for q in events["summary_seq"]
-                            ],
-                            dtype="datetime64[ms, UTC]",
-                        )
-                    )
-            if threshold is None and "threshold" not in calls.columns:
-                with contextlib.suppress(OverflowError, TypeError, ValueError):
-                    configured = agent.compact_threshold()
-            name = agent.name
-    else:
-        calls = data
+    calls, events, configured, name = _sawtooth_data(data, x, events, threshold)
     _need(calls, ["seq"] + (["created_at"] if x == "time" else []), "context_sawtooth")
     calls = calls.sort_values("seq", kind="stable").reset_index(drop=True)
     groups = _epoch_groups(calls)
@@ -243,34 +219,8 @@ def context_sawtooth(
         times = _times(calls["created_at"]) if x == "time" else None
         if view == "epochs":
             assert groups is not None
-            rows = _peak_rows(y, groups)
+            xs, y, e, tv, rows = _draw_epoch_peaks(ax, y, e, tv, groups, times)
             n_x = len(rows)
-            xs: Any = times[rows] if times is not None else np.arange(1, n_x + 1)
-            lo, hi = _group_reduce(y, groups, "min"), _group_reduce(y, groups, "max")
-            ax.vlines(
-                xs,
-                lo,
-                hi,
-                color=C_REPORTED,
-                alpha=0.35,
-                lw=float(np.clip(500 / n_x, 1.0, 8.0)),
-                gid="reported_range",
-                label="range: lowest call to peak",
-            )
-            ax.plot(
-                xs,
-                hi,
-                color=C_REPORTED,
-                lw=1.2,
-                marker="o",
-                ms=2.5,
-                gid="reported",
-                label="peak reported input + output\nin the epoch (compared with\nthe threshold)",
-            )
-            if e is not None:
-                e = _group_reduce(e, groups, "max")
-            tv = tv[rows]
-            y = hi
             if times is None:
                 marks, clears = _epoch_marks(marks, groups), _epoch_marks(clears, groups)
         else:
@@ -312,3 +262,74 @@ def context_sawtooth(
             ax.set_xlabel(X_EPOCH if view == "epochs" else X_CALL)
         _legend(ax)
     return ax
+
+
+def _sawtooth_data(
+    data: Data, x: str, events: pd.DataFrame | None, threshold: float | None
+) -> tuple[pd.DataFrame, pd.DataFrame | None, Any, str | None]:
+    """The calls, the events, the configured threshold and the agent's name to draw."""
+    if not _is_agent_like(data):
+        return data, events, None, None
+    configured: Any = None
+    with _agent(data) as agent:
+        calls = agent.replay()
+        if events is None:
+            events = agent.events()
+            if x == "time":  # place each compaction at its summary row's time
+                h = agent.history()
+                when = dict(zip(h["seq"].tolist(), h["created_at"], strict=True))
+                events = events.assign(
+                    created_at=pd.Series(
+                        [
+                            when.get(q, pd.NaT) if not pd.isna(q) else pd.NaT
+                            for q in events["summary_seq"]
+                        ],
+                        dtype="datetime64[ms, UTC]",
+                    )
+                )
+        if threshold is None and "threshold" not in calls.columns:
+            with contextlib.suppress(OverflowError, TypeError, ValueError):
+                configured = agent.compact_threshold()
+        return calls, events, configured, agent.name
+
+
+def _draw_epoch_peaks(
+    ax: Axes,
+    y: np.ndarray,
+    e: np.ndarray | None,
+    tv: np.ndarray,
+    groups: np.ndarray,
+    times: Any,
+) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """The epochs view: a bar from each epoch's lowest call to its peak, and the peaks.
+
+    Returns the x positions, the peaks, the estimate's peaks, the threshold at each peak and
+    the peak rows.
+    """
+    rows = _peak_rows(y, groups)
+    n_x = len(rows)
+    xs: Any = times[rows] if times is not None else np.arange(1, n_x + 1)
+    lo, hi = _group_reduce(y, groups, "min"), _group_reduce(y, groups, "max")
+    ax.vlines(
+        xs,
+        lo,
+        hi,
+        color=C_REPORTED,
+        alpha=0.35,
+        lw=float(np.clip(500 / n_x, 1.0, 8.0)),
+        gid="reported_range",
+        label="range: lowest call to peak",
+    )
+    ax.plot(
+        xs,
+        hi,
+        color=C_REPORTED,
+        lw=1.2,
+        marker="o",
+        ms=2.5,
+        gid="reported",
+        label="peak reported input + output\nin the epoch (compared with\nthe threshold)",
+    )
+    if e is not None:
+        e = _group_reduce(e, groups, "max")
+    return xs, hi, e, tv[rows], rows
