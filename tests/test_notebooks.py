@@ -61,7 +61,7 @@ def runs(request):
     use, in test order, two at a time (each is one kernel process); a test waits for its own."""
     with Background() as background:
         for item in request.session.items:
-            key = _needs(item) if item.module is request.module else None
+            key = _needs(item) if getattr(item, "module", None) is request.module else None
             if key is not None:
                 stem, agent = key
                 path = ROOT / "notebooks" / f"{stem}.ipynb"

@@ -72,7 +72,7 @@ def hostile_reports(request, tmp_path_factory):
     wanted = [
         item.callspec.params["notebook"]
         for item in request.session.items
-        if item.module is request.module
+        if getattr(item, "module", None) is request.module
         and getattr(item, "originalname", "")
         == "test_every_notebook_report_on_hostile_agent_is_inert"
     ]

@@ -179,6 +179,14 @@ def _threshold(info: Mapping[str, Any]) -> str:
     return f"{t:,} tokens"
 
 
+def open_agent(path: str) -> Any:
+    """:func:`adfkit.open`, imported when a command first opens a file (an index hit never
+    does); a module-level name, so a test can put another opener in its place."""
+    from adfkit._facade.agent import open as open_any_agent
+
+    return open_any_agent(path)
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Print a summary of each agent file (cheap: no blob is decoded; audit sizes included).
 
@@ -191,7 +199,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     def one(path: str) -> int:
         from adfkit._facade.agent import agents_of
-        from adfkit._facade.agent import open as open_agent
 
         with open_agent(path) as opened:
             for agent in agents_of(opened):
