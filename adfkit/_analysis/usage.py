@@ -1,147 +1,33 @@
 """Token usage and cost of every model call.
 
-Prices come from ``adfkit/data/prices.json``: the providers' list prices in USD per million
-tokens, keyed by the exact model id, each entry with the page it was taken from (``source``)
-and the date (``as_of``), including the cache rates. The user's table (``prices=``) is laid
-over it. The cost rule is :func:`call_costs`.
+Prices and the cost rule live in :mod:`adfkit._core.prices` (``adfkit/data/prices.json``
+laid over by the user's table; :func:`adfkit._core.prices.costs`), re-exported here.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import warnings
 from collections.abc import Mapping
-from importlib import resources
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.errors import AdfWarning
-from adfkit._base.user_files import read_json_file
+from adfkit._core.calls import CALL_ROW_KINDS, paid_order
 from adfkit._core.history import reappended_copies
+from adfkit._core.prices import _RATES, costs
+from adfkit._core.prices import Price as Price  # re-exported: the price table's API
+from adfkit._core.prices import PricesArg as PricesArg
+from adfkit._core.prices import PriceTable as PriceTable
+from adfkit._core.prices import default_prices as default_prices
+from adfkit._core.prices import load_prices as load_prices
 from adfkit._core.rows import TOKEN_COLUMNS
 from adfkit._core.source import AgentSource
 
-
-class Price(NamedTuple):
-    """One model's prices, USD per million tokens. A cache rate that is None is charged at
-    ``input`` (``cache_write_1h``: at ``cache_write``), which is the rule of a table without
-    cache rates, such as the ADF runtime's (ADF_FORMAT.md §9.4)."""
-
-    input: float
-    output: float
-    cache_read: float | None = None
-    cache_write: float | None = None
-    cache_write_1h: float | None = None
-
-    def rates(self) -> tuple[float, float, float, float, float]:
-        """``(input, output, cache_read, cache_write, cache_write_1h)`` with the fallbacks."""
-        cw = self.input if self.cache_write is None else self.cache_write
-        return (
-            self.input,
-            self.output,
-            self.input if self.cache_read is None else self.cache_read,
-            cw,
-            cw if self.cache_write_1h is None else self.cache_write_1h,
-        )
-
-
-#: Prices as ``{model_id: Price}``.
-PriceTable = dict[str, Price]
-PricesArg = Mapping[str, Any] | str | os.PathLike[str] | None
-
-
-CALL_KINDS = ("assistant", "compaction")
+CALL_KINDS = tuple(CALL_ROW_KINDS.values())
 _TOKEN_COLS = list(TOKEN_COLUMNS)
-_RATES = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
-
-
-# --- the price table ----------------------------------------------------------------------
-
-
-def _rate(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
-
-
-def _models_of(obj: Any, where: str) -> PriceTable:
-    """``{"models": {id: {"input": x, "output": y, ...}}}`` or the bare inner mapping -> table."""
-    if not isinstance(obj, Mapping):
-        raise ValueError(f"{where}: prices must be a JSON object, got {type(obj).__name__}")
-    models = obj.get("models", obj)
-    if not isinstance(models, Mapping):
-        raise ValueError(f"{where}: 'models' must be an object of model id -> prices")
-    out: PriceTable = {}
-    for model, p in models.items():
-        ok = (
-            isinstance(p, Mapping)
-            and all(_rate(p.get(k)) for k in ("input", "output"))
-            and all(p.get(k) is None or _rate(p.get(k)) for k in _RATES[2:])
-        )
-        if not ok:
-            raise ValueError(
-                f"{where}: prices for model {model!r} must be "
-                f'{{"input": <USD per million>, "output": <USD per million>}} with optional '
-                f'"cache_read", "cache_write", "cache_write_1h" (non-negative numbers), got {p!r}'
-            )
-        out[str(model)] = Price(
-            *(None if p.get(k) is None else float(p[k]) for k in _RATES)  # type: ignore[arg-type]
-        )
-    return out
-
-
-def default_prices() -> PriceTable:
-    """The shipped price table (``adfkit/data/prices.json``), model id -> :class:`Price`
-    (USD per million tokens).
-
-    Examples
-    --------
-    >>> from adfkit._analysis.usage import default_prices
-    >>> default_prices()["claude-sonnet-4-5-20250929"]
-    Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache_write_1h=6.0)
-    >>> default_prices()["gpt-5.3-codex"].rates()
-    (1.75, 14.0, 0.175, 1.75, 1.75)
-    """
-    text = resources.files("adfkit").joinpath("data/prices.json").read_text("utf-8")
-    return _models_of(json.loads(text), "adfkit/data/prices.json")
-
-
-def load_prices(prices: PricesArg = None) -> PriceTable:
-    """The shipped price table with ``prices`` laid over it.
-
-    Parameters
-    ----------
-    prices : None (the shipped table), a mapping, or the path of a JSON file. Either shape is
-        accepted: ``{"models": {"<model id>": {"input": 3.0, "output": 15.0}}}`` (the shape of
-        ``adfkit/data/prices.json``; optional ``cache_read``, ``cache_write`` and
-        ``cache_write_1h`` rates) or the inner ``{"<model id>": {...}}`` mapping. An entry
-        replaces the shipped one for the same model id as a whole (a rate it lacks falls back
-        as :class:`Price` says) and adds new ones. ``adfkit/data/prices-adf-runtime.json`` is
-        the ADF runtime's own table, for the runtime's figures.
-
-    Raises
-    ------
-    ValueError
-        the file is missing or not JSON, or an entry's rates are not non-negative numbers.
-
-    Examples
-    --------
-    >>> from adfkit._analysis.usage import load_prices
-    >>> load_prices({"my-model": {"input": 1, "output": 2}})["my-model"]
-    Price(input=1.0, output=2.0, cache_read=None, cache_write=None, cache_write_1h=None)
-    """
-    table = default_prices()
-    if prices is None:
-        return table
-    if isinstance(prices, str | os.PathLike):
-        where = os.fspath(prices)
-        obj = read_json_file(where, "price file")
-    else:
-        where, obj = "prices", prices
-    table.update(_models_of(obj, where))
-    return table
 
 
 def _na0(a: pd.Series) -> np.ndarray:
@@ -150,35 +36,13 @@ def _na0(a: pd.Series) -> np.ndarray:
 
 
 def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.ndarray]:
-    """``(cost_usd, rates)`` of each call of a usage frame: the one cost rule.
-
-    ``cost = (uncached * input + cache_read * cache_read_rate + (cache_write - cache_write_1h)
-    * cache_write_rate + cache_write_1h * cache_write_1h_rate + output * output_rate) / 1e6``
-    USD rounded to 8 decimals, where ``uncached = tokens_input - cache_read - cache_write``
-    (``tokens_input`` includes the cache parts, in every format). An absent cache count is 0;
-    ``rates`` is an ``(n, 5)`` array of :data:`Price.rates`, NaN for a model without a price,
-    whose cost is NaN (never 0), as is the cost of a call whose input or output is unknown or
-    whose cache parts exceed its input.
-    """
-    nan = (np.nan,) * 5
-    rates = np.array(
-        [prices[m].rates() if m in prices else nan for m in df["model"].fillna("")],
-        dtype="float64",
-    ).reshape(len(df), 5)
+    """``(cost_usd, rates)`` of each call of a usage frame: the one cost rule,
+    :func:`adfkit._core.prices.costs` (an absent cache count is 0)."""
+    models = [None if m is pd.NA else m for m in df["model"].astype(object).tolist()]
     tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
     tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
     cr, cw = _na0(df["tokens_cache_read"]), _na0(df["tokens_cache_write"])
-    w1h = np.minimum(_na0(df["tokens_cache_write_1h"]), cw)
-    uncached = tin - cr - cw
-    uncached[uncached < 0] = np.nan
-    cost = (
-        uncached * rates[:, 0]
-        + tout * rates[:, 1]
-        + cr * rates[:, 2]
-        + (cw - w1h) * rates[:, 3]
-        + w1h * rates[:, 4]
-    ) / 1e6
-    return np.round(cost, 8), rates
+    return costs(models, tin, tout, cr, cw, _na0(df["tokens_cache_write_1h"]), prices)
 
 
 # --- usage frame ------------------------------------------------------------------------
@@ -196,9 +60,7 @@ def usage_frame(
     h = history
     has_tokens = h[_TOKEN_COLS].notna().any(axis=1).to_numpy()
     kind = h["kind"].astype("string")
-    is_call = (kind == "assistant").fillna(False).to_numpy() | (
-        has_tokens & (kind == "compaction_summary").fillna(False).to_numpy()
-    )
+    is_call = kind.isin(list(CALL_ROW_KINDS)).fillna(False).to_numpy(dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
     copies = list(reappended_copies(h))
     keep = has_tokens & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
@@ -216,7 +78,7 @@ def usage_frame(
             else pd.array([pd.NA] * len(src), dtype="Int64")
         ),
         "call_kind": pd.Categorical(
-            np.where(src["kind"].astype("string") == "assistant", "assistant", "compaction"),
+            src["kind"].astype(object).map(CALL_ROW_KINDS).to_numpy(dtype=object),
             categories=list(CALL_KINDS),
         ),
         "created_at": src["created_at"].array,
@@ -323,14 +185,10 @@ def _paid_rows(src: AgentSource) -> tuple[pd.DataFrame, dict[int, str]]:
     on_branch = dict(zip(b["seq"].astype("int64").tolist(), b["branch"].tolist(), strict=True))
     b = b.reindex(columns=h.columns)
     b["position"] = pd.NA  # in no display order of the history
-    # the latest time written so far at each history row (NaT and 1 ms inversions do not
-    # move it back), then each branch row after the last history row at or before its time
-    ht = h["created_at"].ffill().to_numpy(dtype="datetime64[ms]").astype("int64")
+    ht = h["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64")
     bt = b["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64")
-    at = np.searchsorted(np.maximum.accumulate(ht), bt, side="right") if len(ht) else bt * 0
-    key = np.concatenate([np.arange(len(h), dtype="float64"), at - 0.5])
     rows = pd.concat([h, b], ignore_index=True)
-    return rows.iloc[np.argsort(key, kind="stable")].reset_index(drop=True), on_branch
+    return rows.iloc[paid_order(ht, bt)].reset_index(drop=True), on_branch
 
 
 def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:

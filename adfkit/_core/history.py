@@ -16,15 +16,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from adfkit._base.js import JSONError, parse_json
+from adfkit._core.calls import REAPPENDED_TAIL as REAPPENDED_TAIL  # re-exported
+from adfkit._core.calls import reappended_pairs
 from adfkit._core.loopframe import RowBuilder
 from adfkit._core.rows import TOKEN_COLUMNS
 
 #: Two audit rows of one model-initiated ``loop_clear`` are written within this many ms.
 CLEAR_PAIR_MS = 5_000
-#: Longest tail a compaction preserves (and the fallback path re-appends): the ``loop_compact``
-#: call and its result (ADF_FORMAT.md §5.1).
-REAPPENDED_TAIL = 2
 _TOKEN_COLS = TOKEN_COLUMNS
 
 
@@ -315,87 +313,20 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
     >>> reappended_copies(adfkit.open_adf("sample_agents/legacy-v27.adf").history())
     {121: 118, 122: 119}
     """
-    out: dict[int, int] = {}
-    n = len(history)
-    if not n:
-        return out
+    if not len(history):
+        return {}
     kind = history["kind"].astype("string").fillna("").to_numpy(dtype=object)
     no_ord = history["ord"].isna().to_numpy(dtype=bool)
-    summaries = np.flatnonzero((kind == "compaction_summary") & no_ord)
-    if not len(summaries):
-        return out
-    seq = history["seq"].to_numpy(dtype="int64")
-    ordv = history["ord"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
-    key = np.where(np.isnan(ordv), seq, np.nan_to_num(ordv)).astype("int64")
-    display = np.lexsort((seq, key))
-    eligible = display[(kind[display] != "context") & (kind[display] != "compaction_summary")]
-    eligible_seq = seq[eligible]
-    at = {int(s): i for i, s in enumerate(seq)}
-    role = history["role"].astype("string").fillna("").to_numpy(dtype=object)
-    content = history["content"].tolist()
-    tok = history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
-    no_tokens = np.isnan(tok).all(axis=1)
-
-    def same_tokens(c: int, o: int, first: bool) -> bool:
-        if not first and no_tokens[c]:
-            return True
-        return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
-
-    last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
-    for i in summaries:
-        s = int(seq[i])
-        before = [int(eligible[p]) for p in last[s]]  # display order
-        for k in range(REAPPENDED_TAIL, 0, -1):
-            found = [at.get(s + 1 + j) for j in range(k)]
-            copies = [c for c in found if c is not None]
-            if len(copies) < k or any(kind[c] == "context" for c in copies):
-                continue
-            if len(before) < k:
-                continue
-            pairs = list(zip(copies, before[-k:], strict=True))
-            if all(
-                role[c] == role[o]
-                and same_tokens(c, o, j == 0)
-                and _parsed(content[c]) == _parsed(content[o])
-                for j, (c, o) in enumerate(pairs)
-            ):
-                out.update({int(seq[c]): int(seq[o]) for c, o in pairs})
-                break
-    return out
-
-
-def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list[int]]:
-    """For each limit: the last ``k`` positions ``p`` (ascending) with ``values[p] < limit``.
-
-    One sweep over the values in ascending order, however many limits (each keeps the ``k``
-    largest positions seen so far).
-
-    Examples
-    --------
-    >>> _last_below(np.array([5, 1, 7, 2, 3]), [3, 6, 1], 2)
-    {1: [], 3: [1, 3], 6: [3, 4]}
-    """
-    order = np.argsort(values, kind="stable").tolist()
-    vals = values.tolist()
-    out: dict[int, list[int]] = {}
-    top: list[int] = []
-    i = 0
-    for lim in sorted(set(limits)):
-        while i < len(order) and vals[order[i]] < lim:
-            top = sorted([*top, order[i]])[-k:]
-            i += 1
-        out[lim] = list(top)
-    return out
-
-
-def _parsed(raw: Any) -> Any:
-    """``content`` parsed as JSON when it is JSON text, else as is."""
-    if isinstance(raw, str | bytes):
-        try:
-            return parse_json(raw)
-        except JSONError:
-            return raw
-    return raw
+    if not ((kind == "compaction_summary") & no_ord).any():
+        return {}
+    return reappended_pairs(
+        history["seq"].to_numpy(dtype="int64"),
+        history["ord"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan),
+        kind,
+        history["role"].astype("string").fillna("").to_numpy(dtype=object),
+        history["content"].tolist(),
+        history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan),
+    )
 
 
 def ranges(values: list[int]) -> str:

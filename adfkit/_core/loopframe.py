@@ -23,9 +23,12 @@ from adfkit._base.errors import AdfWarning
 from adfkit._core.rows import (
     KINDS,
     MESSAGE_OVERHEAD,
+    MS_LIMIT,
     blob_content,
+    created_ms,
     parse_content,
     row_facts,
+    stored_facts,
     token_counts,
 )
 from adfkit.schema import LOOP
@@ -82,13 +85,12 @@ def _ival(v: Any) -> int | None:
 
 
 #: ``created_at`` values (ms) outside this range (about years 1677-2262) become NaT.
-_MS_LIMIT = (2**63 - 1) // 1_000_000
+_MS_LIMIT = MS_LIMIT
 
 
 def _ms(v: Any) -> int:
-    if isinstance(v, int) and not isinstance(v, bool) and v and -_MS_LIMIT < v < _MS_LIMIT:
-        return v
-    return _NA_MS
+    out: int = created_ms(v, _NA_MS)
+    return out
 
 
 def json_text(value: Any) -> str | bytes | None:
@@ -334,9 +336,7 @@ class RowBuilder:
         bad_n = role is None or (created_at is None and self.created_at_stored)
         if bad_n:
             self.bad_nulls.append(seq)
-        kind, sub, types, tools, text, chars, media = row_facts(role, blocks, hint)
-        if bad_c and not blocks:
-            kind = "unknown"
+        kind, sub, types, tools, text, chars, media = stored_facts(role, blocks, bad_c, hint)
         self._ints.extend(
             (
                 na if (v := _ival(seq)) is None else v,

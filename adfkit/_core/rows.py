@@ -566,6 +566,29 @@ def row_facts(
     return kind, sub, types, tools, text, chars, media
 
 
+def stored_facts(
+    role: Any, blocks: list[dict[str, Any]], bad_content: bool, hint: str | None = None
+) -> tuple[str, str | None, str, str, str, int, int]:
+    """:func:`row_facts` of a stored row whose content :func:`parse_content` gave as ``blocks``
+    (``bad_content``: malformed): a malformed content with no block left is ``unknown``."""
+    facts = row_facts(role, blocks, hint)
+    if bad_content and not blocks:
+        return ("unknown", *facts[1:])
+    return facts
+
+
+#: ``created_at`` values (ms) outside this range (about years 1677-2262) are unknown.
+MS_LIMIT = (2**63 - 1) // 1_000_000
+
+
+def created_ms(v: Any, na: Any = None) -> Any:
+    """A row's ``created_at`` (ms since the epoch) as stored, or ``na`` when it is not a
+    usable time: not an int, 0, or outside :data:`MS_LIMIT`."""
+    if isinstance(v, int) and not isinstance(v, bool) and v and -MS_LIMIT < v < MS_LIMIT:
+        return v
+    return na
+
+
 #: Kinds a record may state for its row (``row_facts(hint=...)``).
 KIND_HINTS = ("compaction_summary", "context", "message", "notice")
 

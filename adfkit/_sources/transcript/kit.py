@@ -50,17 +50,20 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 import orjson
-import pandas as pd
-import zstandard
 
-from adfkit import schema
 from adfkit._base.errors import AdfWarning, NotTranscriptError
 from adfkit._base.files import open_text_stream, read_head
 from adfkit._core.rows import KIND_HINTS as _ROW_KIND_HINTS
 from adfkit._core.rows import as_count
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, the schema and zstandard load on first use: a parser needs neither pandas nor, for
+# a plain ``.jsonl``, zstd (``adfkit usage`` reads transcripts without importing pandas).
 
 Format = Literal["claude_code", "codex"]
 
@@ -640,6 +643,9 @@ class _RawCapped(io.RawIOBase):
         self.cut = False
         self.error: str | None = None
         self.frames = 0
+        import zstandard
+
+        self._zstd_error = zstandard.ZstdError
         self._dctx = zstandard.ZstdDecompressor()
         self._obj: Any = None
         self._pending = b""
@@ -670,7 +676,7 @@ class _RawCapped(io.RawIOBase):
             self._obj = self._dctx.decompressobj()
         try:
             out = self._obj.decompress(data)
-        except zstandard.ZstdError as e:
+        except self._zstd_error as e:
             self.error = str(e)[:120]
             return False
         if self._obj.eof:
@@ -1139,6 +1145,8 @@ def sessions_frame(recs: list[dict[str, Any]], columns: dict[str, str]) -> pd.Da
     """A session listing (one record per session file, with ``path`` and ``modified``) as a
     typed frame of ``columns``, newest first (then by path)."""
     recs = sorted(recs, key=lambda r: r["path"])
+    from adfkit import schema
+
     recs.sort(key=lambda r: r["modified"], reverse=True)  # stable: equal times stay by path
     return schema.frame(recs, columns)
 

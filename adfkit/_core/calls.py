@@ -1,0 +1,136 @@
+"""Which rows are model calls: the rules :func:`adfkit._analysis.usage.usage` and ``adfkit usage``
+(:mod:`adfkit._sources.transcript.figures`, without pandas) share.
+
+- :data:`CALL_ROW_KINDS`: a row that carries tokens is a call when its kind is one of these.
+- :func:`reappended_pairs`: the rows a fallback compaction re-appended (not second calls).
+- :func:`paid_order`: where the paid rows of abandoned branches go among the history's.
+
+Pure functions over plain values and numpy arrays; no pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from adfkit._base.js import JSONError, parse_json
+
+#: Row kind of a call -> its ``call_kind`` in :meth:`AgentFile.usage`: every assistant row, and
+#: a compaction summary that carries the compaction call's usage (ADF_FORMAT.md §3.3). A row is
+#: a call when it carries tokens and its kind is a key here.
+CALL_ROW_KINDS = {"assistant": "assistant", "compaction_summary": "compaction"}
+
+#: Longest tail a compaction preserves (and the fallback path re-appends): the ``loop_compact``
+#: call and its result (ADF_FORMAT.md §5.1).
+REAPPENDED_TAIL = 2
+
+
+def reappended_pairs(
+    seq: np.ndarray,
+    ordv: np.ndarray,
+    kind: np.ndarray,
+    role: np.ndarray,
+    content: Sequence[Any],
+    tok: np.ndarray,
+) -> dict[int, int]:
+    """:func:`adfkit._core.history.reappended_copies` over the history's columns: ``seq``
+    (int64), ``ordv`` (float64, NaN where null), ``kind`` and ``role`` (object arrays, "" where
+    null), ``content`` (JSON text or parsed blocks, per row), ``tok`` (``(n, 6)`` float64 of
+    the ``tokens_*`` columns, NaN where null). Returns copy seq -> original seq."""
+    out: dict[int, int] = {}
+    if not len(seq):
+        return out
+    no_ord = np.isnan(ordv)
+    summaries = np.flatnonzero((kind == "compaction_summary") & no_ord)
+    if not len(summaries):
+        return out
+    key = np.where(np.isnan(ordv), seq, np.nan_to_num(ordv)).astype("int64")
+    display = np.lexsort((seq, key))
+    eligible = display[(kind[display] != "context") & (kind[display] != "compaction_summary")]
+    eligible_seq = seq[eligible]
+    at = {int(s): i for i, s in enumerate(seq)}
+    no_tokens = np.isnan(tok).all(axis=1)
+
+    def same_tokens(c: int, o: int, first: bool) -> bool:
+        if not first and no_tokens[c]:
+            return True
+        return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
+
+    last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
+    for i in summaries:
+        s = int(seq[i])
+        before = [int(eligible[p]) for p in last[s]]  # display order
+        for k in range(REAPPENDED_TAIL, 0, -1):
+            found = [at.get(s + 1 + j) for j in range(k)]
+            copies = [c for c in found if c is not None]
+            if len(copies) < k or any(kind[c] == "context" for c in copies):
+                continue
+            if len(before) < k:
+                continue
+            pairs = list(zip(copies, before[-k:], strict=True))
+            if all(
+                role[c] == role[o]
+                and same_tokens(c, o, j == 0)
+                and _parsed(content[c]) == _parsed(content[o])
+                for j, (c, o) in enumerate(pairs)
+            ):
+                out.update({int(seq[c]): int(seq[o]) for c, o in pairs})
+                break
+    return out
+
+
+def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list[int]]:
+    """For each limit: the last ``k`` positions ``p`` (ascending) with ``values[p] < limit``.
+
+    One sweep over the values in ascending order, however many limits (each keeps the ``k``
+    largest positions seen so far).
+
+    Examples
+    --------
+    >>> _last_below(np.array([5, 1, 7, 2, 3]), [3, 6, 1], 2)
+    {1: [], 3: [1, 3], 6: [3, 4]}
+    """
+    order = np.argsort(values, kind="stable").tolist()
+    vals = values.tolist()
+    out: dict[int, list[int]] = {}
+    top: list[int] = []
+    i = 0
+    for lim in sorted(set(limits)):
+        while i < len(order) and vals[order[i]] < lim:
+            top = sorted([*top, order[i]])[-k:]
+            i += 1
+        out[lim] = list(top)
+    return out
+
+
+def _parsed(raw: Any) -> Any:
+    """``content`` parsed as JSON when it is JSON text, else as is."""
+    if isinstance(raw, str | bytes):
+        try:
+            return parse_json(raw)
+        except JSONError:
+            return raw
+    return raw
+
+
+def paid_order(history_ms: np.ndarray, branch_ms: np.ndarray) -> np.ndarray:
+    """The order that places the paid rows of abandoned branches among the history's rows:
+    each after the last history row written at or before its time (the latest time so far at
+    each row: a missing time or a 1 ms inversion does not move it back). ``history_ms`` and
+    ``branch_ms`` are int64 ms, int64 min where unknown; the result indexes the history rows
+    followed by the branch rows.
+
+    Examples
+    --------
+    >>> paid_order(np.array([10, 30, 20, 40]), np.array([25, 5])).tolist()
+    [5, 0, 4, 1, 2, 3]
+    """
+    if len(history_ms):
+        at = np.searchsorted(np.maximum.accumulate(history_ms), branch_ms, side="right")
+    else:
+        at = branch_ms * 0
+    key = np.concatenate([np.arange(len(history_ms), dtype="float64"), at - 0.5])
+    order: np.ndarray = np.argsort(key, kind="stable")
+    return order

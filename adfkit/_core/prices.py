@@ -1,0 +1,182 @@
+"""Model prices and the one cost rule of a call (no pandas: ``adfkit usage`` prices calls
+without it; :func:`adfkit._analysis.usage.call_costs` applies the same rule to a usage frame).
+
+Prices come from ``adfkit/data/prices.json``: the providers' list prices in USD per million
+tokens, keyed by the exact model id, each entry with the page it was taken from (``source``)
+and the date (``as_of``), including the cache rates. The user's table (``prices=``) is laid
+over it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from adfkit._base.user_files import read_json_file
+
+
+class Price(NamedTuple):
+    """One model's prices, USD per million tokens. A cache rate that is None is charged at
+    ``input`` (``cache_write_1h``: at ``cache_write``), which is the rule of a table without
+    cache rates, such as the ADF runtime's (ADF_FORMAT.md §9.4)."""
+
+    input: float
+    output: float
+    cache_read: float | None = None
+    cache_write: float | None = None
+    cache_write_1h: float | None = None
+
+    def rates(self) -> tuple[float, float, float, float, float]:
+        """``(input, output, cache_read, cache_write, cache_write_1h)`` with the fallbacks."""
+        cw = self.input if self.cache_write is None else self.cache_write
+        return (
+            self.input,
+            self.output,
+            self.input if self.cache_read is None else self.cache_read,
+            cw,
+            cw if self.cache_write_1h is None else self.cache_write_1h,
+        )
+
+
+#: Prices as ``{model_id: Price}``.
+PriceTable = dict[str, Price]
+PricesArg = Mapping[str, Any] | str | os.PathLike[str] | None
+
+#: The rates of a :class:`Price`, in the order of :meth:`Price.rates`.
+RATES = ("input", "output", "cache_read", "cache_write", "cache_write_1h")
+_RATES = RATES
+
+
+# --- the price table ----------------------------------------------------------------------
+
+
+def _rate(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and v >= 0
+
+
+def _models_of(obj: Any, where: str) -> PriceTable:
+    """``{"models": {id: {"input": x, "output": y, ...}}}`` or the bare inner mapping -> table."""
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{where}: prices must be a JSON object, got {type(obj).__name__}")
+    models = obj.get("models", obj)
+    if not isinstance(models, Mapping):
+        raise ValueError(f"{where}: 'models' must be an object of model id -> prices")
+    out: PriceTable = {}
+    for model, p in models.items():
+        ok = (
+            isinstance(p, Mapping)
+            and all(_rate(p.get(k)) for k in ("input", "output"))
+            and all(p.get(k) is None or _rate(p.get(k)) for k in _RATES[2:])
+        )
+        if not ok:
+            raise ValueError(
+                f"{where}: prices for model {model!r} must be "
+                f'{{"input": <USD per million>, "output": <USD per million>}} with optional '
+                f'"cache_read", "cache_write", "cache_write_1h" (non-negative numbers), got {p!r}'
+            )
+        out[str(model)] = Price(
+            *(None if p.get(k) is None else float(p[k]) for k in _RATES)  # type: ignore[arg-type]
+        )
+    return out
+
+
+def default_prices() -> PriceTable:
+    """The shipped price table (``adfkit/data/prices.json``), model id -> :class:`Price`
+    (USD per million tokens).
+
+    Examples
+    --------
+    >>> from adfkit._core.prices import default_prices
+    >>> default_prices()["claude-sonnet-4-5-20250929"]
+    Price(input=3.0, output=15.0, cache_read=0.3, cache_write=3.75, cache_write_1h=6.0)
+    >>> default_prices()["gpt-5.3-codex"].rates()
+    (1.75, 14.0, 0.175, 1.75, 1.75)
+    """
+    text = resources.files("adfkit").joinpath("data/prices.json").read_text("utf-8")
+    return _models_of(json.loads(text), "adfkit/data/prices.json")
+
+
+def load_prices(prices: PricesArg = None) -> PriceTable:
+    """The shipped price table with ``prices`` laid over it.
+
+    Parameters
+    ----------
+    prices : None (the shipped table), a mapping, or the path of a JSON file. Either shape is
+        accepted: ``{"models": {"<model id>": {"input": 3.0, "output": 15.0}}}`` (the shape of
+        ``adfkit/data/prices.json``; optional ``cache_read``, ``cache_write`` and
+        ``cache_write_1h`` rates) or the inner ``{"<model id>": {...}}`` mapping. An entry
+        replaces the shipped one for the same model id as a whole (a rate it lacks falls back
+        as :class:`Price` says) and adds new ones. ``adfkit/data/prices-adf-runtime.json`` is
+        the ADF runtime's own table, for the runtime's figures.
+
+    Raises
+    ------
+    ValueError
+        the file is missing or not JSON, or an entry's rates are not non-negative numbers.
+
+    Examples
+    --------
+    >>> from adfkit._core.prices import load_prices
+    >>> load_prices({"my-model": {"input": 1, "output": 2}})["my-model"]
+    Price(input=1.0, output=2.0, cache_read=None, cache_write=None, cache_write_1h=None)
+    """
+    table = default_prices()
+    if prices is None:
+        return table
+    if isinstance(prices, str | os.PathLike):
+        where = os.fspath(prices)
+        obj = read_json_file(where, "price file")
+    else:
+        where, obj = "prices", prices
+    table.update(_models_of(obj, where))
+    return table
+
+
+def costs(
+    models: Sequence[str | None],
+    tin: np.ndarray,
+    tout: np.ndarray,
+    cr: np.ndarray,
+    cw: np.ndarray,
+    w1h: np.ndarray,
+    prices: PriceTable,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cost_usd, rates)`` of calls given as float64 arrays: the one cost rule.
+
+    ``cost = (uncached * input + cache_read * cache_read_rate + (cache_write - cache_write_1h)
+    * cache_write_rate + cache_write_1h * cache_write_1h_rate + output * output_rate) / 1e6``
+    USD rounded to 8 decimals, where ``uncached = tokens_input - cache_read - cache_write``
+    (``tokens_input`` includes the cache parts, in every format). ``tin`` and ``tout`` are NaN
+    where unknown; ``cr``, ``cw`` and ``w1h`` are 0 where absent (``w1h`` is capped at ``cw``
+    here). ``rates`` is an ``(n, 5)`` array of :data:`Price.rates`, NaN for a model without a
+    price (None: none recorded), whose cost is NaN (never 0), as is the cost of a call whose
+    input or output is unknown or whose cache parts exceed its input.
+
+    Examples
+    --------
+    >>> c, _ = costs(["m", "x"], np.array([100.0, 1]), np.array([10.0, 1]), np.zeros(2),
+    ...              np.zeros(2), np.zeros(2), {"m": Price(3.0, 15.0)})
+    >>> c.tolist()[0], bool(np.isnan(c[1]))
+    (0.00045, True)
+    """
+    nan = (np.nan,) * 5
+    rates = np.array(
+        [prices[m].rates() if m is not None and m in prices else nan for m in models],
+        dtype="float64",
+    ).reshape(len(models), 5)
+    w1h = np.minimum(w1h, cw)
+    uncached = tin - cr - cw
+    uncached[uncached < 0] = np.nan
+    cost = (
+        uncached * rates[:, 0]
+        + tout * rates[:, 1]
+        + cr * rates[:, 2]
+        + (cw - w1h) * rates[:, 3]
+        + w1h * rates[:, 4]
+    ) / 1e6
+    return np.round(cost, 8), rates
