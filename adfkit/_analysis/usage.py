@@ -17,7 +17,7 @@ from adfkit._analysis.timeline import turn_starts
 from adfkit._base.errors import AdfWarning
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order
 from adfkit._core.history import reappended_copies
-from adfkit._core.prices import _RATES, costs
+from adfkit._core.prices import _RATES, cost_warning, costs
 from adfkit._core.prices import Price as Price  # re-exported: the price table's API
 from adfkit._core.prices import PricesArg as PricesArg
 from adfkit._core.prices import PriceTable as PriceTable
@@ -267,24 +267,7 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
         pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
     )
     if unpriced or total_only:
-        parts = []
-        if unpriced:
-            names = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(unpriced.items()))
-            parts.append(
-                f"no price for model(s) {names}: their cost_usd is NaN; "
-                "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
-            )
-        if total_only:
-            legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
-            if legacy:
-                parts.append(
-                    f"{legacy} call(s) store only a legacy token total (no input/output "
-                    "split): their cost_usd is NaN"
-                )
-            if total_only > legacy:
-                parts.append(
-                    f"{total_only - legacy} call(s) report cache parts larger than their "
-                    "input (which includes them) or an unreadable count: their cost_usd is NaN"
-                )
-        warnings.warn(f"{src.path}: " + "; ".join(parts), AdfWarning, stacklevel=2)
+        legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
+        note = cost_warning(unpriced, total_only, legacy)
+        warnings.warn(f"{src.path}: {note}", AdfWarning, stacklevel=2)
     return df

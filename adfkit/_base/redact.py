@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: What the runtime itself writes in place of a secret (§10).
 REDACTED = "__redacted__"
@@ -196,6 +197,8 @@ def redact_config(cfg: Any) -> Any:
 
 
 def _redact_series(s: pd.Series) -> pd.Series:
+    import pandas as pd
+
     keep = s.isna()
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype("string")
@@ -206,6 +209,8 @@ def _redact_series(s: pd.Series) -> pd.Series:
 
 def _redact_text_series(s: pd.Series) -> pd.Series:
     """Every string of ``s`` through :func:`redact_text` (other values kept)."""
+    import pandas as pd
+
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype("string")
     if not (isinstance(s.dtype, pd.StringDtype) or s.dtype == object):

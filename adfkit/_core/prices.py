@@ -180,3 +180,28 @@ def costs(
         + w1h * rates[:, 4]
     ) / 1e6
     return np.round(cost, 8), rates
+
+
+def cost_warning(unpriced: Mapping[str, int], total_only: int, legacy: int) -> str:
+    """The warning of calls whose cost is unknown: ``unpriced`` model -> calls (``"(none
+    recorded)"`` for no model), ``total_only`` priced calls with a NaN cost, ``legacy`` those
+    of them that store only a bare token total."""
+    parts = []
+    if unpriced:
+        names = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(unpriced.items()))
+        parts.append(
+            f"no price for model(s) {names}: their cost_usd is NaN; "
+            "pass usage(prices={model: {'input': ..., 'output': ...}}) to price them"
+        )
+    if total_only:
+        if legacy:
+            parts.append(
+                f"{legacy} call(s) store only a legacy token total (no input/output "
+                "split): their cost_usd is NaN"
+            )
+        if total_only > legacy:
+            parts.append(
+                f"{total_only - legacy} call(s) report cache parts larger than their "
+                "input (which includes them) or an unreadable count: their cost_usd is NaN"
+            )
+    return "; ".join(parts)

@@ -25,21 +25,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import orjson
-import pandas as pd
 
-from adfkit import schema
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
-from adfkit._base.redact import redact_config, redact_frame
 from adfkit._base.terminal import printable
 from adfkit._core import registry
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from adfkit._facade.agent import AgentFile
 
 # The readers and analyses (``_agent`` and what it imports) load on first use: a run whose
-# files are all fresh in the index reads Parquet only and never needs them.
+# files are all fresh in the index reads Parquet only and never needs them. pandas too: the
+# engine and the labels serve ``adfkit usage``, which reads transcripts without it.
 
 ENGINES = ("serial", "processes", "dask")
 
@@ -140,6 +140,8 @@ def _check_table(table: str) -> None:
 
 def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
     """One table of one open agent as a DataFrame (a dict result becomes a one-row frame)."""
+    import pandas as pd
+
     value = TABLES[table](agent, **kwargs) if table in TABLES else getattr(agent, table)(**kwargs)
     if isinstance(value, dict):
         return pd.DataFrame([value])
@@ -167,19 +169,29 @@ def _clip(text: str, n: int = LABEL_CHARS) -> str:
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
+def first_prompt(messages: Iterable[tuple[str | None, Any]]) -> str | None:
+    """The text of the first message a person wrote, from ``(subkind, text)`` of the ``user``
+    rows of kind ``message`` in seq order: one typed in the chat (subkind ``chat``) first where
+    the format tells them apart; the first text that is not blank."""
+    msgs = list(messages)
+    if any(sub == "chat" for sub, _ in msgs):
+        msgs = [m for m in msgs if m[0] == "chat"]
+    for _, text in msgs:
+        if isinstance(text, str) and text.strip():
+            return text
+    return None
+
+
 def _first_prompt(agent: AgentFile) -> str | None:
-    """The text of the first message a person wrote (a ``user`` row of kind ``message``; one
-    typed in the chat, subkind ``chat``, first where the format tells them apart)."""
+    """:func:`first_prompt` of the agent's history."""
     h = agent.history()
     if not {"role", "kind", "text"} <= set(h.columns):
         return None
     asked = h[(h["role"] == "user") & (h["kind"] == "message")]
-    if "subkind" in asked.columns and (asked["subkind"] == "chat").any():
-        asked = asked[asked["subkind"] == "chat"]
-    for text in asked.sort_values("seq")["text"] if "seq" in asked else asked["text"]:
-        if isinstance(text, str) and text.strip():
-            return text
-    return None
+    if "seq" in asked:
+        asked = asked.sort_values("seq")
+    subs = asked["subkind"].astype(object).tolist() if "subkind" in asked else [None] * len(asked)
+    return first_prompt(zip(subs, asked["text"].tolist(), strict=True))
 
 
 def agent_label(agent: AgentFile) -> str:
@@ -199,14 +211,18 @@ def agent_label(agent: AgentFile) -> str:
     ...     agent_label(agent)
     'long-runner'
     """
-    name = agent.name
-    meta = agent.meta()
+    return label_of(agent.name, agent.meta(), lambda: _first_prompt(agent))
+
+
+def label_of(name: str, meta: dict[str, str], prompt: Callable[[], str | None]) -> str:
+    """:func:`agent_label` of an agent named ``name`` with ``meta``; ``prompt`` gives its first
+    prompt (:func:`first_prompt`), called only when the label needs it."""
     ids = {meta.get("session_id"), f"agent-{meta.get('agent_id')}"} - {None, "agent-None"}
     if name not in ids:
         return _clip(_one_line(name))
     cwd = (meta.get("cwd") or "").replace("\\", "/").rstrip("/")
     project = cwd.rsplit("/", 1)[-1] if cwd else ""
-    about = meta.get("title") or meta.get("summary") or _first_prompt(agent)
+    about = meta.get("title") or meta.get("summary") or prompt()
     about = _one_line(about) if about else ""
     if "agent_id" in meta:  # a subagent: its own id, then its task
         about = f"{name}: {about}" if about else name
@@ -214,20 +230,18 @@ def agent_label(agent: AgentFile) -> str:
     return _clip(" · ".join(parts)) if parts else _clip(_one_line(name))
 
 
-def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
-    """Labels made distinct between agents (a file may hold several): a label two agents share
-    gets the start of the agent's id (``agent``) after it in brackets where that differs from
-    the label, and a number where it still clashes (``clean (2)``). A missing label is the
-    ``agent``."""
-    if "label" not in df.columns or not len(df):
-        return df
-    keys = ["agent_path", "agent"]
-    agents = df.drop_duplicates(keys)
-    labels = agents["label"].fillna(agents["agent"]).tolist()
-    counts = pd.Series(labels).value_counts()
+def distinct_labels(agents: list[tuple[Any, Any, Any]]) -> dict[tuple[Any, Any], str]:
+    """``(path, agent) -> label`` made distinct between agents (a file may hold several), from
+    ``(path, agent, label)`` of each agent once, in order: a label two agents share gets the
+    start of the agent's id after it in brackets where that differs from the label, and a
+    number where it still clashes (``clean (2)``). A missing label is the ``agent``."""
+    labels = [lab if isinstance(lab, str) else ident for _, ident, lab in agents]
+    counts: dict[Any, int] = {}
+    for lab in labels:
+        counts[lab] = counts.get(lab, 0) + 1
     new: dict[tuple[Any, Any], str] = {}
     taken: set[str] = set()
-    for path, ident, label in zip(agents["agent_path"], agents["agent"], labels, strict=True):
+    for (path, ident, _), label in zip(agents, labels, strict=True):
         want = label
         if counts[label] > 1 and isinstance(ident, str) and ident != label:
             want = f"{label} [{ident[:8]}]"
@@ -236,8 +250,27 @@ def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
             cand, k = f"{want} ({k})", k + 1
         taken.add(cand)
         new[(path, ident)] = cand
-    old = zip(agents["agent_path"], agents["agent"], agents["label"], strict=True)
-    if all(new[(p, a)] == lab for p, a, lab in old):
+    return new
+
+
+def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
+    """:func:`distinct_labels` of a fleet frame's agents."""
+    import pandas as pd
+
+    if "label" not in df.columns or not len(df):
+        return df
+    keys = ["agent_path", "agent"]
+    agents = df.drop_duplicates(keys)
+    trio = list(
+        zip(
+            agents["agent_path"].tolist(),
+            agents["agent"].tolist(),
+            agents["label"].astype(object).tolist(),
+            strict=True,
+        )
+    )
+    new = distinct_labels(trio)
+    if all(new[(p, a)] == lab for p, a, lab in trio):
         return df
     df = df.copy()
     df["label"] = pd.array(
@@ -251,6 +284,8 @@ def _load_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``label``, ``agent`` and ``agent_path`` columns, or the
     error row."""
+    import pandas as pd
+
     from adfkit._facade.agent import agents_of
     from adfkit._facade.agent import open as open_agent
 
@@ -266,6 +301,8 @@ def _load_one(
 
 def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -> pd.DataFrame:
     """One agent's table with its ``label``, ``agent`` and ``agent_path`` columns first."""
+    import pandas as pd
+
     if getattr(_LOCAL, "busy_cores", False):
         agent.source.prefetch = False  # every core runs a loader: no decoding thread
     df = get_table(agent, table, **kwargs).reset_index(drop=True)
@@ -305,13 +342,15 @@ def _run(
     client: Any,
     progress: bool | None,
     desc: str,
+    small_bytes: int | None = None,
 ) -> list[Any]:
-    """``[func(path, *args) for path in paths]`` on an engine, in input order."""
+    """``[func(path, *args) for path in paths]`` on an engine, in input order (the process
+    engine runs serially below ``small_bytes`` of input: :func:`_small`)."""
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
     results: list[Any] = [None] * len(paths)
     with _progress(len(paths), progress, desc) as bar:
-        if engine == "serial" or (engine == "processes" and _small(paths)):
+        if engine == "serial" or (engine == "processes" and _small(paths, small_bytes)):
             for i, p in enumerate(paths):
                 results[i] = func(p, *args)
                 bar.update()
@@ -327,12 +366,14 @@ def _run(
 SMALL_FLEET_BYTES = 48 << 20
 
 
-def _small(paths: list[str]) -> bool:
-    """Whether a fleet is too small for processes to pay: one file, or little data in all.
+def _small(paths: list[str], limit: int | None = None) -> bool:
+    """Whether a fleet is too small for processes to pay: one file, or less than ``limit``
+    bytes in all (default :data:`SMALL_FLEET_BYTES`).
 
     Jobs that are not paths (export's) count as one file each of unknown, large size."""
     if len(paths) <= 1:
         return True
+    limit = SMALL_FLEET_BYTES if limit is None else limit
     total = 0
     for p in paths:
         job = orjson.loads(p)[0] if p.startswith("[") else p
@@ -340,7 +381,7 @@ def _small(paths: list[str]) -> bool:
             total += os.path.getsize(job)
         except (OSError, TypeError):
             return False
-        if total >= SMALL_FLEET_BYTES:
+        if total >= limit:
             return False
     return True
 
@@ -534,6 +575,10 @@ def _run_dask(
 
 
 def _errors_frame(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
+    import pandas as pd
+
+    from adfkit import schema
+
     df = pd.DataFrame(rows, columns=list(schema.FLEET_ERRORS))
     return df.astype(schema.FLEET_ERRORS)
 
@@ -590,6 +635,8 @@ def load_fleet(
     >>> len(df) == 7 and errors.empty
     True
     """
+    import pandas as pd
+
     _check_table(table)
     paths = resolve_paths(paths_or_glob)
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
@@ -643,6 +690,8 @@ def _load_cached(
     """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
     read), the other files read (on the engine) and their parts written; the manifest saved
     once. The rows come back as one frame in input order, then the error rows."""
+    import pandas as pd
+
     index = Index(cache, table, paths)
     # "columns": parts written before fleet frames had a ``label`` are not read back
     options = {"kwargs": kwargs, "open": open_kwargs, "columns": list(FLEET_COLUMNS)}
@@ -659,7 +708,7 @@ def _load_cached(
             frames.append(df)
         errors.append((None, err))
         if st is not None:
-            index.record(keys[i], paths[i], st, options)
+            index.record(keys[i], paths[i], st, options, rows=_manifest_rows(table, df))
     if stale:
         index.save()
     frames = [f for f in frames if len(f.columns)]
@@ -671,6 +720,16 @@ def _load_cached(
         order = df["agent_path"].map(where).to_numpy()
         df = df.iloc[order.argsort(kind="stable")].reset_index(drop=True)
     return [(df, None), *errors]
+
+
+def _manifest_rows(table: str, df: pd.DataFrame | None) -> list[dict[str, Any]] | None:
+    """A ``usage_days`` part's rows as plain values, kept in the manifest too: ``adfkit usage``
+    reads them there, with no Parquet reader (see :mod:`adfkit._facade.usage_table`)."""
+    if table != "usage_days" or df is None:
+        return None
+    from adfkit._facade.usage_table import frame_rows
+
+    return frame_rows(df)
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -729,6 +788,8 @@ def _export_agent(
 ) -> list[str]:
     """Write one agent's documents and tables into ``out_dir``; the problems of tables that
     failed (the rest are written)."""
+    from adfkit._base.redact import redact_config, redact_frame
+
     os.makedirs(out_dir, exist_ok=True)
     name = agent.name
     docs = {
@@ -806,6 +867,8 @@ def export(
     >>> "history" in set(written["table"]) and errors.empty
     True
     """
+    import pandas as pd
+
     paths = resolve_paths(paths_or_glob)
     root_s = str(check_output(to, paths))
     # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)

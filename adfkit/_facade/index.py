@@ -4,6 +4,7 @@ Layout of an index folder ``DIR`` (a plain Parquet dataset)::
 
     DIR/<table>/<key>.parquet    one file's rows (with ``agent`` and ``agent_path``)
     DIR/<table>/_manifest.json   key -> path, size, mtime_ns, adfkit version, options
+                                 (``usage_days``: and the part's rows, as JSON)
 
 ``key`` is a hash of the file's absolute path, the table and its options. A part is used when
 the file's size and modification time and adfkit's version are those it was made from; else the
@@ -20,12 +21,15 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Any
-
-import orjson
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from adfkit._base.outputs import check_output
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+# pandas, pyarrow and orjson load on first use: a run whose files are all fresh reads the
+# manifest alone (``adfkit usage`` finds its rows there).
 
 MANIFEST = "_manifest.json"
 
@@ -78,12 +82,50 @@ class Index:
         )
 
     def read(self, key: str) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.read_parquet(self.part(key), engine="pyarrow")
+
+    def fresh_rows(self, key: str, path: str) -> list[dict[str, Any]] | None:
+        """The rows of the fresh part ``key`` of ``path`` as plain values: from the manifest
+        when it holds them (``usage_days``), else read from the part with pyarrow (None: the
+        part cannot be read). A NaN float is kept, a null is None."""
+        rows = self.entries[key].get("rows")
+        if isinstance(rows, list):
+            return [_from_json(r) for r in rows]
+        try:
+            import pyarrow.parquet as pq
+
+            got: list[dict[str, Any]] = pq.read_table(self.part(key)).to_pylist()
+        except Exception:  # noqa: BLE001 - an unreadable part is read again from its file
+            return None
+        return got
+
+    def keep_rows(
+        self,
+        key: str,
+        path: str,
+        st: list[int],
+        options: dict[str, Any],
+        rows: list[dict[str, Any]],
+    ) -> bool:
+        """Write ``rows`` (a ``usage_days`` part, :data:`adfkit._facade.usage_table.USAGE_DAYS`
+        with the fleet columns) as the part of ``key`` and record it; False when the part
+        cannot be written."""
+        from adfkit._facade.usage_table import days_frame
+
+        try:
+            write_part(days_frame(rows), self.part(key))
+        except (OSError, ValueError, TypeError):
+            return False
+        self.record(key, path, st, options, rows=rows)
+        return True
 
     def read_many(self, keys: list[str]) -> pd.DataFrame:
         """The parts of ``keys`` as one frame, in that order: one Arrow read (a fixed cost per
         part of a read each would dominate small files); part by part when their schemas
         differ (a column all NA in one file, typed in another)."""
+        import pandas as pd
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -94,13 +136,23 @@ class Index:
             frames = [self.read(k) for k in keys]
             return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
-    def record(self, key: str, path: str, st: list[int], options: dict[str, Any]) -> None:
-        self.entries[key] = {
+    def record(
+        self,
+        key: str,
+        path: str,
+        st: list[int],
+        options: dict[str, Any],
+        rows: list[dict[str, Any]] | None = None,
+    ) -> None:
+        entry: dict[str, Any] = {
             "path": os.path.abspath(path),
             "stamp": st,
             "version": self.version,
             "options": json.loads(json.dumps(options, default=str)),
         }
+        if rows is not None:
+            entry["rows"] = [_to_json(r) for r in rows]
+        self.entries[key] = entry
 
     def save(self) -> None:
         """Write the manifest (atomically: a reader sees the old one or the new one)."""
@@ -111,9 +163,23 @@ class Index:
         os.replace(tmp, os.path.join(self.folder, MANIFEST))
 
 
+#: Float columns of the rows a manifest keeps (a NaN there is written as null: JSON has none).
+FLOAT_COLUMNS = ("cost_usd",)
+
+
+def _to_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
+
+
+def _from_json(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: float("nan") if v is None and k in FLOAT_COLUMNS else v for k, v in row.items()}
+
+
 def to_parquet(df: pd.DataFrame, path: str) -> None:
     """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
     and object columns Arrow cannot type are stored as JSON text."""
+    import orjson
+    import pandas as pd
     import pyarrow as pa
 
     try:

@@ -6,27 +6,13 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
 
-import pandas as pd
-
-from adfkit._facade.fleet import load_fleet
+from adfkit._facade.usage_fleet import usage_fleet
+from adfkit._facade.usage_table import records, render, summarize
 from adfkit.cli._common import add_command, agent_paths, dump_json, error, say
 
-#: Columns shown, in order: (column, heading).
-COLUMNS = (
-    ("calls", "calls"),
-    ("input", "input"),
-    ("output", "output"),
-    ("cache_write", "cache write"),
-    ("cache_read", "cache read"),
-    ("cost_usd", "cost USD"),
-    ("compactions", "compactions"),
-    ("microcompactions", "micro"),
-    ("max_context", "max context"),
-)
-_SUMS = ["calls", "input", "output", "cache_write", "cache_read"]
-_COUNTS = ["compactions", "microcompactions"]
+# No pandas here: ``adfkit usage`` reads transcripts with their parsers alone and a fresh index
+# from its manifest (adfkit._facade.usage_table); other formats load it on first use.
 
 
 def session_paths(specs: list[str]) -> list[str]:
@@ -47,78 +33,6 @@ def session_paths(specs: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _cost(costs: pd.Series) -> float:
-    return float("nan") if costs.isna().any() else float(costs.sum())
-
-
-def summarize(days: pd.DataFrame, by: str) -> pd.DataFrame:
-    """Per-(agent, day) rows of ``usage_days`` summed per session (``by="session"``: one row per
-    file, with its first and last activity) or per day (``by="day"``: sessions counted)."""
-    key = ["agent_path"] if by == "session" else ["day"]
-    g = days.groupby(key, sort=by == "day", dropna=False)
-    out = g[_SUMS + _COUNTS].sum()
-    out["cost_usd"] = g["cost_usd"].agg(_cost)
-    out["max_context"] = g["max_context"].max()
-    if by == "session":
-        out["label"] = g["label"].first()
-        out["agent"] = g["agent"].first()
-        out["first_at"] = g["first_at"].min()
-        out["last_at"] = g["last_at"].max()
-        out = out.reindex(list(dict.fromkeys(days["agent_path"])))  # input order
-    else:
-        out["sessions"] = g["agent_path"].nunique()
-    return out.reset_index()
-
-
-def _fmt(value: Any, col: str) -> str:
-    if value is None or pd.isna(value):
-        return "-"
-    if col == "cost_usd":
-        return f"{value:,.2f}"
-    return f"{int(value):,}"
-
-
-def render(table: pd.DataFrame, by: str) -> str:
-    """The aligned text table, a total line last. Sessions are named by their fleet label
-    (project and title or first prompt), their id in the last column."""
-    first = ("label", "session") if by == "session" else ("day", "day")
-    last = [("agent", "id")] if by == "session" else []
-    cols = [first, *COLUMNS, *last]
-    total = {c: table[c].sum() for c in _SUMS + _COUNTS}
-    total["cost_usd"] = _cost(table["cost_usd"])
-    total["max_context"] = table["max_context"].max()
-    total[first[0]] = "total"
-    rows = [
-        [str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] + [str(r[c]) for c, _ in last]
-        for _, r in table.iterrows()
-    ]
-    rows.append(
-        [str(total[first[0]])] + [_fmt(total[c], c) for c, _ in COLUMNS] + ["" for _ in last]
-    )
-    head = [h for _, h in cols]
-    widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
-    lines = [
-        "  ".join(
-            x.ljust(w) if i == 0 or i > len(COLUMNS) else x.rjust(w)
-            for i, (x, w) in enumerate(zip(r, widths, strict=True))
-        ).rstrip()
-        for r in [head, *rows]
-    ]
-    return "\n".join(lines)
-
-
-def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for rec in table.to_dict(orient="records"):
-        out.append(
-            {
-                k: (None if v is None or (not isinstance(v, str) and pd.isna(v)) else v)
-                for k, v in rec.items()
-            }
-        )
-    return out
-
-
 def cmd_usage(args: argparse.Namespace) -> int:
     """Tokens, cost and compactions of many sessions: one row per session, or per UTC day.
 
@@ -133,22 +47,19 @@ def cmd_usage(args: argparse.Namespace) -> int:
     Example: adfkit usage ~/.claude/projects --by day
     """
     paths = session_paths(args.paths)
-    kw: dict[str, Any] = {} if args.prices is None else {"prices": args.prices}
-    days, errors = load_fleet(
-        paths, "usage_days", engine=args.engine, progress=False, cache=args.cache, **kw
-    )
-    for path, _err, msg in errors.itertuples(index=False):
+    days, errors = usage_fleet(paths, prices=args.prices, engine=args.engine, cache=args.cache)
+    for path, _err, msg in errors:
         error(f"{path}: {msg}")
-    if not len(days) and len(errors):
+    if not days and errors:
         return 2
-    table = summarize(days, args.by) if len(days) else pd.DataFrame()
+    table = summarize(days, args.by) if days else []
     if args.json:
-        say(dump_json(_records(table)))
-    elif len(table):
+        say(dump_json(records(table)))
+    elif table:
         say(render(table, args.by))
     else:
         say("no calls")
-    return 1 if len(errors) else 0
+    return 1 if errors else 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -200,6 +111,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     Example: adfkit index ~/.claude/projects --to build/index
     """
+    from adfkit._facade.fleet import load_fleet
+
     paths = session_paths(args.paths)
     status = 0
     for table in args.table or INDEX_TABLES:

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import Any
 
 import numpy as np
@@ -59,6 +58,7 @@ from adfkit._core.source import (
     WindowChange,
     info_record,
 )
+from adfkit._sources.transcript.figures import event_bounds, meta_of, name_of, writes_1h
 from adfkit._sources.transcript.kit import (
     ParsedTranscript,
     TranscriptEvent,
@@ -143,6 +143,7 @@ class TranscriptSource(AgentSource):
             self._model = _model_of(parsed)
             self._window = _window_of(parsed)
             self._calls = _call_columns(parsed)
+            self._writes_1h = writes_1h(parsed)
             #: The reader's result without its per-row and per-call objects (rows, calls and
             #: token counts are in frames now: :meth:`history`, :meth:`branches`, :meth:`calls`).
             self.parsed = dataclasses.replace(
@@ -153,30 +154,13 @@ class TranscriptSource(AgentSource):
     @property
     def name(self) -> str:
         """The session id (subagents: ``agent-<id>``), else the file name without extensions."""
-        p = self.parsed
-        if p.agent_id:
-            return f"agent-{p.agent_id}"
-        if p.session_id:
-            return p.session_id
-        base = os.path.basename(self.path)
-        return re.sub(r"\.jsonl(\.zst)?$", "", base)
+        return name_of(self.parsed)
 
     def meta(self) -> dict[str, str]:
         """What the file says about the session (cwd, tool version, git branch, title...),
         plus ``format``, and for a subagent its ``agent_id``, ``parent_tool_use_id`` and
         ``parent_agent_id``. Every value is text."""
-        p = self.parsed
-        out = {str(k): str(v) for k, v in p.meta.items() if v is not None}
-        out["format"] = p.format
-        for k, v in (
-            ("session_id", p.session_id),
-            ("agent_id", p.agent_id),
-            ("parent_tool_use_id", p.parent_tool_use_id),
-            ("parent_agent_id", p.parent_agent_id),
-        ):
-            if v is not None:
-                out[k] = str(v)
-        return out
+        return meta_of(self.parsed)
 
     def model(self) -> str | None:
         """The model of the session: the last model call's, else the metadata's."""
@@ -203,12 +187,7 @@ class TranscriptSource(AgentSource):
 
     def cache_writes_1h(self) -> dict[int, int]:
         """1-hour cache writes by seq (see :meth:`AgentSource.cache_writes_1h`)."""
-        c = self._calls
-        return {
-            int(q): int(w)
-            for q, w in zip(c["seq"], c["tokens_cache_write_1h"], strict=True)
-            if q is not None and w is not None
-        }
+        return dict(self._writes_1h)
 
     def settings(self) -> Settings:
         """The model (the last model call's) and its provider (the format's spec), the context
@@ -454,17 +433,11 @@ def _event_data(
     parsed: ParsedTranscript,
 ) -> tuple[pd.DataFrame, list[WindowChange], dict[int, int]]:
     """(events frame, window changes, swept seq -> archive id) of a parsed transcript."""
-    rows = parsed.rows
-    lines = np.array([r.line for r in rows], dtype="int64")
-    order = np.argsort(lines, kind="stable")
     recs: list[dict[str, Any]] = []
     changes: list[WindowChange] = []
     swept_by: dict[int, int] = {}
     aid = 0
-    for e in parsed.events:
-        if e.kind not in ("compaction", "microcompaction", "clear"):
-            continue  # rewinds: the abandoned rows are not in history()
-        bound = _boundary(e, rows, lines, order)
+    for e, bound in event_bounds(parsed):  # rewinds: the abandoned rows are not in history()
         dur = e.extra.get("duration_ms")
         stated = WindowChange(
             tokens_before=e.pre_tokens,
@@ -521,18 +494,6 @@ def _rows_frame(rows: list[TranscriptRow], swept_by: dict[int, int], where: str)
     _add_rows(b, rows, swept_by)
     b.warn(where)
     return b.frame(consume=True)
-
-
-def _boundary(
-    e: TranscriptEvent, rows: list[TranscriptRow], lines: np.ndarray, order: np.ndarray
-) -> int:
-    """``boundary_seq`` of an event: rows with a larger seq came after it. A compaction's is
-    the row before its summary; otherwise the last row whose first line precedes the event's."""
-    if e.summary_seq is not None:
-        return int(e.summary_seq) - 1
-    i = int(np.searchsorted(lines[order], e.line, side="left"))
-    before = order[:i]
-    return int(rows[int(before.max())].seq) if len(before) else 0
 
 
 def _add_rows(b: RowBuilder, rows: list[TranscriptRow], swept_by: dict[int, int]) -> None:

@@ -1,0 +1,189 @@
+"""``adfkit usage``'s reading of many files, without pandas where it can.
+
+:func:`usage_fleet` reads Claude Code sessions and Codex rollouts with their parsers alone
+(:mod:`adfkit._sources.transcript.figures`: the calls of ``usage()``, found, deduplicated and
+priced by the same rules; the days of :func:`adfkit._facade.usage_table.day_rows`) and every
+other file through the full ``usage_days`` table (``load_fleet``'s, with pandas). With an index
+(``cache``), a file whose part is fresh is not read at all: its rows are in the manifest
+(``rows``), next to the Parquet part that DuckDB and Dask read.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+from adfkit._base.errors import AdfError, AdfWarning
+from adfkit._facade import fleet
+from adfkit._facade.index import Index, part_key, stamp
+from adfkit._facade.usage_table import FLEET_COLUMNS, day_rows, frame_rows
+
+#: Formats read by their parser alone: format -> (module, parser function).
+PARSERS = {
+    "claude_code": ("adfkit._sources.claude_code.parser", "parse_claude_code"),
+    "codex": ("adfkit._sources.codex.parser", "parse_codex"),
+}
+
+
+def _parser(fmt: str) -> Callable[..., Any]:
+    import importlib
+
+    mod, name = PARSERS[fmt]
+    parse: Callable[..., Any] = getattr(importlib.import_module(mod), name)
+    return parse
+
+
+def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
+    """The ``usage_days`` rows of the file ``path`` (with ``label``, ``agent``, ``agent_path``),
+    read with its format's parser alone; None when its format is not one of :data:`PARSERS`
+    (or not recognised: the full table says why)."""
+    from adfkit._core import registry
+
+    try:
+        fmt = registry.recognise(path).name
+    except AdfError:
+        return None
+    if fmt not in PARSERS:
+        return None
+    from adfkit._core.prices import load_prices
+    from adfkit._sources.transcript import figures
+
+    parsed = _parser(fmt)(path)
+    table = load_prices(prices)
+    calls = []
+    for p in [parsed, *parsed.subagents]:
+        got, note = figures.usage_calls(p, table)
+        if note:
+            warnings.warn(f"{p.path}: {note}", AdfWarning, stacklevel=2)
+        calls += [
+            (
+                c.at,
+                (c.input or 0) - (c.cache_read or 0) - (c.cache_write or 0),
+                c.output or 0,
+                c.cache_write or 0,
+                c.cache_read or 0,
+                c.cost_usd,
+                c.input,
+            )
+            for c in got
+            if c.call_kind != "compaction"
+        ]
+    days = day_rows(calls, figures.event_times(parsed))
+    name = figures.name_of(parsed)
+    label = fleet.label_of(
+        name, figures.meta_of(parsed), lambda: fleet.first_prompt(figures.user_messages(parsed))
+    )
+    return [{"label": label, "agent": name, "agent_path": path, **d} for d in days]
+
+
+def _job(path: str, prices: Any) -> tuple[str, Any, list[int] | None]:
+    """:func:`session_days` of one file on an engine: ``("rows", rows, stamp)`` (the
+    ``[size, mtime_ns]`` it had before and after reading, None when it changed),
+    ``("full", None, None)`` for a file only the full table reads, or ``("error", (path, error,
+    message), None)``."""
+    before = stamp(path)
+    try:
+        rows = session_days(path, prices)
+    except Exception as exc:  # noqa: BLE001 - any failure is recorded, never fatal
+        msg = exc.detail if isinstance(exc, AdfError) else str(exc)
+        return "error", (path, type(exc).__name__, msg), None
+    if rows is None:
+        return "full", None, None
+    return "rows", rows, (before if before is not None and stamp(path) == before else None)
+
+
+#: Below this many bytes of sessions in all, ``adfkit usage`` reads them in this process:
+#: forking a second one costs more than it saves (measured on the real sessions).
+SMALL_USAGE_BYTES = 32 << 20
+
+
+def usage_fleet(
+    paths: list[str],
+    *,
+    prices: Any = None,
+    engine: str = "processes",
+    cache: str | os.PathLike[str] | None = None,
+) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+    """The ``usage_days`` rows of every file (labels made distinct, files in input order) and
+    the error rows ``(path, error, message)`` of those that could not be read: the figures of
+    ``load_fleet(paths, "usage_days", prices=..., cache=...)``."""
+    kwargs: dict[str, Any] = {} if prices is None else {"prices": prices}
+    got: dict[int, list[dict[str, Any]]] = {}
+    errors: list[tuple[int, tuple[str, str, str]]] = []
+    todo = list(range(len(paths)))
+    index = None
+    keys: list[str] = []
+    options = {"kwargs": kwargs, "open": {}, "columns": list(FLEET_COLUMNS)}
+    if cache is not None:
+        index = Index(cache, "usage_days", paths)
+        keys = [part_key(p, "usage_days", options) for p in paths]
+        todo = []
+        for i, (p, k) in enumerate(zip(paths, keys, strict=True)):
+            rows = index.fresh_rows(k, p) if index.fresh(k, p) else None
+            if rows is None:
+                todo.append(i)
+            else:
+                got[i] = rows
+    full: list[int] = []
+    if todo:
+        results = fleet._run(
+            _job,
+            [paths[i] for i in todo],
+            (prices,),
+            engine=engine,
+            workers=None,
+            client=None,
+            progress=False,
+            desc="usage",
+            small_bytes=SMALL_USAGE_BYTES,
+        )
+        written = False
+        for i, (what, value, st) in zip(todo, results, strict=True):
+            if what == "error":
+                errors.append((i, value))
+            elif what == "full":
+                full.append(i)
+            else:
+                got[i] = value
+                if index is not None and st is not None:
+                    written = index.keep_rows(keys[i], paths[i], st, options, value) or written
+        if written and index is not None:
+            index.save()
+    if full:
+        sub = [paths[i] for i in full]
+        run = _full_runner(engine)
+        if cache is None:
+            res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
+        else:
+            res = fleet._load_cached(run, sub, "usage_days", kwargs, {}, cache)
+        where = {p: i for i, p in zip(full, sub, strict=True)}
+        for df, err in res:
+            if err is not None:
+                errors.append((where[err[0]], err))
+            if df is not None:
+                for r in frame_rows(df):
+                    got.setdefault(where[r["agent_path"]], []).append(r)
+    rows = [r for i in sorted(got) for r in got[i]]
+    seen = list({(r["agent_path"], r["agent"]): r["label"] for r in rows}.items())
+    new = fleet.distinct_labels([(p, a, lab) for (p, a), lab in seen])
+    for r in rows:
+        r["label"] = new[(r["agent_path"], r["agent"])]
+    return rows, [e for _, e in sorted(errors, key=lambda x: x[0])]
+
+
+def _full_runner(engine: str) -> Callable[..., list[Any]]:
+    def run(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
+        return fleet._run(
+            func,
+            paths,
+            args,
+            engine=engine,
+            workers=None,
+            client=None,
+            progress=False,
+            desc="usage",
+        )
+
+    return run
