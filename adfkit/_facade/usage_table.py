@@ -241,6 +241,8 @@ def frame_rows(df: Any) -> list[dict[str, Any]]:
     """The rows of a ``usage_days`` fleet frame as plain values (NA as None, NaN cost kept)."""
     import pandas as pd
 
+    if not len(df):
+        return []
     cols = [*FLEET_COLUMNS, *USAGE_DAYS]
     out = []
     for rec in df[cols].astype(object).to_dict(orient="records"):

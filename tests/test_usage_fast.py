@@ -1,0 +1,281 @@
+"""``adfkit usage`` without pandas (issue 23): the figures the parsers give alone equal the full
+tables' on every sample and real transcript, and a fresh index is read without the files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT, SAMPLES
+
+import adfkit
+from adfkit import load_fleet
+from adfkit._core.prices import load_prices
+from adfkit._core.registry import recognise
+from adfkit._facade import usage_fleet as uf
+from adfkit._facade.usage_table import float_sum, frame_rows
+from adfkit._sources.claude_code.parser import parse_claude_code
+from adfkit._sources.codex.parser import parse_codex
+from adfkit._sources.transcript import figures
+from adfkit.cli import main
+
+REAL = ROOT.parent / "shared" / "fixtures" / "transcripts"
+
+
+def _transcripts(folder: Path) -> list[Path]:
+    out = []
+    for p in sorted(folder.rglob("*.jsonl*")):
+        if p.parent.name == "subagents" or p.name.startswith("agent-"):
+            continue
+        try:
+            if recognise(p).name in uf.PARSERS:
+                out.append(p)
+        except adfkit.AdfError:
+            continue
+    return out
+
+
+SAMPLE_FILES = _transcripts(SAMPLES)
+REAL_FILES = _transcripts(REAL) if REAL.is_dir() else []
+
+
+def _need_real() -> None:
+    if not REAL_FILES:
+        pytest.skip(f"real transcripts not present at {REAL} (../shared is absent in a clone)")
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN equal to NaN (exact otherwise: no tolerance)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _parse(path: Path):
+    return (parse_claude_code if recognise(path).name == "claude_code" else parse_codex)(
+        path, warn=False
+    )
+
+
+def _check_calls(path: Path) -> int:
+    """figures.usage_calls of the file and of each subagent == AgentFile.usage(), call by call."""
+    parsed = _parse(path)
+    prices = load_prices()
+    n = 0
+    with adfkit.open(path) as agent:
+        agents = [agent, *agent.subagents()]
+        assert len(agents) == 1 + len(parsed.subagents)
+        for a, p in zip(agents, [parsed, *parsed.subagents], strict=True):
+            u = a.usage()
+            got, _note = figures.usage_calls(p, prices)
+            at = u["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64").tolist()
+            want = [
+                (
+                    str(r.call_kind),
+                    None if pd_na(r.created_at) else at[i],
+                    None if pd_na(r.model) else r.model,
+                    *(
+                        None if pd_na(v) else int(v)
+                        for v in (
+                            r.tokens_input,
+                            r.tokens_output,
+                            r.tokens_cache_read,
+                            r.tokens_cache_write,
+                            r.tokens_cache_write_1h,
+                        )
+                    ),
+                    float(r.cost_usd),
+                )
+                for i, r in enumerate(u.itertuples(index=False))
+            ]
+            assert _same([tuple(c) for c in got], want), (path, a.name)
+            n += len(got)
+    return n
+
+
+def pd_na(v: object) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(v))
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.name)
+def test_calls_equal_usage_on_samples(path: Path) -> None:
+    assert _check_calls(path) > 0
+
+
+def test_calls_equal_usage_on_real_transcripts() -> None:
+    _need_real()
+    assert sum(_check_calls(p) for p in REAL_FILES) > 1000
+
+
+def _check_days(paths: list[Path], prices: object = None) -> list[dict]:
+    """usage_fleet's rows (the parsers alone) == the full usage_days table's, exactly."""
+    kw = {} if prices is None else {"prices": prices}
+    full, errors = load_fleet([str(p) for p in paths], "usage_days", engine="serial", **kw)
+    rows, errs = uf.usage_fleet([str(p) for p in paths], prices=prices, engine="serial")
+    assert [tuple(e) for e in errors.itertuples(index=False)] == errs
+    want = frame_rows(full)
+    assert _same(rows, want)
+    return rows
+
+
+def test_days_equal_the_full_table_on_samples() -> None:
+    rows = _check_days(SAMPLE_FILES)
+    assert {r["agent_path"] for r in rows} == {str(p) for p in SAMPLE_FILES}
+    assert sum(r["compactions"] for r in rows) > 0
+
+
+def test_days_equal_the_full_table_on_a_mixed_folder(tmp_path: Path) -> None:
+    """ADF files (the full table) and transcripts (the parsers) in one fleet: labels made
+    distinct over all of them, files in input order."""
+    adf = sorted(SAMPLES.glob("*.adf"))
+    paths = [adf[0], *SAMPLE_FILES[:2], adf[0], *adf[1:3]]
+    rows = _check_days(list(dict.fromkeys(paths)))
+    assert len({r["label"] for r in rows}) == len({r["agent_path"] for r in rows})
+
+
+def test_days_equal_the_full_table_on_real_transcripts(tmp_path: Path) -> None:
+    _need_real()
+    rows = _check_days(REAL_FILES)
+    assert sum(r["microcompactions"] for r in rows) > 0
+    prices = tmp_path / "p.json"
+    prices.write_text(json.dumps({"claude-opus-4-5-20251101": {"input": 1, "output": 2}}))
+    _check_days(REAL_FILES[:6], prices=str(prices))
+
+
+def test_a_price_file_that_cannot_be_read_is_each_files_error(tmp_path: Path) -> None:
+    _check_days(SAMPLE_FILES[:2], prices=str(tmp_path / "missing.json"))
+
+
+def test_processes_give_what_serial_gives(monkeypatch) -> None:
+    monkeypatch.setattr(uf, "SMALL_USAGE_BYTES", 0)  # a pool even for the samples
+    paths = [str(p) for p in SAMPLE_FILES]
+    serial = uf.usage_fleet(paths, engine="serial")
+    assert _same(list(uf.usage_fleet(paths, engine="processes")), list(serial))
+
+
+def test_float_sum_is_numpys() -> None:
+    rng = random.Random(23)
+    for _ in range(3000):
+        n = rng.choice([rng.randint(0, 20), rng.randint(100, 700)])
+        xs = [round(rng.random() * rng.choice([1, 10, 1000]), 8) for _ in range(n)]
+        assert float_sum(xs) == float(np.array(xs, dtype="float64").sum())
+
+
+def _copy_sessions(tmp_path: Path) -> Path:
+    src = REAL / "claude-code" / "projects" if REAL_FILES else SAMPLES / "claude-code" / "projects"
+    dst = tmp_path / "projects"
+    shutil.copytree(src, dst)
+    return dst
+
+
+def _blank_keeping_stamps(folder: Path) -> int:
+    """Every file overwritten with as many spaces, its modification time put back: a run that
+    read one would see no session there."""
+    n = 0
+    for p in folder.rglob("*.jsonl"):
+        st = p.stat()
+        p.write_bytes(b" " * st.st_size)
+        os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+        n += 1
+    return n
+
+
+def test_second_run_reads_no_session_file(tmp_path: Path, capsys) -> None:
+    projects = _copy_sessions(tmp_path)
+    ix = tmp_path / "ix"
+    assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
+    first = capsys.readouterr().out
+    assert json.loads(first)
+    assert _blank_keeping_stamps(projects) > 1
+    assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
+    assert capsys.readouterr().out == first
+    # without the index the blanked files are read: the run fails (nothing claims them)
+    assert main(["usage", str(projects), "--json"]) == 2
+
+
+def test_an_index_made_by_adfkit_index_serves_usage_without_the_files(
+    tmp_path: Path, capsys
+) -> None:
+    projects = _copy_sessions(tmp_path)
+    ix = tmp_path / "ix"
+    assert main(["usage", str(projects), "--json"]) == 0
+    want = capsys.readouterr().out
+    assert main(["index", str(projects), "--to", str(ix), "--table", "usage_days"]) == 0
+    capsys.readouterr()
+    manifest = json.loads((ix / "usage_days" / "_manifest.json").read_text())
+    assert all(isinstance(e.get("rows"), list) for e in manifest.values())
+    _blank_keeping_stamps(projects)
+    assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
+    assert capsys.readouterr().out == want
+
+
+def test_index_parts_read_back_without_manifest_rows(tmp_path: Path, capsys) -> None:
+    """Parts whose manifest entry has no rows (an older index) are read from the Parquet."""
+    projects = _copy_sessions(tmp_path)
+    ix = tmp_path / "ix"
+    assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
+    want = capsys.readouterr().out
+    mf = ix / "usage_days" / "_manifest.json"
+    entries = json.loads(mf.read_text())
+    mf.write_text(
+        json.dumps({k: {x: v for x, v in e.items() if x != "rows"} for k, e in entries.items()})
+    )
+    _blank_keeping_stamps(projects)
+    assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
+    assert capsys.readouterr().out == want
+    # and load_fleet reads the parts adfkit usage wrote
+    df, err = load_fleet(
+        sorted(
+            str(p)
+            for p in projects.rglob("*.jsonl")
+            if p.parent.name != "subagents" and not p.name.startswith("agent-")
+        ),
+        "usage_days",
+        cache=ix,
+        engine="serial",
+    )
+    assert err.empty and len(df) > 0
+
+
+def _imports(code: str) -> list[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    ).stdout.split()
+    return out
+
+
+_RUN = (
+    "import sys, contextlib, io\n"
+    "from adfkit.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()):\n"
+    "    assert main({argv!r}) == 0\n"
+    "print(*[m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules])\n"
+)
+
+
+def test_transcripts_are_read_without_pandas_and_an_index_without_numpy(tmp_path: Path) -> None:
+    projects = str(SAMPLES / "claude-code" / "projects")
+    argv = ["usage", projects, "--json", "--engine", "serial"]
+    assert _imports(_RUN.format(argv=argv)) == ["numpy"]  # numpy for the cost rule
+    argv += ["--cache", str(tmp_path / "ix")]
+    assert "pandas" in _imports(_RUN.format(argv=argv))  # the first run writes the parts
+    assert _imports(_RUN.format(argv=argv)) == []
