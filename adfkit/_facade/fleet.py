@@ -9,37 +9,32 @@ lands in the error table; it never stops the run.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import functools
 import glob
-import multiprocessing
 import os
-import pickle
 import re
-import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
-
-import orjson
 
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
-from adfkit._core import registry
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     import pandas as pd
 
     from adfkit._facade.agent import AgentFile
 
 # The readers and analyses (``_agent`` and what it imports) load on first use: a run whose
 # files are all fresh in the index reads Parquet only and never needs them. pandas too: the
-# engine and the labels serve ``adfkit usage``, which reads transcripts without it.
+# engine and the labels serve ``adfkit usage``, which reads transcripts without it; and the
+# process pool's modules (a run that reads an index needs none of them).
 
 ENGINES = ("serial", "processes", "dask")
 
@@ -89,6 +84,8 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
 
     Matches are sorted; a pattern or folder that matches nothing raises :class:`AdfError`.
     """
+    from adfkit._core import registry
+
     items = [paths_or_glob] if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
     out: list[str] = []
     for item in items:
@@ -112,6 +109,8 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
 def _is_one_input(path: str) -> bool:
     """Whether the folder ``path`` is itself one input (a format that keeps a session as a
     folder claims it), not a folder of inputs."""
+    from adfkit._core import registry
+
     try:
         registry.recognise(path)
     except AdfError:
@@ -371,6 +370,8 @@ def _small(paths: list[str], limit: int | None = None) -> bool:
     bytes in all (default :data:`SMALL_FLEET_BYTES`).
 
     Jobs that are not paths (export's) count as one file each of unknown, large size."""
+    import orjson
+
     if len(paths) <= 1:
         return True
     limit = SMALL_FLEET_BYTES if limit is None else limit
@@ -427,6 +428,9 @@ def _batch_spilled(
     call. Returns ``(True, file)``, or ``(False, results)`` when the file cannot be written
     (no space): then the pipe carries them.
     """
+    import pickle
+    import tempfile
+
     if not _claim(_CLAIMS, index):
         return None
     results = _batch(func, paths, args)
@@ -448,6 +452,8 @@ def _mark_done(done: deque[int], k: int, _fut: Future[Any]) -> None:
 
 
 def _unspill(value: tuple[bool, Any]) -> list[Any]:
+    import pickle
+
     spilled, payload = value  # never None: only called for batches a pool process claimed
     if not spilled:
         return list(payload)
@@ -490,6 +496,11 @@ def _run_processes(
     Pool results come back through files (see :func:`_batch_spilled`) and are collected
     between this process's own batches.
     """
+    import ctypes
+    import multiprocessing
+    import tempfile
+    from concurrent.futures import ProcessPoolExecutor
+
     n = min(workers or os.cpu_count() or 1, len(paths))
     batches = _batches(len(paths), n)
 
@@ -667,6 +678,8 @@ def _index_one(
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None, list[int] | None]:
     """:func:`_load_one`, and the part written to ``target`` when the file did not change
     while it was read (its ``[size, mtime_ns]`` returned, else None: not cached)."""
+    import orjson
+
     path, target = orjson.loads(job)
     before = stamp(path)
     df, err = _load_one(path, table, kwargs, open_kwargs)
@@ -690,6 +703,7 @@ def _load_cached(
     """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
     read), the other files read (on the engine) and their parts written; the manifest saved
     once. The rows come back as one frame in input order, then the error rows."""
+    import orjson
     import pandas as pd
 
     index = Index(cache, table, paths)
@@ -788,6 +802,8 @@ def _export_agent(
 ) -> list[str]:
     """Write one agent's documents and tables into ``out_dir``; the problems of tables that
     failed (the rest are written)."""
+    import orjson
+
     from adfkit._base.redact import redact_config, redact_frame
 
     os.makedirs(out_dir, exist_ok=True)
@@ -867,6 +883,7 @@ def export(
     >>> "history" in set(written["table"]) and errors.empty
     True
     """
+    import orjson
     import pandas as pd
 
     paths = resolve_paths(paths_or_glob)
@@ -897,5 +914,7 @@ def export(
 def _export_one_star(
     job: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
 ) -> Any:
+    import orjson
+
     path, out_dir = orjson.loads(job)
     return _export_one(path, out_dir, redact, open_kwargs, prices)

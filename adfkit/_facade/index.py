@@ -20,7 +20,6 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 from typing import TYPE_CHECKING, Any
 
 from adfkit._base.outputs import check_output
@@ -157,6 +156,8 @@ class Index:
     def save(self) -> None:
         """Write the manifest (atomically: a reader sees the old one or the new one)."""
         os.makedirs(self.folder, exist_ok=True)
+        import tempfile
+
         fd, tmp = tempfile.mkstemp(dir=self.folder, prefix="_manifest-", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             json.dump(self.entries, fh)
@@ -202,6 +203,8 @@ def write_part(df: pd.DataFrame, target: str) -> None:
     """Write ``df`` to ``target`` through a temporary name (never a half-written part)."""
     folder = os.path.dirname(target)
     os.makedirs(folder, exist_ok=True)
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="_part-", suffix=".tmp")
     os.close(fd)
     try:

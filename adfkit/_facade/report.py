@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,7 +20,6 @@ from typing import Any
 from adfkit._base.bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, safe_name
-from adfkit._base.redact import redact_text
 from adfkit._base.terminal import printable
 
 DEFAULT_NOTEBOOK = "01-quickstart"
@@ -200,6 +198,8 @@ def execute_notebook(
     try:
         # The kernel's own stderr carries only start-up chatter (a TCP transport notice);
         # cell errors and outputs come back through the messaging protocol.
+        import subprocess
+
         client.execute(env=env, stderr=subprocess.DEVNULL)
     except (CellExecutionError, CellTimeoutError) as exc:
         where = next(
@@ -369,6 +369,8 @@ _KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
 
 
 def _scrub(text: str, abs_agent: str, folder: str, name: str) -> str:
+    from adfkit._base.redact import redact_text
+
     text = redact_text(_KERNEL_FILE.sub("", text))
     text = text.replace(abs_agent, name).replace(folder + os.sep, "").replace(folder, ".")
     home = os.path.expanduser("~")

@@ -13,7 +13,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from adfkit import __version__
 from adfkit._base.errors import AdfError
 from adfkit.cli import _fleet as _cli_fleet
 from adfkit.cli import _info as _cli_info
@@ -27,12 +26,31 @@ from adfkit.cli._common import error, say
 COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_usage, _cli_report)
 
 
+class _Version(argparse.Action):
+    """``--version``, the version looked up only when asked (it costs an import)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS) -> None:
+        super().__init__(
+            option_strings,
+            dest=dest,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from adfkit import __version__
+
+        sys.stdout.write(f"adfkit {__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adfkit",
         description="Look inside the memory of LLM agents (ADF files, read-only).",
     )
-    parser.add_argument("--version", action="version", version=f"adfkit {__version__}")
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMANDS:
         module.register(sub)

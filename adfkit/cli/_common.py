@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import glob
-import inspect
 import json
 import os
 import re
@@ -16,6 +15,28 @@ from typing import Any
 from adfkit._base.errors import AdfError
 from adfkit._base.terminal import printable
 from adfkit._facade.fleet import resolve_paths
+
+
+def cleandoc(doc: str) -> str:
+    """``inspect.cleandoc`` (the same rule; importing inspect costs more than the rest of a run
+    that reads an index): tabs expanded, the common indent of the lines after the first
+    removed, leading and trailing blank lines dropped."""
+    lines = doc.expandtabs().split("\n")
+    margin = sys.maxsize
+    for line in lines[1:]:
+        content = len(line.lstrip())
+        if content:
+            margin = min(margin, len(line) - content)
+    if lines:
+        lines[0] = lines[0].lstrip()
+    if margin < sys.maxsize:
+        lines[1:] = [line[margin:] for line in lines[1:]]
+    while lines and not lines[-1]:
+        lines.pop()
+    while lines and not lines[0]:
+        lines.pop(0)
+    return "\n".join(lines)
+
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -61,7 +82,7 @@ def add_command(
     p: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,
-        description=inspect.cleandoc(handler.__doc__ or ""),
+        description=cleandoc(handler.__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Mapping
 from typing import Any
 
-from adfkit._core import registry
 from adfkit.cli._common import add_command, dump_json, for_each_agent, say, single
 
 
@@ -47,6 +46,8 @@ def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
     it does not have inside a line is not shown. ``label`` names the kind of record (default:
     its format's :attr:`~adfkit._core.registry.FormatSpec.label`); ``lost_seqs`` (when there) is how
     many seqs were discarded without audit."""
+    from adfkit._core import registry
+
     kind = label or registry.label(str(info["format"]))
     lines: list[tuple[str, str | None]] = [
         ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info["handle"] else "")),

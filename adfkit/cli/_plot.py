@@ -9,7 +9,6 @@ from pathlib import Path
 
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
-from adfkit._core import registry
 from adfkit.cli._common import LazyChoices, add_command, agent_paths, for_each_agent, say
 
 
@@ -56,6 +55,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
     paths = [m for p in paths for m in _members(p)]  # each agent of a multi-agent input
     folder = _folder(args.output, args.kind, len(paths))
+    from adfkit._core import registry
+
     names = iter(unique_names([registry.agent_stem(p) for p in paths]))
 
     def one(path: str) -> int:
@@ -86,6 +87,8 @@ def _members(path: str) -> list[str]:
     """``path``, or the path of each agent when it holds several (``log.eval#<name>``); only
     such an input is opened here (its agents are listed, not read)."""
     try:
+        from adfkit._core import registry
+
         many = registry.recognise(path).many
     except AdfError:
         return [path]  # the command reports it for this path, as for any other

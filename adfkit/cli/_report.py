@@ -4,8 +4,6 @@ the bundled notebooks copied out for a pip user."""
 from __future__ import annotations
 
 import argparse
-import inspect
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,7 @@ from adfkit._facade.report import (
     stderr_progress,
     write_report,
 )
-from adfkit.cli._common import add_command, agent_paths, for_each_agent, say
+from adfkit.cli._common import add_command, agent_paths, cleandoc, for_each_agent, say
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -87,6 +85,8 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
             continue
         check_output(dest, [])
         dest.parent.mkdir(parents=True, exist_ok=True)
+        import shutil
+
         shutil.copyfile(src, dest)
         say(str(dest))
         copied += 1
@@ -128,7 +128,7 @@ def register(subparsers: Any) -> None:
     n = subparsers.add_parser(
         "notebooks",
         help="copy the bundled notebooks into a folder",
-        description=inspect.cleandoc(cmd_notebooks.__doc__ or ""),
+        description=cleandoc(cmd_notebooks.__doc__ or ""),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     n.add_argument("dir", metavar="DIR", help="folder to copy into (created if needed)")
