@@ -272,10 +272,51 @@ _RUN = (
 )
 
 
-def test_transcripts_are_read_without_pandas_and_an_index_without_numpy(tmp_path: Path) -> None:
+def test_transcripts_and_a_fresh_index_are_read_without_pandas_or_numpy(tmp_path: Path) -> None:
     projects = str(SAMPLES / "claude-code" / "projects")
     argv = ["usage", projects, "--json", "--engine", "serial"]
-    assert _imports(_RUN.format(argv=argv)) == ["numpy"]  # numpy for the cost rule
+    assert _imports(_RUN.format(argv=argv)) == []
     argv += ["--cache", str(tmp_path / "ix")]
     assert "pandas" in _imports(_RUN.format(argv=argv))  # the first run writes the parts
     assert _imports(_RUN.format(argv=argv)) == []
+
+
+def _numpy_costs(tin, tout, cr, cw, w1h, rates):
+    """The cost rule as the usage frame computed it with numpy before it moved to plain floats
+    (an independent statement of the same formula)."""
+    w1h = np.minimum(w1h, cw)
+    uncached = tin - cr - cw
+    uncached[uncached < 0] = np.nan
+    cost = (
+        uncached * rates[:, 0]
+        + tout * rates[:, 1]
+        + cr * rates[:, 2]
+        + (cw - w1h) * rates[:, 3]
+        + w1h * rates[:, 4]
+    ) / 1e6
+    return np.round(cost, 8)
+
+
+def test_the_cost_rule_is_numpys_to_the_last_bit() -> None:
+    from adfkit._core.prices import costs
+
+    rng = random.Random(5)
+    prices = load_prices()
+    models = [*list(prices)[:40], None, "no-such-model"]
+    n = 20000
+    m = [rng.choice(models) for _ in range(n)]
+    big = [rng.choice([10, 1000, 200_000, 10**9]) for _ in range(n)]
+    cr = [float(rng.randint(0, b)) for b in big]
+    cw = [float(rng.randint(0, b)) for b in big]
+    w1h = [float(rng.randint(0, b)) for b in big]
+    # mostly a known input at least its cache parts; some unknown, some smaller (NaN cost)
+    tin = [
+        rng.choice([math.nan, float(rng.randint(0, b))] + [r + w + rng.randint(0, b)] * 8)
+        for b, r, w in zip(big, cr, cw, strict=True)
+    ]
+    tout = [rng.choice([math.nan] + [float(rng.randint(0, b))] * 8) for b in big]
+    got, rates = costs(m, tin, tout, cr, cw, w1h, prices)
+    arr = np.array(rates, dtype="float64")
+    want = _numpy_costs(*(np.array(x, dtype="float64") for x in (tin, tout, cr, cw, w1h)), arr)
+    assert sum(not math.isnan(c) for c in got) > n // 4
+    assert np.array_equal(np.array(got), want, equal_nan=True)

@@ -42,7 +42,11 @@ def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.nda
     tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
     tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
     cr, cw = _na0(df["tokens_cache_read"]), _na0(df["tokens_cache_write"])
-    return costs(models, tin, tout, cr, cw, _na0(df["tokens_cache_write_1h"]), prices)
+    w1h = _na0(df["tokens_cache_write_1h"])
+    cost, rates = costs(
+        models, tin.tolist(), tout.tolist(), cr.tolist(), cw.tolist(), w1h.tolist(), prices
+    )
+    return np.array(cost, dtype="float64"), np.array(rates, dtype="float64").reshape(len(df), 5)
 
 
 # --- usage frame ------------------------------------------------------------------------
@@ -185,8 +189,8 @@ def _paid_rows(src: AgentSource) -> tuple[pd.DataFrame, dict[int, str]]:
     on_branch = dict(zip(b["seq"].astype("int64").tolist(), b["branch"].tolist(), strict=True))
     b = b.reindex(columns=h.columns)
     b["position"] = pd.NA  # in no display order of the history
-    ht = h["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64")
-    bt = b["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64")
+    ht = h["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64").tolist()
+    bt = b["created_at"].to_numpy(dtype="datetime64[ms]").astype("int64").tolist()
     rows = pd.concat([h, b], ignore_index=True)
     return rows.iloc[paid_order(ht, bt)].reset_index(drop=True), on_branch
 

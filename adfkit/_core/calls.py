@@ -5,15 +5,15 @@
 - :func:`reappended_pairs`: the rows a fallback compaction re-appended (not second calls).
 - :func:`paid_order`: where the paid rows of abandoned branches go among the history's.
 
-Pure functions over plain values and numpy arrays; no pandas.
+Pure functions over plain values (lists): neither pandas nor numpy.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Sequence
 from typing import Any
-
-import numpy as np
 
 from adfkit._base.js import JSONError, parse_json
 
@@ -28,40 +28,38 @@ REAPPENDED_TAIL = 2
 
 
 def reappended_pairs(
-    seq: np.ndarray,
-    ordv: np.ndarray,
-    kind: np.ndarray,
-    role: np.ndarray,
+    seq: Sequence[int],
+    ordv: Sequence[int | None],
+    kind: Sequence[str],
+    role: Sequence[str],
     content: Sequence[Any],
-    tok: np.ndarray,
+    tok: Sequence[Sequence[float | None]],
 ) -> dict[int, int]:
-    """:func:`adfkit._core.history.reappended_copies` over the history's columns: ``seq``
-    (int64), ``ordv`` (float64, NaN where null), ``kind`` and ``role`` (object arrays, "" where
-    null), ``content`` (JSON text or parsed blocks, per row), ``tok`` (``(n, 6)`` float64 of
-    the ``tokens_*`` columns, NaN where null). Returns copy seq -> original seq."""
+    """:func:`adfkit._core.history.reappended_copies` over the history's columns: ``seq``,
+    ``ordv`` (None where null), ``kind`` and ``role`` ("" where null), ``content`` (JSON text or
+    parsed blocks, per row), ``tok`` (the six ``tokens_*`` of each row, None or NaN where
+    null). Returns copy seq -> original seq."""
     out: dict[int, int] = {}
-    if not len(seq):
+    n = len(seq)
+    summaries = [i for i in range(n) if kind[i] == "compaction_summary" and ordv[i] is None]
+    if not summaries:
         return out
-    no_ord = np.isnan(ordv)
-    summaries = np.flatnonzero((kind == "compaction_summary") & no_ord)
-    if not len(summaries):
-        return out
-    key = np.where(np.isnan(ordv), seq, np.nan_to_num(ordv)).astype("int64")
-    display = np.lexsort((seq, key))
-    eligible = display[(kind[display] != "context") & (kind[display] != "compaction_summary")]
-    eligible_seq = seq[eligible]
+    key = [seq[i] if ordv[i] is None else int(ordv[i]) for i in range(n)]  # type: ignore[arg-type]
+    display = sorted(range(n), key=lambda i: (key[i], seq[i]))
+    eligible = [i for i in display if kind[i] not in ("context", "compaction_summary")]
+    eligible_seq = [seq[i] for i in eligible]
     at = {int(s): i for i, s in enumerate(seq)}
-    no_tokens = np.isnan(tok).all(axis=1)
+    toks = [tuple(None if v is None or v != v else v for v in t) for t in tok]
 
     def same_tokens(c: int, o: int, first: bool) -> bool:
-        if not first and no_tokens[c]:
+        if not first and all(v is None for v in toks[c]):
             return True
-        return bool(np.array_equal(tok[c], tok[o], equal_nan=True))
+        return toks[c] == toks[o]
 
     last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
     for i in summaries:
         s = int(seq[i])
-        before = [int(eligible[p]) for p in last[s]]  # display order
+        before = [eligible[p] for p in last[s]]  # display order
         for k in range(REAPPENDED_TAIL, 0, -1):
             found = [at.get(s + 1 + j) for j in range(k)]
             copies = [c for c in found if c is not None]
@@ -81,7 +79,7 @@ def reappended_pairs(
     return out
 
 
-def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list[int]]:
+def _last_below(values: Sequence[int], limits: list[int], k: int) -> dict[int, list[int]]:
     """For each limit: the last ``k`` positions ``p`` (ascending) with ``values[p] < limit``.
 
     One sweep over the values in ascending order, however many limits (each keeps the ``k``
@@ -89,16 +87,15 @@ def _last_below(values: np.ndarray, limits: list[int], k: int) -> dict[int, list
 
     Examples
     --------
-    >>> _last_below(np.array([5, 1, 7, 2, 3]), [3, 6, 1], 2)
+    >>> _last_below([5, 1, 7, 2, 3], [3, 6, 1], 2)
     {1: [], 3: [1, 3], 6: [3, 4]}
     """
-    order = np.argsort(values, kind="stable").tolist()
-    vals = values.tolist()
+    order = sorted(range(len(values)), key=values.__getitem__)
     out: dict[int, list[int]] = {}
     top: list[int] = []
     i = 0
     for lim in sorted(set(limits)):
-        while i < len(order) and vals[order[i]] < lim:
+        while i < len(order) and values[order[i]] < lim:
             top = sorted([*top, order[i]])[-k:]
             i += 1
         out[lim] = list(top)
@@ -115,22 +112,19 @@ def _parsed(raw: Any) -> Any:
     return raw
 
 
-def paid_order(history_ms: np.ndarray, branch_ms: np.ndarray) -> np.ndarray:
+def paid_order(history_ms: Sequence[int], branch_ms: Sequence[int]) -> list[int]:
     """The order that places the paid rows of abandoned branches among the history's rows:
     each after the last history row written at or before its time (the latest time so far at
     each row: a missing time or a 1 ms inversion does not move it back). ``history_ms`` and
-    ``branch_ms`` are int64 ms, int64 min where unknown; the result indexes the history rows
+    ``branch_ms`` are ms, int64 min where unknown; the result indexes the history rows
     followed by the branch rows.
 
     Examples
     --------
-    >>> paid_order(np.array([10, 30, 20, 40]), np.array([25, 5])).tolist()
+    >>> paid_order([10, 30, 20, 40], [25, 5])
     [5, 0, 4, 1, 2, 3]
     """
-    if len(history_ms):
-        at = np.searchsorted(np.maximum.accumulate(history_ms), branch_ms, side="right")
-    else:
-        at = branch_ms * 0
-    key = np.concatenate([np.arange(len(history_ms), dtype="float64"), at - 0.5])
-    order: np.ndarray = np.argsort(key, kind="stable")
-    return order
+    latest = list(itertools.accumulate(history_ms, max))
+    at = [bisect.bisect_right(latest, b) for b in branch_ms]
+    key = [float(i) for i in range(len(history_ms))] + [a - 0.5 for a in at]
+    return sorted(range(len(key)), key=key.__getitem__)

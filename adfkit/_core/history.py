@@ -319,13 +319,17 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
     no_ord = history["ord"].isna().to_numpy(dtype=bool)
     if not ((kind == "compaction_summary") & no_ord).any():
         return {}
+    ordv = history["ord"].astype("Int64")
     return reappended_pairs(
-        history["seq"].to_numpy(dtype="int64"),
-        history["ord"].astype("Float64").to_numpy(dtype="float64", na_value=np.nan),
-        kind,
-        history["role"].astype("string").fillna("").to_numpy(dtype=object),
+        history["seq"].to_numpy(dtype="int64").tolist(),
+        [None if o is pd.NA else int(o) for o in ordv.astype(object).tolist()],
+        kind.tolist(),
+        history["role"].astype("string").fillna("").to_numpy(dtype=object).tolist(),
         history["content"].tolist(),
-        history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan),
+        history[list(_TOKEN_COLS)]
+        .astype("Float64")
+        .to_numpy(dtype="float64", na_value=np.nan)
+        .tolist(),
     )
 
 

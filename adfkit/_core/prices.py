@@ -10,12 +10,11 @@ over it.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from adfkit._base.user_files import read_json_file
 
@@ -137,49 +136,56 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
     return table
 
 
+_NAN5 = (math.nan,) * 5
+
+
+def _round8(x: float) -> float:
+    """``numpy.round(x, 8)``: times 1e8, rounded half to even, divided by 1e8."""
+    y = x * 1e8
+    if not math.isfinite(y):
+        return y / 1e8
+    r = float(round(y))
+    return (r if r else math.copysign(0.0, y)) / 1e8
+
+
 def costs(
     models: Sequence[str | None],
-    tin: np.ndarray,
-    tout: np.ndarray,
-    cr: np.ndarray,
-    cw: np.ndarray,
-    w1h: np.ndarray,
+    tin: Sequence[float],
+    tout: Sequence[float],
+    cr: Sequence[float],
+    cw: Sequence[float],
+    w1h: Sequence[float],
     prices: PriceTable,
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(cost_usd, rates)`` of calls given as float64 arrays: the one cost rule.
+) -> tuple[list[float], list[tuple[float, float, float, float, float]]]:
+    """``(cost_usd, rates)`` of calls: the one cost rule (plain floats, no numpy).
 
     ``cost = (uncached * input + cache_read * cache_read_rate + (cache_write - cache_write_1h)
     * cache_write_rate + cache_write_1h * cache_write_1h_rate + output * output_rate) / 1e6``
     USD rounded to 8 decimals, where ``uncached = tokens_input - cache_read - cache_write``
     (``tokens_input`` includes the cache parts, in every format). ``tin`` and ``tout`` are NaN
     where unknown; ``cr``, ``cw`` and ``w1h`` are 0 where absent (``w1h`` is capped at ``cw``
-    here). ``rates`` is an ``(n, 5)`` array of :data:`Price.rates`, NaN for a model without a
-    price (None: none recorded), whose cost is NaN (never 0), as is the cost of a call whose
-    input or output is unknown or whose cache parts exceed its input.
+    here). ``rates`` are :data:`Price.rates` per call, NaN for a model without a price (None:
+    none recorded), whose cost is NaN (never 0), as is the cost of a call whose input or output
+    is unknown or whose cache parts exceed its input.
 
     Examples
     --------
-    >>> c, _ = costs(["m", "x"], np.array([100.0, 1]), np.array([10.0, 1]), np.zeros(2),
-    ...              np.zeros(2), np.zeros(2), {"m": Price(3.0, 15.0)})
-    >>> c.tolist()[0], bool(np.isnan(c[1]))
+    >>> c, _ = costs(["m", "x"], [100.0, 1], [10.0, 1], [0, 0], [0, 0], [0, 0],
+    ...              {"m": Price(3.0, 15.0)})
+    >>> c[0], math.isnan(c[1])
     (0.00045, True)
     """
-    nan = (np.nan,) * 5
-    rates = np.array(
-        [prices[m].rates() if m is not None and m in prices else nan for m in models],
-        dtype="float64",
-    ).reshape(len(models), 5)
-    w1h = np.minimum(w1h, cw)
-    uncached = tin - cr - cw
-    uncached[uncached < 0] = np.nan
-    cost = (
-        uncached * rates[:, 0]
-        + tout * rates[:, 1]
-        + cr * rates[:, 2]
-        + (cw - w1h) * rates[:, 3]
-        + w1h * rates[:, 4]
-    ) / 1e6
-    return np.round(cost, 8), rates
+    cost: list[float] = []
+    rates: list[tuple[float, float, float, float, float]] = []
+    for m, i, o, r, w, h in zip(models, tin, tout, cr, cw, w1h, strict=True):
+        p = prices[m].rates() if m is not None and m in prices else _NAN5
+        h = min(h, w)
+        u = i - r - w
+        if u < 0:
+            u = math.nan
+        cost.append(_round8((u * p[0] + o * p[1] + r * p[2] + (w - h) * p[3] + h * p[4]) / 1e6))
+        rates.append(p)
+    return cost, rates
 
 
 def cost_warning(unpriced: Mapping[str, int], total_only: int, legacy: int) -> str:

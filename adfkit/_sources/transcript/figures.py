@@ -11,12 +11,13 @@ event; :func:`usage_calls` gives the calls of :meth:`AgentFile.usage` (the row r
 
 from __future__ import annotations
 
+import bisect
+import itertools
+import math
 import os
 import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
-
-import numpy as np
 
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order, reappended_pairs
 from adfkit._core.prices import PriceTable, cost_warning, costs
@@ -64,15 +65,16 @@ def writes_1h(parsed: ParsedTranscript) -> dict[int, int]:
 
 
 def _boundary(
-    e: TranscriptEvent, rows: list[TranscriptRow], lines: np.ndarray, order: np.ndarray
+    e: TranscriptEvent, rows: list[TranscriptRow], lines: list[int], top: list[int]
 ) -> int:
     """``boundary_seq`` of an event: rows with a larger seq came after it. A compaction's is
-    the row before its summary; otherwise the last row whose first line precedes the event's."""
+    the row before its summary; otherwise the last row whose first line precedes the event's
+    (``lines``: the rows' first lines, sorted; ``top``: the largest row index among the first
+    ``i`` of them, for each ``i``)."""
     if e.summary_seq is not None:
         return int(e.summary_seq) - 1
-    i = int(np.searchsorted(lines[order], e.line, side="left"))
-    before = order[:i]
-    return int(rows[int(before.max())].seq) if len(before) else 0
+    i = bisect.bisect_left(lines, e.line)
+    return int(rows[top[i]].seq) if i else 0
 
 
 def event_bounds(parsed: ParsedTranscript) -> list[tuple[TranscriptEvent, int]]:
@@ -81,9 +83,10 @@ def event_bounds(parsed: ParsedTranscript) -> list[tuple[TranscriptEvent, int]]:
     events = [e for e in parsed.events if e.kind in WINDOW_EVENTS]
     if not events:
         return []
-    lines = np.array([r.line for r in rows], dtype="int64")
-    order = np.argsort(lines, kind="stable")
-    return [(e, _boundary(e, rows, lines, order)) for e in events]
+    order = sorted(range(len(rows)), key=lambda i: rows[i].line)
+    lines = [rows[i].line for i in order]
+    top = [-1, *itertools.accumulate(order, max)]
+    return [(e, _boundary(e, rows, lines, top)) for e in events]
 
 
 def event_times(parsed: ParsedTranscript) -> list[tuple[str, int | None]]:
@@ -156,24 +159,18 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
     paid = [f for f in _row_facts(parsed.other_branches) if any(v is not None for v in f[5])]
     if paid:
         both = hist + paid
-        order = paid_order(
-            np.array([f[6] for f in hist], dtype="int64"),
-            np.array([f[6] for f in paid], dtype="int64"),
-        )
-        rows = [both[i] for i in order.tolist()]
+        rows = [both[i] for i in paid_order([f[6] for f in hist], [f[6] for f in paid])]
     else:
         rows = hist
     copies: dict[int, int] = {}
     if any(f[1] == "compaction_summary" for f in rows):
         copies = reappended_pairs(
-            np.array([f[0] for f in rows], dtype="int64"),
-            np.full(len(rows), np.nan),
-            np.array([f[1] for f in rows], dtype=object),
-            np.array([f[2] for f in rows], dtype=object),
+            [f[0] for f in rows],
+            [None] * len(rows),
+            [f[1] for f in rows],
+            [f[2] for f in rows],
             [f[3] for f in rows],
-            np.array(
-                [[np.nan if v is None else v for v in f[5]] for f in rows], dtype="float64"
-            ).reshape(len(rows), 6),
+            [f[5] for f in rows],
         )
     calls = [
         f
@@ -184,17 +181,17 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
         return [], ""
     w = writes_1h(parsed)
 
-    def arr(k: int, na: float) -> np.ndarray:
-        return np.array([na if (v := f[5][k]) is None else v for f in calls], dtype="float64")
+    def col(k: int, na: float) -> list[float]:
+        return [na if (v := f[5][k]) is None else float(v) for f in calls]
 
     w1h = [w.get(int(f[0])) for f in calls]
     cost, rates = costs(
         [f[4] for f in calls],
-        arr(0, np.nan),
-        arr(1, np.nan),
-        arr(2, 0.0),
-        arr(3, 0.0),
-        np.array([0.0 if v is None else v for v in w1h], dtype="float64"),
+        col(0, math.nan),
+        col(1, math.nan),
+        col(2, 0.0),
+        col(3, 0.0),
+        [0.0 if v is None else float(v) for v in w1h],
         prices,
     )
     unpriced: dict[str, int] = {}
@@ -202,7 +199,7 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
         if (m := f[4] or "") not in prices:
             name = m or "(none recorded)"
             unpriced[name] = unpriced.get(name, 0) + 1
-    total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost)).sum())
+    total_only = sum(1 for r, c in zip(rates, cost, strict=True) if r[0] == r[0] and c != c)
     note = ""
     if unpriced or total_only:
         legacy = sum(1 for f in calls if f[5][0] is None and f[5][5] is not None)
@@ -219,6 +216,6 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
             w1h[i],
             c,
         )
-        for i, (f, c) in enumerate(zip(calls, cost.tolist(), strict=True))
+        for i, (f, c) in enumerate(zip(calls, cost, strict=True))
     ]
     return out, note
