@@ -320,3 +320,32 @@ def test_the_cost_rule_is_numpys_to_the_last_bit() -> None:
     want = _numpy_costs(*(np.array(x, dtype="float64") for x in (tin, tout, cr, cw, w1h)), arr)
     assert sum(not math.isnan(c) for c in got) > n // 4
     assert np.array_equal(np.array(got), want, equal_nan=True)
+
+
+def test_stored_kind_is_the_row_rules_kind() -> None:
+    """The kind usage reads from the row rule without the text (every row of every sample and
+    real transcript, and hand-made odd rows) is :func:`stored_facts`'s."""
+    from adfkit._core.rows import parse_content, stored_facts, stored_kind
+
+    odd = [
+        ("user", [], None),
+        ("user", "not a list", None),
+        ("user", [{"type": "text"}, {"type": "text", "text": "[Loop Compacted x"}], None),
+        ("user", [{"type": "image"}, {"type": "tool_result", "content": "x"}], None),
+        ("assistant", [{"type": "text", "text": "x"}], "notice"),
+        ("system", [{"type": "text", "text": "x"}], "context"),
+        ("user", [{"type": "text", "text": "<system-reminder>x"}], "context"),
+        ("user", [1, {"type": "text", "text": "A scheduled timer has fired"}], None),
+    ]
+    rows = list(odd)
+    for path in SAMPLE_FILES + REAL_FILES:
+        parsed = _parse(path)
+        for p in [parsed, *parsed.subagents]:
+            rows += [(r.role, r.content, r.kind_hint) for r in p.rows + p.other_branches]
+    kinds = set()
+    for role, content, hint in rows:
+        blocks, bad = parse_content(content)
+        want = stored_facts(role, blocks, bad, hint)[:2]
+        assert stored_kind(role, blocks, bad, hint) == want
+        kinds.add(want[0])
+    assert {"assistant", "tool_result", "message", "compaction_summary", "unknown"} <= kinds

@@ -553,17 +553,44 @@ def row_facts(
             chars, media = block_chars(b)
     else:
         types, tools, text, chars, media, first_text, saw_result = _blocks_facts(blocks)
-    if hint is not None and role in ("user", "assistant"):
-        kind, sub = hinted_kind(hint, first_text)
-        return kind, sub, types, tools, text, chars, media
-    if role == "assistant":
+    if role == "assistant" and hint is None:  # the common case, decided without a call
         return "assistant", None, types, tools, text, chars, media
-    if role != "user":
-        return "unknown", None, types, tools, text, chars, media
-    if saw_result:
-        return "tool_result", None, types, tools, text, chars, media
-    kind, sub = classify_user(first_text, bool(blocks))
+    kind, sub = _kind(role, hint, first_text, saw_result, bool(blocks))
     return kind, sub, types, tools, text, chars, media
+
+
+def _kind(
+    role: Any, hint: str | None, first_text: Any, saw_result: bool, has_blocks: bool
+) -> tuple[str, str | None]:
+    """``(kind, subkind)`` of a row from its role, the kind its record states, the text of its
+    first text block, whether a block is a tool result and whether it has any block."""
+    if hint is not None and role in ("user", "assistant"):
+        return hinted_kind(hint, first_text)
+    if role == "assistant":
+        return "assistant", None
+    if role != "user":
+        return "unknown", None
+    if saw_result:
+        return "tool_result", None
+    return classify_user(first_text, has_blocks)
+
+
+def stored_kind(
+    role: Any, blocks: list[dict[str, Any]], bad_content: bool, hint: str | None = None
+) -> tuple[str, str | None]:
+    """``(kind, subkind)`` of :func:`stored_facts`, without the text and the counts."""
+    if bad_content and not blocks:
+        return "unknown", row_facts(role, blocks, hint)[1]
+    first_text: Any = None
+    saw_result = False
+    for b in blocks:
+        t = b.get("type")
+        if t == "text":
+            if first_text is None:
+                first_text = b.get("text")
+        elif t == "tool_result":
+            saw_result = True
+    return _kind(role, hint, first_text, saw_result, bool(blocks))
 
 
 def stored_facts(

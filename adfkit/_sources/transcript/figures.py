@@ -21,7 +21,13 @@ from typing import Any, NamedTuple
 
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order, reappended_pairs
 from adfkit._core.prices import PriceTable, cost_warning, costs
-from adfkit._core.rows import created_ms, parse_content, stored_facts, token_counts
+from adfkit._core.rows import (
+    created_ms,
+    parse_content,
+    stored_facts,
+    stored_kind,
+    token_counts,
+)
 from adfkit._sources.transcript.kit import ParsedTranscript, TranscriptEvent, TranscriptRow
 
 #: Events :meth:`TranscriptSource.events` lists (a rewind's rows are not in the history).
@@ -139,7 +145,7 @@ def _row_facts(rows: list[TranscriptRow]) -> list[tuple[Any, ...]]:
     out = []
     for r in rows:
         blocks, bad = parse_content(r.content)
-        kind = stored_facts(r.role, blocks, bad, r.kind_hint)[0]
+        kind = stored_kind(r.role, blocks, bad, r.kind_hint)[0]
         ti, to, tcr, tcw, tr, tt, _bad = token_counts(r.tokens or None)
         model = r.model if isinstance(r.model, str) else None
         role = r.role if r.role in ("user", "assistant") else ""
