@@ -104,9 +104,10 @@ _LAZY: dict[str, str] = {
 
 
 def _version() -> str:
-    """The installed version: from the first ``adfkit-*.dist-info`` on ``sys.path`` (the
-    distribution ``importlib.metadata`` finds first), read directly (importing
-    ``importlib.metadata`` costs ~40 ms, most of a run that reads an index); else through it."""
+    """The installed version, as ``importlib.metadata.version("adfkit")`` finds it (the first
+    ``sys.path`` entry holding adfkit's metadata: a ``.dist-info`` before an ``.egg-info``),
+    read directly: importing ``importlib.metadata`` costs ~40 ms, most of a run that reads an
+    index."""
     import io  # not ``open``: adfkit.open is this module's name once used
     import os
     import sys
@@ -116,21 +117,18 @@ def _version() -> str:
             names = os.listdir(entry or ".")
         except OSError:
             continue
-        if any(n.startswith("adfkit") and n.endswith(".egg-info") for n in names):
-            break  # an egg-info: importlib.metadata's own rules say which comes first
-        for name in names:
-            if name.startswith("adfkit-") and name.endswith(".dist-info"):
+        found = [n for n in names if n.split("-")[0].split(".")[0].lower() == "adfkit"]
+        for suffix, meta in ((".dist-info", "METADATA"), (".egg-info", "PKG-INFO")):
+            for name in sorted(n for n in found if n.endswith(suffix)):
                 try:
-                    meta = os.path.join(entry or ".", name, "METADATA")
-                    with io.open(meta, encoding="utf-8") as fh:  # noqa: UP020
+                    with io.open(os.path.join(entry or ".", name, meta), encoding="utf-8") as fh:  # noqa: UP020
                         for line in fh:
                             if line.startswith("Version:"):
                                 return line.split(":", 1)[1].strip()
                             if not line.strip():
                                 break
                 except OSError:
-                    pass
-                break
+                    continue
     from importlib.metadata import PackageNotFoundError, version
 
     try:

@@ -349,3 +349,27 @@ def test_stored_kind_is_the_row_rules_kind() -> None:
         assert stored_kind(role, blocks, bad, hint) == want
         kinds.add(want[0])
     assert {"assistant", "tool_result", "message", "compaction_summary", "unknown"} <= kinds
+
+
+def test_a_session_changing_while_read_is_not_indexed(tmp_path: Path, monkeypatch) -> None:
+    projects = _copy_sessions(tmp_path)
+    paths = sorted(
+        str(p)
+        for p in projects.rglob("*.jsonl")
+        if p.parent.name != "subagents" and not p.name.startswith("agent-")
+    )
+    real = uf.session_days
+
+    def touching(path, prices=None):
+        out = real(path, prices)
+        if path == paths[0]:
+            st = os.stat(path)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        return out
+
+    monkeypatch.setattr(uf, "session_days", touching)
+    rows, errors = uf.usage_fleet(paths, engine="serial", cache=tmp_path / "ix")
+    assert not errors and {r["agent_path"] for r in rows} == set(paths)  # still given
+    manifest = json.loads((tmp_path / "ix" / "usage_days" / "_manifest.json").read_text())
+    assert sorted(e["path"] for e in manifest.values()) == paths[1:]
+    assert len(list((tmp_path / "ix" / "usage_days").glob("*.parquet"))) == len(paths) - 1

@@ -100,26 +100,6 @@ class Index:
             return None
         return got
 
-    def keep_rows(
-        self,
-        key: str,
-        path: str,
-        st: list[int],
-        options: dict[str, Any],
-        rows: list[dict[str, Any]],
-    ) -> bool:
-        """Write ``rows`` (a ``usage_days`` part, :data:`adfkit._facade.usage_table.USAGE_DAYS`
-        with the fleet columns) as the part of ``key`` and record it; False when the part
-        cannot be written."""
-        from adfkit._facade.usage_table import days_frame
-
-        try:
-            write_part(days_frame(rows), self.part(key))
-        except (OSError, ValueError, TypeError):
-            return False
-        self.record(key, path, st, options, rows=rows)
-        return True
-
     def read_many(self, keys: list[str]) -> pd.DataFrame:
         """The parts of ``keys`` as one frame, in that order: one Arrow read (a fixed cost per
         part of a read each would dominate small files); part by part when their schemas
@@ -197,6 +177,18 @@ def to_parquet(df: pd.DataFrame, path: str) -> None:
                     dtype="string",
                 )
         df.to_parquet(path, engine="pyarrow", index=False)
+
+
+def write_rows(rows: list[dict[str, Any]], target: str) -> bool:
+    """Write ``usage_days`` rows (:data:`adfkit._facade.usage_table.USAGE_DAYS` with the fleet
+    columns) as the part ``target``; False when it cannot be written."""
+    from adfkit._facade.usage_table import days_frame
+
+    try:
+        write_part(days_frame(rows), target)
+    except (OSError, ValueError, TypeError):
+        return False
+    return True
 
 
 def write_part(df: pd.DataFrame, target: str) -> None:

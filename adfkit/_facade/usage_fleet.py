@@ -17,7 +17,7 @@ from typing import Any
 
 from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._facade import fleet
-from adfkit._facade.index import Index, part_key, stamp
+from adfkit._facade.index import Index, part_key, stamp, write_rows
 from adfkit._facade.usage_table import FLEET_COLUMNS, day_rows, frame_rows
 
 #: Formats read by their parser alone: format -> (module, parser function).
@@ -78,11 +78,19 @@ def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
     return [{"label": label, "agent": name, "agent_path": path, **d} for d in days]
 
 
-def _job(path: str, prices: Any) -> tuple[str, Any, list[int] | None]:
-    """:func:`session_days` of one file on an engine: ``("rows", rows, stamp)`` (the
-    ``[size, mtime_ns]`` it had before and after reading, None when it changed),
+def _job(job: str, prices: Any) -> tuple[str, Any, list[int] | None]:
+    """:func:`session_days` of one file on an engine: ``("rows", rows, stamp)``,
     ``("full", None, None)`` for a file only the full table reads, or ``("error", (path, error,
-    message), None)``."""
+    message), None)``. ``job`` is the path, or ``[path, part]`` as JSON: then the rows are also
+    written to that index part (here, so that the processes share the writing) when the file
+    did not change while it was read, and ``stamp`` is its ``[size, mtime_ns]`` (else None)."""
+    target = None
+    if job.startswith("["):
+        import orjson
+
+        path, target = orjson.loads(job)
+    else:
+        path = job
     before = stamp(path)
     try:
         rows = session_days(path, prices)
@@ -91,7 +99,9 @@ def _job(path: str, prices: Any) -> tuple[str, Any, list[int] | None]:
         return "error", (path, type(exc).__name__, msg), None
     if rows is None:
         return "full", None, None
-    return "rows", rows, (before if before is not None and stamp(path) == before else None)
+    if target is None or before is None or stamp(path) != before:
+        return "rows", rows, None
+    return "rows", rows, (before if write_rows(rows, target) else None)
 
 
 #: Below this many bytes of sessions in all, ``adfkit usage`` reads them in this process:
@@ -128,9 +138,14 @@ def usage_fleet(
                 got[i] = rows
     full: list[int] = []
     if todo:
+        jobs = [paths[i] for i in todo]
+        if index is not None:
+            import orjson
+
+            jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in todo]
         results = fleet._run(
             _job,
-            [paths[i] for i in todo],
+            jobs,
             (prices,),
             engine=engine,
             workers=None,
@@ -148,7 +163,8 @@ def usage_fleet(
             else:
                 got[i] = value
                 if index is not None and st is not None:
-                    written = index.keep_rows(keys[i], paths[i], st, options, value) or written
+                    index.record(keys[i], paths[i], st, options, rows=value)
+                    written = True
         if written and index is not None:
             index.save()
     if full:
