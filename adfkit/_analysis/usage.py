@@ -92,6 +92,24 @@ def _models_of(obj: Any, where: str) -> PriceTable:
     return out
 
 
+def price_for(prices: PriceTable, model: str | None) -> Price | None:
+    """The price of ``model``: its own entry, else the entry of its id without the provider
+    prefix that routers and frameworks write (``anthropic/claude-sonnet-4-5`` in Inspect AI,
+    ``openrouter/anthropic/...`` through LiteLLM in OpenHands); None when neither is priced.
+
+    Examples
+    --------
+    >>> from adfkit._analysis.usage import default_prices, price_for
+    >>> price_for(default_prices(), "anthropic/claude-sonnet-4-5-20250929").input
+    3.0
+    >>> price_for(default_prices(), "anthropic/no-such-model") is None
+    True
+    """
+    if not model:
+        return None
+    return prices.get(model) or prices.get(model.rsplit("/", 1)[-1])
+
+
 def default_prices() -> PriceTable:
     """The shipped price table (``adfkit/data/prices.json``), model id -> :class:`Price`
     (USD per million tokens).
@@ -161,8 +179,9 @@ def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.nda
     whose cache parts exceed its input.
     """
     nan = (np.nan,) * 5
+    found = [price_for(prices, m) for m in df["model"].fillna("")]
     rates = np.array(
-        [prices[m].rates() if m in prices else nan for m in df["model"].fillna("")],
+        [nan if p is None else p.rates() for p in found],
         dtype="float64",
     ).reshape(len(df), 5)
     tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
@@ -239,7 +258,7 @@ def usage_frame(
     df = pd.DataFrame(cols)
     unpriced: dict[str, int] = {}
     for m in df["model"].fillna("").tolist():
-        if m not in prices:
+        if price_for(prices, m) is None:
             name = m or "(none recorded)"
             unpriced[name] = unpriced.get(name, 0) + 1
     total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost)).sum())
