@@ -135,6 +135,13 @@ def test_the_wheel_ships_every_sample_the_notebooks_open_and_no_synth(wheel):
     assert "adfkit/sample_agents/long-runner.adf" in names
     assert f"adfkit/sample_agents/{SESSION}" in names
     assert any("/subagents/agent-" in n for n in names)
+    # notebook 06's other agents too: an Inspect log, an OpenHands conversation folder
+    from adfkit._base.bundled import sample_files
+
+    shipped = [f"adfkit/sample_agents/{f.as_posix()}" for f in sample_files()]
+    missing = [f for f in shipped if f not in names]
+    assert not missing, missing
+    assert any(n.endswith(".eval") for n in names) and any("/events/event-" in n for n in names)
     assert not any("synth" in n or n.endswith(".truth.json") for n in names)
 
 
