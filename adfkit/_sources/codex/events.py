@@ -33,12 +33,11 @@ def _context_compacted(st: _State, it: _Item) -> None:
         it.line,
         it.ts,
         trigger=_trigger(st),
-        tokens_before=st.last_call_input,
         context_window=st.ctx_window,
         extra={"no_compacted_item": True},
     )
     st.events.append(ev)
-    st.awaiting_after.append(ev)
+    st.inputs.event(ev)
 
 
 def _trigger(st: _State) -> str | None:
@@ -60,7 +59,6 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     ids = set(map(id, kept.rows))
     swept = [r for r in st.window if id(r) not in ids]
     srow = _summary_row(st, it, kept)
-    before = st.last_call_input
     st.rows.append(srow)
     st.window = [*kept.rows, srow]
     st.rows_since_comp = 0
@@ -69,7 +67,6 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
         it.line,
         it.ts,
         trigger=_trigger(st),
-        tokens_before=before,
         context_window=st.ctx_window,
         swept=swept,
         preserved=kept.rows,
@@ -77,7 +74,7 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
         extra=_compaction_extra(p, repl, kept),
     )
     st.events.append(ev)
-    st.awaiting_after.append(ev)
+    st.inputs.event(ev)
 
 
 @dataclass

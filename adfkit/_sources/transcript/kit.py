@@ -15,9 +15,12 @@ does the same. What a parser takes from here, so that it only says what its reco
 - **drafts**: :class:`RowDraft`, :class:`EventDraft`, :class:`CallDraft` are the rows, events
   and calls while the parser builds them (merged, moved to a branch, before ``seq`` is known);
   :func:`number_rows`, :meth:`EventDraft.final` and :func:`final_calls` make the finished
-  records. A parser subclasses a draft for the state only it keeps.
+  records; :func:`own_call` makes a row its own model call; :class:`CallInputs` and
+  :func:`event_tokens` give an event the prompt sizes around it. A parser subclasses a draft
+  for the state only it keeps.
 - **values**: timestamps (:func:`iso_ms`), token usage (:func:`anthropic_tokens`,
-  :func:`openai_tokens`, counts that are not counts), tool-result text.
+  :func:`openai_tokens`, :func:`mapped_tokens`, counts that are not counts), tool-call
+  arguments (:func:`tool_input`), tool-result text.
 
 Nothing here knows any one format.
 
@@ -250,6 +253,7 @@ class RowDraft:
         "branch",
         "malformed",
         "note",
+        "call",
     )
 
     def __init__(
@@ -272,6 +276,8 @@ class RowDraft:
         self.branch: str | None = None
         self.malformed = False
         self.note: str | None = None
+        #: The model call whose usage the row carries (None: none, or the parser keeps it).
+        self.call: CallDraft | None = None
 
     def final(self) -> TranscriptRow:
         """The finished row (``seq`` set by :func:`number_rows`)."""
@@ -359,7 +365,17 @@ class CallDraft:
     :meth:`final` makes the :class:`ModelCall`. A parser subclasses it for the state only it
     keeps (add ``__slots__``)."""
 
-    __slots__ = ("key", "row", "line", "model", "tokens", "created_at", "n_records", "sidechain")
+    __slots__ = (
+        "key",
+        "row",
+        "line",
+        "model",
+        "tokens",
+        "created_at",
+        "n_records",
+        "sidechain",
+        "note",
+    )
 
     def __init__(
         self,
@@ -379,6 +395,8 @@ class CallDraft:
         self.created_at = created_at
         self.n_records = 1
         self.sidechain = sidechain
+        #: What the finished call says of itself (a ``note`` given to :meth:`final` wins).
+        self.note: str | None = None
 
     def final(self, note: str | None = None) -> ModelCall:
         r = self.row
@@ -391,8 +409,76 @@ class CallDraft:
             created_at=self.created_at,
             n_records=self.n_records,
             sidechain=self.sidechain,
-            note=note,
+            note=note if note is not None else self.note,
         )
+
+
+def own_call(row: RowDraft, tokens: dict[str, int], model: str | None) -> CallDraft:
+    """Make ``row`` a model call of its own (a format writing one message per call, its usage
+    on it): the call is keyed by the row's ``uuid``, else its line (``line-<n>``), and the row
+    names it (``call_key``, ``call``)."""
+    key = row.uuid or f"line-{row.lines[0]}"
+    row.call_key = key
+    row.call = CallDraft(key, row, row.lines[0], model, tokens, row.created_at)
+    return row.call
+
+
+class CallInputs:
+    """``tokens_before``/``tokens_after`` of events met in file order: the prompt size
+    (``input``) of the last model call before the event and of the first call after it.
+
+    An event takes the last call's size as it happens (:meth:`event`) and waits for the next
+    call's (:meth:`call`); one with no call after it keeps ``tokens_after`` None.
+
+    Examples
+    --------
+    >>> w, ev = CallInputs(), EventDraft("compaction", 5)
+    >>> w.call(100); w.event(ev); w.call(40); w.call(70)
+    >>> ev.tokens_before, ev.tokens_after, w.last
+    (100, 40, 70)
+    """
+
+    __slots__ = ("last", "waiting")
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+        self.waiting: list[EventDraft] = []
+
+    def event(self, ev: EventDraft) -> None:
+        ev.tokens_before = self.last
+        self.waiting.append(ev)
+
+    def call(self, n: int) -> None:
+        self.last = n
+        for ev in self.waiting:
+            ev.tokens_after = n
+        self.waiting.clear()
+
+
+def event_tokens(events: Iterable[EventDraft], inputs: Sequence[int | None]) -> None:
+    """Each event's ``tokens_before``/``tokens_after`` (the :class:`CallInputs` rule) when the
+    calls are known only after the walk: ``inputs[i]`` is the prompt size of the call on active
+    row ``i`` (None: no call), an event stands before row ``EventDraft.pos`` (events without a
+    ``pos`` are left as they are).
+
+    Examples
+    --------
+    >>> a, b = EventDraft("compaction", 3, pos=1), EventDraft("compaction", 9, pos=3)
+    >>> event_tokens([b, a], [10, None, 30])
+    >>> (a.tokens_before, a.tokens_after), (b.tokens_before, b.tokens_after)
+    ((10, 30), (30, None))
+    """
+    at = sorted((e for e in events if e.pos is not None), key=lambda e: e.pos or 0)
+    w = CallInputs()
+    k = 0
+    for i, n in enumerate(inputs):
+        while k < len(at) and at[k].pos == i:
+            w.event(at[k])
+            k += 1
+        if n is not None:
+            w.call(n)
+    for ev in at[k:]:
+        w.event(ev)
 
 
 def final_calls(calls: Iterable[CallDraft], unattributed: str | None = None) -> list[ModelCall]:
@@ -1075,6 +1161,26 @@ OPENAI_COUNT_KEYS = {
 }
 
 
+def mapped_tokens(usage: Any, keys: dict[str, str]) -> dict[str, int]:
+    """The counts of ``usage`` under ``keys`` (the format's key -> the ADF key), for a usage
+    whose input already includes the cached part; a value that is not a count is left out
+    (unknown).
+
+    Examples
+    --------
+    >>> mapped_tokens({"prompt": 12, "completion": "x"}, {"prompt": "input", "completion": "n"})
+    {'input': 12}
+    """
+    if not isinstance(usage, dict):
+        return {}
+    res: dict[str, int] = {}
+    for src, dst in keys.items():
+        v = as_count(usage.get(src))
+        if v is not None:
+            res[dst] = v
+    return res
+
+
 def openai_tokens(usage: Any) -> dict[str, int]:
     """Codex/OpenAI token usage -> ADF tokens (``input`` already includes the cached part;
     ``output`` already includes reasoning). A count that is not a count is left out (unknown).
@@ -1085,14 +1191,30 @@ def openai_tokens(usage: Any) -> dict[str, int]:
     ...                "reasoning_output_tokens": 4, "total_tokens": 129})
     {'input': 120, 'output': 9, 'cache_read': 100, 'reasoning': 4}
     """
-    if not isinstance(usage, dict):
-        return {}
-    res: dict[str, int] = {}
-    for src, dst in OPENAI_COUNT_KEYS.items():
-        v = as_count(usage.get(src))
-        if v is not None:
-            res[dst] = v
-    return res
+    return mapped_tokens(usage, OPENAI_COUNT_KEYS)
+
+
+def tool_input(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as the ``input`` object of a ``tool_use`` block: an object as it
+    is, JSON text parsed (not valid JSON: ``{"_error", "_raw_arguments"}``), none at all ``{}``,
+    any other value kept under ``_raw_arguments``.
+
+    Examples
+    --------
+    >>> tool_input('{"cmd": "ls"}'), tool_input(None), tool_input("[1]")
+    ({'cmd': 'ls'}, {}, {'_raw_arguments': [1]})
+    >>> tool_input("{oops")
+    {'_error': 'arguments are not valid JSON', '_raw_arguments': '{oops'}
+    """
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            v = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
+        return v if isinstance(v, dict) else {"_raw_arguments": v}
+    return {} if raw is None else {"_raw_arguments": raw}
 
 
 def result_text(content: Any) -> str:
@@ -1151,6 +1273,7 @@ __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "CallDraft",
+    "CallInputs",
     "EventDraft",
     "Finding",
     "Findings",
@@ -1164,7 +1287,9 @@ __all__ = [
     "TranscriptRow",
     "TypeCounts",
     "check_head",
+    "event_tokens",
     "final_calls",
     "gc_paused",
     "number_rows",
+    "own_call",
 ]
