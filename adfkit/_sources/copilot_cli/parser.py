@@ -63,6 +63,7 @@ from adfkit._sources.transcript.kit import (
     JsonLines,
     ParsedTranscript,
     RowDraft,
+    TypeCounts,
     bad_counts,
     bad_usage,
     check_head,
@@ -109,7 +110,7 @@ class _CRow(RowDraft):
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
     check_head(path, _WHAT)
     out: list[_Ev] = []
-    unknown_types: dict[str, list[int]] = {}
+    unknown_types = TypeCounts()
     unknown_env: dict[str, list[int]] = {}
     seen_ids: set[str] = set()
     for n, obj in JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes):
@@ -136,8 +137,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
             seen_ids.add(eid)
         t = obj.get("type")
         if not isinstance(t, str) or t not in ev.EVENT_TYPES:
-            key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-            unknown_types.setdefault(key[:60], []).append(n)
+            unknown_types.add(t, n)
             continue
         for k in obj:
             if k not in ev.ENVELOPE:
@@ -163,14 +163,12 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
             f"no complete session.start event: not a {_WHAT} (or it is still being written)",
             path=path,
         )
-    for t, lines in unknown_types.items():
-        fnd.add(
-            "unknown_event_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} event(s) of type {t!r}, not in the Copilot CLI schema this reader "
-            "knows; skipped",
-        )
+    unknown_types.report(
+        fnd,
+        "unknown_event_type",
+        "warning",
+        "{n} event(s) of type {t!r}, not in the Copilot CLI schema this reader knows; skipped",
+    )
     for k, lines in unknown_env.items():
         fnd.add(
             "unknown_field",

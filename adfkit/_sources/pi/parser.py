@@ -57,23 +57,22 @@ from pathlib import Path
 from typing import Any
 
 from adfkit._base.errors import NotTranscriptError
-from adfkit._base.files import open_text_stream
 from adfkit._core.rows import as_count
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
     CallInputs,
     EventDraft,
     Findings,
+    JsonLines,
     ParsedTranscript,
     RowDraft,
+    TypeCounts,
     anthropic_tokens,
     bad_usage,
     check_head,
     final_calls,
     gc_paused,
     iso_ms,
-    iter_lines,
-    loads_line,
     number_rows,
     own_call,
     result_text,
@@ -132,9 +131,9 @@ class _Read:
     header: dict[str, Any] | None = None
     header_line: int = 0
     entries: list[_Entry] = field(default_factory=list)
-    #: pi's array of parsed lines: index -> entry (None: the header, a skipped huge line, a
+    #: pi's array of parsed lines: index -> entry (absent: the header, a skipped huge line, a
     #: value that is no object).
-    by_index: list[_Entry | None] = field(default_factory=list)
+    by_index: dict[int, _Entry] = field(default_factory=dict)
     #: Lines pi would have parsed that this reader could not (bad JSON is skipped by pi too).
     first_bad_line: int | None = None
     repaired: set[int] = field(default_factory=set)
@@ -144,84 +143,54 @@ class _Read:
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
-    """The lines, read here rather than with the kit's :class:`JsonLines`: a v1 compaction's
-    ``firstKeptEntryIndex`` counts every line pi parsed, the huge and non-object ones that
-    ``JsonLines`` drops included, so each line's place must be known."""
+    """The entries, each with its place among the lines pi parses (a v1 compaction's
+    ``firstKeptEntryIndex`` counts them all: the huge and non-object ones ``JsonLines`` drops,
+    and the header, included)."""
     check_head(path, _WHAT)
     rd = _Read()
-    unknown: dict[str, list[int]] = {}
-    fh = open_text_stream(path)
-    try:
-        for n, data, complete in iter_lines(fh, max_line_bytes):
-            if data is None:
-                fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-                )
-                rd.by_index.append(None)  # pi parses it: it keeps its place in the index
-                continue
-            obj, problem = loads_line(data)
-            if obj is None:
-                if not complete:
-                    fnd.add(
-                        "truncated_last_line",
-                        "warning",
-                        n,
-                        "last line is incomplete (no newline, not valid JSON): the session is "
-                        "probably still being written; read up to the line before",
-                    )
-                else:
-                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-                    if rd.first_bad_line is None:
-                        rd.first_bad_line = n
-                continue
-            if problem is not None:
-                fnd.add("encoding", "warning", n, problem)
-                rd.repaired.add(n)
-            if type(obj) is not dict:
-                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-                rd.by_index.append(None)
-                continue
-            t = obj.get("type")
-            if rd.header is None and not rd.entries and not rd.by_index:
-                if t != "session" or not isinstance(obj.get("id"), str):
-                    raise NotTranscriptError(  # pi's own test (loadEntriesFromFile)
-                        "the first record is not a pi session header "
-                        '({"type": "session", "id", "timestamp", "cwd"}): not a pi session',
-                        path=path,
-                    )
-                rd.header, rd.header_line = obj, n
-                rd.by_index.append(None)
-                continue
-            if t == "session":
-                fnd.add("extra_header", "warning", n, "a second session header; skipped")
-                rd.by_index.append(None)
-                continue
+    unknown = TypeCounts()
+    lines = JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes)
+    for n, obj in lines:
+        index = lines.n_parsed + lines.n_huge - 1
+        t = obj.get("type")
+        if index == 0:
+            rd.header, rd.header_line = _header(path, obj), n
+        elif t == "session":
+            fnd.add("extra_header", "warning", n, "a second session header; skipped")
+        else:
             if t not in ENTRY_TYPES:  # no row, but a node of the tree (pi indexes it too)
-                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-                unknown.setdefault(key[:60], []).append(n)
+                unknown.add(t, n)
             i = obj.get("id")
-            e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=len(rd.by_index))
+            e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=index)
             rd.entries.append(e)
-            rd.by_index.append(e)
-    finally:
-        fh.close()
+            rd.by_index[index] = e
     if rd.header is None:
         raise NotTranscriptError(
             "no complete JSON record: not a pi session (or its header is still being written)",
             path=path,
         )
-    for t, lines in unknown.items():
-        fnd.add(
-            "unknown_entry_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} entr{'y' if len(lines) == 1 else 'ies'} of unknown type {t!r} "
-            "not read (not in pi's session format; its place in the tree is kept)",
-        )
+    rd.first_bad_line, rd.repaired = lines.first_bad_line, set(lines.repaired)
+    unknown.report(fnd, "unknown_entry_type", "warning", _unknown_entries)
     return rd
+
+
+def _header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
+    """The first line pi parses: its session header, else not a pi session (pi's own test,
+    loadEntriesFromFile)."""
+    if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
+        raise NotTranscriptError(
+            "the first record is not a pi session header "
+            '({"type": "session", "id", "timestamp", "cwd"}): not a pi session',
+            path=path,
+        )
+    return obj
+
+
+def _unknown_entries(n: int, t: str) -> str:
+    return (
+        f"{n} entr{'y' if n == 1 else 'ies'} of unknown type {t!r} not read (not in pi's "
+        "session format; its place in the tree is kept)"
+    )
 
 
 # --- the tree -------------------------------------------------------------------------------
@@ -504,8 +473,7 @@ def _first_kept(
         target = by_key.get(fid)
     elif type(fidx) is int:
         named = f"firstKeptEntryIndex {fidx}"
-        if 0 <= fidx < len(rd.by_index):
-            target = rd.by_index[fidx]
+        target = rd.by_index.get(fidx)
         if rd.first_bad_line is not None and rd.first_bad_line < c.line:
             fnd.add(
                 "index_after_bad_line",

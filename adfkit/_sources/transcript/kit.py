@@ -49,7 +49,7 @@ import io
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -547,14 +547,21 @@ class TypeCounts:
         self.lines.setdefault(key[:60], []).append(line)
 
     def report(
-        self, fnd: Findings, check: str, severity: str, detail: str, *, at_line: bool = True
+        self,
+        fnd: Findings,
+        check: str,
+        severity: str,
+        detail: str | Callable[[int, str], str],
+        *,
+        at_line: bool = True,
     ) -> None:
-        """One finding per type; ``detail`` is formatted with ``n`` (records) and ``t`` (type),
-        on the first such record's line (``at_line``) or on the whole file."""
+        """One finding per type; ``detail`` is formatted with ``n`` (records) and ``t`` (type)
+        (or called with them), on the first such record's line (``at_line``) or on the whole
+        file."""
         for t, lines in self.lines.items():
-            fnd.add(
-                check, severity, lines[0] if at_line else None, detail.format(n=len(lines), t=t)
-            )
+            n = len(lines)
+            text = detail(n, t) if callable(detail) else detail.format(n=n, t=t)
+            fnd.add(check, severity, lines[0] if at_line else None, text)
 
 
 # --- reading lines --------------------------------------------------------------------------
@@ -816,8 +823,10 @@ class JsonLines:
       (``zstd_error``, ``zstd_cut``).
 
     ``noun`` names the file in findings ("the session is probably still being written").
-    :attr:`n_parsed` counts the lines that parsed as JSON. The file is closed when the
-    iteration ends. Iterate once.
+    :attr:`n_parsed` counts the lines that parsed as JSON (objects or not), :attr:`n_huge` the
+    lines dropped unread, :attr:`first_bad_line` is the first complete line that was not JSON
+    (a format whose records count lines knows each line's place from these). The file is
+    closed when the iteration ends. Iterate once.
     """
 
     def __init__(
@@ -838,6 +847,8 @@ class JsonLines:
         self.skip = skip
         self.n_parsed = 0
         self.n_skipped = 0
+        self.n_huge = 0
+        self.first_bad_line: int | None = None
         self.repaired: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -903,6 +914,7 @@ class JsonLines:
                 if held > cap:
                     raw.hit = True
                     return
+            self.n_huge += 1
             self.fnd.add(
                 "huge_line",
                 "warning",
@@ -925,6 +937,8 @@ class JsonLines:
                 )
             else:
                 self.fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+                if self.first_bad_line is None:
+                    self.first_bad_line = n
             return None
         self.n_parsed += 1
         if problem is not None:
