@@ -640,6 +640,19 @@ def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, by
         yield n, None, bool(chunk)
 
 
+def head_objects(stream: IO[bytes], max_lines: int) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first ``max_lines`` non-blank lines of ``stream``, for a
+    quick look at a file (a listing, a link to its session): a line too long (over 8 MiB),
+    not JSON or not an object is passed over, with no finding."""
+    for _, data, _c in iter_lines(stream, 8 << 20):
+        if max_lines <= 0:
+            return
+        max_lines -= 1
+        obj = loads_line(data)[0] if data is not None else None
+        if type(obj) is dict:
+            yield obj
+
+
 _LONE_SURROGATE = re.compile(
     r"(?<!\\)(\\\\)*\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
     r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})(?<!\\)(\\\\)*\\u[dD][c-fC-F][0-9a-fA-F]{2}"
@@ -1304,6 +1317,7 @@ __all__ = [
     "event_tokens",
     "final_calls",
     "gc_paused",
+    "head_objects",
     "number_rows",
     "own_call",
 ]
