@@ -497,11 +497,7 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
 
 def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     d = e.data
-    start = a.comp_start
-    a.comp_start = None
-    trigger = d.get("trigger")
-    if trigger is None and start is not None:
-        trigger = start[0].data.get("trigger")
+    start, a.comp_start = a.comp_start, None
     if d.get("success") is not True:
         err = _text(d.get("error"))[:120]
         fnd.add(
@@ -512,6 +508,38 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
             "unchanged",
         )
         return
+    swept, kept = _estimate(e, a, start, fnd)
+    srow = _summary_row(e, fnd)
+    a.rows.append(srow)
+    a.window = [*kept, srow]
+    started = start[0].data if start is not None else {}
+    trigger = d.get("trigger")
+    if trigger is None:
+        trigger = started.get("trigger")
+    window = as_count(d.get("tokenLimit"))
+    x = EventDraft(
+        "compaction",
+        e.line,
+        e.ts,
+        e.id,
+        trigger=trigger if isinstance(trigger, str) else None,
+        pre_tokens=as_count(d.get("preCompactionTokens")),
+        post_tokens=as_count(d.get("postCompactionTokens")),
+        context_window=window if window is not None else as_count(started.get("tokenLimit")),
+        swept=swept,
+        preserved=kept,
+        summary=srow,
+        extra=_compaction_extra(d, start),
+    )
+    a.events.append(x)
+    a.inputs.event(x)
+
+
+def _estimate(
+    e: _Ev, a: _Agent, start: tuple[_Ev, int] | None, fnd: Findings
+) -> tuple[list[_CRow], list[_CRow]]:
+    """``(swept, kept)``, estimated (the file names no removed message): the window's rows
+    before the start but its context rows leave, the rows written during the compaction stay."""
     if start is None:
         fnd.add(
             "compaction_incomplete",
@@ -523,7 +551,7 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     before, during = a.window[:cut], a.window[cut:]
     kept = [r for r in before if r.kind_hint == "context"] + during
     swept = [r for r in before if r.kind_hint != "context"]
-    removed = as_count(d.get("messagesRemoved"))
+    removed = as_count(e.data.get("messagesRemoved"))
     if removed is not None and removed != len(swept):
         fnd.add(
             "compaction_count_mismatch",
@@ -532,6 +560,12 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
             f"messagesRemoved is {removed}, the estimate sweeps {len(swept)} row(s) (which "
             "messages were removed is not recorded)",
         )
+    return swept, kept
+
+
+def _summary_row(e: _Ev, fnd: Findings) -> _CRow:
+    """A compaction's summary row, with the compaction call's usage when recorded."""
+    d = e.data
     summary = d.get("summaryContent")
     srow = _CRow(e, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
     srow.kind_hint = "compaction_summary"
@@ -544,28 +578,7 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
         m = used.get("model")
         srow.model = m if isinstance(m, str) else None
         own_call(srow, tokens, srow.model)
-    a.rows.append(srow)
-    a.window = [*kept, srow]
-    extra = _compaction_extra(d, start)
-    window = as_count(d.get("tokenLimit"))
-    if window is None and start is not None:
-        window = as_count(start[0].data.get("tokenLimit"))
-    x = EventDraft(
-        "compaction",
-        e.line,
-        e.ts,
-        e.id,
-        trigger=trigger if isinstance(trigger, str) else None,
-        pre_tokens=as_count(d.get("preCompactionTokens")),
-        post_tokens=as_count(d.get("postCompactionTokens")),
-        context_window=window,
-        swept=swept,
-        preserved=kept,
-        summary=srow,
-        extra=extra,
-    )
-    a.events.append(x)
-    a.inputs.event(x)
+    return srow
 
 
 def _truncation(e: _Ev, a: _Agent) -> None:

@@ -549,12 +549,7 @@ def _branch_row(f: EventFile, ev: dict[str, Any], st: _State) -> _Row | None:
     conversation that went on)."""
     kind = ev.get("kind")
     if kind == "Condensation":
-        summary = ev.get("summary")
-        row = _Row(
-            f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else []
-        )
-        row.kind_hint = "compaction_summary"
-        return row
+        return _summary_row(f, ev)
     if not isinstance(kind, str) or kind not in ROW_KINDS:
         return None
     return _row_of_event(f, ev, kind, st, on=False)
@@ -760,32 +755,15 @@ def _trigger(req: dict[str, Any] | None) -> tuple[str, str]:
 def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: int | None) -> None:
     """A summary row, and the compaction: swept exactly what ``forgotten_event_ids`` names."""
     st.open_call = None
-    line = f.idx + 1
     eid = _str(ev.get("id")) or f"event-{f.idx}"
-    ids = ev.get("forgotten_event_ids")
-    if not isinstance(ids, list):
-        ids = []
-        ctx.fnd.add(
-            "bad_condensation", "warning", line, f"{f.name}: forgotten_event_ids is not a list"
-        )
-    swept, preserved, unknown = _forgotten(st, f, ids, ctx.fnd)
-    summary = ev.get("summary")
-    srow = _Row(f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
-    srow.kind_hint = "compaction_summary"
+    swept, preserved, unknown = _forgotten(st, f, _forgotten_ids(f, ev, ctx.fnd), ctx.fnd)
+    srow = _summary_row(f, ev)
     srow.created_at = ts
     srow.model = ctx.cond_model
     if not srow.content:
         srow.note = "this condensation holds no summary (a forgetting condenser)"
     rid = _str(ev.get("llm_response_id"))
-    u = ctx.by_rid.get(rid) if rid else None
-    if u is not None and u.used:
-        u = None
-    if u is not None:  # the condenser's call: its usage on the summary row (a compaction call)
-        u.used = True
-        srow.tokens = dict(u.tokens)
-        srow.model = u.model or ctx.cond_model
-    if rid is not None:
-        st.calls.append(_call(f"response:{rid}", srow, u))
+    u = _condenser_call(st, ctx, srow, rid)
     pos = len(st.rows)
     st.rows.append(srow)
     st.summary_of[f"{eid}-summary"] = srow
@@ -793,8 +771,63 @@ def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: i
     st.window = [*preserved, srow]
     req, st.request = st.request, None
     trigger, basis = _trigger(req)
-    extra: dict[str, Any] = {"trigger_basis": basis}
+    extra = _condensation_extra(ev, ctx, rid, req, unknown)
+    st.events.append(
+        EventDraft(
+            "compaction",
+            f.idx + 1,
+            ts,
+            eid,
+            trigger=trigger,
+            context_window=u.window if u is not None else None,
+            swept=swept,
+            preserved=preserved,
+            summary=srow,
+            extra={"trigger_basis": basis, **extra},
+            pos=pos,
+        )
+    )
+
+
+def _forgotten_ids(f: EventFile, ev: dict[str, Any], fnd: Findings) -> list[Any]:
+    ids = ev.get("forgotten_event_ids")
+    if isinstance(ids, list):
+        return ids
+    fnd.add(
+        "bad_condensation", "warning", f.idx + 1, f"{f.name}: forgotten_event_ids is not a list"
+    )
+    return []
+
+
+def _summary_row(f: EventFile, ev: dict[str, Any]) -> _Row:
+    """A condensation's summary row (no text when the condenser writes none)."""
+    summary = ev.get("summary")
+    row = _Row(f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
+    row.kind_hint = "compaction_summary"
+    return row
+
+
+def _condenser_call(st: _State, ctx: _Ctx, srow: _Row, rid: str | None) -> _Usage | None:
+    """The condenser's call, on the summary row: its usage there (a compaction call), counted
+    once."""
+    u = ctx.by_rid.get(rid) if rid else None
+    if u is not None and u.used:
+        u = None
+    if u is not None:
+        u.used = True
+        srow.tokens = dict(u.tokens)
+        srow.model = u.model or ctx.cond_model
+    if rid is not None:
+        st.calls.append(_call(f"response:{rid}", srow, u))
+    return u
+
+
+def _condensation_extra(
+    ev: dict[str, Any], ctx: _Ctx, rid: str | None, req: dict[str, Any] | None, unknown: int
+) -> dict[str, Any]:
+    """What a condensation records beyond the event's own fields."""
     off = ev.get("summary_offset")
+    extra: dict[str, Any] = {}
     for key, val in (
         ("summary_offset", off if type(off) is int else None),
         ("condenser", ctx.condenser),
@@ -804,21 +837,7 @@ def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: i
     ):
         if val is not None:
             extra[key] = val
-    st.events.append(
-        EventDraft(
-            "compaction",
-            line,
-            ts,
-            eid,
-            trigger=trigger,
-            context_window=u.window if u is not None else None,
-            swept=swept,
-            preserved=preserved,
-            summary=srow,
-            extra=extra,
-            pos=pos,
-        )
-    )
+    return extra
 
 
 def _branches(rows: list[_Row]) -> list[EventDraft]:
