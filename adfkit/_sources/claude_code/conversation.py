@@ -16,13 +16,12 @@ from adfkit._sources.transcript.kit import (
     Findings,
     ParsedTranscript,
     anthropic_bad_counts,
-    anthropic_tokens,
+    anthropic_usage,
     bad_usage,
     event_tokens,
     final_calls,
     iso_ms,
     number_rows,
-    unknown_counts,
 )
 
 
@@ -123,8 +122,7 @@ def _finish(
     agent_id: str | None,
 ) -> ParsedTranscript:
     for c in built.calls:  # once per call, from the fragment chosen
-        c.tokens = anthropic_tokens(c.usage)
-        c.unknown = unknown_counts(c.usage, "anthropic")
+        c.tokens, c.unknown = anthropic_usage(c.usage)
         if c.unknown:
             bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
             c.row.malformed = True

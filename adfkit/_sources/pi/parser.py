@@ -67,7 +67,7 @@ from adfkit._sources.transcript.kit import (
     ParsedTranscript,
     RowDraft,
     TypeCounts,
-    anthropic_tokens,
+    anthropic_usage,
     bad_usage,
     check_head,
     final_calls,
@@ -77,7 +77,6 @@ from adfkit._sources.transcript.kit import (
     own_call,
     result_text,
     tool_input,
-    unknown_counts,
     warn_findings,
 )
 
@@ -330,7 +329,7 @@ def pi_tokens(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
     if not isinstance(usage, dict):
         return {}, {}
     same = {_AS_ANTHROPIC[k]: v for k, v in usage.items() if k in _AS_ANTHROPIC}
-    return anthropic_tokens(same), unknown_counts(same, "anthropic")
+    return anthropic_usage(same)
 
 
 # --- building rows --------------------------------------------------------------------------

@@ -416,7 +416,15 @@ class CallDraft:
 def own_call(row: RowDraft, tokens: dict[str, int], model: str | None) -> CallDraft:
     """Make ``row`` a model call of its own (a format writing one message per call, its usage
     on it): the call is keyed by the row's ``uuid``, else its line (``line-<n>``), and the row
-    names it (``call_key``, ``call``)."""
+    names it (``call_key``, ``call``).
+
+    Examples
+    --------
+    >>> row = RowDraft("assistant", [], 7, None)
+    >>> c = own_call(row, {"output": 3}, "m")
+    >>> row.call_key, c.key, c.line, row.call is c
+    ('line-7', 'line-7', 7, True)
+    """
     key = row.uuid or f"line-{row.lines[0]}"
     row.call_key = key
     row.call = CallDraft(key, row, row.lines[0], model, tokens, row.created_at)
@@ -1087,8 +1095,8 @@ _EPHEMERAL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 def anthropic_bad_counts(usage: Any) -> list[str]:
     """:func:`bad_counts` of an Anthropic ``usage``, ``cache_creation`` parts included."""
     bad = bad_counts(usage, ANTHROPIC_COUNT_KEYS)
-    if isinstance(usage, dict):
-        cc = usage.get("cache_creation")
+    cc = usage.get("cache_creation") if isinstance(usage, dict) else None
+    if cc is not None:
         bad += [f"cache_creation.{k}" for k in bad_counts(cc, _EPHEMERAL_KEYS)]
     return bad
 
@@ -1120,8 +1128,13 @@ def unknown_counts(usage: Any, fmt: str) -> dict[str, Any]:
         for k in bad_counts(usage, tuple(OPENAI_COUNT_KEYS)):
             out[OPENAI_COUNT_KEYS[k]] = usage[k]
         return out
+    return _anthropic_unknown(usage, anthropic_bad_counts(usage))
+
+
+def _anthropic_unknown(usage: Any, bad: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     parts: tuple[str, ...]
-    for k in anthropic_bad_counts(usage):
+    for k in bad:
         if k.startswith("cache_creation."):
             raw, parts = usage["cache_creation"][k.split(".", 1)[1]], ("cache_write", "input")
         else:
@@ -1151,11 +1164,29 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     """
     if not isinstance(usage, dict):
         return {}
+    return _anthropic_tokens(usage, anthropic_bad_counts(usage))
+
+
+def anthropic_usage(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    """``(anthropic_tokens(usage), unknown_counts(usage, "anthropic"))``, the counts checked
+    once (a reader making both for every call).
+
+    Examples
+    --------
+    >>> anthropic_usage({"input_tokens": 3, "cache_read_input_tokens": -1, "output_tokens": 7})
+    ({'output': 7}, {'cache_read': -1, 'input': -1})
+    """
+    if not isinstance(usage, dict):
+        return {}, {}
+    bad = anthropic_bad_counts(usage)
+    return _anthropic_tokens(usage, bad), _anthropic_unknown(usage, bad) if bad else {}
+
+
+def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
     get = usage.get
     inp, out = as_count(get("input_tokens")), as_count(get("output_tokens"))
     cr, cw = as_count(get("cache_read_input_tokens")), as_count(get("cache_creation_input_tokens"))
-    bad = anthropic_bad_counts(usage)
-    cw_bad = any(k.startswith("cache_creation") for k in bad)
+    cw_bad = bool(bad) and any(k.startswith("cache_creation") for k in bad)
     cc = get("cache_creation")
     w1h = None
     if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
@@ -1165,7 +1196,7 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     if cw_bad:
         cw = w1h = None
     res: dict[str, int] = {}
-    input_bad = cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad
+    input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)
     if not input_bad and (inp is not None or cr is not None or cw is not None):
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
