@@ -102,6 +102,18 @@ NOTEBOOKS_EXTRA = 'pip install "adfkit[notebooks]"'
 SESSION = "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _wheels_in_the_background(request, tmp_path_factory):
+    """Start the wheel's venvs with this module's first test when one of its selected tests
+    needs them (under ``pytest -n`` the worker that runs this module; tests/conftest.py starts
+    them at collection otherwise, and starting twice is once)."""
+    if any(
+        item.module is request.module and set(wheelenv.FIXTURES) & set(item.fixturenames)
+        for item in request.session.items
+    ):
+        wheelenv.start(tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.fixture(scope="session")
 def wheel() -> Wheel:
     """A venv with the wheel as a plain ``pip install`` leaves it (no extras); made in the
