@@ -594,6 +594,7 @@ def _truncation(e: _Ev, a: _Agent) -> None:
         e.ts,
         e.id,
         trigger="truncation",
+        summarises=False,
         pre_tokens=as_count(d.get("preTruncationTokensInMessages")),
         post_tokens=as_count(d.get("postTruncationTokensInMessages")),
         context_window=as_count(d.get("tokenLimit")),

@@ -147,6 +147,9 @@ class TranscriptEvent:
     preserved: tuple[int, ...] = ()
     context_window: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Whether the mechanism writes a summary: False for one that drops rows without any (a
+    #: trim, an edit, a truncation), whose missing summary is then not lost.
+    summarises: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +342,8 @@ class EventDraft:
     #: How many active rows were built when the event happened (where the parser finds the
     #: calls before and after it), None when the parser tracks those itself.
     pos: int | None = None
+    #: :attr:`TranscriptEvent.summarises`.
+    summarises: bool = True
 
     def final(self) -> TranscriptEvent:
         s = self.summary
@@ -357,6 +362,7 @@ class EventDraft:
             preserved=tuple(sorted(r.seq for r in self.preserved)),
             context_window=self.context_window,
             extra=self.extra,
+            summarises=self.summarises,
         )
 
 
