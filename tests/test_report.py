@@ -214,3 +214,14 @@ def test_a_notebook_run_in_a_thread_leaves_no_event_loop_open(tmp_path):
         gc.collect()
     assert out and out[0].cells[-1].outputs[0]["text"] == "True\n"
     assert not [w for w in seen if issubclass(w.category, ResourceWarning)], seen
+
+
+def test_a_parameters_cell_that_is_not_python_is_a_clear_error(tmp_path):
+    """A notebook whose parameters cell someone broke: one ReportError naming the cell, not
+    a SyntaxError traceback."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell('AGENT = "a.adf"\nOTHERS = [', metadata={"tags": ["parameters"]})
+    ]
+    with pytest.raises(ReportError, match="parameters cell is not valid Python"):
+        inject_parameters(nb, {"AGENT": "/x/b.adf"})

@@ -151,9 +151,13 @@ def _parameters(header: str, params: dict[str, Any], source: str) -> str:
     """
     import ast
 
+    try:
+        body = ast.parse(source).body
+    except SyntaxError as exc:
+        raise ReportError(f"the notebook's parameters cell is not valid Python: {exc}") from None
     kept = [
         str(ast.get_source_segment(source, node))
-        for node in ast.parse(source).body
+        for node in body
         if isinstance(node, ast.Assign)
         and not {t.id for t in node.targets if isinstance(t, ast.Name)} & params.keys()
     ]
