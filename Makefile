@@ -54,7 +54,9 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 test: lint
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q
+	@# one worker per core (pytest-xdist), each test file on one worker: a file's slow jobs
+	@# (notebook kernels, reports, the wheel's venvs) are started by its own fixtures, once
+	MPLBACKEND=Agg $(BIN)/python -m pytest -q -n auto --dist loadfile
 
 samples: $(STAMP)
 	$(BIN)/python -m adfsynth sample_agents/

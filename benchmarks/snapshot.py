@@ -23,6 +23,8 @@ from typing import Any
 import pandas as pd
 
 import adfkit
+from adfkit._core import registry
+from adfkit._sources.pi.files import NAME as PI_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "fixtures"
@@ -49,27 +51,53 @@ TABLES: dict[str, Callable[[Any], Any]] = {
 }
 
 
-def agents() -> Iterator[Path]:
-    """The sample agents, then the fixtures when ``../shared`` is present."""
-    yield from sorted((ROOT / "sample_agents").glob("*.adf"))
-    yield from sorted((ROOT / "sample_agents" / "claude-code").rglob("*.jsonl"))
-    yield from sorted((ROOT / "sample_agents" / "codex").rglob("rollout-*.jsonl*"))
+#: The formats found by their own ``find`` (every format but the first three, whose files the
+#: globs below list as the first snapshots did); an input holding several agents gives each.
+FOUND = ("inspect_eval", "openhands", "pi", "copilot_cli")
+
+
+def agents() -> Iterator[str]:
+    """The sample agents, then the fixtures when ``../shared`` is present (``PATH#MEMBER`` for
+    one agent of an input that holds several)."""
+    roots = [ROOT / "sample_agents"]
+    yield from map(str, sorted(roots[0].glob("*.adf")))
+    yield from map(str, sorted((roots[0] / "claude-code").rglob("*.jsonl")))
+    yield from map(str, sorted((roots[0] / "codex").rglob("rollout-*.jsonl*")))
     if SHARED.is_dir():
-        yield from sorted((SHARED / "adf-runtime").glob("*.adf"))
+        roots.append(SHARED)
+        yield from map(str, sorted((SHARED / "adf-runtime").glob("*.adf")))
         for sub in ("claude-code", "codex"):
             yield from sorted(
-                p
+                str(p)
                 for p in (SHARED / "transcripts" / sub).rglob("*")
                 if p.is_file() and p.name.endswith((".jsonl", ".jsonl.zst"))
             )
+    folders = [Path(d) for root in roots for d, _, _ in os.walk(root)]
+    for name in FOUND:
+        spec = registry.spec(name)
+        for path in sorted({p for folder in folders for p in spec.find(folder)}):
+            if not spec.many:
+                yield str(path)
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                names = adfkit.open(path).names
+            yield from (f"{path}#{member}" for member in names)
+    if SHARED.is_dir():  # a real pi session under a name of its own, not pi's
+        yield from sorted(str(p) for p in (SHARED / "pi").glob("*.jsonl") if not pi_named(p))
 
 
-def _key(path: Path) -> str:
+def pi_named(path: Path) -> bool:
+    return PI_NAME.fullmatch(path.name) is not None
+
+
+def _key(agent: str) -> str:
+    path = Path(agent)
     rel = path.relative_to(SHARED.parent if SHARED in path.parents else ROOT)
     return str(rel).replace("/", "__")
 
 
-def tables_of(path: Path) -> dict[str, Any]:
+def tables_of(path: str) -> dict[str, Any]:
     """Each table of the agent at ``path`` (or the error it raised, as text)."""
     out: dict[str, Any] = {}
     with warnings.catch_warnings():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import matplotlib
@@ -52,7 +53,11 @@ def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start making the wheel's venvs now when a selected test needs one: the installs (mostly
-    waiting on downloads) then overlap the tests that run before it (tests/wheelenv.py)."""
+    waiting on downloads) then overlap the tests that run before it (tests/wheelenv.py). A
+    worker of ``pytest -n`` does not know yet whether it will run those tests: there the first
+    test of tests/test_cli.py starts them (its module fixture)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return
     if any(
         name in getattr(item, "fixturenames", ())
         for item in session.items

@@ -410,9 +410,8 @@ def lab(playwright_browser, tmp_path_factory) -> Iterator[Lab]:
     tmp = tmp_path_factory.mktemp("lab")
     root = tmp / "root"
     shutil.copytree(ROOT / "notebooks", root / "notebooks", ignore=shutil.ignore_patterns("*.py"))
-    shutil.copytree(
-        ROOT / "sample_agents", root / "sample_agents", ignore=shutil.ignore_patterns("*.json")
-    )
+    truths = shutil.ignore_patterns("*.truth.json")  # the simulator's answers stay out
+    shutil.copytree(ROOT / "sample_agents", root / "sample_agents", ignore=truths)
     canary = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CANARY_CELLS])
     canary.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nbformat.write(canary, root / "notebooks" / f"{CANARY}.ipynb")

@@ -102,6 +102,18 @@ NOTEBOOKS_EXTRA = 'pip install "adfkit[notebooks]"'
 SESSION = "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _wheels_in_the_background(request, tmp_path_factory):
+    """Start the wheel's venvs with this module's first test when one of its selected tests
+    needs them (under ``pytest -n`` the worker that runs this module; tests/conftest.py starts
+    them at collection otherwise, and starting twice is once)."""
+    if any(
+        item.module is request.module and set(wheelenv.FIXTURES) & set(item.fixturenames)
+        for item in request.session.items
+    ):
+        wheelenv.start(tmp_path_factory.mktemp("wheel"))
+
+
 @pytest.fixture(scope="session")
 def wheel() -> Wheel:
     """A venv with the wheel as a plain ``pip install`` leaves it (no extras); made in the
@@ -135,6 +147,13 @@ def test_the_wheel_ships_every_sample_the_notebooks_open_and_no_synth(wheel):
     assert "adfkit/sample_agents/long-runner.adf" in names
     assert f"adfkit/sample_agents/{SESSION}" in names
     assert any("/subagents/agent-" in n for n in names)
+    # notebook 06's other agents too: an Inspect log, an OpenHands conversation folder
+    from adfkit._base.bundled import sample_files
+
+    shipped = [f"adfkit/sample_agents/{f.as_posix()}" for f in sample_files()]
+    missing = [f for f in shipped if f not in names]
+    assert not missing, missing
+    assert any(n.endswith(".eval") for n in names) and any("/events/event-" in n for n in names)
     assert not any("synth" in n or n.endswith(".truth.json") for n in names)
 
 

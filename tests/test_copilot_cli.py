@@ -345,6 +345,9 @@ def test_synth_matches_ground_truth(synth: Path) -> None:
     assert got == {int(k): v for k, v in truth["contexts"].items()}
     comp = a.compactions()
     assert list(comp["recorded_tokens_before"]) == [c["pre"] for c in truth["compactions"]]
+    # two summaries written, and a truncation, which writes none by design: none was lost
+    assert [c["trigger"] for c in truth["compactions"]][-1] == "truncation"
+    assert comp["summary_lost"].tolist() == [False, False, False]
     assert a.usage()["tokens_input"].notna().sum() == 2  # the two compaction calls only
     assert len(a.source.subagents()) == 1
 

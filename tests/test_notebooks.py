@@ -52,6 +52,7 @@ def _needs(item: pytest.Item) -> tuple[str, str] | None:
             "long-runner.adf",
         ),
         "test_quickstart_says_an_unknown_cost_is_unknown": ("01-quickstart", "legacy-v12.adf"),
+        "test_compare_puts_four_formats_side_by_side": ("06-compare-agents", "forgetful.adf"),
     }.get(name or "")
 
 
@@ -235,6 +236,38 @@ def test_quickstart_says_an_unknown_cost_is_unknown(runs):
     assert "$0.0" not in texts
 
 
+def _texts(cell) -> str:
+    return "".join(
+        o.get("text", "") + str(o.get("data", {}).get("text/plain", "")) for o in cell.outputs
+    )
+
+
+def test_compare_puts_four_formats_side_by_side(runs):
+    """Notebook 06 on an ADF agent with its default ``OTHERS``: a Claude Code session, an
+    Inspect AI sample and an OpenHands conversation, one column each, named by format, with
+    each agent's own figures (computed here by opening the same files) and a sawtooth each."""
+    from adfkit._base.bundled import COMPARED_SAMPLES
+
+    out = _run(runs, "06-compare-agents", "forgetful.adf")
+    cells = {c.source.split("\n")[0]: c for c in out.cells if c.cell_type == "code"}
+    agents = [adfkit.open(sample("forgetful"))]
+    agents += [adfkit.open(ROOT / "sample_agents" / p) for p in COMPARED_SAMPLES]
+    labels = [a.format_label for a in agents]
+    assert len(set(labels)) == 4 and "Inspect AI eval log" in labels, labels
+    glance = next(c for c in out.cells if "glance(a)" in c.source and "DataFrame" in c.source)
+    shown = _texts(glance)
+    assert all(label in shown for label in labels), shown
+    compactions = [int((a.compactions()["event"] == "compaction").sum()) for a in agents]
+    # pandas wraps the wide table into blocks of columns: the row's values over the blocks
+    row = [x for ln in shown.splitlines() if ln.startswith("compactions") for x in ln.split()[1:]]
+    assert [int(x) for x in row] == compactions, shown
+    subs = _texts(next(c for k, c in cells.items() if "a.subagents()" in c.source))
+    for label, a in zip(labels, agents, strict=True):
+        assert f"{label}: {len(a.subagents())} subagent(s)" in subs, subs
+    saw = _texts(next(c for c in out.cells if "context_sawtooth" in c.source))
+    assert "with 4 Axes" in saw, saw
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_file_a_notebook_opens_is_a_parameter_and_ships(path):
     """A path to a sample stands only in the ``parameters`` cell (where ``adfkit report`` and a
@@ -247,5 +280,6 @@ def test_every_file_a_notebook_opens_is_a_parameter_and_ships(path):
     params, rest = nb.cells[0].source, [c.source for c in nb.cells[1:] if c.cell_type == "code"]
     assert not [s for s in rest if "sample_agents" in s], f"{path.name}: a path outside parameters"
     shipped = {str(p) for p in sample_files()}
-    for name in re.findall(r'"\.\./sample_agents/([^"]+)"', params):
-        assert name in shipped, f"{path.name}: {name} is not shipped ({sorted(shipped)})"
+    for name in re.findall(r'"\.\./sample_agents/([^"#]+)', params):
+        whole = name in shipped or any(f.startswith(f"{name}/") for f in shipped)  # a folder
+        assert whole, f"{path.name}: {name} is not shipped ({sorted(shipped)})"

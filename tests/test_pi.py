@@ -589,6 +589,21 @@ def test_v1_index_after_a_bad_line_is_flagged(tmp_path: Path) -> None:
     assert t.events[0].preserved == (seq[u2], seq[u2 + 1])
 
 
+def test_v1_index_counts_huge_and_non_object_lines(tmp_path: Path) -> None:
+    s = Pi("v1")
+    a = s.user("a")  # 2: index 1 (the header is 0)
+    s.raw(b'{"type":"message","pad":"' + b"x" * 5000 + b'"}')  # 3, huge: pi parses it, 2
+    s.raw(b"[1, 2]")  # 4: JSON but no object: pi parses it too, 3
+    u2 = s.user("b")  # 5: index 4
+    s.asst("c")  # 6
+    s.add({"type": "compaction", "summary": "S", "firstKeptEntryIndex": 4, "tokensBefore": 1})
+    t = parse_pi(s.write(tmp_path / "s.jsonl"), max_line_bytes=4096, warn=False)
+    assert sorted(f.check for f in t.findings) == ["huge_line", "not_an_object"]
+    seq = {r.line: r.seq for r in t.rows}
+    (ev,) = t.events
+    assert ev.preserved == (seq[u2], seq[u2 + 1]) and ev.swept == (seq[a],)
+
+
 def test_duplicate_ids_and_cycle(tmp_path: Path) -> None:
     p = tmp_path / "s.jsonl"
     head = {

@@ -235,3 +235,21 @@ def test_a_call_whose_cache_parts_exceed_its_input_costs_nan_and_says_why(tmp_pa
     (msg,) = [str(w.message) for w in rec]
     assert "1 call(s) report cache parts larger than their input" in msg
     assert "legacy" not in msg
+
+
+def test_a_provider_prefixed_model_id_has_its_bare_ids_price():
+    """OpenHands (through LiteLLM) and Inspect AI write ``anthropic/claude-...``: each call is
+    priced as the bare id is (Anthropic's list price for Claude Sonnet 4.5: 3 / 15 USD per
+    million input / output, reads 0.30, 5-minute writes 3.75), not left unknown."""
+    samples = Path(__file__).resolve().parent.parent / "sample_agents"
+    folder = samples / "openhands" / "conversations"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        u = adfkit.open(folder / "02ff349d4f874aa39c2b9d9f2ae75e2e").usage()
+    calls = u[u["model"] == "anthropic/claude-sonnet-4-5-20250929"]
+    assert len(calls) == 32
+    tin, out = calls["tokens_input"], calls["tokens_output"]
+    read, write = calls["tokens_cache_read"].fillna(0), calls["tokens_cache_write"].fillna(0)
+    by_hand = ((tin - read - write) * 3 + out * 15 + read * 0.3 + write * 3.75) / 1e6
+    assert calls["cost_usd"].tolist() == pytest.approx(by_hand.tolist(), abs=1e-8)
+    assert calls["cost_usd"].notna().all()

@@ -16,6 +16,7 @@ from adfkit._base.errors import OutputPathError
 from adfkit._facade.report import (
     ReportError,
     available_notebooks,
+    execute_notebook,
     inject_parameters,
     notebook_path,
     write_report,
@@ -190,3 +191,37 @@ def test_every_notebook_report_on_hostile_agent_is_inert(hostile_reports, notebo
     # swept: this agent has none.
     if notebook not in ("04-fleet", "06-compare-agents", "07-what-forgetting-costs"):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_a_notebook_run_in_a_thread_leaves_no_event_loop_open(tmp_path):
+    """A run outside an event loop (a thread of a fleet, of a test) closes the loop it ran
+    in: nbclient's own would stay open on the thread and, collected later, warn about an
+    unclosed loop and its sockets in whatever code runs then."""
+    import gc
+    import threading
+    import warnings
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("print(AGENT.endswith('clean.adf'))")]
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(nb, path)
+    out: list = []
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always", ResourceWarning)
+        job = threading.Thread(target=lambda: out.append(execute_notebook(path, sample("clean"))))
+        job.start()
+        job.join()
+        gc.collect()
+    assert out and out[0].cells[-1].outputs[0]["text"] == "True\n"
+    assert not [w for w in seen if issubclass(w.category, ResourceWarning)], seen
+
+
+def test_a_parameters_cell_that_is_not_python_is_a_clear_error(tmp_path):
+    """A notebook whose parameters cell someone broke: one ReportError naming the cell, not
+    a SyntaxError traceback."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        nbformat.v4.new_code_cell('AGENT = "a.adf"\nOTHERS = [', metadata={"tags": ["parameters"]})
+    ]
+    with pytest.raises(ReportError, match="parameters cell is not valid Python"):
+        inject_parameters(nb, {"AGENT": "/x/b.adf"})

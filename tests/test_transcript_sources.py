@@ -96,6 +96,8 @@ def test_open_recognises_each_kind(path: Path, fmt: str) -> None:
     agent = open_quiet(path)
     with agent:
         assert agent.format == fmt
+        labels = {"claude_code": "Claude Code session", "codex": "Codex rollout"}
+        assert agent.format_label == labels.get(fmt, "ADF agent file")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", adfkit.AdfWarning)
         if fmt == "claude_code":

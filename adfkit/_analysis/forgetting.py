@@ -25,6 +25,7 @@ from adfkit._analysis.observe import classify_call, default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
+from adfkit._core.prices import price_for
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
 from adfkit._core.source import AgentSource, Key
 
@@ -630,7 +631,7 @@ def _rates(model: str | None, prices: PriceTable) -> tuple[float, ...] | None:
     """(base input, cache write, cache read, output) USD per token from the price table (its
     cache rates: Anthropic writes 1.25x, reads 0.1x; OpenAI cached input at its discounted
     rate, writes at base input), or None when the model is unpriced."""
-    p = prices.get(model or "")
+    p = price_for(prices, model)
     if p is None:
         return None
     base, out, read, write, _ = p.rates()

@@ -17,12 +17,13 @@ from adfkit._analysis.timeline import turn_starts
 from adfkit._base.errors import AdfWarning
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order
 from adfkit._core.history import reappended_copies
-from adfkit._core.prices import _RATES, cost_warning, costs
+from adfkit._core.prices import _RATES, cost_warning, costs, unpriced
 from adfkit._core.prices import Price as Price  # re-exported: the price table's API
 from adfkit._core.prices import PricesArg as PricesArg
 from adfkit._core.prices import PriceTable as PriceTable
 from adfkit._core.prices import default_prices as default_prices
 from adfkit._core.prices import load_prices as load_prices
+from adfkit._core.prices import price_for as price_for
 from adfkit._core.rows import TOKEN_COLUMNS
 from adfkit._core.source import AgentSource
 
@@ -103,13 +104,9 @@ def usage_frame(
     cols["cost_usd"] = cost
     cols["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
     df = pd.DataFrame(cols)
-    unpriced: dict[str, int] = {}
-    for m in df["model"].fillna("").tolist():
-        if m not in prices:
-            name = m or "(none recorded)"
-            unpriced[name] = unpriced.get(name, 0) + 1
+    missing = unpriced(df["model"].fillna("").tolist(), prices)
     total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost)).sum())
-    return df, unpriced, total_only
+    return df, missing, total_only
 
 
 def turns_frame(history: pd.DataFrame, usage: pd.DataFrame) -> pd.DataFrame:

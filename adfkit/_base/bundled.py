@@ -32,17 +32,22 @@ def sample_agent() -> Path:
     return sample_folder() / "long-runner.adf"
 
 
-#: The Claude Code session notebook 06 compares with ``AGENT`` (its ``SESSION`` parameter),
-#: relative to ``sample_agents/``; its subagents live in the folder of the same stem.
-SAMPLE_SESSION = (
-    "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"
+#: The agents notebook 06 compares with ``AGENT`` (its ``OTHERS`` parameter), relative to
+#: ``sample_agents/``: a Claude Code session (its subagents live in the folder of the same
+#: stem), one sample of an Inspect AI log (``LOG.eval#SAMPLE``) and an OpenHands conversation
+#: (a folder).
+COMPARED_SAMPLES = (
+    "claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl",
+    "inspect/2026-06-01T08-00-00+00-00_tide-drift-summary.eval#1_epoch_1",
+    "openhands/conversations/02ff349d4f874aa39c2b9d9f2ae75e2e",
 )
 
 
 def sample_files() -> list[Path]:
     """Every sample file the bundled notebooks open (what the wheel ships and ``adfkit
-    notebooks`` copies), relative to :func:`sample_folder`: the sample agent, the sample
-    session and its subagents.
+    notebooks`` copies), relative to :func:`sample_folder`: the sample agent, then each of
+    :data:`COMPARED_SAMPLES` with what belongs to it (a session's subagents, a folder's files;
+    hidden files such as lock files are not the agent's).
 
     Examples
     --------
@@ -51,9 +56,14 @@ def sample_files() -> list[Path]:
      'claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl']
     """
     root = sample_folder()
-    session = Path(SAMPLE_SESSION)
-    subagents = sorted((root / session.with_suffix("")).rglob("*.json*"))
-    return [Path("long-runner.adf"), session, *(p.relative_to(root) for p in subagents)]
+    files = [Path("long-runner.adf")]
+    for name in COMPARED_SAMPLES:
+        path = root / name.split("#")[0]
+        own = [path] if path.is_file() else []
+        folder = path if path.is_dir() else path.with_suffix("")
+        own += sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith("."))
+        files += [p.relative_to(root) for p in own]
+    return files
 
 
 def sample_folder() -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any, NamedTuple
 
@@ -139,6 +139,39 @@ def load_prices(prices: PricesArg = None) -> PriceTable:
 _NAN5 = (math.nan,) * 5
 
 
+def price_for(prices: PriceTable, model: str | None) -> Price | None:
+    """The price of ``model``: its own entry, else the entry of its id without the provider
+    prefix that routers and frameworks write (``anthropic/claude-sonnet-4-5`` in Inspect AI,
+    ``openrouter/anthropic/...`` through LiteLLM in OpenHands); None when neither is priced.
+
+    Examples
+    --------
+    >>> price_for(default_prices(), "anthropic/claude-sonnet-4-5-20250929").input
+    3.0
+    >>> price_for(default_prices(), "anthropic/no-such-model") is None
+    True
+    """
+    if not model:
+        return None
+    return prices.get(model) or prices.get(model.rsplit("/", 1)[-1])
+
+
+def unpriced(models: Iterable[str | None], prices: PriceTable) -> dict[str, int]:
+    """Each model of ``models`` without a price (``"(none recorded)"`` for none) -> its calls.
+
+    Examples
+    --------
+    >>> unpriced(["m", "x", None, "x"], {"m": Price(3.0, 15.0)})
+    {'x': 2, '(none recorded)': 1}
+    """
+    out: dict[str, int] = {}
+    for m in models:
+        if price_for(prices, m) is None:
+            name = m or "(none recorded)"
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
 def _round8(x: float) -> float:
     """``numpy.round(x, 8)``: times 1e8, rounded half to even, divided by 1e8."""
     y = x * 1e8
@@ -178,7 +211,8 @@ def costs(
     cost: list[float] = []
     rates: list[tuple[float, float, float, float, float]] = []
     for m, i, o, r, w, h in zip(models, tin, tout, cr, cw, w1h, strict=True):
-        p = prices[m].rates() if m is not None and m in prices else _NAN5
+        price = price_for(prices, m)
+        p = _NAN5 if price is None else price.rates()
         h = min(h, w)
         u = i - r - w
         if u < 0:

@@ -38,6 +38,7 @@ from adfkit._analysis.observe import Observation, TaxonomyArg
 from adfkit._analysis.simulate import Policy, SimulationResult
 from adfkit._analysis.usage import PricesArg
 from adfkit._base.errors import AdfWarning
+from adfkit._core import registry
 from adfkit._core.blobs import DEFAULT_MAX_BLOB_BYTES
 from adfkit._core.opening import member_names, open_any, open_source
 from adfkit._core.registry import MEMBER, split_member
@@ -278,6 +279,18 @@ class AgentFile:
     def format(self) -> str:
         """The kind of record: ``adf``, ..."""
         return self.source.format
+
+    @property
+    def format_label(self) -> str:
+        """The format's human name, as tables and the CLI show it.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> adfkit.open("sample_agents/long-runner.adf").format_label
+        'ADF agent file'
+        """
+        return registry.label(self.source.format)
 
     @property
     def schema_version(self) -> int | None:

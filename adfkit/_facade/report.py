@@ -134,15 +134,47 @@ def inject_parameters(nb: Any, params: dict[str, Any]) -> Any:
 
 
 def _parameters(header: str, params: dict[str, Any], source: str) -> str:
-    """A parameters cell: ``header``, ``params`` as ``NAME = repr(value)``, then the lines of
-    ``source`` (the notebook's own cell) that set other names, so a notebook's further
-    parameters (06's ``SESSION``) keep their defaults."""
+    """A parameters cell: ``header``, ``params`` as ``NAME = repr(value)``, then the statements
+    of ``source`` (the notebook's own cell) that set other names, whole (a list over several
+    lines too), so a notebook's further parameters (06's ``OTHERS``) keep their defaults.
+
+    Examples
+    --------
+    >>> print(_parameters("# run", {"AGENT": "b"}, 'AGENT = "a"\\nOTHERS = [\\n    "x",\\n]'))
+    # run
+    AGENT = 'b'
+    OTHERS = [
+        "x",
+    ]
+    """
+    import ast
+
+    try:
+        body = ast.parse(source).body
+    except SyntaxError as exc:
+        raise ReportError(f"the notebook's parameters cell is not valid Python: {exc}") from None
     kept = [
-        line
-        for line in source.splitlines()
-        if (m := re.match(r"([A-Za-z_]\w*)\s*=", line)) and m.group(1) not in params
+        str(ast.get_source_segment(source, node))
+        for node in body
+        if isinstance(node, ast.Assign)
+        and not {t.id for t in node.targets if isinstance(t, ast.Name)} & params.keys()
     ]
     return "\n".join([header, *(f"{k} = {v!r}" for k, v in params.items()), *kept])
+
+
+def _execute(client: Any, **kwargs: Any) -> None:
+    """Run ``client`` to the end. Outside a running event loop (a script, a thread of a
+    fleet or a test) it runs in a loop of its own that is closed after, instead of one
+    nbclient would leave open on the thread (an unclosed socket warned about later, far from
+    here); inside one (a notebook's kernel) nbclient's own runner is used."""
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        asyncio.run(client.async_execute(**kwargs))
+        return
+    client.execute(**kwargs)
 
 
 def execute_notebook(
@@ -200,7 +232,7 @@ def execute_notebook(
         # cell errors and outputs come back through the messaging protocol.
         import subprocess
 
-        client.execute(env=env, stderr=subprocess.DEVNULL)
+        _execute(client, env=env, stderr=subprocess.DEVNULL)
     except (CellExecutionError, CellTimeoutError) as exc:
         where = next(
             (

@@ -65,8 +65,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_notebooks(args: argparse.Namespace) -> int:
     """Copy the bundled notebooks (and the sample agents they open) into a folder of yours.
 
-    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and one Claude Code
-    session), so the notebooks open as they do in a source checkout; then run
+    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and the agents
+    notebook 06 compares it with: a Claude Code session, an Inspect AI log, an OpenHands
+    conversation), so the notebooks open as they do in a source checkout; then run
     `jupyter lab DIR/notebooks` (JupyterLab comes with: pip install "adfkit[notebooks]").
     Existing files are kept unless --force.
 

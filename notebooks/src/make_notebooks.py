@@ -14,6 +14,8 @@ from pathlib import Path
 
 import nbformat
 
+from adfkit._base.bundled import COMPARED_SAMPLES
+
 HERE = Path(__file__).resolve().parent.parent
 DEFAULT_AGENT = "../sample_agents/long-runner.adf"
 
@@ -659,12 +661,17 @@ print(f"{top.name}: {int(top['size'])} turns, {top['mean']:.1f} tool calls each 
 )
 
 COMPARE = notebook(
-    "Two agents side by side: an ADF agent and a Claude Code session",
+    "Four agents side by side: ADF, Claude Code, Inspect AI and OpenHands",
     """
-The same memory analysis for two different agents: an ADF agent (`AGENT`) and a Claude Code
-session (`SESSION`). Both compact their context and both keep the rows a compaction swept (the
-ADF audit archive; the session transcript itself), so for each we can ask: how often did it
-compact, what did each compaction keep, what did its summary forget, and what did it cost?
+The same memory analysis for agents of different kinds: an ADF agent (`AGENT`), a Claude Code
+session, a sample of an Inspect AI evaluation log and an OpenHands conversation (`OTHERS`). Each
+compacts its context and each keeps some record of what a compaction swept (the ADF audit
+archive; the transcript itself; the model inputs around Inspect's compaction event; the events
+OpenHands' condenser names as forgotten), so for each we can ask: how often did it compact,
+what did each compaction keep, what did its summary forget, and what did it cost? Where a
+record has no counterpart (Inspect writes no summary text) the cell says so instead of a
+number. Put any other agent in `OTHERS` (a pi or Copilot CLI session, a Codex rollout, another
+`.adf`): every cell takes any number of agents.
 """,
     [
         code(
@@ -672,14 +679,16 @@ compact, what did each compaction keep, what did its summary forget, and what di
 
 with warnings.catch_warnings(record=True) as notes:  # e.g. a session still being written
     warnings.simplefilter("always")
-    session = adfkit.open(SESSION)
+    others = [adfkit.open(path) for path in OTHERS]
 for w in notes:
     print("note:", w.message)
-agents = {"ADF agent": agent, "Claude Code session": session}
+agents = {}  # one column per agent, named by its format (and its name, if two share one)
+for a in [agent, *others]:
+    agents[a.format_label if a.format_label not in agents else f"{a.format_label} {a.name}"] = a
 for label, a in agents.items():
     print(f"{label}: {a!r}")"""
         ),
-        md("## The two lives at a glance"),
+        md("## The lives at a glance"),
         code(
             """def glance(a):
     h, c = a.history(), a.compactions()
@@ -696,6 +705,7 @@ for label, a in agents.items():
         "microcompactions": int((c["event"] == "microcompaction").sum()),
         "clears": int((c["event"] == "clear").sum()),
         "threshold in force": a.compact_threshold(),
+        "threshold from": a.settings().threshold_source,
         "tokens (input + output)": u["tokens_total"].sum(min_count=1),
         "cache writes": u["tokens_cache_write"].sum(min_count=1),
         "cost (USD)": u["cost_usd"].sum() if u["cost_usd"].notna().all() else float("nan"),
@@ -722,10 +732,13 @@ both = pd.concat(
 both"""
         ),
         code(
-            """fig, axes = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
-for ax, (label, a) in zip(axes, agents.items()):
+            """rows = (len(agents) + 1) // 2
+fig, axes = plt.subplots(rows, 2, figsize=(14, 4.5 * rows), layout="constrained", squeeze=False)
+for ax, (label, a) in zip(axes.flat, agents.items()):
     adfkit.plots.context_sawtooth(a, ax=ax)
     ax.set_title(label)
+for ax in axes.flat[len(agents):]:
+    ax.set_visible(False)
 plt.show()"""
         ),
         md(
@@ -762,22 +775,27 @@ pd.concat({label: a.compactions()[cost_cols] for label, a in agents.items()},
         ),
         md(
             """
-## The session's own pieces
-A Claude Code session also has subagents (their own transcripts, opened as agents of their
-own) and, after a rewind, abandoned branches.
+## The agents they started
+A Claude Code session and an OpenHands conversation also hold subagents (their own
+transcripts, opened as agents of their own, with their own compactions); an ADF agent and an
+Inspect sample have none.
 """
         ),
         code(
-            """for sub in session.subagents():
-    meta = sub.meta()
-    print(f"subagent {meta.get('agent_id')} ({meta.get('agent_type')}): "
-          f"{len(sub.history())} rows, {len(sub.compactions())} compaction(s)")"""
+            """for label, a in agents.items():
+    subs = a.subagents()
+    print(f"{label}: {len(subs)} subagent(s)")
+    for sub in subs:
+        print(f"  {sub.name}: {len(sub.history())} rows, "
+              f"{len(sub.compactions())} compaction(s)")"""
         ),
     ],
     params=PARAMS
-    + "\n# The Claude Code session to compare the agent with (any source works: a .jsonl, an .adf).\n"
-    + 'SESSION = "../sample_agents/claude-code/projects/-home-user-work-webapp/'
-    + '24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl"',
+    + "\n# The agents to compare it with: any path adfkit opens (a session file or folder, an\n"
+    + "# .adf, one sample of an Inspect log as LOG.eval#SAMPLE).\n"
+    + "OTHERS = [\n"
+    + "".join(f'    "../sample_agents/{path}",\n' for path in COMPARED_SAMPLES)
+    + "]",
 )
 
 FORGETTING = notebook(

@@ -16,12 +16,12 @@ from adfkit._sources.transcript.kit import (
     Findings,
     ParsedTranscript,
     anthropic_bad_counts,
-    anthropic_tokens,
+    anthropic_usage,
     bad_usage,
+    event_tokens,
     final_calls,
     iso_ms,
     number_rows,
-    unknown_counts,
 )
 
 
@@ -122,15 +122,14 @@ def _finish(
     agent_id: str | None,
 ) -> ParsedTranscript:
     for c in built.calls:  # once per call, from the fragment chosen
-        c.tokens = anthropic_tokens(c.usage)
-        c.unknown = unknown_counts(c.usage, "anthropic")
+        c.tokens, c.unknown = anthropic_usage(c.usage)
         if c.unknown:
             bad_usage(fnd, c.line, anthropic_bad_counts(c.usage))
             c.row.malformed = True
             c.row.note = "usage holds values that are not token counts"
         c.row.tokens = {**c.tokens, **c.unknown}
     rows, branches = number_rows(built.rows, built.branches)
-    _event_tokens(built.rows, built.events)
+    event_tokens(built.events, [_call_input(r) for r in built.rows])
     events = sorted((ev.final() for ev in built.events), key=lambda e: e.line)
     calls = final_calls(built.calls)
     for ev in events:
@@ -160,23 +159,6 @@ def _finish(
         calls=calls,
         agent_id=agent_id,
     )
-
-
-def _event_tokens(rows: list[_RowB], events: list[EventDraft]) -> None:
-    """Each event's ``tokens_before``/``tokens_after``: the prompt size of the last call before
-    its position among the active rows and of the first call from it on."""
-    n_rows = len(rows)
-    last_before: list[int | None] = [None] * (n_rows + 1)
-    first_from: list[int | None] = [None] * (n_rows + 1)
-    for i, row in enumerate(rows):
-        v = _call_input(row)
-        last_before[i + 1] = v if v is not None else last_before[i]
-    for i in range(n_rows - 1, -1, -1):
-        v = _call_input(rows[i])
-        first_from[i] = v if v is not None else first_from[i + 1]
-    for ev in events:
-        if ev.pos is not None:
-            ev.tokens_before, ev.tokens_after = last_before[ev.pos], first_from[ev.pos]
 
 
 def _call_input(row: _RowB) -> int | None:

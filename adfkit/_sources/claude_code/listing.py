@@ -14,8 +14,7 @@ from adfkit._base.files import open_text_stream, read_head
 from adfkit._sources.claude_code.records import _WHAT
 from adfkit._sources.claude_code.subagents import _first_session_id
 from adfkit._sources.transcript.kit import (
-    iter_lines,
-    loads_line,
+    head_objects,
     sessions_frame,
     sniff,
 )
@@ -96,19 +95,13 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[str | None, str | None, str | 
     sid = cwd = None
     try:
         with open_text_stream(f) as fh:
-            for _, data, _c in iter_lines(fh, 8 << 20):
-                if max_lines <= 0 or (sid and cwd):
-                    break
-                max_lines -= 1
-                if data is None:
-                    continue
-                obj, _p = loads_line(data)
-                if not isinstance(obj, dict):
-                    continue
+            for obj in head_objects(fh, max_lines):
                 if sid is None and isinstance(obj.get("sessionId"), str):
                     sid = obj["sessionId"]
                 if cwd is None and isinstance(obj.get("cwd"), str):
                     cwd = obj["cwd"]
+                if sid and cwd:
+                    break
     except OSError as e:
         return sid, cwd, f"cannot read ({e.strerror})"
     return sid, cwd, None

@@ -17,9 +17,9 @@ from adfkit._sources.transcript.kit import (
 
 class _RowB(RowDraft):
     """A row being built from one record (then merged with the block records of its call):
-    ``uuids`` of every record merged, ``call`` the model call whose usage it carries."""
+    ``uuids`` of every record merged."""
 
-    __slots__ = ("uuids", "call")
+    __slots__ = ("uuids",)
 
     def __init__(self, r: _Rec, role: str, content: list[dict[str, Any]]) -> None:
         obj = r.obj or {}
@@ -30,7 +30,6 @@ class _RowB(RowDraft):
         self.sidechain = r.side
         a = obj.get("agentId")
         self.agent_id = a if isinstance(a, str) else None
-        self.call: _Call | None = None
 
 
 class _Call(CallDraft):

@@ -20,8 +20,7 @@ from adfkit._sources.transcript.kit import (
     Finding,
     Findings,
     ParsedTranscript,
-    iter_lines,
-    loads_line,
+    head_objects,
 )
 
 _AGENT_TAIL = re.compile(r"agentId: ([A-Za-z0-9_-]+)")
@@ -137,14 +136,8 @@ def _sidecar(f: Path) -> dict[str, Any]:
 def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
     try:
         with open_text_stream(f) as fh:
-            for _, data, _c in iter_lines(fh, 8 << 20):
-                if max_lines <= 0:
-                    break
-                max_lines -= 1
-                if data is None:
-                    continue
-                obj, _p = loads_line(data)
-                if isinstance(obj, dict) and isinstance(obj.get("sessionId"), str):
+            for obj in head_objects(fh, max_lines):
+                if isinstance(obj.get("sessionId"), str):
                     return str(obj["sessionId"])
     except (NotTranscriptError, OSError):  # a FIFO, gone, unreadable: not this session's
         return None

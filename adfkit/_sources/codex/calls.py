@@ -73,10 +73,7 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> Non
             _flush_pending(st)
             st.pending_call = call
         if "input" in usage:
-            st.last_call_input = usage["input"]
-            for ev in st.awaiting_after:
-                ev.tokens_after = usage["input"]
-            st.awaiting_after.clear()
+            st.inputs.call(usage["input"])
     st.tcs.append(_TokenCountDraft(TokenCount(it.line, it.ts, total, last, w, is_call), row))
 
 

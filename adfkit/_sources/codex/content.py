@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import orjson
-
 from adfkit._sources.transcript.kit import (
     result_text,
+    tool_input,
 )
 
 _CONTEXT_PREFIXES = (
@@ -49,18 +48,6 @@ def _message_blocks(content: Any) -> list[dict[str, Any]]:
     return out
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            v = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
-        return v if isinstance(v, dict) else {"_raw_arguments": v}
-    return {"_raw_arguments": raw}
-
-
 def _assistant_block(p: dict[str, Any], line: int) -> dict[str, Any] | None:
     t = p.get("type")
     if t == "reasoning":
@@ -77,7 +64,7 @@ def _assistant_block(p: dict[str, Any], line: int) -> dict[str, Any] | None:
             "type": "tool_use",
             "id": p.get("call_id"),
             "name": p.get("name"),
-            "input": _arguments(p.get("arguments")),
+            "input": tool_input(p.get("arguments")),
         }
     if t == "custom_tool_call":
         inp = p.get("input")
@@ -92,7 +79,7 @@ def _assistant_block(p: dict[str, Any], line: int) -> dict[str, Any] | None:
         name = {"local_shell_call": "local_shell", "web_search_call": "web_search"}.get(t, t)
         cid = p.get("call_id") or p.get("id") or f"{name}@{line}"
         args = p.get("arguments")
-        inp = action if isinstance(action, dict) else _arguments(args) if args else {}
+        inp = action if isinstance(action, dict) else tool_input(args) if args else {}
         return {"type": "tool_use", "id": cid, "name": name, "input": inp}
     return None
 

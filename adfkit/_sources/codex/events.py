@@ -28,17 +28,16 @@ def _context_compacted(st: _State, it: _Item) -> None:
     ):
         last.extra["context_compacted_line"] = it.line
         return
+    _compaction(st, it, extra={"no_compacted_item": True})
+
+
+def _compaction(st: _State, it: _Item, **fields: Any) -> None:
+    """A compaction event at ``it``: its trigger, the context window, the calls around it."""
     ev = EventDraft(
-        "compaction",
-        it.line,
-        it.ts,
-        trigger=_trigger(st),
-        tokens_before=st.last_call_input,
-        context_window=st.ctx_window,
-        extra={"no_compacted_item": True},
+        "compaction", it.line, it.ts, trigger=_trigger(st), context_window=st.ctx_window, **fields
     )
     st.events.append(ev)
-    st.awaiting_after.append(ev)
+    st.inputs.event(ev)
 
 
 def _trigger(st: _State) -> str | None:
@@ -60,24 +59,17 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     ids = set(map(id, kept.rows))
     swept = [r for r in st.window if id(r) not in ids]
     srow = _summary_row(st, it, kept)
-    before = st.last_call_input
     st.rows.append(srow)
     st.window = [*kept.rows, srow]
     st.rows_since_comp = 0
-    ev = EventDraft(
-        "compaction",
-        it.line,
-        it.ts,
-        trigger=_trigger(st),
-        tokens_before=before,
-        context_window=st.ctx_window,
+    _compaction(
+        st,
+        it,
         swept=swept,
         preserved=kept.rows,
         summary=srow,
         extra=_compaction_extra(p, repl, kept),
     )
-    st.events.append(ev)
-    st.awaiting_after.append(ev)
 
 
 @dataclass

@@ -15,8 +15,7 @@ from adfkit._sources.codex.records import _UUID_RE, _WHAT, _session_meta
 from adfkit._sources.transcript.kit import (
     ZSTD_MAGIC,
     Findings,
-    iter_lines,
-    loads_line,
+    head_objects,
     open_lines,
     sessions_frame,
     sniff,
@@ -82,15 +81,7 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[dict[str, str], str | None]:
             sniff(f, head, _WHAT)
         stream, _raw, fh = open_lines(f, 64 << 20)
         try:
-            for _, data, _c in iter_lines(stream, 8 << 20):
-                if max_lines <= 0 or "model" in info:
-                    break
-                max_lines -= 1
-                if data is None:
-                    continue
-                obj, _p = loads_line(data)
-                if not isinstance(obj, dict):
-                    continue
+            for obj in head_objects(stream, max_lines):
                 p = obj.get("payload")
                 if not isinstance(p, dict):
                     continue
@@ -98,6 +89,8 @@ def _peek(f: Path, max_lines: int = 200) -> tuple[dict[str, str], str | None]:
                     _session_meta(p, info, 0, Findings())
                 elif obj.get("type") == "turn_context" and isinstance(p.get("model"), str):
                     info["model"] = p["model"]
+                if "model" in info:
+                    break
         finally:
             fh.close()
     except NotTranscriptError as e:

@@ -8,6 +8,7 @@ from typing import Any
 
 from adfkit._sources.transcript.kit import (
     CallDraft,
+    CallInputs,
     EventDraft,
     RowDraft,
     TokenCount,
@@ -63,11 +64,10 @@ class _State:
     ctx_window: int | None = None
     turn: _Turn | None = None
     prev_total: int = -1
-    last_call_input: int | None = None
+    #: the last model call's input, for the compactions around it
+    inputs: CallInputs = field(default_factory=CallInputs)
     #: a model call not on a row yet: the next compaction's summary row takes it
     pending_call: CallDraft | None = None
-    #: compactions waiting for the input of the next model call (``tokens_after``)
-    awaiting_after: list[EventDraft] = field(default_factory=list)
     events: list[EventDraft] = field(default_factory=list)
     calls: list[CallDraft] = field(default_factory=list)
     tcs: list[_TokenCountDraft] = field(default_factory=list)

@@ -52,24 +52,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from adfkit._base.errors import NotTranscriptError
 from adfkit._core.rows import as_count
 from adfkit._sources.copilot_cli import events as ev
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
+    CallInputs,
+    EventDraft,
     Findings,
     JsonLines,
-    ModelCall,
     ParsedTranscript,
-    TranscriptEvent,
-    TranscriptRow,
+    RowDraft,
+    TypeCounts,
     bad_counts,
     bad_usage,
     check_head,
+    final_calls,
     gc_paused,
     iso_ms,
+    mapped_tokens,
+    number_rows,
+    own_call,
+    tool_input,
     warn_findings,
 )
 
@@ -89,34 +93,15 @@ class _Ev:
     agent: str | None
 
 
-class _CRow:
-    __slots__ = (
-        "role",
-        "content",
-        "model",
-        "tokens",
-        "created_at",
-        "kind_hint",
-        "line",
-        "uuid",
-        "note",
-        "seq",
-        "call_tokens",
-    )
+class _CRow(RowDraft):
+    """A row being built from one event; a reply (or a compaction's summary with its usage)
+    is a model call of its own (:func:`own_call`)."""
+
+    __slots__ = ()
 
     def __init__(self, e: _Ev, role: str, content: list[dict[str, Any]]) -> None:
-        self.role = role
-        self.content = content
-        self.model: str | None = None
-        self.tokens: dict[str, Any] = {}
-        self.created_at = e.ts
-        self.kind_hint: str | None = None
-        self.line = e.line
+        super().__init__(role, content, e.line, e.ts)
         self.uuid = e.id
-        self.note: str | None = None
-        self.seq = 0
-        #: The tokens of the model call this row is (None: not a call).
-        self.call_tokens: dict[str, int] | None = None
 
 
 # --- reading lines --------------------------------------------------------------------------
@@ -125,7 +110,7 @@ class _CRow:
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
     check_head(path, _WHAT)
     out: list[_Ev] = []
-    unknown_types: dict[str, list[int]] = {}
+    unknown_types = TypeCounts()
     unknown_env: dict[str, list[int]] = {}
     seen_ids: set[str] = set()
     for n, obj in JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes):
@@ -152,8 +137,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
             seen_ids.add(eid)
         t = obj.get("type")
         if not isinstance(t, str) or t not in ev.EVENT_TYPES:
-            key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-            unknown_types.setdefault(key[:60], []).append(n)
+            unknown_types.add(t, n)
             continue
         for k in obj:
             if k not in ev.ENVELOPE:
@@ -179,14 +163,12 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> list[_Ev]:
             f"no complete session.start event: not a {_WHAT} (or it is still being written)",
             path=path,
         )
-    for t, lines in unknown_types.items():
-        fnd.add(
-            "unknown_event_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} event(s) of type {t!r}, not in the Copilot CLI schema this reader "
-            "knows; skipped",
-        )
+    unknown_types.report(
+        fnd,
+        "unknown_event_type",
+        "warning",
+        "{n} event(s) of type {t!r}, not in the Copilot CLI schema this reader knows; skipped",
+    )
     for k, lines in unknown_env.items():
         fnd.add(
             "unknown_field",
@@ -270,14 +252,7 @@ def _text(v: Any) -> str:
 def _tool_use(r: Any) -> dict[str, Any] | None:
     if type(r) is not dict:
         return None
-    args = r.get("arguments")
-    if isinstance(args, str):
-        try:
-            args = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            args = {"_error": "arguments are not valid JSON", "_raw_arguments": args}
-    if not isinstance(args, dict):
-        args = {} if args is None else {"_raw_arguments": args}
+    args = tool_input(r.get("arguments"))
     return {"type": "tool_use", "id": r.get("toolCallId"), "name": r.get("name"), "input": args}
 
 
@@ -299,12 +274,7 @@ def _tokens(u: Any, keys: dict[str, str], fnd: Findings, line: int) -> dict[str,
     bad = bad_counts(u, tuple(keys))
     if bad:
         bad_usage(fnd, line, bad)
-    out: dict[str, int] = {}
-    for src, dst in keys.items():
-        v = as_count(u.get(src))
-        if v is not None and src not in bad:
-            out[dst] = v
-    return out
+    return mapped_tokens(u, keys)
 
 
 _USAGE_KEYS = {
@@ -325,12 +295,12 @@ class _Agent:
 
     rows: list[_CRow] = field(default_factory=list)
     window: list[_CRow] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[EventDraft] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
     model: str | None = None
     comp_start: tuple[_Ev, int] | None = None
-    last_input: int | None = None
-    awaiting: list[dict[str, Any]] = field(default_factory=list)
+    #: the calls' prompt sizes as they come, for the compactions around them
+    inputs: CallInputs = field(default_factory=CallInputs)
     tool_call: str | None = None  # the task call that spawned it (sub-agents)
     name: str | None = None
 
@@ -433,9 +403,7 @@ def _tool_result(d: dict[str, Any]) -> dict[str, Any]:
 def _clear(e: _Ev, a: _Agent) -> None:
     """``/clear``: every row but the system prompt leaves the window."""
     swept = [r for r in a.window if r.kind_hint != "context"]
-    a.events.append(
-        {"kind": "clear", "e": e, "swept": swept, "preserved": [], "summary": None, "extra": {}}
-    )
+    a.events.append(EventDraft("clear", e.line, e.ts, e.id, swept=swept))
     a.window = [r for r in a.window if r.kind_hint == "context"]
 
 
@@ -485,7 +453,7 @@ def _assistant(e: _Ev, a: _Agent, fnd: Findings) -> None:
     row.model = m if isinstance(m, str) else a.model
     out = _tokens(d, {"outputTokens": "output"}, fnd, e.line)
     row.tokens = dict(out)
-    row.call_tokens = out
+    own_call(row, out, row.model)
     row.note = "per-call input and cache tokens are not on disk (assistant.usage is ephemeral)"
 
 
@@ -493,21 +461,15 @@ def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
     """An ``assistant.usage`` line on disk: its counts go to the last reply without them."""
     u = _tokens(e.data, _USAGE_KEYS, fnd, e.line)
     for row in reversed(a.rows):
-        if row.role == "assistant" and row.call_tokens is not None and "input" not in row.tokens:
-            row.tokens = {**row.tokens, **u}
-            row.call_tokens = {**row.call_tokens, **u}
+        c = row.call
+        if row.role == "assistant" and c is not None and "input" not in (row.tokens or {}):
+            row.tokens = {**(row.tokens or {}), **u}
+            c.tokens = {**c.tokens, **u}
             row.note = "usage from an assistant.usage line on disk"
             if "input" in u:
-                _saw_input(a, u["input"])
+                a.inputs.call(u["input"])
             return
     fnd.add("usage_without_reply", "warning", e.line, "assistant.usage with no reply before it")
-
-
-def _saw_input(a: _Agent, n: int) -> None:
-    a.last_input = n
-    for x in a.awaiting:
-        x["after"] = n
-    a.awaiting.clear()
 
 
 def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[str, Any]:
@@ -535,11 +497,7 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
 
 def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     d = e.data
-    start = a.comp_start
-    a.comp_start = None
-    trigger = d.get("trigger")
-    if trigger is None and start is not None:
-        trigger = start[0].data.get("trigger")
+    start, a.comp_start = a.comp_start, None
     if d.get("success") is not True:
         err = _text(d.get("error"))[:120]
         fnd.add(
@@ -550,6 +508,38 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
             "unchanged",
         )
         return
+    swept, kept = _estimate(e, a, start, fnd)
+    srow = _summary_row(e, fnd)
+    a.rows.append(srow)
+    a.window = [*kept, srow]
+    started = start[0].data if start is not None else {}
+    trigger = d.get("trigger")
+    if trigger is None:
+        trigger = started.get("trigger")
+    window = as_count(d.get("tokenLimit"))
+    x = EventDraft(
+        "compaction",
+        e.line,
+        e.ts,
+        e.id,
+        trigger=trigger if isinstance(trigger, str) else None,
+        pre_tokens=as_count(d.get("preCompactionTokens")),
+        post_tokens=as_count(d.get("postCompactionTokens")),
+        context_window=window if window is not None else as_count(started.get("tokenLimit")),
+        swept=swept,
+        preserved=kept,
+        summary=srow,
+        extra=_compaction_extra(d, start),
+    )
+    a.events.append(x)
+    a.inputs.event(x)
+
+
+def _estimate(
+    e: _Ev, a: _Agent, start: tuple[_Ev, int] | None, fnd: Findings
+) -> tuple[list[_CRow], list[_CRow]]:
+    """``(swept, kept)``, estimated (the file names no removed message): the window's rows
+    before the start but its context rows leave, the rows written during the compaction stay."""
     if start is None:
         fnd.add(
             "compaction_incomplete",
@@ -561,7 +551,7 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     before, during = a.window[:cut], a.window[cut:]
     kept = [r for r in before if r.kind_hint == "context"] + during
     swept = [r for r in before if r.kind_hint != "context"]
-    removed = as_count(d.get("messagesRemoved"))
+    removed = as_count(e.data.get("messagesRemoved"))
     if removed is not None and removed != len(swept):
         fnd.add(
             "compaction_count_mismatch",
@@ -570,6 +560,12 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
             f"messagesRemoved is {removed}, the estimate sweeps {len(swept)} row(s) (which "
             "messages were removed is not recorded)",
         )
+    return swept, kept
+
+
+def _summary_row(e: _Ev, fnd: Findings) -> _CRow:
+    """A compaction's summary row, with the compaction call's usage when recorded."""
+    d = e.data
     summary = d.get("summaryContent")
     srow = _CRow(e, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
     srow.kind_hint = "compaction_summary"
@@ -577,31 +573,12 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
         srow.note = "compaction without a summaryContent"
     used = d.get("compactionTokensUsed")
     if type(used) is dict:
-        srow.call_tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
-        srow.tokens = dict(srow.call_tokens)
+        tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+        srow.tokens = dict(tokens)
         m = used.get("model")
         srow.model = m if isinstance(m, str) else None
-    a.rows.append(srow)
-    a.window = [*kept, srow]
-    extra = _compaction_extra(d, start)
-    window = as_count(d.get("tokenLimit"))
-    if window is None and start is not None:
-        window = as_count(start[0].data.get("tokenLimit"))
-    x = {
-        "kind": "compaction",
-        "e": e,
-        "swept": swept,
-        "preserved": kept,
-        "summary": srow,
-        "trigger": trigger if isinstance(trigger, str) else None,
-        "pre": as_count(d.get("preCompactionTokens")),
-        "post": as_count(d.get("postCompactionTokens")),
-        "before": a.last_input,
-        "window": window,
-        "extra": extra,
-    }
-    a.events.append(x)
-    a.awaiting.append(x)
+        own_call(srow, tokens, srow.model)
+    return srow
 
 
 def _truncation(e: _Ev, a: _Agent) -> None:
@@ -611,26 +588,26 @@ def _truncation(e: _Ev, a: _Agent) -> None:
     swept = movable[:n]
     gone = set(map(id, swept))
     a.window = [r for r in a.window if id(r) not in gone]
-    x = {
-        "kind": "compaction",
-        "e": e,
-        "swept": swept,
-        "preserved": [],
-        "summary": None,
-        "trigger": "truncation",
-        "pre": as_count(d.get("preTruncationTokensInMessages")),
-        "post": as_count(d.get("postTruncationTokensInMessages")),
-        "before": a.last_input,
-        "window": as_count(d.get("tokenLimit")),
-        "extra": {
+    x = EventDraft(
+        "compaction",
+        e.line,
+        e.ts,
+        e.id,
+        trigger="truncation",
+        summarises=False,
+        pre_tokens=as_count(d.get("preTruncationTokensInMessages")),
+        post_tokens=as_count(d.get("postTruncationTokensInMessages")),
+        context_window=as_count(d.get("tokenLimit")),
+        swept=swept,
+        extra={
             "mechanism": "truncation (no summary by design)",
             "swept_estimated": True,
             "messages_removed": n,
             "performed_by": _text(d.get("performedBy")) or None,
         },
-    }
+    )
     a.events.append(x)
-    a.awaiting.append(x)
+    a.inputs.event(x)
 
 
 def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
@@ -669,66 +646,15 @@ def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
 def _transcript(
     path: Path, a: _Agent, fnd: Findings | None, meta: dict[str, str], sid: str | None
 ) -> ParsedTranscript:
-    for n, r in enumerate(a.rows, start=1):
-        r.seq = n
-    events = []
-    for x in a.events:
-        e: _Ev = x["e"]
-        s = x["summary"]
-        events.append(
-            TranscriptEvent(
-                kind=x["kind"],
-                trigger=x.get("trigger"),
-                pre_tokens=x.get("pre"),
-                post_tokens=x.get("post"),
-                tokens_before=x.get("before"),
-                tokens_after=x.get("after"),
-                created_at=e.ts,
-                line=e.line,
-                uuid=e.id,
-                summary_seq=s.seq if s is not None else None,
-                swept=tuple(sorted(r.seq for r in x["swept"])),
-                preserved=tuple(sorted(r.seq for r in x["preserved"])),
-                context_window=x.get("window"),
-                extra=x["extra"],
-            )
-        )
-    calls = [
-        ModelCall(
-            key=r.uuid or f"line-{r.line}",
-            seq=r.seq,
-            line=r.line,
-            model=r.model,
-            tokens=r.call_tokens,
-            created_at=r.created_at,
-        )
-        for r in a.rows
-        if r.call_tokens is not None
-    ]
-    rows = [
-        TranscriptRow(
-            seq=r.seq,
-            role=r.role,
-            content=r.content,
-            model=r.model,
-            tokens=r.tokens,
-            created_at=r.created_at,
-            kind_hint=r.kind_hint,
-            line=r.line,
-            lines=(r.line,),
-            uuid=r.uuid,
-            call_key=(r.uuid or f"line-{r.line}") if r.call_tokens is not None else None,
-            note=r.note,
-        )
-        for r in a.rows
-    ]
+    rows, _ = number_rows(a.rows, ())
+    calls = final_calls(r.call for r in a.rows if r.call is not None)
     return ParsedTranscript(
         path=str(path),
         format=FORMAT,
         session_id=sid,
         meta=meta,
         rows=rows,
-        events=events,
+        events=[x.final() for x in a.events],
         findings=fnd.done() if fnd is not None else [],
         calls=calls,
     )

@@ -613,6 +613,7 @@ class _Sample:
             swept=tuple(swept),
             preserved=tuple(kept),
             extra=extra,
+            summarises=ctype not in ("trim", "edit"),
         )
 
     # -- usage, times, findings -------------------------------------------------------------

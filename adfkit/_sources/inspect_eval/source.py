@@ -43,19 +43,6 @@ class InspectSampleSource(TranscriptSource):
         self.format = FORMAT
         self.compaction = compaction
         self._inputs = dict(inputs or {})
-        # A trim or edit compaction writes no summary: none is lost.
-        ev = self._ev
-        no_summary = [
-            e.extra.get("type") in ("trim", "edit")
-            for e in parsed.events
-            if e.kind in ("compaction", "microcompaction", "clear")
-        ]
-        if len(no_summary) == len(ev):
-            lost = ev["summary_lost"].to_numpy(dtype=bool).copy()
-            for i, ns in enumerate(no_summary):
-                if ns:
-                    lost[i] = False
-            ev["summary_lost"] = lost
         # An edit compaction's stub is what the next input holds, not Claude Code's.
         stubs = [e.extra.get("stub_chars") for e in parsed.events if e.kind == "microcompaction"]
         if stubs:

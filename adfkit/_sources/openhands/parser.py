@@ -54,8 +54,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from adfkit._base.errors import NotTranscriptError
 from adfkit._core.rows import as_count
 from adfkit._sources.openhands.files import (
@@ -71,14 +69,19 @@ from adfkit._sources.openhands.files import (
 )
 from adfkit._sources.openhands.names import EVENT_NAME, STATE_FILE, is_conversation
 from adfkit._sources.transcript.kit import (
+    CallDraft,
+    EventDraft,
     Findings,
-    ModelCall,
     ParsedTranscript,
-    TranscriptEvent,
-    TranscriptRow,
+    RowDraft,
     bad_counts,
+    event_tokens,
+    final_calls,
     gc_paused,
+    mapped_tokens,
+    number_rows,
     result_text,
+    tool_input,
     warn_findings,
 )
 
@@ -179,12 +182,7 @@ def tokens_of(u: dict[str, Any]) -> dict[str, int]:
     ...            "cache_write_tokens": 0, "reasoning_tokens": 0})
     {'input': 3869, 'output': 32, 'cache_read': 3712, 'cache_write': 0, 'reasoning': 0}
     """
-    out: dict[str, int] = {}
-    for src, dst in _TOKEN_MAP.items():
-        v = as_count(u.get(src))
-        if v is not None:
-            out[dst] = v
-    return out
+    return mapped_tokens(u, _TOKEN_MAP)
 
 
 def _blocks(content: Any) -> list[dict[str, Any]]:
@@ -225,14 +223,8 @@ def _thinking(ev: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _arguments(ev: dict[str, Any]) -> dict[str, Any]:
     raw = _get(ev, "tool_call", "arguments")
-    if isinstance(raw, str):
-        try:
-            v = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
-        return v if isinstance(v, dict) else {"_raw_arguments": v}
-    if isinstance(raw, dict):
-        return raw
+    if isinstance(raw, str | dict):
+        return tool_input(raw)
     action = ev.get("action")
     if isinstance(action, dict):
         return {k: v for k, v in action.items() if k != "kind"}
@@ -255,42 +247,32 @@ def _observation_text(obs: Any) -> tuple[str, bool]:
 # --- building ------------------------------------------------------------------------------
 
 
-class _Row:
-    __slots__ = (
-        "role",
-        "content",
-        "model",
-        "tokens",
-        "created_at",
-        "kind_hint",
-        "lines",
-        "uuid",
-        "parent",
-        "branch",
-        "malformed",
-        "note",
-        "seq",
-        "event_ids",
-        "rid",
-    )
+class _Row(RowDraft):
+    """A row being built from one event file: ``event_ids`` of every event merged into it,
+    ``rid`` the model response it came from (its call: ``response:<rid>``)."""
 
-    def __init__(self, f: EventFile, role: str, content: list[dict[str, Any]]) -> None:
+    __slots__ = ("event_ids", "rid")
+
+    def __init__(
+        self, f: EventFile, role: str, content: list[dict[str, Any]], rid: str | None = None
+    ) -> None:
         ev = f.obj or {}
-        self.role = role
-        self.content = content
-        self.model: str | None = None
-        self.tokens: dict[str, int] = {}
-        self.created_at: int | None = None
-        self.kind_hint: str | None = None
-        self.lines = [f.idx + 1]
+        super().__init__(role, content, f.idx + 1, None)
         self.uuid = _str(ev.get("id"))
-        self.parent = _str(ev.get("parent_id"))
-        self.branch: str | None = None
-        self.malformed = False
-        self.note: str | None = None
-        self.seq = 0
+        self.parent_uuid = _str(ev.get("parent_id"))
         self.event_ids = [self.uuid] if self.uuid else []
-        self.rid: str | None = None
+        self.rid = rid
+        self.call_key = f"response:{rid}" if rid else None
+
+
+def _call(key: str, row: _Row, u: _Usage | None) -> CallDraft:
+    """The call of a response an event names: its usage, or none recorded."""
+    model = (u.model if u is not None else None) or row.model
+    tokens = dict(u.tokens) if u is not None else {}
+    c = CallDraft(key, row, row.lines[0], model, tokens, row.created_at)
+    if u is None:
+        c.note = "no usage recorded for this response"
+    return c
 
 
 @dataclass
@@ -314,11 +296,8 @@ class _State:
     open_call: _Row | None = None
     request: dict[str, Any] | None = None
     last_user_text: str = ""
-    last_input: int | None = None
-    window_size: int | None = None
-    awaiting: list[dict[str, Any]] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[tuple[str, _Row | None, int, _Usage | None]] = field(default_factory=list)
+    events: list[EventDraft] = field(default_factory=list)
+    calls: list[CallDraft] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
 
 
@@ -531,7 +510,7 @@ def _build(
     for r in st.rows:
         if r.role == "assistant" and r.rid is not None:
             _attach_call(st, r, ctx)
-    _attach_tokens_around(st)
+    event_tokens(st.events, [_call_input(r) for r in st.rows])
     windows = [u.window for u in usages if u.window and u.usage_id != cond_uid]
     if windows:
         meta["context_window"] = str(windows[-1])
@@ -570,12 +549,7 @@ def _branch_row(f: EventFile, ev: dict[str, Any], st: _State) -> _Row | None:
     conversation that went on)."""
     kind = ev.get("kind")
     if kind == "Condensation":
-        summary = ev.get("summary")
-        row = _Row(
-            f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else []
-        )
-        row.kind_hint = "compaction_summary"
-        return row
+        return _summary_row(f, ev)
     if not isinstance(kind, str) or kind not in ROW_KINDS:
         return None
     return _row_of_event(f, ev, kind, st, on=False)
@@ -585,7 +559,11 @@ def _stray_usage(st: _State, usages: list[_Usage], cond_uid: str | None, fnd: Fi
     """Recorded calls no event names: calls of no row, and one finding."""
     free = [u for u in usages if not u.used]
     for u in free:
-        st.calls.append((f"usage:{u.usage_id}:{u.response_id or '?'}", None, 0, u))
+        c = CallDraft(
+            f"usage:{u.usage_id}:{u.response_id or '?'}", None, 0, u.model, u.tokens, u.cost_at_ms
+        )
+        c.note = f"usage {u.usage_id!r}: no event names this response"
+        st.calls.append(c)
     if not free:
         return
     who = sorted({u.usage_id for u in free})
@@ -643,9 +621,8 @@ def _message_row(f: EventFile, ev: dict[str, Any], st: _State, *, on: bool) -> _
     if isinstance(ext, list):
         blocks += _blocks(ext)
     if role == "assistant":
-        row = _Row(f, "assistant", _thinking(msg) + _thinking(ev) + blocks)
-        row.rid = _str(ev.get("llm_response_id"))
-        return row
+        rid = _str(ev.get("llm_response_id"))
+        return _Row(f, "assistant", _thinking(msg) + _thinking(ev) + blocks, rid)
     row = _Row(f, "user", blocks)
     if role == "system":
         row.kind_hint = "context"
@@ -680,8 +657,7 @@ def _action_row(f: EventFile, ev: dict[str, Any], st: _State, *, on: bool) -> _R
             open_row.event_ids.append(eid)
             st.row_of.setdefault(eid, open_row)
         return None
-    row = _Row(f, "assistant", [*_thinking(ev), *_blocks(ev.get("thought")), use])
-    row.rid = rid
+    row = _Row(f, "assistant", [*_thinking(ev), *_blocks(ev.get("thought")), use], rid)
     if on:
         st.open_call = row
     return row
@@ -716,25 +692,13 @@ def _attach_call(st: _State, row: _Row, ctx: _Ctx) -> None:
         u.used = True
         row.tokens = dict(u.tokens)
         row.model = u.model or ctx.agent_model
-    st.calls.append((f"response:{rid}", row, row.lines[0], u))
+    st.calls.append(_call(f"response:{rid}", row, u))
 
 
-def _attach_tokens_around(st: _State) -> None:
-    """``tokens_before``/``tokens_after`` of each condensation: the input of the agent calls
-    around it (rows in order; rows carry their usage now)."""
-    events = sorted(st.events, key=lambda e: e["line"])
-    k = 0
-    last: int | None = None
-    for r in st.rows:
-        while k < len(events) and events[k]["line"] <= r.lines[0]:
-            events[k]["before"] = last
-            k += 1
-        if r.role == "assistant" and "input" in r.tokens:
-            last = r.tokens["input"]
-            for e in events[:k]:
-                e.setdefault("after", last)
-    for e in events[k:]:
-        e["before"] = last
+def _call_input(r: _Row) -> int | None:
+    """The prompt size of the agent's call on ``r`` (the condenser's, on a summary row, is not
+    the conversation's)."""
+    return r.tokens.get("input") if r.role == "assistant" and r.tokens else None
 
 
 def _forgotten(
@@ -791,40 +755,79 @@ def _trigger(req: dict[str, Any] | None) -> tuple[str, str]:
 def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: int | None) -> None:
     """A summary row, and the compaction: swept exactly what ``forgotten_event_ids`` names."""
     st.open_call = None
-    line = f.idx + 1
     eid = _str(ev.get("id")) or f"event-{f.idx}"
-    ids = ev.get("forgotten_event_ids")
-    if not isinstance(ids, list):
-        ids = []
-        ctx.fnd.add(
-            "bad_condensation", "warning", line, f"{f.name}: forgotten_event_ids is not a list"
-        )
-    swept, preserved, unknown = _forgotten(st, f, ids, ctx.fnd)
-    summary = ev.get("summary")
-    srow = _Row(f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
-    srow.kind_hint = "compaction_summary"
+    swept, preserved, unknown = _forgotten(st, f, _forgotten_ids(f, ev, ctx.fnd), ctx.fnd)
+    srow = _summary_row(f, ev)
     srow.created_at = ts
     srow.model = ctx.cond_model
     if not srow.content:
         srow.note = "this condensation holds no summary (a forgetting condenser)"
     rid = _str(ev.get("llm_response_id"))
-    u = ctx.by_rid.get(rid) if rid else None
-    if u is not None and u.used:
-        u = None
-    if u is not None:  # the condenser's call: its usage on the summary row (a compaction call)
-        u.used = True
-        srow.tokens = dict(u.tokens)
-        srow.model = u.model or ctx.cond_model
-    if rid is not None:
-        st.calls.append((f"response:{rid}", srow, line, u))
+    u = _condenser_call(st, ctx, srow, rid)
+    pos = len(st.rows)
     st.rows.append(srow)
     st.summary_of[f"{eid}-summary"] = srow
     st.row_of.setdefault(eid, srow)
     st.window = [*preserved, srow]
     req, st.request = st.request, None
     trigger, basis = _trigger(req)
-    extra: dict[str, Any] = {"trigger_basis": basis}
+    extra = _condensation_extra(ev, ctx, rid, req, unknown)
+    st.events.append(
+        EventDraft(
+            "compaction",
+            f.idx + 1,
+            ts,
+            eid,
+            trigger=trigger,
+            context_window=u.window if u is not None else None,
+            swept=swept,
+            preserved=preserved,
+            summary=srow,
+            extra={"trigger_basis": basis, **extra},
+            pos=pos,
+        )
+    )
+
+
+def _forgotten_ids(f: EventFile, ev: dict[str, Any], fnd: Findings) -> list[Any]:
+    ids = ev.get("forgotten_event_ids")
+    if isinstance(ids, list):
+        return ids
+    fnd.add(
+        "bad_condensation", "warning", f.idx + 1, f"{f.name}: forgotten_event_ids is not a list"
+    )
+    return []
+
+
+def _summary_row(f: EventFile, ev: dict[str, Any]) -> _Row:
+    """A condensation's summary row (no text when the condenser writes none)."""
+    summary = ev.get("summary")
+    row = _Row(f, "user", [{"type": "text", "text": summary}] if isinstance(summary, str) else [])
+    row.kind_hint = "compaction_summary"
+    return row
+
+
+def _condenser_call(st: _State, ctx: _Ctx, srow: _Row, rid: str | None) -> _Usage | None:
+    """The condenser's call, on the summary row: its usage there (a compaction call), counted
+    once."""
+    u = ctx.by_rid.get(rid) if rid else None
+    if u is not None and u.used:
+        u = None
+    if u is not None:
+        u.used = True
+        srow.tokens = dict(u.tokens)
+        srow.model = u.model or ctx.cond_model
+    if rid is not None:
+        st.calls.append(_call(f"response:{rid}", srow, u))
+    return u
+
+
+def _condensation_extra(
+    ev: dict[str, Any], ctx: _Ctx, rid: str | None, req: dict[str, Any] | None, unknown: int
+) -> dict[str, Any]:
+    """What a condensation records beyond the event's own fields."""
     off = ev.get("summary_offset")
+    extra: dict[str, Any] = {}
     for key, val in (
         ("summary_offset", off if type(off) is int else None),
         ("condenser", ctx.condenser),
@@ -834,52 +837,23 @@ def _condensation(st: _State, ctx: _Ctx, f: EventFile, ev: dict[str, Any], ts: i
     ):
         if val is not None:
             extra[key] = val
-    st.events.append(
-        {
-            "line": line,
-            "ts": ts,
-            "uuid": eid,
-            "summary": srow,
-            "swept": swept,
-            "preserved": preserved,
-            "trigger": trigger,
-            "window": u.window if u is not None else None,
-            "extra": extra,
-        }
-    )
+    return extra
 
 
-def _branches(rows: list[_Row], main: _State) -> tuple[list[_Row], list[dict[str, Any]]]:
+def _branches(rows: list[_Row]) -> list[EventDraft]:
     """Branch ids for the rows off the active branch (one per fork) and one rewind each."""
-    if not rows:
-        return rows, []
-    on_ids = set(main.row_of)
-    by_id: dict[str, _Row] = {}
-    for r in rows:
-        for eid in r.event_ids:
-            by_id[eid] = r
-    names: dict[int, str] = {}
-    rewinds: list[dict[str, Any]] = []
-    n = 0
+    by_id = {eid: r for r in rows for eid in r.event_ids}
+    swept: dict[str, list[_Row]] = {}
     for r in rows:  # in idx order: a branch's root comes before its children
-        p = r.parent
-        parent_row = by_id.get(p) if p else None
-        if parent_row is not None and id(parent_row) in names:
-            names[id(r)] = names[id(parent_row)]
+        parent = by_id.get(r.parent_uuid) if r.parent_uuid else None
+        if parent is not None and parent.branch is not None:
+            r.branch = parent.branch
         else:
-            n += 1
-            names[id(r)] = f"branch-{n}"
-            rewinds.append(
-                {
-                    "branch": f"branch-{n}",
-                    "line": r.lines[0],
-                    "fork": p if p in on_ids else None,
-                    "rows": [],
-                }
-            )
-        rewinds[int(names[id(r)].split("-")[1]) - 1]["rows"].append(r)
-        r.branch = names[id(r)]
-    return rows, rewinds
+            r.branch = f"branch-{len(swept) + 1}"
+        swept.setdefault(r.branch, []).append(r)
+    return [
+        EventDraft("rewind", g[0].lines[0], swept=g, extra={"branch": b}) for b, g in swept.items()
+    ]
 
 
 def _finish(
@@ -890,10 +864,9 @@ def _finish(
     fnd: Findings,
     sid: str | None,
 ) -> ParsedTranscript:
-    branch_rows, rewinds = _branches(branch_rows, st)
-    for n, row in enumerate([*st.rows, *branch_rows], start=1):
-        row.seq = n
-    calls = _calls(st)
+    rewinds = _branches(branch_rows)
+    rows, branches = number_rows(st.rows, branch_rows)
+    calls = final_calls(st.calls)
     n_missing = sum(1 for c in calls if c.seq is not None and not c.tokens)
     if n_missing:
         fnd.add(
@@ -916,94 +889,11 @@ def _finish(
         format=FORMAT,
         session_id=sid,
         meta=meta,
-        rows=[_final(r) for r in st.rows],
-        other_branches=[_final(r) for r in branch_rows],
-        events=_events(st, rewinds),
+        rows=rows,
+        other_branches=branches,
+        events=sorted((e.final() for e in [*st.events, *rewinds]), key=lambda e: e.line),
         findings=fnd.done(),
         calls=calls,
-    )
-
-
-def _events(st: _State, rewinds: list[dict[str, Any]]) -> list[TranscriptEvent]:
-    """The condensations (compactions) and the abandoned branches (rewinds), in file order."""
-    events = [
-        TranscriptEvent(
-            kind="compaction",
-            trigger=e["trigger"],
-            tokens_before=e.get("before"),
-            tokens_after=e.get("after"),
-            created_at=e["ts"],
-            line=e["line"],
-            uuid=e["uuid"],
-            summary_seq=e["summary"].seq,
-            swept=tuple(sorted(r.seq for r in e["swept"])),
-            preserved=tuple(sorted(r.seq for r in e["preserved"])),
-            context_window=e["window"],
-            extra=e["extra"],
-        )
-        for e in st.events
-    ]
-    events += [
-        TranscriptEvent(
-            kind="rewind",
-            line=rw["line"],
-            swept=tuple(r.seq for r in rw["rows"]),
-            extra={"branch": rw["branch"]},
-        )
-        for rw in rewinds
-    ]
-    events.sort(key=lambda e: e.line)
-    return events
-
-
-def _calls(st: _State) -> list[ModelCall]:
-    """Every model call, in file order: one per response an event names (its usage, or none)
-    and one per recorded usage no event names."""
-    out = []
-    for key, r, line, u in sorted(st.calls, key=lambda c: c[1].lines[0] if c[1] else c[2]):
-        if r is not None:
-            note = None if u is not None else "no usage recorded for this response"
-            seq, at, model, ts = (
-                r.seq,
-                r.lines[0],
-                (u.model if u else None) or r.model,
-                r.created_at,
-            )
-        else:
-            assert u is not None
-            note = f"usage {u.usage_id!r}: no event names this response"
-            seq, at, model, ts = None, line, u.model, u.cost_at_ms
-        out.append(
-            ModelCall(
-                key=key,
-                seq=seq,
-                line=at,
-                model=model,
-                tokens=dict(u.tokens) if u is not None else {},
-                created_at=ts,
-                note=note,
-            )
-        )
-    return out
-
-
-def _final(r: _Row) -> TranscriptRow:
-    return TranscriptRow(
-        seq=r.seq,
-        role=r.role,
-        content=r.content,
-        model=r.model,
-        tokens=dict(r.tokens),
-        created_at=r.created_at,
-        kind_hint=r.kind_hint,
-        line=r.lines[0],
-        lines=tuple(r.lines),
-        uuid=r.uuid,
-        parent_uuid=r.parent,
-        call_key=f"response:{r.rid}" if r.rid else None,
-        branch=r.branch,
-        malformed=r.malformed,
-        note=r.note,
     )
 
 

@@ -13,8 +13,7 @@ from adfkit._base.files import open_text_stream
 from adfkit._sources.pi.files import is_header, sessions_under
 from adfkit._sources.pi.parser import header_meta
 from adfkit._sources.transcript.kit import (
-    iter_lines,
-    loads_line,
+    head_objects,
     sessions_frame,
 )
 
@@ -41,14 +40,7 @@ def _peek(f: Path, max_lines: int = 400) -> tuple[dict[str, Any], str | None]:
     except NotTranscriptError as e:
         return info, e.detail
     try:
-        for n, data, _complete in iter_lines(fh, 8 << 20):
-            if n > max_lines:
-                break
-            if data is None:
-                continue
-            obj, _p = loads_line(data)
-            if type(obj) is not dict:
-                continue
+        for obj in head_objects(fh, max_lines):
             if not info and is_header(obj):
                 info = {"session_id": obj.get("id"), **header_meta(obj)}
                 continue

@@ -56,26 +56,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from adfkit._base.errors import NotTranscriptError
-from adfkit._base.files import open_text_stream
 from adfkit._core.rows import as_count
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
+    CallInputs,
+    EventDraft,
     Findings,
-    ModelCall,
+    JsonLines,
     ParsedTranscript,
-    TranscriptEvent,
-    TranscriptRow,
-    bad_counts,
+    RowDraft,
+    TypeCounts,
+    anthropic_usage,
     bad_usage,
     check_head,
+    final_calls,
     gc_paused,
     iso_ms,
-    iter_lines,
-    loads_line,
+    number_rows,
+    own_call,
     result_text,
+    tool_input,
     warn_findings,
 )
 
@@ -102,8 +103,13 @@ _NO_ROW = frozenset({"model_change", "thinking_level_change", "label", "session_
 MESSAGE_ROLES = frozenset(
     {"user", "assistant", "toolResult", "bashExecution", "custom", "hookMessage"}
 )
-#: pi usage keys holding token counts.
-USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "totalTokens")
+#: pi usage keys -> the Anthropic keys they are (pi's ``input`` is the uncached part, too).
+_AS_ANTHROPIC = {
+    "input": "input_tokens",
+    "output": "output_tokens",
+    "cacheRead": "cache_read_input_tokens",
+    "cacheWrite": "cache_creation_input_tokens",
+}
 _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -124,9 +130,9 @@ class _Read:
     header: dict[str, Any] | None = None
     header_line: int = 0
     entries: list[_Entry] = field(default_factory=list)
-    #: pi's array of parsed lines: index -> entry (None: the header, a skipped huge line, a
+    #: pi's array of parsed lines: index -> entry (absent: the header, a skipped huge line, a
     #: value that is no object).
-    by_index: list[_Entry | None] = field(default_factory=list)
+    by_index: dict[int, _Entry] = field(default_factory=dict)
     #: Lines pi would have parsed that this reader could not (bad JSON is skipped by pi too).
     first_bad_line: int | None = None
     repaired: set[int] = field(default_factory=set)
@@ -136,84 +142,54 @@ class _Read:
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _Read:
-    """The lines, read here rather than with the kit's :class:`JsonLines`: a v1 compaction's
-    ``firstKeptEntryIndex`` counts every line pi parsed, the huge and non-object ones that
-    ``JsonLines`` drops included, so each line's place must be known."""
+    """The entries, each with its place among the lines pi parses (a v1 compaction's
+    ``firstKeptEntryIndex`` counts them all: the huge and non-object ones ``JsonLines`` drops,
+    and the header, included)."""
     check_head(path, _WHAT)
     rd = _Read()
-    unknown: dict[str, list[int]] = {}
-    fh = open_text_stream(path)
-    try:
-        for n, data, complete in iter_lines(fh, max_line_bytes):
-            if data is None:
-                fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={max_line_bytes:,}; skipped",
-                )
-                rd.by_index.append(None)  # pi parses it: it keeps its place in the index
-                continue
-            obj, problem = loads_line(data)
-            if obj is None:
-                if not complete:
-                    fnd.add(
-                        "truncated_last_line",
-                        "warning",
-                        n,
-                        "last line is incomplete (no newline, not valid JSON): the session is "
-                        "probably still being written; read up to the line before",
-                    )
-                else:
-                    fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
-                    if rd.first_bad_line is None:
-                        rd.first_bad_line = n
-                continue
-            if problem is not None:
-                fnd.add("encoding", "warning", n, problem)
-                rd.repaired.add(n)
-            if type(obj) is not dict:
-                fnd.add("not_an_object", "warning", n, "line is JSON but not an object; skipped")
-                rd.by_index.append(None)
-                continue
-            t = obj.get("type")
-            if rd.header is None and not rd.entries and not rd.by_index:
-                if t != "session" or not isinstance(obj.get("id"), str):
-                    raise NotTranscriptError(  # pi's own test (loadEntriesFromFile)
-                        "the first record is not a pi session header "
-                        '({"type": "session", "id", "timestamp", "cwd"}): not a pi session',
-                        path=path,
-                    )
-                rd.header, rd.header_line = obj, n
-                rd.by_index.append(None)
-                continue
-            if t == "session":
-                fnd.add("extra_header", "warning", n, "a second session header; skipped")
-                rd.by_index.append(None)
-                continue
+    unknown = TypeCounts()
+    lines = JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes)
+    for n, obj in lines:
+        index = lines.n_parsed + lines.n_huge - 1
+        t = obj.get("type")
+        if index == 0:
+            rd.header, rd.header_line = _header(path, obj), n
+        elif t == "session":
+            fnd.add("extra_header", "warning", n, "a second session header; skipped")
+        else:
             if t not in ENTRY_TYPES:  # no row, but a node of the tree (pi indexes it too)
-                key = t if isinstance(t, str) else f"<{type(t).__name__}>"
-                unknown.setdefault(key[:60], []).append(n)
+                unknown.add(t, n)
             i = obj.get("id")
-            e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=len(rd.by_index))
+            e = _Entry(n, obj, i if isinstance(i, str) and i else f"@{n}", index=index)
             rd.entries.append(e)
-            rd.by_index.append(e)
-    finally:
-        fh.close()
+            rd.by_index[index] = e
     if rd.header is None:
         raise NotTranscriptError(
             "no complete JSON record: not a pi session (or its header is still being written)",
             path=path,
         )
-    for t, lines in unknown.items():
-        fnd.add(
-            "unknown_entry_type",
-            "warning",
-            lines[0],
-            f"{len(lines)} entr{'y' if len(lines) == 1 else 'ies'} of unknown type {t!r} "
-            "not read (not in pi's session format; its place in the tree is kept)",
-        )
+    rd.first_bad_line, rd.repaired = lines.first_bad_line, set(lines.repaired)
+    unknown.report(fnd, "unknown_entry_type", "warning", _unknown_entries)
     return rd
+
+
+def _header(path: Path, obj: dict[str, Any]) -> dict[str, Any]:
+    """The first line pi parses: its session header, else not a pi session (pi's own test,
+    loadEntriesFromFile)."""
+    if obj.get("type") != "session" or not isinstance(obj.get("id"), str):
+        raise NotTranscriptError(
+            "the first record is not a pi session header "
+            '({"type": "session", "id", "timestamp", "cwd"}): not a pi session',
+            path=path,
+        )
+    return obj
+
+
+def _unknown_entries(n: int, t: str) -> str:
+    return (
+        f"{n} entr{'y' if n == 1 else 'ies'} of unknown type {t!r} not read (not in pi's "
+        "session format; its place in the tree is kept)"
+    )
 
 
 # --- the tree -------------------------------------------------------------------------------
@@ -280,18 +256,6 @@ def _link(rd: _Read, fnd: Findings) -> tuple[dict[str, _Entry], list[_Entry]]:
 # --- content --------------------------------------------------------------------------------
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        try:
-            v = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
-        return v if isinstance(v, dict) else {"_raw_arguments": v}
-    return {} if raw is None else {"_raw_arguments": raw}
-
-
 def _blocks(content: Any) -> list[dict[str, Any]]:
     """pi content (a string or a list of text/thinking/toolCall/image parts) -> ADF blocks."""
     if isinstance(content, str):
@@ -313,7 +277,7 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
                     "type": "tool_use",
                     "id": b.get("id"),
                     "name": b.get("name"),
-                    "input": _arguments(b.get("arguments")),
+                    "input": tool_input(b.get("arguments")),
                 }
             )
         elif t == "image":
@@ -364,72 +328,24 @@ def pi_tokens(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
     """
     if not isinstance(usage, dict):
         return {}, {}
-    get = usage.get
-    inp, out = as_count(get("input")), as_count(get("output"))
-    cr, cw = as_count(get("cacheRead")), as_count(get("cacheWrite"))
-    bad = bad_counts(usage, USAGE_KEYS)
-    unknown: dict[str, Any] = {}
-    for k, dst in (
-        ("output", "output"),
-        ("cacheRead", "cache_read"),
-        ("cacheWrite", "cache_write"),
-    ):
-        if k in bad:
-            unknown[dst] = usage[k]
-    res: dict[str, int] = {}
-    input_bad = any(k in bad for k in ("input", "cacheRead", "cacheWrite"))
-    if input_bad:
-        unknown["input"] = next(usage[k] for k in ("input", "cacheRead", "cacheWrite") if k in bad)
-    elif inp is not None or cr is not None or cw is not None:
-        res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
-    if out is not None:
-        res["output"] = out
-    if cr is not None:
-        res["cache_read"] = cr
-    if cw is not None:
-        res["cache_write"] = cw
-    return res, unknown
+    same = {_AS_ANTHROPIC[k]: v for k, v in usage.items() if k in _AS_ANTHROPIC}
+    return anthropic_usage(same)
 
 
 # --- building rows --------------------------------------------------------------------------
 
 
-class _PRow:
-    __slots__ = (
-        "role",
-        "content",
-        "model",
-        "tokens",
-        "created_at",
-        "kind_hint",
-        "line",
-        "uuid",
-        "parent",
-        "branch",
-        "malformed",
-        "note",
-        "seq",
-        "call",
-    )
+class _PRow(RowDraft):
+    """A row being built from one entry (its ``id`` and ``parentId``); an assistant row is a
+    model call of its own (:func:`own_call`)."""
+
+    __slots__ = ()
 
     def __init__(self, e: _Entry, role: str, content: list[dict[str, Any]]) -> None:
-        self.role = role
-        self.content = content
-        self.model: str | None = None
-        self.tokens: dict[str, Any] = {}
-        self.created_at = _time(e.obj)
-        self.kind_hint: str | None = None
-        self.line = e.line
-        i = e.obj.get("id")
+        super().__init__(role, content, e.line, _time(e.obj))
+        i, p = e.obj.get("id"), e.obj.get("parentId")
         self.uuid = i if isinstance(i, str) else None
-        p = e.obj.get("parentId")
-        self.parent = p if isinstance(p, str) else None
-        self.branch: str | None = None
-        self.malformed = False
-        self.note: str | None = None
-        self.seq = 0
-        #: (tokens, model) of the model call this assistant row is.
-        self.call: tuple[dict[str, int], str | None] | None = None
+        self.parent_uuid = p if isinstance(p, str) else None
 
 
 def _time(o: dict[str, Any]) -> int | None:
@@ -465,7 +381,7 @@ def _assistant_row(e: _Entry, m: dict[str, Any], fnd: Findings, meta: dict[str, 
     if isinstance(err, str) and err:
         row.note = f"{row.note or stop}: {err[:120]}"
     row.tokens = {**tokens, **unknown}
-    row.call = (tokens, row.model)
+    own_call(row, tokens, row.model)
     return row
 
 
@@ -539,7 +455,7 @@ def _row_of(e: _Entry, fnd: Findings, meta: dict[str, str]) -> _PRow | None:
 class _Built:
     rows: list[_PRow] = field(default_factory=list)
     branch_rows: list[_PRow] = field(default_factory=list)
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[EventDraft] = field(default_factory=list)
 
 
 def _first_kept(
@@ -556,8 +472,7 @@ def _first_kept(
         target = by_key.get(fid)
     elif type(fidx) is int:
         named = f"firstKeptEntryIndex {fidx}"
-        if 0 <= fidx < len(rd.by_index):
-            target = rd.by_index[fidx]
+        target = rd.by_index.get(fidx)
         if rd.first_bad_line is not None and rd.first_bad_line < c.line:
             fnd.add(
                 "index_after_bad_line",
@@ -594,8 +509,7 @@ def _build(rd: _Read, fnd: Findings, meta: dict[str, str]) -> _Built:
     b = _Built()
     window: list[_PRow] = []
     row_at: dict[int, _PRow] = {}  # path position -> row
-    last_input: int | None = None
-    awaiting: list[dict[str, Any]] = []
+    inputs = CallInputs()
     for i, e in enumerate(path):
         row = _row_of(e, fnd, meta)
         if row is None:
@@ -605,157 +519,98 @@ def _build(rd: _Read, fnd: Findings, meta: dict[str, str]) -> _Built:
             row.note = "non-UTF-8 bytes or lone surrogates replaced"
         b.rows.append(row)
         if e.obj.get("type") == "compaction":
-            f = _first_kept(e, rd, pos, by_key, fnd)
-            # pi keeps the entries from the first kept one on, an earlier summary excepted
-            # (only the latest compaction's summary is sent: buildSessionContext)
-            span = range(f, i) if f is not None else range(0)
-            kept = [
-                row_at[j] for j in span if j in row_at and path[j].obj.get("type") != "compaction"
-            ]
-            kept_ids = set(map(id, kept))
-            swept = [r for r in window if id(r) not in kept_ids]
-            ev: dict[str, Any] = {
-                "kind": "compaction",
-                "entry": e,
-                "summary": row,
-                "swept": swept,
-                "preserved": kept,
-                "before": last_input,
-            }
+            kept = _kept(path, row_at, _first_kept(e, rd, pos, by_key, fnd), i)
+            ev = _compaction(e, row, window, kept)
             b.events.append(ev)
-            awaiting.append(ev)
+            inputs.event(ev)
             window = [*kept, row]
         else:
             window.append(row)
         row_at[i] = row
-        if row.call is not None and "input" in row.call[0]:
-            last_input = row.call[0]["input"]
-            for ev in awaiting:
-                ev["after"] = last_input
-            awaiting.clear()
-    _branches(rd, pos, b, fnd, meta)
+        if row.call is not None and "input" in row.call.tokens:
+            inputs.call(row.call.tokens["input"])
+    _branches(rd, pos, b, meta)
     return b
 
 
-def _branches(
-    rd: _Read, pos: dict[str, int], b: _Built, fnd: Findings, meta: dict[str, str]
-) -> None:
-    """Rows of entries off the path, one branch per first off-path entry under an on-path one."""
+def _kept(path: list[_Entry], row_at: dict[int, _PRow], first: int | None, i: int) -> list[_PRow]:
+    """The rows a compaction at path position ``i`` keeps: pi keeps the entries from the first
+    kept one on, an earlier summary excepted (only the latest compaction's summary is sent:
+    buildSessionContext)."""
+    span = range(first, i) if first is not None else range(0)
+    return [row_at[j] for j in span if j in row_at and path[j].obj.get("type") != "compaction"]
+
+
+def _compaction(e: _Entry, row: _PRow, window: list[_PRow], kept: list[_PRow]) -> EventDraft:
+    """The event of compaction entry ``e`` (its summary ``row``): it sweeps the rows of the
+    ``window`` it does not keep."""
+    o = e.obj
+    i = o.get("id")
+    kept_ids = set(map(id, kept))
+    return EventDraft(
+        "compaction",
+        e.line,
+        iso_ms(o.get("timestamp")),
+        i if isinstance(i, str) else None,
+        pre_tokens=as_count(o.get("tokensBefore")),
+        swept=[r for r in window if id(r) not in kept_ids],
+        preserved=kept,
+        summary=row,
+        extra=_compaction_extra(o),
+    )
+
+
+def _compaction_extra(o: dict[str, Any]) -> dict[str, Any]:
+    """What a compaction entry records beyond the event's own fields."""
+    extra: dict[str, Any] = {}
+    details = o.get("details")
+    if isinstance(details, dict):
+        for k in ("readFiles", "modifiedFiles"):
+            v = details.get(k)
+            if isinstance(v, list):
+                extra[k] = [x for x in v if isinstance(x, str)]
+    if o.get("fromHook") is True:
+        extra["from_hook"] = True
+    for k in ("firstKeptEntryId", "firstKeptEntryIndex"):
+        if k in o:
+            extra[k] = o[k]
+    return extra
+
+
+def _branches(rd: _Read, pos: dict[str, int], b: _Built, meta: dict[str, str]) -> None:
+    """Rows of entries off the path, one branch per first off-path entry under an on-path one,
+    and a rewind sweeping each branch's rows."""
     branch_of: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    n = 0
     for e in rd.entries:
         if e.key in pos:
             continue
         bid = branch_of.get(e.parent) if e.parent is not None else None
         if bid is None:
-            n += 1
-            bid = f"branch-{n}"
+            bid = f"branch-{len(first_line) + 1}"
             first_line[bid] = e.line
         branch_of[e.key] = bid
         row = _row_of(e, Findings(), meta)  # its findings were not for the conversation
-        if row is None:
-            continue
-        row.branch = bid
-        b.branch_rows.append(row)
+        if row is not None:
+            row.branch = bid
+            b.branch_rows.append(row)
     for bid, line in first_line.items():
         rows = [r for r in b.branch_rows if r.branch == bid]
-        if not rows:
-            continue
-        b.events.append(
-            {
-                "kind": "rewind",
-                "line": line,
-                "swept": rows,
-                "extra": {"branch": bid},
-            }
-        )
+        if rows:
+            b.events.append(EventDraft("rewind", line, swept=rows, extra={"branch": bid}))
 
 
 # --- result ---------------------------------------------------------------------------------
 
 
-def _final(r: _PRow) -> TranscriptRow:
-    return TranscriptRow(
-        seq=r.seq,
-        role=r.role,
-        content=r.content,
-        model=r.model,
-        tokens=dict(r.tokens),
-        created_at=r.created_at,
-        kind_hint=r.kind_hint,
-        line=r.line,
-        lines=(r.line,),
-        uuid=r.uuid,
-        parent_uuid=r.parent,
-        call_key=(r.uuid or f"line-{r.line}") if r.call is not None else None,
-        branch=r.branch,
-        malformed=r.malformed,
-        note=r.note,
-    )
-
-
 def _finish(
     path: Path, rd: _Read, b: _Built, meta: dict[str, str], fnd: Findings
 ) -> ParsedTranscript:
-    for n, r in enumerate([*b.rows, *b.branch_rows], start=1):
-        r.seq = n
-    events: list[TranscriptEvent] = []
-    for ev in b.events:
-        if ev["kind"] == "rewind":
-            events.append(
-                TranscriptEvent(
-                    kind="rewind",
-                    line=ev["line"],
-                    swept=tuple(r.seq for r in ev["swept"]),
-                    extra=ev["extra"],
-                )
-            )
-            continue
-        e: _Entry = ev["entry"]
-        o = e.obj
-        extra: dict[str, Any] = {}
-        details = o.get("details")
-        if isinstance(details, dict):
-            for k in ("readFiles", "modifiedFiles"):
-                v = details.get(k)
-                if isinstance(v, list):
-                    extra[k] = [x for x in v if isinstance(x, str)]
-        if o.get("fromHook") is True:
-            extra["from_hook"] = True
-        for k in ("firstKeptEntryId", "firstKeptEntryIndex"):
-            if k in o:
-                extra[k] = o[k]
-        events.append(
-            TranscriptEvent(
-                kind="compaction",
-                pre_tokens=as_count(o.get("tokensBefore")),
-                tokens_before=ev["before"],
-                tokens_after=ev.get("after"),
-                created_at=iso_ms(o.get("timestamp")),
-                line=e.line,
-                uuid=o.get("id") if isinstance(o.get("id"), str) else None,
-                summary_seq=ev["summary"].seq,
-                swept=tuple(sorted(r.seq for r in ev["swept"])),
-                preserved=tuple(sorted(r.seq for r in ev["preserved"])),
-                extra=extra,
-            )
-        )
-    calls = [
-        ModelCall(
-            key=r.uuid or f"line-{r.line}",
-            seq=r.seq,
-            line=r.line,
-            model=r.call[1],
-            tokens=r.call[0],
-            created_at=r.created_at,
-            note=r.note,
-        )
-        for r in sorted([*b.rows, *b.branch_rows], key=lambda r: r.line)
-        if r.call is not None
-    ]
-    h = rd.header or {}
-    sid = h.get("id")
+    rows, branches = number_rows(b.rows, b.branch_rows)
+    calls = [r.call for r in (*b.rows, *b.branch_rows) if r.call is not None]
+    for c in calls:  # a reply's call is noted as its row is (aborted, repaired)
+        c.note = c.row.note if c.row is not None else None
+    sid = (rd.header or {}).get("id")
     if not isinstance(sid, str):
         m = _UUID_RE.search(path.name)
         sid = m.group(1) if m else None
@@ -764,11 +619,11 @@ def _finish(
         format=FORMAT,
         session_id=sid,
         meta=meta,
-        rows=[_final(r) for r in b.rows],
-        other_branches=[_final(r) for r in b.branch_rows],
-        events=events,
+        rows=rows,
+        other_branches=branches,
+        events=[ev.final() for ev in b.events],
         findings=fnd.done(),
-        calls=calls,
+        calls=final_calls(calls),
     )
 
 

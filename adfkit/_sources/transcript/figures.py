@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order, reappended_pairs
-from adfkit._core.prices import PriceTable, cost_warning, costs
+from adfkit._core.prices import PriceTable, cost_warning, costs, unpriced
 from adfkit._core.rows import (
     created_ms,
     parse_content,
@@ -200,16 +200,12 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
         [0.0 if v is None else float(v) for v in w1h],
         prices,
     )
-    unpriced: dict[str, int] = {}
-    for f in calls:
-        if (m := f[4] or "") not in prices:
-            name = m or "(none recorded)"
-            unpriced[name] = unpriced.get(name, 0) + 1
+    missing = unpriced([f[4] for f in calls], prices)
     total_only = sum(1 for r, c in zip(rates, cost, strict=True) if r[0] == r[0] and c != c)
     note = ""
-    if unpriced or total_only:
+    if missing or total_only:
         legacy = sum(1 for f in calls if f[5][0] is None and f[5][5] is not None)
-        note = cost_warning(unpriced, total_only, legacy)
+        note = cost_warning(missing, total_only, legacy)
     out = [
         UsageCall(
             CALL_ROW_KINDS[f[1]],

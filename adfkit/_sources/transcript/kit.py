@@ -15,9 +15,12 @@ does the same. What a parser takes from here, so that it only says what its reco
 - **drafts**: :class:`RowDraft`, :class:`EventDraft`, :class:`CallDraft` are the rows, events
   and calls while the parser builds them (merged, moved to a branch, before ``seq`` is known);
   :func:`number_rows`, :meth:`EventDraft.final` and :func:`final_calls` make the finished
-  records. A parser subclasses a draft for the state only it keeps.
+  records; :func:`own_call` makes a row its own model call; :class:`CallInputs` and
+  :func:`event_tokens` give an event the prompt sizes around it. A parser subclasses a draft
+  for the state only it keeps.
 - **values**: timestamps (:func:`iso_ms`), token usage (:func:`anthropic_tokens`,
-  :func:`openai_tokens`, counts that are not counts), tool-result text.
+  :func:`openai_tokens`, :func:`mapped_tokens`, counts that are not counts), tool-call
+  arguments (:func:`tool_input`), tool-result text.
 
 Nothing here knows any one format.
 
@@ -46,7 +49,7 @@ import io
 import os
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -147,6 +150,9 @@ class TranscriptEvent:
     preserved: tuple[int, ...] = ()
     context_window: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: Whether the mechanism writes a summary: False for one that drops rows without any (a
+    #: trim, an edit, a truncation), whose missing summary is then not lost.
+    summarises: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +259,7 @@ class RowDraft:
         "branch",
         "malformed",
         "note",
+        "call",
     )
 
     def __init__(
@@ -275,6 +282,8 @@ class RowDraft:
         self.branch: str | None = None
         self.malformed = False
         self.note: str | None = None
+        #: The model call whose usage the row carries (None: none, or the parser keeps it).
+        self.call: CallDraft | None = None
 
     def final(self) -> TranscriptRow:
         """The finished row (``seq`` set by :func:`number_rows`)."""
@@ -336,6 +345,8 @@ class EventDraft:
     #: How many active rows were built when the event happened (where the parser finds the
     #: calls before and after it), None when the parser tracks those itself.
     pos: int | None = None
+    #: :attr:`TranscriptEvent.summarises`.
+    summarises: bool = True
 
     def final(self) -> TranscriptEvent:
         s = self.summary
@@ -354,6 +365,7 @@ class EventDraft:
             preserved=tuple(sorted(r.seq for r in self.preserved)),
             context_window=self.context_window,
             extra=self.extra,
+            summarises=self.summarises,
         )
 
 
@@ -362,7 +374,17 @@ class CallDraft:
     :meth:`final` makes the :class:`ModelCall`. A parser subclasses it for the state only it
     keeps (add ``__slots__``)."""
 
-    __slots__ = ("key", "row", "line", "model", "tokens", "created_at", "n_records", "sidechain")
+    __slots__ = (
+        "key",
+        "row",
+        "line",
+        "model",
+        "tokens",
+        "created_at",
+        "n_records",
+        "sidechain",
+        "note",
+    )
 
     def __init__(
         self,
@@ -382,6 +404,8 @@ class CallDraft:
         self.created_at = created_at
         self.n_records = 1
         self.sidechain = sidechain
+        #: What the finished call says of itself (a ``note`` given to :meth:`final` wins).
+        self.note: str | None = None
 
     def final(self, note: str | None = None) -> ModelCall:
         r = self.row
@@ -394,8 +418,84 @@ class CallDraft:
             created_at=self.created_at,
             n_records=self.n_records,
             sidechain=self.sidechain,
-            note=note,
+            note=note if note is not None else self.note,
         )
+
+
+def own_call(row: RowDraft, tokens: dict[str, int], model: str | None) -> CallDraft:
+    """Make ``row`` a model call of its own (a format writing one message per call, its usage
+    on it): the call is keyed by the row's ``uuid``, else its line (``line-<n>``), and the row
+    names it (``call_key``, ``call``).
+
+    Examples
+    --------
+    >>> row = RowDraft("assistant", [], 7, None)
+    >>> c = own_call(row, {"output": 3}, "m")
+    >>> row.call_key, c.key, c.line, row.call is c
+    ('line-7', 'line-7', 7, True)
+    """
+    key = row.uuid or f"line-{row.lines[0]}"
+    row.call_key = key
+    row.call = CallDraft(key, row, row.lines[0], model, tokens, row.created_at)
+    return row.call
+
+
+class CallInputs:
+    """``tokens_before``/``tokens_after`` of events met in file order: the prompt size
+    (``input``) of the last model call before the event and of the first call after it.
+
+    An event takes the last call's size as it happens (:meth:`event`) and waits for the next
+    call's (:meth:`call`); one with no call after it keeps ``tokens_after`` None.
+
+    Examples
+    --------
+    >>> w, ev = CallInputs(), EventDraft("compaction", 5)
+    >>> w.call(100); w.event(ev); w.call(40); w.call(70)
+    >>> ev.tokens_before, ev.tokens_after, w.last
+    (100, 40, 70)
+    """
+
+    __slots__ = ("last", "waiting")
+
+    def __init__(self) -> None:
+        self.last: int | None = None
+        self.waiting: list[EventDraft] = []
+
+    def event(self, ev: EventDraft) -> None:
+        ev.tokens_before = self.last
+        self.waiting.append(ev)
+
+    def call(self, n: int) -> None:
+        self.last = n
+        for ev in self.waiting:
+            ev.tokens_after = n
+        self.waiting.clear()
+
+
+def event_tokens(events: Iterable[EventDraft], inputs: Sequence[int | None]) -> None:
+    """Each event's ``tokens_before``/``tokens_after`` (the :class:`CallInputs` rule) when the
+    calls are known only after the walk: ``inputs[i]`` is the prompt size of the call on active
+    row ``i`` (None: no call), an event stands before row ``EventDraft.pos`` (events without a
+    ``pos`` are left as they are).
+
+    Examples
+    --------
+    >>> a, b = EventDraft("compaction", 3, pos=1), EventDraft("compaction", 9, pos=3)
+    >>> event_tokens([b, a], [10, None, 30])
+    >>> (a.tokens_before, a.tokens_after), (b.tokens_before, b.tokens_after)
+    ((10, 30), (30, None))
+    """
+    at = sorted((e for e in events if e.pos is not None), key=lambda e: e.pos or 0)
+    w = CallInputs()
+    k = 0
+    for i, n in enumerate(inputs):
+        while k < len(at) and at[k].pos == i:
+            w.event(at[k])
+            k += 1
+        if n is not None:
+            w.call(n)
+    for ev in at[k:]:
+        w.event(ev)
 
 
 def final_calls(calls: Iterable[CallDraft], unattributed: str | None = None) -> list[ModelCall]:
@@ -464,14 +564,21 @@ class TypeCounts:
         self.lines.setdefault(key[:60], []).append(line)
 
     def report(
-        self, fnd: Findings, check: str, severity: str, detail: str, *, at_line: bool = True
+        self,
+        fnd: Findings,
+        check: str,
+        severity: str,
+        detail: str | Callable[[int, str], str],
+        *,
+        at_line: bool = True,
     ) -> None:
-        """One finding per type; ``detail`` is formatted with ``n`` (records) and ``t`` (type),
-        on the first such record's line (``at_line``) or on the whole file."""
+        """One finding per type; ``detail`` is formatted with ``n`` (records) and ``t`` (type)
+        (or called with them), on the first such record's line (``at_line``) or on the whole
+        file."""
         for t, lines in self.lines.items():
-            fnd.add(
-                check, severity, lines[0] if at_line else None, detail.format(n=len(lines), t=t)
-            )
+            n = len(lines)
+            text = detail(n, t) if callable(detail) else detail.format(n=n, t=t)
+            fnd.add(check, severity, lines[0] if at_line else None, text)
 
 
 # --- reading lines --------------------------------------------------------------------------
@@ -548,6 +655,19 @@ def iter_lines(stream: IO[bytes], max_line_bytes: int) -> Iterator[tuple[int, by
             if not chunk or chunk[-1:] == b"\n":
                 break
         yield n, None, bool(chunk)
+
+
+def head_objects(stream: IO[bytes], max_lines: int) -> Iterator[dict[str, Any]]:
+    """The JSON objects among the first ``max_lines`` non-blank lines of ``stream``, for a
+    quick look at a file (a listing, a link to its session): a line too long (over 8 MiB),
+    not JSON or not an object is passed over, with no finding."""
+    for _, data, _c in iter_lines(stream, 8 << 20):
+        if max_lines <= 0:
+            return
+        max_lines -= 1
+        obj = loads_line(data)[0] if data is not None else None
+        if type(obj) is dict:
+            yield obj
 
 
 _LONE_SURROGATE = re.compile(
@@ -736,8 +856,10 @@ class JsonLines:
       (``zstd_error``, ``zstd_cut``).
 
     ``noun`` names the file in findings ("the session is probably still being written").
-    :attr:`n_parsed` counts the lines that parsed as JSON. The file is closed when the
-    iteration ends. Iterate once.
+    :attr:`n_parsed` counts the lines that parsed as JSON (objects or not), :attr:`n_huge` the
+    lines dropped unread, :attr:`first_bad_line` is the first complete line that was not JSON
+    (a format whose records count lines knows each line's place from these). The file is
+    closed when the iteration ends. Iterate once.
     """
 
     def __init__(
@@ -758,6 +880,8 @@ class JsonLines:
         self.skip = skip
         self.n_parsed = 0
         self.n_skipped = 0
+        self.n_huge = 0
+        self.first_bad_line: int | None = None
         self.repaired: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -823,6 +947,7 @@ class JsonLines:
                 if held > cap:
                     raw.hit = True
                     return
+            self.n_huge += 1
             self.fnd.add(
                 "huge_line",
                 "warning",
@@ -845,6 +970,8 @@ class JsonLines:
                 )
             else:
                 self.fnd.add("bad_json", "warning", n, f"{problem}; line skipped")
+                if self.first_bad_line is None:
+                    self.first_bad_line = n
             return None
         self.n_parsed += 1
         if problem is not None:
@@ -980,8 +1107,8 @@ _EPHEMERAL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 def anthropic_bad_counts(usage: Any) -> list[str]:
     """:func:`bad_counts` of an Anthropic ``usage``, ``cache_creation`` parts included."""
     bad = bad_counts(usage, ANTHROPIC_COUNT_KEYS)
-    if isinstance(usage, dict):
-        cc = usage.get("cache_creation")
+    cc = usage.get("cache_creation") if isinstance(usage, dict) else None
+    if cc is not None:
         bad += [f"cache_creation.{k}" for k in bad_counts(cc, _EPHEMERAL_KEYS)]
     return bad
 
@@ -1013,8 +1140,13 @@ def unknown_counts(usage: Any, fmt: str) -> dict[str, Any]:
         for k in bad_counts(usage, tuple(OPENAI_COUNT_KEYS)):
             out[OPENAI_COUNT_KEYS[k]] = usage[k]
         return out
+    return _anthropic_unknown(usage, anthropic_bad_counts(usage))
+
+
+def _anthropic_unknown(usage: Any, bad: list[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     parts: tuple[str, ...]
-    for k in anthropic_bad_counts(usage):
+    for k in bad:
         if k.startswith("cache_creation."):
             raw, parts = usage["cache_creation"][k.split(".", 1)[1]], ("cache_write", "input")
         else:
@@ -1044,11 +1176,29 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     """
     if not isinstance(usage, dict):
         return {}
+    return _anthropic_tokens(usage, anthropic_bad_counts(usage))
+
+
+def anthropic_usage(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
+    """``(anthropic_tokens(usage), unknown_counts(usage, "anthropic"))``, the counts checked
+    once (a reader making both for every call).
+
+    Examples
+    --------
+    >>> anthropic_usage({"input_tokens": 3, "cache_read_input_tokens": -1, "output_tokens": 7})
+    ({'output': 7}, {'cache_read': -1, 'input': -1})
+    """
+    if not isinstance(usage, dict):
+        return {}, {}
+    bad = anthropic_bad_counts(usage)
+    return _anthropic_tokens(usage, bad), _anthropic_unknown(usage, bad) if bad else {}
+
+
+def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
     get = usage.get
     inp, out = as_count(get("input_tokens")), as_count(get("output_tokens"))
     cr, cw = as_count(get("cache_read_input_tokens")), as_count(get("cache_creation_input_tokens"))
-    bad = anthropic_bad_counts(usage)
-    cw_bad = any(k.startswith("cache_creation") for k in bad)
+    cw_bad = bool(bad) and any(k.startswith("cache_creation") for k in bad)
     cc = get("cache_creation")
     w1h = None
     if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
@@ -1058,7 +1208,7 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     if cw_bad:
         cw = w1h = None
     res: dict[str, int] = {}
-    input_bad = cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad
+    input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)
     if not input_bad and (inp is not None or cr is not None or cw is not None):
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
@@ -1081,6 +1231,26 @@ OPENAI_COUNT_KEYS = {
 }
 
 
+def mapped_tokens(usage: Any, keys: dict[str, str]) -> dict[str, int]:
+    """The counts of ``usage`` under ``keys`` (the format's key -> the ADF key), for a usage
+    whose input already includes the cached part; a value that is not a count is left out
+    (unknown).
+
+    Examples
+    --------
+    >>> mapped_tokens({"prompt": 12, "completion": "x"}, {"prompt": "input", "completion": "n"})
+    {'input': 12}
+    """
+    if not isinstance(usage, dict):
+        return {}
+    res: dict[str, int] = {}
+    for src, dst in keys.items():
+        v = as_count(usage.get(src))
+        if v is not None:
+            res[dst] = v
+    return res
+
+
 def openai_tokens(usage: Any) -> dict[str, int]:
     """Codex/OpenAI token usage -> ADF tokens (``input`` already includes the cached part;
     ``output`` already includes reasoning). A count that is not a count is left out (unknown).
@@ -1091,14 +1261,30 @@ def openai_tokens(usage: Any) -> dict[str, int]:
     ...                "reasoning_output_tokens": 4, "total_tokens": 129})
     {'input': 120, 'output': 9, 'cache_read': 100, 'reasoning': 4}
     """
-    if not isinstance(usage, dict):
-        return {}
-    res: dict[str, int] = {}
-    for src, dst in OPENAI_COUNT_KEYS.items():
-        v = as_count(usage.get(src))
-        if v is not None:
-            res[dst] = v
-    return res
+    return mapped_tokens(usage, OPENAI_COUNT_KEYS)
+
+
+def tool_input(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as the ``input`` object of a ``tool_use`` block: an object as it
+    is, JSON text parsed (not valid JSON: ``{"_error", "_raw_arguments"}``), none at all ``{}``,
+    any other value kept under ``_raw_arguments``.
+
+    Examples
+    --------
+    >>> tool_input('{"cmd": "ls"}'), tool_input(None), tool_input("[1]")
+    ({'cmd': 'ls'}, {}, {'_raw_arguments': [1]})
+    >>> tool_input("{oops")
+    {'_error': 'arguments are not valid JSON', '_raw_arguments': '{oops'}
+    """
+    if isinstance(raw, dict):
+        return raw
+    if isinstance(raw, str):
+        try:
+            v = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"_error": "arguments are not valid JSON", "_raw_arguments": raw}
+        return v if isinstance(v, dict) else {"_raw_arguments": v}
+    return {} if raw is None else {"_raw_arguments": raw}
 
 
 def result_text(content: Any) -> str:
@@ -1159,6 +1345,7 @@ __all__ = [
     "DEFAULT_MAX_DECOMPRESSED_BYTES",
     "DEFAULT_MAX_LINE_BYTES",
     "CallDraft",
+    "CallInputs",
     "EventDraft",
     "Finding",
     "Findings",
@@ -1172,7 +1359,10 @@ __all__ = [
     "TranscriptRow",
     "TypeCounts",
     "check_head",
+    "event_tokens",
     "final_calls",
     "gc_paused",
+    "head_objects",
     "number_rows",
+    "own_call",
 ]

@@ -470,7 +470,7 @@ def _event_data(
                 "summary_seq": e.summary_seq,
                 "boundary_seq": bound,
                 "audit_ids": (aid,),
-                "summary_lost": e.kind == "compaction" and e.summary_seq is None,
+                "summary_lost": e.kind == "compaction" and e.summary_seq is None and e.summarises,
             }
         )
         focus = e.extra.get("user_context")
