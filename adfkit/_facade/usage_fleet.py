@@ -123,70 +123,115 @@ def usage_fleet(
     got: dict[int, list[dict[str, Any]]] = {}
     errors: list[tuple[int, tuple[str, str, str]]] = []
     todo = list(range(len(paths)))
-    index = None
-    keys: list[str] = []
-    options = {"kwargs": kwargs, "open": {}, "columns": list(FLEET_COLUMNS)}
+    index, keys = None, []
     if cache is not None:
         index = Index(cache, "usage_days", paths)
-        keys = [part_key(p, "usage_days", options) for p in paths]
-        todo = []
-        for i, (p, k) in enumerate(zip(paths, keys, strict=True)):
-            rows = index.fresh_rows(k, p) if index.fresh(k, p) else None
-            if rows is None:
-                todo.append(i)
-            else:
-                got[i] = rows
-    full: list[int] = []
-    if todo:
-        jobs = [paths[i] for i in todo]
-        if index is not None:
-            import orjson
-
-            jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in todo]
-        results = fleet._run(
-            _job,
-            jobs,
-            (prices,),
-            engine=engine,
-            workers=None,
-            client=None,
-            progress=False,
-            desc="usage",
-            small_bytes=SMALL_USAGE_BYTES,
-        )
-        written = False
-        for i, (what, value, st) in zip(todo, results, strict=True):
-            if what == "error":
-                errors.append((i, value))
-            elif what == "full":
-                full.append(i)
-            else:
-                got[i] = value
-                if index is not None and st is not None:
-                    index.record(keys[i], paths[i], st, options, rows=value)
-                    written = True
-        if written and index is not None:
-            index.save()
+        keys = [part_key(p, "usage_days", _options(kwargs)) for p in paths]
+        todo = _index_hits(index, paths, keys, got)
+    full = _plain(paths, todo, prices, engine, index, keys, kwargs, got, errors) if todo else []
     if full:
-        sub = [paths[i] for i in full]
-        run = _full_runner(engine)
-        if cache is None:
-            res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
-        else:
-            res = fleet._load_cached(run, sub, "usage_days", kwargs, {}, cache)
-        where = {p: i for i, p in zip(full, sub, strict=True)}
-        for df, err in res:
-            if err is not None:
-                errors.append((where[err[0]], err))
-            if df is not None:
-                for r in frame_rows(df):
-                    got.setdefault(where[r["agent_path"]], []).append(r)
+        _full(paths, full, engine, kwargs, cache, got, errors)
     rows = [r for i in sorted(got) for r in got[i]]
+    _relabel(rows)
+    return rows, [e for _, e in sorted(errors, key=lambda x: x[0])]
+
+
+def _options(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The options an index part is keyed by (those of ``load_fleet``'s usage_days parts)."""
+    return {"kwargs": kwargs, "open": {}, "columns": list(FLEET_COLUMNS)}
+
+
+def _index_hits(
+    index: Index, paths: list[str], keys: list[str], got: dict[int, list[dict[str, Any]]]
+) -> list[int]:
+    """Fill ``got`` with the rows the index holds fresh; return the positions still to read."""
+    todo = []
+    for i, (p, k) in enumerate(zip(paths, keys, strict=True)):
+        rows = index.fresh_rows(k, p) if index.fresh(k, p) else None
+        if rows is None:
+            todo.append(i)
+        else:
+            got[i] = rows
+    return todo
+
+
+def _plain(
+    paths: list[str],
+    todo: list[int],
+    prices: Any,
+    engine: str,
+    index: Index | None,
+    keys: list[str],
+    kwargs: dict[str, Any],
+    got: dict[int, list[dict[str, Any]]],
+    errors: list[tuple[int, tuple[str, str, str]]],
+) -> list[int]:
+    """Read the files at ``todo`` on the plain path (recorded in the index, if any); return the
+    positions of those that need the full tables (a format without a plain path)."""
+    jobs = [paths[i] for i in todo]
+    if index is not None:
+        import orjson
+
+        jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in todo]
+    results = fleet._run(
+        _job,
+        jobs,
+        (prices,),
+        engine=engine,
+        workers=None,
+        client=None,
+        progress=False,
+        desc="usage",
+        small_bytes=SMALL_USAGE_BYTES,
+    )
+    full: list[int] = []
+    written = False
+    for i, (what, value, st) in zip(todo, results, strict=True):
+        if what == "error":
+            errors.append((i, value))
+        elif what == "full":
+            full.append(i)
+        else:
+            got[i] = value
+            if index is not None and st is not None:
+                index.record(keys[i], paths[i], st, _options(kwargs), rows=value)
+                written = True
+    if written and index is not None:
+        index.save()
+    return full
+
+
+def _full(
+    paths: list[str],
+    full: list[int],
+    engine: str,
+    kwargs: dict[str, Any],
+    cache: str | os.PathLike[str] | None,
+    got: dict[int, list[dict[str, Any]]],
+    errors: list[tuple[int, tuple[str, str, str]]],
+) -> None:
+    """The files at ``full`` through ``load_fleet``'s own usage_days tables."""
+    sub = [paths[i] for i in full]
+    run = _full_runner(engine)
+    if cache is None:
+        res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
+    else:
+        res = fleet._load_cached(run, sub, "usage_days", kwargs, {}, cache)
+    where = {p: i for i, p in zip(full, sub, strict=True)}
+    for df, err in res:
+        if err is not None:
+            errors.append((where[err[0]], err))
+        if df is not None:
+            for r in frame_rows(df):
+                got.setdefault(where[r["agent_path"]], []).append(r)
+
+
+def _relabel(rows: list[dict[str, Any]]) -> None:
+    """Make the labels distinct between agents (:func:`fleet.distinct_labels`), in place."""
     seen = list({(r["agent_path"], r["agent"]): r["label"] for r in rows}.items())
     new = fleet.distinct_labels([(p, a, lab) for (p, a), lab in seen])
     for r in rows:
         r["label"] = new[(r["agent_path"], r["agent"])]
-    return rows, [e for _, e in sorted(errors, key=lambda x: x[0])]
 
 
 def _full_runner(engine: str) -> Callable[..., list[Any]]:
