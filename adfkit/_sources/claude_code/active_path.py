@@ -122,10 +122,10 @@ def _active_path(g: _Graph, fnd: Findings, side_group: bool) -> _Path:
             break
         seen.add(id(cur))
         recs.append(cur)
-        p, missing = g.parent_of(cur)
-        if p is not None:
-            cur = p
+        if cur.pnode is not None:  # the usual step: the parent is in the file
+            cur = cur.pnode
             continue
+        missing = g.parent_of(cur)[1]
         nxt = _bridge(cur, missing, back, fnd, side_group, roots)
         if nxt is None:
             break

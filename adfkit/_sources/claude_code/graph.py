@@ -66,12 +66,13 @@ class _Graph:
         later: list[_Rec] = []
         replays = 0
         append = nodes.append
-        resolve = links.resolve
+        resolve, prog = links.resolve, links.prog
         for r in recs:
             pu = r.parent
             if pu is None and r.type == "system":
                 pu = _parent_uuid(r)
-            pu = resolve(pu)[0]
+            if pu in prog:  # through progress links (None is never a key)
+                pu = resolve(pu)[0]
             pn = latest.get(pu) if pu is not None else None
             if pu is not None and pn is None:
                 later.append(r)

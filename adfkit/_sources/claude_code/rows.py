@@ -23,7 +23,7 @@ class _RowB(RowDraft):
 
     def __init__(self, r: _Rec, role: str, content: list[dict[str, Any]]) -> None:
         obj = r.obj or {}
-        super().__init__(role, content, r.line, iso_ms(obj.get("timestamp")))
+        RowDraft.__init__(self, role, content, r.line, iso_ms(obj.get("timestamp")))
         self.uuid = r.uuid
         self.uuids = [r.uuid]
         self.parent_uuid = r.parent
@@ -189,4 +189,6 @@ def _new_blocks(have: list[dict[str, Any]], blocks: list[dict[str, Any]]) -> lis
 
 
 def _same_input(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a.get(k) == b.get(k) for k in _USAGE_INPUT_KEYS)
+    ga, gb = a.get, b.get
+    i, r, w = _USAGE_INPUT_KEYS
+    return ga(i) == gb(i) and ga(r) == gb(r) and ga(w) == gb(w)

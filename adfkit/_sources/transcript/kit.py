@@ -286,25 +286,28 @@ class RowDraft:
         self.call: CallDraft | None = None
 
     def final(self) -> TranscriptRow:
-        """The finished row (``seq`` set by :func:`number_rows`)."""
+        """The finished row (``seq`` set by :func:`number_rows`). Arguments by position, in
+        :class:`TranscriptRow`'s field order (a third of the cost of keywords, once per row;
+        tests/test_transcript_kit.py checks the order)."""
+        lines = self.lines
         return TranscriptRow(
-            seq=self.seq,
-            role=self.role,
-            content=self.content,
-            model=self.model,
-            tokens=self.tokens or {},
-            created_at=self.created_at,
-            kind_hint=self.kind_hint,
-            line=self.lines[0],
-            lines=tuple(self.lines),
-            uuid=self.uuid,
-            parent_uuid=self.parent_uuid,
-            call_key=self.call_key,
-            sidechain=self.sidechain,
-            agent_id=self.agent_id,
-            branch=self.branch,
-            malformed=self.malformed,
-            note=self.note,
+            self.seq,
+            self.role,
+            self.content,
+            self.model,
+            self.tokens or {},
+            self.created_at,
+            self.kind_hint,
+            lines[0],
+            tuple(lines),
+            self.uuid,
+            self.parent_uuid,
+            self.call_key,
+            self.sidechain,
+            self.agent_id,
+            self.branch,
+            self.malformed,
+            self.note,
         )
 
 
@@ -1190,8 +1193,41 @@ def anthropic_usage(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
     """
     if not isinstance(usage, dict):
         return {}, {}
+    clean = _clean_anthropic_tokens(usage)
+    if clean is not None:
+        return clean, {}
     bad = anthropic_bad_counts(usage)
     return _anthropic_tokens(usage, bad), _anthropic_unknown(usage, bad) if bad else {}
+
+
+def _clean_anthropic_tokens(usage: dict[str, Any]) -> dict[str, int] | None:
+    """:func:`_anthropic_tokens` of a usage whose counts are all absent, null or plain ints
+    the count rule takes (the usual case, checked in one pass), else None (the full rule)."""
+    get = usage.get
+    inp, out = get("input_tokens"), get("output_tokens")
+    cr, cw = get("cache_read_input_tokens"), get("cache_creation_input_tokens")
+    cc = get("cache_creation")
+    a = b = w1h = None
+    if isinstance(cc, dict):
+        a, b = cc.get("ephemeral_5m_input_tokens"), cc.get("ephemeral_1h_input_tokens")
+    for v in (inp, out, cr, cw, a, b):
+        if v is not None and (type(v) is not int or as_count(v) is None):
+            return None
+    if a is not None or b is not None:  # authoritative when there
+        cw = (a or 0) + (b or 0)
+        w1h = b or 0
+    res: dict[str, int] = {}
+    if inp is not None or cr is not None or cw is not None:
+        res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
+    if out is not None:
+        res["output"] = out
+    if cr is not None:
+        res["cache_read"] = cr
+    if cw is not None:
+        res["cache_write"] = cw
+    if w1h is not None:
+        res["cache_write_1h"] = w1h
+    return res
 
 
 def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
