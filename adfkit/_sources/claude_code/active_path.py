@@ -17,7 +17,11 @@ from adfkit._sources.transcript.kit import (
 def _tool_use_ids(r: _Rec) -> list[str]:
     obj = r.obj
     msg = obj.get("message") if obj else None
-    c = msg.get("content") if isinstance(msg, dict) else None
+    return _use_ids(msg.get("content")) if isinstance(msg, dict) else []
+
+
+def _use_ids(c: object) -> list[str]:
+    """The ids of the ``tool_use`` blocks of a message content."""
     if not isinstance(c, list):
         return []
     return [
@@ -208,20 +212,7 @@ def _place_off_path(g: _Graph, ap: _Path, side_group: bool) -> tuple[list[_Rec],
         and r.type in ("user", "assistant", "attachment")
         and not (r.side and not side_group)
     ]
-    use_rec: dict[str, _Rec] = {}
-    answered: set[str] = set()
-    key_recs: dict[str, list[_Rec]] = {}
-    for r in path if off_path else ():  # only needed to place records off the chain
-        if r.type == "assistant":
-            for i in _tool_use_ids(r):
-                use_rec.setdefault(i, r)
-            k = _rec_key(r)
-            if k is not None:
-                key_recs.setdefault(k, []).append(r)
-        elif r.type == "user":
-            ids = _result_ids(r)
-            if ids:
-                answered.update(ids)
+    use_rec, answered, key_recs = _path_calls(path if off_path else [])
     stitched: dict[int, list[_Rec]] = {}
     branch_recs: list[_Rec] = []
     reach = _Reach(g, on_path)
@@ -254,6 +245,30 @@ def _place_off_path(g: _Graph, ap: _Path, side_group: bool) -> tuple[list[_Rec],
             order.extend(sorted(extra, key=lambda x: x.line))
         order.extend(ap.after.get(id(r), ()))
     return order, branch_recs
+
+
+def _path_calls(path: list[_Rec]) -> tuple[dict[str, _Rec], set[str], dict[str, list[_Rec]]]:
+    """What the records off the chain are placed by: tool_use id -> the record on the chain
+    that made the call, the ids its results answered, call key -> its block records."""
+    use_rec: dict[str, _Rec] = {}
+    answered: set[str] = set()
+    key_recs: dict[str, list[_Rec]] = {}
+    for r in path:
+        t, obj = r.type, r.obj
+        msg = obj.get("message") if obj and (t == "assistant" or t == "user") else None
+        if not isinstance(msg, dict):
+            continue
+        if t == "assistant":
+            for i in _use_ids(msg.get("content")):
+                use_rec.setdefault(i, r)
+            k = _call_key(obj, msg)
+            if k is not None:
+                key_recs.setdefault(k, []).append(r)
+        else:
+            ids = _result_ids(r)
+            if ids:
+                answered.update(ids)
+    return use_rec, answered, key_recs
 
 
 class _Reach:
