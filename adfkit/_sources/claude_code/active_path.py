@@ -255,7 +255,9 @@ def _path_calls(path: list[_Rec]) -> tuple[dict[str, _Rec], set[str], dict[str, 
     key_recs: dict[str, list[_Rec]] = {}
     for r in path:
         t, obj = r.type, r.obj
-        msg = obj.get("message") if obj and (t == "assistant" or t == "user") else None
+        if not obj or (t != "assistant" and t != "user"):
+            continue
+        msg = obj.get("message")
         if not isinstance(msg, dict):
             continue
         if t == "assistant":

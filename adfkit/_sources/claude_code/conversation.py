@@ -44,12 +44,12 @@ def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -
     b = _Builder(fnd, calls, d.repaired)
     events: list[EventDraft] = []
     _walk_active(order, b, fnd, events, ap.roots)
-    branch_rows = _branches(g, ap, branch_recs, b, events)
+    branch_rows = _branches(ap, branch_recs, b, events)
     return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
 
 
 def _branches(
-    g: _Graph, ap: _Path, branch_recs: list[_Rec], b: _Builder, events: list[EventDraft]
+    ap: _Path, branch_recs: list[_Rec], b: _Builder, events: list[EventDraft]
 ) -> list[_RowB]:
     """The rows of the abandoned branches (``branch-1``... by their topmost record, in file
     order), and a ``rewind`` event for each branch a model call was made from (line and time:
@@ -64,12 +64,14 @@ def _branches(
         groups.setdefault(id(top), []).append(r)
         tops[id(top)] = top
         forks[id(top)] = fork
+    if not groups:
+        return []
     children_on_path: dict[int, _Rec] = {}
     for r in path:
-        p, _ = g.parent_of(r)
+        p = r.pnode
         if p is not None and id(p) not in children_on_path:
             children_on_path[id(p)] = r
-    roots_on_path = [r for r in path if g.parent_of(r)[0] is None]
+    roots_on_path = [r for r in path if r.pnode is None]
     branch_rows: list[_RowB] = []
     asides = 0
     for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):

@@ -88,9 +88,7 @@ class _Graph:
             r.pnode = pn
             append(r)
         self.missing: dict[int, tuple[str, int]] = {}
-        first = dict(latest)
-        for u, cs in copies.items():
-            first[u] = cs[0]
+        first = _first_copies(latest, copies) if later else latest
         for r in later:  # parents written after their child (or never)
             pu, link_line = resolve(_parent_uuid(r))
             if pu is None:
@@ -112,6 +110,14 @@ class _Graph:
         """The record's parent and, when the parent uuid is not in the file, (that uuid, the
         line of the record or progress link that names it)."""
         return r.pnode, self.missing.get(id(r)) if self.missing else None
+
+
+def _first_copies(latest: dict[str, _Rec], copies: dict[str, list[_Rec]]) -> dict[str, _Rec]:
+    """uuid -> its first copy written (``latest`` holds the last)."""
+    first = dict(latest)
+    for u, cs in copies.items():
+        first[u] = cs[0]
+    return first
 
 
 def _parent_uuid(r: _Rec) -> str | None:
