@@ -14,6 +14,7 @@ Usage: ``python benchmarks/run.py --only fleet-real [--quick]`` (quick: a 100-se
 
 from __future__ import annotations
 
+import compileall
 import os
 import random
 import shutil
@@ -167,6 +168,9 @@ def startup() -> None:
 def run(quick: bool) -> None:
     """The section: start-up, then the real sessions, then the generated fleet."""
     print("fleet-real: whole processes, adfkit usage against ccusage session (same folder)")
+    # adfkit's bytecode, as a pip install compiles it: a shell with PYTHONDONTWRITEBYTECODE=1
+    # (this machine's) would otherwise make every timed process compile adfkit from source
+    compileall.compile_dir(ROOT / "adfkit", quiet=1)
     startup()
     exe, why = ccusage_bin()
     real = real_fleet()
