@@ -1216,18 +1216,7 @@ def _clean_anthropic_tokens(usage: dict[str, Any]) -> dict[str, int] | None:
     if a is not None or b is not None:  # authoritative when there
         cw = (a or 0) + (b or 0)
         w1h = b or 0
-    res: dict[str, int] = {}
-    if inp is not None or cr is not None or cw is not None:
-        res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
-    if out is not None:
-        res["output"] = out
-    if cr is not None:
-        res["cache_read"] = cr
-    if cw is not None:
-        res["cache_write"] = cw
-    if w1h is not None:
-        res["cache_write_1h"] = w1h
-    return res
+    return _token_dict(inp, out, cr, cw, w1h)
 
 
 def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
@@ -1243,9 +1232,24 @@ def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
         w1h = b or 0
     if cw_bad:
         cw = w1h = None
-    res: dict[str, int] = {}
     input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)
-    if not input_bad and (inp is not None or cr is not None or cw is not None):
+    return _token_dict(inp, out, cr, cw, w1h, with_input=not input_bad)
+
+
+def _token_dict(
+    inp: int | None,
+    out: int | None,
+    cr: int | None,
+    cw: int | None,
+    w1h: int | None,
+    *,
+    with_input: bool = True,
+) -> dict[str, int]:
+    """ADF token keys of an Anthropic usage's counts: ``input`` is the whole prompt (uncached
+    plus cache read and write) where any part is known and ``with_input``; absent counts are
+    left out."""
+    res: dict[str, int] = {}
+    if with_input and (inp is not None or cr is not None or cw is not None):
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
         res["output"] = out
