@@ -225,3 +225,36 @@ def test_a_parameters_cell_that_is_not_python_is_a_clear_error(tmp_path):
     ]
     with pytest.raises(ReportError, match="parameters cell is not valid Python"):
         inject_parameters(nb, {"AGENT": "/x/b.adf"})
+
+
+def test_the_report_command_skips_jsonschemas_slow_iri_grammar(tmp_path):
+    """``adfkit report`` imports nbformat, which imports jsonschema, which imports
+    rfc3987_syntax where JupyterLab's dependencies installed it: 2.3 s of building a grammar
+    for a format nbformat never checks (a third of a report's time). The command keeps it out
+    of its process; nbformat still reads and validates the notebook."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec("rfc3987_syntax") is None:
+        pytest.skip("rfc3987-syntax is not installed here: nothing to keep out")
+    code = """if True:
+        import sys
+        import adfkit.cli._report as r
+        def fake(path, target, **_):
+            import nbformat
+            nb = nbformat.read(sys.argv[1], as_version=4)
+            nbformat.validate(nb)
+            print("grammar", sys.modules.get("rfc3987_syntax") is not None)
+            return target
+        r.write_report = fake
+        from adfkit.cli import main
+        sys.exit(main(["report", sys.argv[2], "-o", sys.argv[3]]))
+    """
+    nb = Path(__file__).resolve().parent.parent / "notebooks" / "01-quickstart.ipynb"
+    args = [str(nb), str(sample("clean")), str(tmp_path / "r.html")]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == "grammar False", done.stdout
