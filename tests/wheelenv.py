@@ -1,13 +1,14 @@
-"""adfkit's wheel installed in fresh venvs, made in the background from the start of the session.
+"""adfkit's wheel installed in a fresh venv, made in the background from the start of the session.
 
 Building the wheel, making a venv and ``pip install`` into it take minutes of mostly waiting
 (downloads, unpacking), not of computing. ``tests/conftest.py`` calls :func:`start` once the
 tests are collected, when some selected test uses the ``wheel`` or ``wheel_with_notebooks``
-fixture (tests/test_cli.py), so the installs run while the tests before those run; the
-fixtures wait for them (:func:`plain`, :func:`with_notebooks`) and fail with the install's
-own error. Two venvs: one as a plain ``pip install`` of the wheel leaves it, and one where
-``pip install "adfkit[notebooks]"`` followed a plain install (what adfkit tells a user who
-lacks the extra to do).
+fixture (tests/test_cli.py), so the install runs while the tests before those run; the
+fixtures wait for it (:func:`plain`, :func:`with_notebooks`) and fail with the install's own
+error. One venv, in two states: first as a plain ``pip install`` of the wheel leaves it, then
+with ``pip install "adfkit[notebooks]"`` run in it (what adfkit tells a user who lacks the
+extra to do). The plain state's tests come first in tests/test_cli.py; a plain venv asked for
+after the extra went in is made afresh (a second install, slower, never a wrong one).
 """
 
 from __future__ import annotations
@@ -79,7 +80,8 @@ _lock = threading.Lock()
 _pool: ThreadPoolExecutor | None = None
 _root: Path | None = None
 _plain: Future[Wheel] | None = None
-_notebooks: Future[Wheel] | None = None
+#: the plain venv with the notebooks extra installed in it (set once that is done)
+_notebooks: Wheel | None = None
 _running: set[subprocess.Popen[bytes]] = set()
 _stopping = threading.Event()
 
@@ -120,37 +122,47 @@ def _make_plain(root: Path) -> Wheel:
     return _venv(root, "plain", _build(root))
 
 
-def _make_notebooks(root: Path, plain: Future[Wheel]) -> Wheel:
-    w = _venv(root, "notebooks", plain.result().whl)
+def _add_notebooks(w: Wheel) -> Wheel:
     w.pip_install(f"adfkit[notebooks] @ {w.whl.as_uri()}")
     return w
 
 
 def start(folder: Path | None = None) -> None:
-    """Start making both venvs in ``folder`` (default: a new temporary folder), once; nothing
+    """Start making the venv in ``folder`` (default: a new temporary folder), once; nothing
     when wheels are not :func:`wanted`."""
-    global _pool, _root, _plain, _notebooks
+    global _pool, _root, _plain
     with _lock:
         if _pool is not None or not wanted():
             return
         _root = Path(tempfile.mkdtemp(prefix="adfkit-wheel-")) if folder is None else folder
         _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wheel")
         _plain = _pool.submit(_make_plain, _root)
-        _notebooks = _pool.submit(_make_notebooks, _root, _plain)
 
 
 def plain() -> Wheel:
-    """The venv with a plain install of the wheel (made now if :func:`start` was not called)."""
+    """The venv with a plain install of the wheel (made now if :func:`start` was not called;
+    made afresh if the notebooks extra went into the first one already)."""
+    global _plain
     start()
-    assert _plain is not None
-    return _plain.result()
+    assert _plain is not None and _root is not None
+    with _lock:
+        w = _plain.result()
+        if w is _notebooks:
+            w = _venv(_root, "plain-again", w.whl)
+            _plain = Future()
+            _plain.set_result(w)
+    return w
 
 
 def with_notebooks() -> Wheel:
-    """The venv where the notebooks extra was installed after a plain install."""
+    """The plain venv after ``pip install "adfkit[notebooks]"`` in it (installed on first use)."""
+    global _notebooks
     start()
-    assert _notebooks is not None
-    return _notebooks.result()
+    assert _plain is not None
+    with _lock:
+        if _notebooks is None:
+            _notebooks = _add_notebooks(_plain.result())
+    return _notebooks
 
 
 def stop() -> None:
