@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import hashlib
 import os
 from pathlib import Path
@@ -49,6 +50,16 @@ def fingerprint(folder: Path) -> dict[str, tuple[int, str, int]]:
             key = str(f.relative_to(folder))
             out[key] = (st.st_size, hashlib.sha256(f.read_bytes()).hexdigest(), st.st_mtime_ns)
     return out
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """adfkit's and adfsynth's bytecode, written once before the tests start, as a pip install
+    writes it: with PYTHONDONTWRITEBYTECODE=1 set (this machine's shell sets it) every worker,
+    notebook kernel and command the tests start would otherwise compile them from source
+    again (0.3 s of each process that imports adfkit). Only the main process compiles."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        for package in ("adfkit", "adfsynth"):
+            compileall.compile_dir(ROOT / package, quiet=1)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
