@@ -12,6 +12,7 @@ modules), on a cycle, and on a module outside every layer (a new module must be 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,11 @@ def _imports(name: str, path: Path) -> set[str]:
     return out - {name, "adfkit"}  # the package's own __init__ (``__version__``) runs first anyway
 
 
-GRAPH = {m: _imports(m, p) for m, p in MODULES.items()}
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """Module -> the adfkit modules it imports (parsed on first use, not when every worker
+    collects the tests)."""
+    return {m: _imports(m, p) for m, p in MODULES.items()}
 
 
 def layer(module: str) -> int | None:
@@ -65,7 +70,7 @@ def reach(module: str) -> set[str]:
     seen: set[str] = set()
     todo = [module]
     while todo:
-        for n in GRAPH.get(todo.pop(), ()):
+        for n in graph().get(todo.pop(), ()):
             if n not in seen:
                 seen.add(n)
                 todo.append(n)
@@ -78,7 +83,7 @@ def test_every_module_has_a_layer():
 
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_imports_point_down(module):
-    up = sorted(n for n in GRAPH[module] if (layer(n) or 0) > (layer(module) or 0))
+    up = sorted(n for n in graph()[module] if (layer(n) or 0) > (layer(module) or 0))
     assert up == [], f"{module} (layer {layer(module)}) imports a higher layer: {up}"
 
 
@@ -100,24 +105,24 @@ def test_no_cycles():
     def visit(m: str) -> None:
         state[m] = 1
         path.append(m)
-        for n in sorted(GRAPH.get(m, ())):
+        for n in sorted(graph().get(m, ())):
             if state.get(n) == 1:
                 raise AssertionError("import cycle: " + " -> ".join(path[path.index(n) :] + [n]))
-            if n in GRAPH and not state.get(n):
+            if n in graph() and not state.get(n):
                 visit(n)
         path.pop()
         state[m] = 2
 
-    for m in sorted(GRAPH):
+    for m in sorted(graph()):
         if not state.get(m):
             visit(m)
 
 
 def test_the_test_sees_imports():
     """The graph is not empty by accident: known edges are found, function-local ones too."""
-    assert "adfkit._core.source" in GRAPH["adfkit._sources.adf.source"]
-    assert "adfkit._analysis.replay" in GRAPH["adfkit._analysis.compactions"]
-    assert "adfkit.cli" in GRAPH["adfkit._entry"]  # inside main()
+    assert "adfkit._core.source" in graph()["adfkit._sources.adf.source"]
+    assert "adfkit._analysis.replay" in graph()["adfkit._analysis.compactions"]
+    assert "adfkit.cli" in graph()["adfkit._entry"]  # inside main()
     assert "adfkit._analysis.compactions" in reach("adfkit")
     assert layer("adfkit._sources.claude_code.parser") == 2 and layer("adfkit._stray") is None
 

@@ -232,11 +232,12 @@ def test_the_report_command_skips_jsonschemas_slow_iri_grammar(tmp_path):
     rfc3987_syntax where JupyterLab's dependencies installed it: 2.3 s of building a grammar
     for a format nbformat never checks (a third of a report's time). The command keeps it out
     of its process; nbformat still reads and validates the notebook."""
-    import importlib.util
     import subprocess
     import sys
+    from importlib.machinery import PathFinder
 
-    if importlib.util.find_spec("rfc3987_syntax") is None:
+    # on the path, not in sys.modules: tests/conftest.py keeps it out of this process too
+    if PathFinder.find_spec("rfc3987_syntax") is None:
         pytest.skip("rfc3987-syntax is not installed here: nothing to keep out")
     code = """if True:
         import sys

@@ -87,3 +87,14 @@ def missing(modules: tuple[str, ...] = _RUN_NOTEBOOKS) -> list[str]:
 def has_jupyterlab() -> bool:
     """Whether JupyterLab is installed here, so ``jupyter lab`` can open the notebooks."""
     return not missing(("jupyterlab",))
+
+
+def skip_iri_grammar() -> None:
+    """Keep jsonschema from importing ``rfc3987_syntax`` in this process: it builds a grammar
+    for 2.3 s on import (python-jsonschema/jsonschema#1392, #1521) only to check the ``iri``
+    format, which nbformat's schema never uses. nbformat imports jsonschema; JupyterLab's
+    dependencies install rfc3987-syntax. For processes adfkit owns (the ``adfkit`` command, the
+    tests): a library call leaves its caller's jsonschema as it is."""
+    import sys
+
+    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]

@@ -4,7 +4,6 @@ the bundled notebooks copied out for a pip user."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from adfkit._base.bundled import (
     notebooks_dir,
     sample_files,
     sample_folder,
+    skip_iri_grammar,
 )
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
@@ -26,15 +26,6 @@ from adfkit._facade.report import (
 from adfkit.cli._common import add_command, agent_paths, cleandoc, for_each_agent, say
 
 
-def _skip_iri_checks() -> None:
-    """Keep jsonschema from importing ``rfc3987_syntax``, which builds a grammar for 2.3 s on
-    import (python-jsonschema/jsonschema#1392, #1521) only to check the ``iri`` format, which
-    nbformat's schema never uses. nbformat imports jsonschema; JupyterLab's dependencies
-    install rfc3987-syntax. Done in the command's own process only: a library call leaves the
-    caller's jsonschema as it is."""
-    sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     """Run a notebook on each agent file and write it as one self-contained HTML file.
 
@@ -45,7 +36,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
     """
-    _skip_iri_checks()
+    skip_iri_grammar()
     paths = agent_paths(args.paths)
     out = args.output
     many = len(paths) > 1
