@@ -9,6 +9,7 @@ over it.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -96,6 +97,12 @@ def default_prices() -> PriceTable:
     >>> default_prices()["gpt-5.3-codex"].rates()
     (1.75, 14.0, 0.175, 1.75, 1.75)
     """
+    return dict(_shipped())
+
+
+@functools.cache
+def _shipped() -> PriceTable:
+    """The shipped table, read and checked once a process (a fleet asks for it per file)."""
     text = resources.files("adfkit").joinpath("data/prices.json").read_text("utf-8")
     return _models_of(json.loads(text), "adfkit/data/prices.json")
 

@@ -97,9 +97,8 @@ class Probe:
     def records(self) -> list[dict[str, Any]]:
         """The JSON objects on the first 50 complete lines of the head (lines that are not
         JSON objects are skipped; a byte-order mark is no content)."""
-        lines = self.head.split(b"\n")
         out: list[dict[str, Any]] = []
-        for line in lines[:-1][:50]:
+        for line in self.head.split(b"\n", 50)[:-1]:  # the rest of the head stays unsplit
             line = line.removeprefix(UTF8_BOM).strip()
             if not line.startswith(b"{"):
                 continue
