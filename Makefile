@@ -6,12 +6,17 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint samples bench lab clean
 
+#: The editable install with every extra. uv installs the same versions as pip in a tenth
+#: of the time (7 s against 70 s here: it unpacks in parallel); where uv cannot be had or
+#: cannot reach an index (it reads no pip.conf), pip does it.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
 	@# PYTHONWARNINGS: setuptools' note that an editable install maps adfkit.notebooks and
 	@# adfkit.sample_agents onto the repository's folders is expected here, not a problem.
-	PYTHONWARNINGS="ignore::UserWarning" $(BIN)/python -m pip install -q -e ".[all]"
+	$(BIN)/python -m pip install -q uv && PYTHONWARNINGS="ignore::UserWarning" \
+	  $(BIN)/uv pip install -q --python $(BIN)/python -e ".[all]" pip \
+	  || { $(BIN)/python -m pip install -q --upgrade pip && \
+	  PYTHONWARNINGS="ignore::UserWarning" $(BIN)/python -m pip install -q -e ".[all]"; }
 	touch $(STAMP)
 
 SESSION := sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
@@ -48,15 +53,26 @@ demo: $(STAMP)
 	@echo "Next: open build/demo/long-runner-report.html in a browser, look at build/plots/,"
 	@echo "or run 'make lab' to explore the notebooks in JupyterLab."
 
+CODE := adfkit adfsynth tests benchmarks
+
 lint: $(STAMP)
-	$(BIN)/ruff check adfkit adfsynth tests benchmarks
-	$(BIN)/ruff format --check adfkit adfsynth tests benchmarks
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
 	$(BIN)/mypy
 
-test: lint
-	@# one worker per core (pytest-xdist), each test file on one worker: a file's slow jobs
-	@# (notebook kernels, reports, the wheel's venvs) are started by its own fixtures, once
-	MPLBACKEND=Agg $(BIN)/python -m pytest -q -n auto --dist loadfile
+#: ruff first; then mypy beside the tests, not before them (half a minute on one core from a
+#: cold cache, while the other waited): either failing fails `make test`, and mypy's report
+#: is printed after the tests'. The tests: one worker per core (pytest-xdist), each test file
+#: on one worker (a file's slow jobs, notebook kernels, reports, the wheel's venv, are
+#: started by its own fixtures, once).
+test: $(STAMP)
+	$(BIN)/ruff check $(CODE)
+	$(BIN)/ruff format --check $(CODE)
+	@mkdir -p build
+	@$(BIN)/mypy > build/mypy.log 2>&1 & m=$$!; \
+	  MPLBACKEND=Agg $(BIN)/python -m pytest -q -n auto --dist loadfile; t=$$?; \
+	  wait $$m; s=$$?; echo "$(BIN)/mypy"; cat build/mypy.log; rm -f build/mypy.log; \
+	  [ $$t -eq 0 ] && [ $$s -eq 0 ]
 
 samples: $(STAMP)
 	$(BIN)/python -m adfsynth sample_agents/
