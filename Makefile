@@ -6,15 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint samples bench lab clean
 
-#: The editable install with every extra. uv installs the same versions as pip in a tenth
-#: of the time (7 s against 70 s here: it unpacks in parallel); where uv cannot be had or
+#: The editable install with every extra. uv installs the same versions as pip, bytecode
+#: compiled as pip compiles it, in less than half the time (23 s from a cold cache against
+#: about 50 s here: it fetches, unpacks and compiles in parallel); where uv cannot be had or
 #: cannot reach an index (it reads no pip.conf), pip does it.
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@# PYTHONWARNINGS: setuptools' note that an editable install maps adfkit.notebooks and
 	@# adfkit.sample_agents onto the repository's folders is expected here, not a problem.
 	$(BIN)/python -m pip install -q uv && PYTHONWARNINGS="ignore::UserWarning" \
-	  $(BIN)/uv pip install -q --python $(BIN)/python -e ".[all]" pip \
+	  $(BIN)/uv pip install -q --compile-bytecode --python $(BIN)/python -e ".[all]" pip \
 	  || { $(BIN)/python -m pip install -q --upgrade pip && \
 	  PYTHONWARNINGS="ignore::UserWarning" $(BIN)/python -m pip install -q -e ".[all]"; }
 	touch $(STAMP)
