@@ -373,3 +373,61 @@ def test_a_session_changing_while_read_is_not_indexed(tmp_path: Path, monkeypatc
     manifest = json.loads((tmp_path / "ix" / "usage_days" / "_manifest.json").read_text())
     assert sorted(e["path"] for e in manifest.values()) == paths[1:]
     assert len(list((tmp_path / "ix" / "usage_days").glob("*.parquet"))) == len(paths) - 1
+
+
+def _long_session(path: Path, turns: int) -> Path:
+    """A Claude Code session of ``turns`` prompts, each answered by one priced call."""
+    lines, parent = [], None
+    for i in range(turns):
+        for kind in ("user", "assistant"):
+            uuid = f"{kind[0]}{i:05d}"
+            rec = {
+                "parentUuid": parent,
+                "type": kind,
+                "uuid": uuid,
+                "sessionId": "s1",
+                "cwd": "/home/u/p",
+                "timestamp": f"2026-03-01T10:{i // 60 % 60:02d}:{i % 60:02d}.000Z",
+            }
+            if kind == "user":
+                rec["message"] = {"role": "user", "content": f"question {i}"}
+            else:
+                rec["requestId"] = f"req_{i}"
+                rec["message"] = {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5-20250929",
+                    "content": [{"type": "text", "text": f"answer {i}"}],
+                    "usage": {"input_tokens": 10 + i, "output_tokens": 5},
+                }
+            lines.append(json.dumps(rec))
+            parent = uuid
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_file_is_read_with_the_collector_paused_until_it_is_dropped(tmp_path):
+    """``adfkit usage`` reads each file with the cyclic collector paused from the parse until
+    the parsed file is dropped: no collection pass while its rows are made (a pause that ended
+    with the parse left one pass over every object of the file, a quarter of a generated
+    session's time), the collector on again after, and the file's objects gone by then."""
+    import gc
+
+    session = _long_session(tmp_path / "s1.jsonl", 1500)
+    passes: list[int] = []
+
+    def seen(phase: str, info: dict) -> None:
+        if phase == "start":
+            passes.append(info["generation"])
+
+    uf.session_days(str(session))  # imports done
+    gc.collect()
+    before = gc.get_count()[0]
+    gc.callbacks.append(seen)
+    try:
+        rows = uf.session_days(str(session))
+    finally:
+        gc.callbacks.remove(seen)
+    assert [r["calls"] for r in rows] == [1500] and gc.isenabled()
+    assert passes == []
+    assert gc.get_count()[0] - before < 700  # what is left for the collector: not the file

@@ -47,6 +47,16 @@ def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
         return None
     if fmt not in PARSERS:
         return None
+    from adfkit._sources.transcript.kit import gc_paused
+
+    # the collector paused until the parsed file is dropped, not only while it is parsed: a
+    # pause that ends with the file still held leaves one pass over all of it (a quarter of a
+    # generated session's time)
+    with gc_paused():
+        return _days_of(path, fmt, prices)
+
+
+def _days_of(path: str, fmt: str, prices: Any) -> list[dict[str, Any]]:
     from adfkit._core.prices import load_prices
     from adfkit._sources.transcript import figures
 
@@ -56,7 +66,7 @@ def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
     for p in [parsed, *parsed.subagents]:
         got, note = figures.usage_calls(p, table)
         if note:
-            warnings.warn(f"{p.path}: {note}", AdfWarning, stacklevel=2)
+            warnings.warn(f"{p.path}: {note}", AdfWarning, stacklevel=3)
         calls += [
             (
                 c.at,
