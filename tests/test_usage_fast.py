@@ -431,3 +431,31 @@ def test_a_file_is_read_with_the_collector_paused_until_it_is_dropped(tmp_path):
     assert [r["calls"] for r in rows] == [1500] and gc.isenabled()
     assert passes == []
     assert gc.get_count()[0] - before < 700  # what is left for the collector: not the file
+
+
+def test_an_index_part_is_the_table_pandas_writes_of_its_frame(tmp_path: Path) -> None:
+    """``write_rows`` builds a part's Arrow table from the rows, not from a frame: it must be
+    the table (schema, pandas metadata, nulls and NaNs) pandas writes of ``days_frame``."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from adfkit._facade.index import write_rows
+    from adfkit._facade.usage_table import days_frame
+
+    path = str(SAMPLE_FILES[0])
+    (base,) = uf.session_days(path)[:1]
+    rows = [
+        base,
+        {**base, "day": "2026-01-02", "cost_usd": None, "max_context": None, "label": None},
+        {**base, "day": "2026-01-03", "cost_usd": float("nan"), "calls": 2**62, "first_at": None},
+    ]
+    assert write_rows(rows, str(tmp_path / "p.parquet"))
+    got = pq.read_table(tmp_path / "p.parquet")
+    want = pa.Table.from_pandas(days_frame(rows), preserve_index=False)
+    assert got.equals(want, check_metadata=True)
+    assert got.column("cost_usd").null_count == 2  # pandas writes a NaN as a null
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "p.parquet"), days_frame(rows))
+    # a row a part cannot hold is refused (the file is then read again next time)
+    assert not write_rows([{**base, "calls": "many"}], str(tmp_path / "q.parquet"))
+    assert not (tmp_path / "q.parquet").exists()

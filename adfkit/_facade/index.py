@@ -20,6 +20,7 @@ import contextlib
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from adfkit._base.outputs import check_output
@@ -182,17 +183,20 @@ def to_parquet(df: pd.DataFrame, path: str) -> None:
 def write_rows(rows: list[dict[str, Any]], target: str) -> bool:
     """Write ``usage_days`` rows (:data:`adfkit._facade.usage_table.USAGE_DAYS` with the fleet
     columns) as the part ``target``; False when it cannot be written."""
-    from adfkit._facade.usage_table import days_frame
+    import pyarrow.parquet as pq
+
+    from adfkit._facade.usage_table import days_table
 
     try:
-        write_part(days_frame(rows), target)
+        write_part(days_table(rows), target, pq.write_table)
     except (OSError, ValueError, TypeError):
         return False
     return True
 
 
-def write_part(df: pd.DataFrame, target: str) -> None:
-    """Write ``df`` to ``target`` through a temporary name (never a half-written part)."""
+def write_part(data: Any, target: str, write: Callable[[Any, str], None] = to_parquet) -> None:
+    """Write ``data`` (a frame, or what ``write`` takes) to ``target`` through a temporary
+    name (never a half-written part)."""
     folder = os.path.dirname(target)
     os.makedirs(folder, exist_ok=True)
     import tempfile
@@ -200,7 +204,7 @@ def write_part(df: pd.DataFrame, target: str) -> None:
     fd, tmp = tempfile.mkstemp(dir=folder, prefix="_part-", suffix=".tmp")
     os.close(fd)
     try:
-        to_parquet(df, tmp)
+        write(data, tmp)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
