@@ -23,6 +23,7 @@ from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
+from adfkit._facade.usage_table import FLEET_COLUMNS
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -152,8 +153,6 @@ def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
 #: Longest :func:`agent_label` (characters, the ``…`` included).
 LABEL_CHARS = 60
 
-#: Columns a fleet frame starts with: the readable label, the agent's name or session id, the file.
-FLEET_COLUMNS = ("label", "agent", "agent_path")
 
 _SPACES = re.compile(r"[ \t\r\n\f\v]+")
 

@@ -28,7 +28,8 @@ USAGE_DAYS: dict[str, str] = {
     "first_at": "string",
     "last_at": "string",
 }
-#: The fleet columns every row starts with.
+#: Columns a fleet frame starts with: the readable label, the agent's name or session id, the
+#: file (every fleet table's, defined here, the lowest module that needs them).
 FLEET_COLUMNS = ("label", "agent", "agent_path")
 #: Integer columns a session or a day sums.
 SUMS = ("calls", "input", "output", "cache_write", "cache_read")
