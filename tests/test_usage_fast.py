@@ -444,7 +444,9 @@ def test_an_index_part_is_the_table_pandas_writes_of_its_frame(tmp_path: Path) -
     from adfkit._facade.usage_table import days_frame
 
     path = str(SAMPLE_FILES[0])
-    (base,) = uf.session_days(path)[:1]
+    days = uf.session_days(path)
+    assert days
+    base = days[0]
     rows = [
         base,
         {**base, "day": "2026-01-02", "cost_usd": None, "max_context": None, "label": None},

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from adfkit._base.outputs import check_output
+from adfkit._facade.usage_table import FLOAT_COLUMNS, days_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -145,10 +146,6 @@ class Index:
         os.replace(tmp, os.path.join(self.folder, MANIFEST))
 
 
-#: Float columns of the rows a manifest keeps (a NaN there is written as null: JSON has none).
-FLOAT_COLUMNS = ("cost_usd",)
-
-
 def _to_json(row: dict[str, Any]) -> dict[str, Any]:
     return {k: None if isinstance(v, float) and v != v else v for k, v in row.items()}
 
@@ -184,8 +181,6 @@ def write_rows(rows: list[dict[str, Any]], target: str) -> bool:
     """Write ``usage_days`` rows (:data:`adfkit._facade.usage_table.USAGE_DAYS` with the fleet
     columns) as the part ``target``; False when it cannot be written."""
     import pyarrow.parquet as pq
-
-    from adfkit._facade.usage_table import days_table
 
     try:
         write_part(days_table(rows), target, pq.write_table)
