@@ -724,3 +724,13 @@ def test_the_registry_lists_and_names_every_format() -> None:
 
     with pytest.raises(ValueError, match="built-in"):
         adfkit.register_format(spec("claude_code"))
+
+
+def test_a_transcript_exports_to_opentelemetry() -> None:
+    """``.to_otlp()`` on a transcript: one chat span per call (the OTel tests hold the rest)."""
+    pytest.importorskip("opentelemetry.sdk", reason='needs pip install "adfkit[otel]"')
+    agent = open_quiet(CC_WEBAPP)
+    doc = agent.to_otlp()
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    calls = len(agent.usage()) + sum(len(s.usage()) for s in agent.subagents())
+    assert sum(s["name"].startswith("chat") for s in spans) == calls
