@@ -18,9 +18,12 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   ``is_error`` = not ``success``). Events with an ``agentId`` (or the older
   ``parentToolCallId``) are the sub-agent's: each sub-agent is a transcript of its own
   (:attr:`ParsedTranscript.subagents`), tied to the ``task`` call that spawned it.
-- **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Each
-  ``assistant.message`` is taken as one model call whose only recorded count is
-  ``outputTokens``; its input and cache counts are unknown (NA). The compaction call's own usage
+- **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Since 1.0.102 a
+  ``session.usage_record`` is written just before every reply (main agent and subagents), its
+  ``usage.apiCallId`` the reply's ``apiCallId``: its input (cache read included), cache read,
+  cache write, output and reasoning counts are that call's. Each ``assistant.message`` is one
+  model call; without a usage record (older releases) its only recorded count is
+  ``outputTokens`` and its input and cache counts are unknown (NA). The compaction call's own usage
   (``compactionTokensUsed``) is on its summary row (input = ``inputTokens`` as recorded, assumed
   to include the cached part as CAPI's OpenAI-style usage does: uncertain). Session totals per
   model (``session.shutdown.modelMetrics``) go to ``meta`` (``total_*`` keys, summed over
@@ -28,7 +31,8 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   that persists it) gives its call's input/cache counts, with a finding.
 - **Compaction** (``session.compaction_start`` then ``session.compaction_complete``): one event
   at the complete line with ``pre_tokens``/``post_tokens`` = ``preCompactionTokens`` /
-  ``postCompactionTokens``, the trigger as recorded (``threshold``, ``manual``,
+  ``postCompactionTokens`` (``preCompactionTokens``, Copilot's own count, is also the count it
+  compacted on: ``trigger_tokens``), the trigger as recorded (``threshold``, ``manual``,
   ``context_limit_retry``, ``memory_pressure``, ``model_switch``), a summary row holding
   ``summaryContent``, and ``messagesRemoved``, ``tokensRemoved``, ``checkpointNumber`` ...
   in ``extra``. The file names no removed message (a count only): ``swept`` is **estimated**
@@ -37,7 +41,9 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   in the background are kept): the window's rows before ``compaction_start`` except context
   rows; ``preserved`` = the context rows and the rows written between start and complete. A
   swept count that differs from ``messagesRemoved`` is a finding. A failed compaction
-  (``success: false``) changes nothing and is a finding.
+  (``success: false``) or one whose ``outcome`` is not ``applied`` (1.0.102: ``cancelled``,
+  e.g. a background compaction still running when ``copilot -p`` exits) changes nothing and
+  is a finding.
 - **Truncation** (``session.truncation``, a second mechanism that drops messages without a
   summary): a ``compaction`` event with trigger ``truncation`` and no summary, sweeping the
   window's oldest ``messagesRemovedDuringTruncation`` non-context rows (estimated).
@@ -297,6 +303,8 @@ class _Agent:
     window: list[_CRow] = field(default_factory=list)
     events: list[EventDraft] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
+    #: ``session.usage_record`` counts not yet on a reply: by ``apiCallId`` (None: no id)
+    usage: dict[str | None, dict[str, int]] = field(default_factory=dict)
     model: str | None = None
     comp_start: tuple[_Ev, int] | None = None
     #: the calls' prompt sizes as they come, for the compactions around them
@@ -358,6 +366,8 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
             _assistant(e, a, fnd)
         elif t == "assistant.usage":
             _late_usage(e, a, fnd)
+        elif t == "session.usage_record":
+            _usage_record(e, a, fnd)
         elif t == "tool.execution_complete":
             a.add(_CRow(e, "user", [_tool_result(d)]))
         elif t == "session.compaction_start":
@@ -452,9 +462,29 @@ def _assistant(e: _Ev, a: _Agent, fnd: Findings) -> None:
     m = d.get("model")
     row.model = m if isinstance(m, str) else a.model
     out = _tokens(d, {"outputTokens": "output"}, fnd, e.line)
+    key = d.get("apiCallId")
+    recorded = a.usage.pop(key if isinstance(key, str) else None, None)
+    if recorded is None and a.usage:  # a record without the reply's id: the oldest waiting
+        recorded = a.usage.pop(next(iter(a.usage)))
+    if recorded is not None:
+        out = {**out, **recorded}
+        if "input" in recorded:
+            a.inputs.call(recorded["input"])
     row.tokens = dict(out)
     own_call(row, out, row.model)
-    row.note = "per-call input and cache tokens are not on disk (assistant.usage is ephemeral)"
+    if recorded is None:
+        row.note = "per-call input and cache tokens are not on disk (no session.usage_record)"
+
+
+def _usage_record(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    """A ``session.usage_record`` (1.0.102: one per call, written just before its reply):
+    its counts wait for the ``assistant.message`` of the same ``apiCallId``."""
+    u = e.data.get("usage")
+    if type(u) is not dict:
+        fnd.add("bad_event", "warning", e.line, "session.usage_record without a usage object")
+        return
+    key = u.get("apiCallId")
+    a.usage[key if isinstance(key, str) else None] = _tokens(u, _USAGE_KEYS, fnd, e.line)
 
 
 def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
@@ -487,6 +517,9 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
         v = d.get(k)
         if isinstance(v, str | int) and not isinstance(v, bool):
             extra[k] = v
+    pre = as_count(d.get("preCompactionTokens"))
+    if pre is not None:  # Copilot's own count, the one it compacts on (not a call's usage)
+        extra["trigger_tokens"] = pre
     ci = d.get("customInstructions")
     if isinstance(ci, str) and ci:
         extra["user_context"] = ci
@@ -498,13 +531,14 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
 def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     d = e.data
     start, a.comp_start = a.comp_start, None
-    if d.get("success") is not True:
-        err = _text(d.get("error"))[:120]
+    outcome = d.get("outcome")  # 1.0.102: applied, cancelled (absent before)
+    if d.get("success") is not True or outcome not in (None, "applied"):
+        err = _text(d.get("error"))[:120] or (f"outcome {outcome}" if outcome else "")
         fnd.add(
             "compaction_failed",
             "info",
             e.line,
-            f"a compaction that did not succeed{': ' + err if err else ''}; the window is "
+            f"a compaction that was not applied{': ' + err if err else ''}; the window is "
             "unchanged",
         )
         return
