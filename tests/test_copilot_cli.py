@@ -486,9 +486,9 @@ def test_usage_record_gives_every_call_its_usage() -> None:
     got = {}
     for tr in [t, *t.subagents]:
         for c in tr.calls:
-            row = next(r for r in tr.rows if r.seq == c.seq)
-            if row.kind_hint == "compaction_summary":
-                continue
+            row = next((r for r in tr.rows if r.seq == c.seq), None)
+            if row is None or row.kind_hint == "compaction_summary":
+                continue  # a compaction's call (one cancelled: on no row)
             got[row.uuid] = c.tokens
     assert len(got) == len(sent) == 18
     by_id = _api_call_ids(folder)
@@ -514,7 +514,9 @@ def _api_call_ids(folder: Path) -> dict[str, str]:
 def test_a_cancelled_compaction_is_no_compaction() -> None:
     """The last automatic compaction of the recording starts in the background and is
     cancelled when ``copilot -p`` exits (``success: false``, ``outcome: cancelled``): the
-    window is unchanged, three compactions remain (two automatic, one manual)."""
+    window is unchanged, three compactions remain (two automatic, one manual). Its call was
+    made and its usage recorded (``compactionTokensUsed``): a call of ``calls()`` on no row,
+    with the tokens the server reported for it (the log's last line)."""
     folder, _ = _recorded()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -523,6 +525,13 @@ def test_a_cancelled_compaction_is_no_compaction() -> None:
     assert list(comp["kind"]) == ["threshold", "threshold", "manual"]
     t = parse_copilot_cli(folder, warn=False)
     assert [f.check for f in t.findings].count("compaction_failed") == 1
+    loose = a.calls()[a.calls()["seq"].isna()]
+    last = _recorded()[1][-1]
+    assert last["kind"] == "compaction" and len(loose) == 1
+    u = last["answer"]["usage"]
+    assert loose[["tokens_input", "tokens_cache_read", "tokens_output"]].values.tolist() == [
+        [u["input"], u["cache_read"], u["output"]]
+    ]
 
 
 def test_an_outcome_other_than_applied_changes_nothing(tmp_path: Path) -> None:

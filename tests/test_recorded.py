@@ -188,8 +188,127 @@ def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
     )
 
 
+# -- Copilot CLI -----------------------------------------------------------------------------
+def _copilot_api_ids(events: Path) -> dict[str, int]:
+    """Event id of each reply -> the log line of its call (the server names a completion
+    ``chatcmpl-rec<n>``, Copilot writes it as the reply's ``apiCallId``)."""
+    out = {}
+    for line in events.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        m = re.fullmatch(r"chatcmpl-rec(\d+)", str(rec["data"].get("apiCallId")))
+        if rec["type"] == "assistant.message" and m:
+            out[rec["id"]] = int(m.group(1))
+    return out
+
+
+def copilot_cli(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session folder under ``home/.copilot/session-state/`` and its subagent. A reply is
+    placed by its ``apiCallId``. A compaction call is placed by order: the n-th compaction
+    call of the log is the n-th ``session.compaction_complete`` of the file; the one whose
+    compaction was cancelled has no row (its usage is a call of ``calls()`` on no row) and no
+    window to compare. Compactions are counted as calls (``truth.json`` counts the compaction
+    calls): the applied ones by their recorded trigger (``threshold`` is automatic), the
+    cancelled one as an automatic call that compacted nothing."""
+    (sess,) = (folder / "home" / ".copilot" / "session-state").iterdir()
+    session = _quiet_open(sess)
+    agents = [session, *session.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp_rows = usage[usage["call_kind"] == "compaction"]
+    loose = session.calls()[session.calls()["seq"].isna()]
+    comp_tokens = _sums(comp_rows)
+    for k, col in (("input", "tokens_input"), ("cache_read", "tokens_cache_read")):
+        comp_tokens[k] += int(loose[col].sum())
+    comp_tokens["output"] += int(loose["tokens_output"].sum())
+    comp = session.compactions()
+    kinds = Counter("manual" if k == "manual" else "auto" for k in comp["kind"])
+    kinds["auto"] += len(loose)  # the cancelled one: threshold-triggered
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    summaries = ["\0summary"]
+    ids = _copilot_api_ids(sess / "events.jsonl")
+    windows: dict[int, list[Message]] = {}
+    for a in agents:
+        calls = a.calls()
+        for key, seq in zip(calls["key"], calls["seq"], strict=True):
+            if str(key) in ids and not pd.isna(seq):
+                rows = a.context_at(int(seq), context=False)
+                windows[ids[str(key)]] = skeleton(_rows_as_messages(rows), summaries)
+    return Observed(
+        calls={"turn": len(turns), "compaction": len(comp_rows) + len(loose)},
+        tokens={"turn": _sums(turns), "compaction": comp_tokens},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=dict(kinds),
+        windows=windows,
+        unplaced={"compaction": "the file holds a compaction call's summary, not its request"},
+    )
+
+
+# -- pi ----------------------------------------------------------------------------------------
+def pi(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session file under ``home/.pi/agent/sessions/``. pi writes each reply's usage on
+    its message and nothing of a compaction call (tokens None, NA in the table). A compaction
+    that splits a turn makes two calls (the summary and the turn prefix's), one entry: the
+    compactions of ``truth.json`` (calls) are grouped into runs of consecutive compaction
+    calls in one phase. Replies are placed by order: the n-th reply of the file is the n-th
+    turn call of the log (one process at a time, no subagent)."""
+    (path,) = sorted((folder / "home").rglob("*.jsonl"))
+    a = _quiet_open(path)
+    usage = a.usage()
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp = a.compactions()
+    comp = comp[comp["event"] == "compaction"]
+    calls_in_log = [x for x in log if x["kind"] in MODEL_KINDS]
+    runs = _compaction_runs(calls_in_log)
+    tools = a.tool_calls(history=True)
+    summaries = ["\0summary"]
+    windows: dict[int, list[Message]] = {}
+    turn_lines = [x["n"] for x in calls_in_log if x["kind"] == "turn"]
+    for n, seq in zip(turn_lines, turns["seq"], strict=False):
+        rows = a.context_at(int(seq), context=False)
+        windows[n] = skeleton(_rows_as_messages(rows), summaries)
+    na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
+    # pi 0.73 records no trigger: adfkit must show NA for every one, and the compactions are
+    # then counted by the phase of the calls each stands for (their number must match)
+    assert comp["kind"].isna().all(), "pi records no trigger: the kind must be NA"
+    return Observed(
+        calls={"turn": len(turns), "compaction": sum(len(r) for r in runs[: len(comp)])},
+        tokens={"turn": _sums(turns), "compaction": None},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=_calls_by_phase(runs[: len(comp)]),
+        windows=windows,
+        unplaced={"compaction": "pi writes no record of a compaction call"},
+        na_shown={"compaction": na},
+    )
+
+
+def _compaction_runs(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive compaction calls of one phase: one compaction each."""
+    runs: list[list[dict[str, Any]]] = []
+    previous: dict[str, Any] | None = None
+    for c in calls:
+        if c["kind"] == "compaction":
+            if (
+                previous is not None
+                and previous["kind"] == "compaction"
+                and (previous["phase"] == c["phase"])
+            ):
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        previous = c
+    return runs
+
+
+def _calls_by_phase(runs: list[list[dict[str, Any]]]) -> dict[str, int]:
+    """Compaction calls by the trigger their phase names (``truth.trigger``'s rule)."""
+    out: Counter[str] = Counter()
+    for run in runs:
+        out["manual" if run[0]["phase"].startswith("manual") else "auto"] += len(run)
+    return dict(out)
+
+
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
-ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code}
+ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code, "copilot-cli": copilot_cli, "pi": pi}
 
 
 # -- the tests -----------------------------------------------------------------------------------

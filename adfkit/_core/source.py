@@ -104,7 +104,9 @@ class WindowChange:
     and time the record itself states (Claude Code ``compactMetadata.preTokens``,
     ``postTokens``, ``durationMs``), None where it states none; ``trigger_tokens``: the count
     the agent itself compared with its threshold, where the record says that its stated size
-    is that count (Copilot CLI ``preCompactionTokens``), else None; ``summary_encrypted``: the
+    is that count (Copilot CLI ``preCompactionTokens``), else None; ``summary_first``: the
+    agent sends the summary ahead of the rows it kept (Copilot CLI, pi: seen in their requests),
+    where the record writes it after them; ``summary_encrypted``: the
     summary exists but the record holds it encrypted (a Codex remote compaction), so its size
     and what it recalls are unknown.
     """
@@ -119,6 +121,7 @@ class WindowChange:
     tokens_after: int | None = None
     duration_ms: int | None = None
     trigger_tokens: int | None = None
+    summary_first: bool = False
     summary_encrypted: bool = False
 
 

@@ -63,6 +63,7 @@ from adfkit._core.rows import as_count
 from adfkit._sources.copilot_cli import events as ev
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
+    CallDraft,
     CallInputs,
     EventDraft,
     Findings,
@@ -305,6 +306,8 @@ class _Agent:
     thinking: list[str] = field(default_factory=list)
     #: ``session.usage_record`` counts not yet on a reply: by ``apiCallId`` (None: no id)
     usage: dict[str | None, dict[str, int]] = field(default_factory=dict)
+    #: calls no row holds: a compaction call whose compaction was not applied
+    loose: list[CallDraft] = field(default_factory=list)
     model: str | None = None
     comp_start: tuple[_Ev, int] | None = None
     #: the calls' prompt sizes as they come, for the compactions around them
@@ -369,7 +372,7 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
         elif t == "session.usage_record":
             _usage_record(e, a, fnd)
         elif t == "tool.execution_complete":
-            a.add(_CRow(e, "user", [_tool_result(d)]))
+            _add_result(a, _CRow(e, "user", [_tool_result(d)]))
         elif t == "session.compaction_start":
             if a.comp_start is not None:
                 fnd.add(
@@ -408,6 +411,38 @@ def _tool_result(d: dict[str, Any]) -> dict[str, Any]:
         "content": _result_text(d),
         "is_error": d.get("success") is not True,
     }
+
+
+def _add_result(a: _Agent, row: _CRow) -> None:
+    """A tool result, placed among the results just before it in the order of the calls of
+    the reply that asked for them (Copilot writes them as they complete and sends them in
+    the order of the calls)."""
+    order = _call_order(a)
+    rank = order.get(row.content[0].get("tool_use_id"))
+    k = len(a.window)
+    while rank is not None and k and _is_result(a.window[k - 1]):
+        prev = order.get(a.window[k - 1].content[0].get("tool_use_id"))
+        if prev is None or prev < rank:
+            break
+        k -= 1
+    if k == len(a.window):
+        a.add(row)
+        return
+    a.rows.insert(a.rows.index(a.window[k]), row)
+    a.window.insert(k, row)
+
+
+def _is_result(row: _CRow) -> bool:
+    return len(row.content) == 1 and row.content[0].get("type") == "tool_result"
+
+
+def _call_order(a: _Agent) -> dict[Any, int]:
+    """Tool-use id -> its place among the calls of the last reply of the window."""
+    for row in reversed(a.window):
+        if row.role == "assistant":
+            uses = [b.get("id") for b in row.content if b.get("type") == "tool_use"]
+            return {u: i for i, u in enumerate(uses)}
+    return {}
 
 
 def _clear(e: _Ev, a: _Agent) -> None:
@@ -504,7 +539,8 @@ def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
 
 def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[str, Any]:
     """What a compaction_complete records beyond the event's own fields."""
-    extra: dict[str, Any] = {"swept_estimated": True}
+    # Copilot sends the summary first, then the rows written while it was made
+    extra: dict[str, Any] = {"swept_estimated": True, "summary_first": True}
     for k in (
         "messagesRemoved",
         "tokensRemoved",
@@ -541,6 +577,7 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
             f"a compaction that was not applied{': ' + err if err else ''}; the window is "
             "unchanged",
         )
+        _loose_call(e, a, fnd)
         return
     swept, kept = _estimate(e, a, start, fnd)
     srow = _summary_row(e, fnd)
@@ -567,6 +604,18 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     )
     a.events.append(x)
     a.inputs.event(x)
+
+
+def _loose_call(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    """The call of a compaction that was not applied, when its usage is recorded: it was made
+    (and paid) though no row holds it."""
+    used = e.data.get("compactionTokensUsed")
+    if type(used) is not dict:
+        return
+    tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+    m = used.get("model")
+    model = m if isinstance(m, str) else None
+    a.loose.append(CallDraft(e.id or f"line-{e.line}", None, e.line, model, tokens, e.ts))
 
 
 def _estimate(
@@ -681,7 +730,10 @@ def _transcript(
     path: Path, a: _Agent, fnd: Findings | None, meta: dict[str, str], sid: str | None
 ) -> ParsedTranscript:
     rows, _ = number_rows(a.rows, ())
-    calls = final_calls(r.call for r in a.rows if r.call is not None)
+    calls = final_calls(
+        [*(r.call for r in a.rows if r.call is not None), *a.loose],
+        "the call of a compaction that was not applied (its usage recorded, no row holds it)",
+    )
     return ParsedTranscript(
         path=str(path),
         format=FORMAT,

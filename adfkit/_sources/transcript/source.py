@@ -445,6 +445,7 @@ def _event_data(
             tokens_after=e.post_tokens,
             duration_ms=dur if type(dur) is int else None,
             trigger_tokens=trig if type(trig) is int else None,
+            summary_first=e.extra.get("summary_first") is True,
         )
         if e.kind == "microcompaction":
             recs.append(
