@@ -122,6 +122,8 @@ class Observed:
     windows: dict[int, list[Message]] = field(default_factory=dict)
     unplaced: dict[str, str] = field(default_factory=dict)  # call kind -> why not placed
     na_shown: dict[str, bool] = field(default_factory=dict)  # call kind -> NA in the table
+    #: log line ``n`` -> adfkit's estimate of the conversation it sent (``replay().est_tokens``)
+    estimates: dict[int, int] = field(default_factory=dict)
 
 
 Adapter = Callable[[Path, list[dict[str, Any]]], Observed]
@@ -227,20 +229,31 @@ def copilot_cli(folder: Path, log: list[dict[str, Any]]) -> Observed:
     summaries = ["\0summary"]
     ids = _copilot_api_ids(sess / "events.jsonl")
     windows: dict[int, list[Message]] = {}
+    estimates: dict[int, int] = {}
     for a in agents:
         calls = a.calls()
+        est = dict(zip(a.replay()["seq"], a.replay()["est_tokens"], strict=True))
         for key, seq in zip(calls["key"], calls["seq"], strict=True):
             if str(key) in ids and not pd.isna(seq):
                 rows = a.context_at(int(seq), context=False)
                 windows[ids[str(key)]] = skeleton(_rows_as_messages(rows), summaries)
+                estimates[ids[str(key)]] = int(est[seq]) - _system_tokens(a, int(seq))
     return Observed(
         calls={"turn": len(turns), "compaction": len(comp_rows) + len(loose)},
         tokens={"turn": _sums(turns), "compaction": comp_tokens},
         tool_calls=Counter(tools["tool_name"]),
         compactions=dict(kinds),
         windows=windows,
+        estimates=estimates,
         unplaced={"compaction": "the file holds a compaction call's summary, not its request"},
     )
+
+
+def _system_tokens(a: adfkit.AgentFile, seq: int) -> int:
+    """The part of a call's estimate that is the system prompt (Copilot's system.message
+    rows, sent apart as the request's system message, not among its messages)."""
+    r = a.replay().set_index("seq").loc[seq]
+    return int(r["system_prompt_tokens"]) if not pd.isna(r["system_prompt_tokens"]) else 0
 
 
 # -- pi ----------------------------------------------------------------------------------------
@@ -263,9 +276,12 @@ def pi(folder: Path, log: list[dict[str, Any]]) -> Observed:
     summaries = ["\0summary"]
     windows: dict[int, list[Message]] = {}
     turn_lines = [x["n"] for x in calls_in_log if x["kind"] == "turn"]
+    est = dict(zip(a.replay()["seq"], a.replay()["est_tokens"], strict=True))
+    estimates: dict[int, int] = {}
     for n, seq in zip(turn_lines, turns["seq"], strict=False):
         rows = a.context_at(int(seq), context=False)
         windows[n] = skeleton(_rows_as_messages(rows), summaries)
+        estimates[n] = int(est[seq])
     na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
     # pi 0.73 records no trigger: adfkit must show NA for every one, and the compactions are
     # then counted by the phase of the calls each stands for (their number must match)
@@ -276,6 +292,7 @@ def pi(folder: Path, log: list[dict[str, Any]]) -> Observed:
         tool_calls=Counter(tools["tool_name"]),
         compactions=_calls_by_phase(runs[: len(comp)]),
         windows=windows,
+        estimates=estimates,
         unplaced={"compaction": "pi writes no record of a compaction call"},
         na_shown={"compaction": na},
     )
@@ -390,3 +407,41 @@ def test_replay_equals_the_request_at_every_call(agent: str, version: str, folde
         checked += 1
     assert checked
     assert wrong == [], f"calls whose replay differs from the request: {wrong}"
+
+
+def _sent_tokens(messages: list[dict[str, Any]]) -> int:
+    """The size of the messages a call was sent, counted as adfkit's estimator counts a row:
+    the characters of its texts, tool inputs (JSON) and results, 16 per message, / 4."""
+    n = 0
+    for m in messages:
+        n += 16
+        for b in m["content"]:
+            if b["type"] in ("text", "thinking"):
+                n += len(b.get("text", ""))
+            elif b["type"] == "tool_use":
+                n += len(b["name"]) + len(json.dumps(b["input"]))
+            elif b["type"] == "tool_result":
+                n += len(b.get("content", ""))
+    return -(-n // 4)
+
+
+#: How far adfkit's estimate of a call's conversation may be from what was sent: 20% (its
+#: estimator is not the model's tokenizer; on the recordings it reads 6-15% high) plus 150
+#: tokens (text an agent adds when it sends a row: Copilot CLI wraps a summary in a preamble
+#: that lists the user's earlier prompts, about 100 tokens on the recording, not in the file).
+EST_TOLERANCE = (0.2, 150)
+
+
+@PARAMS
+def test_estimate_of_each_call_within_tolerance(agent: str, version: str, folder: Path) -> None:
+    obs = _observed(agent, folder)
+    if not obs.estimates:
+        pytest.skip(f"{agent}: the adapter gives no estimates")
+    share, slack = EST_TOLERANCE
+    far = {}
+    for line in _model_calls(folder):
+        if line["n"] in obs.estimates:
+            sent = _sent_tokens(line["call"]["messages"])
+            if abs(obs.estimates[line["n"]] - sent) > share * sent + slack:
+                far[line["n"]] = (obs.estimates[line["n"]], sent)
+    assert far == {}, f"calls whose estimate is off (estimate, sent): {far}"
