@@ -1,7 +1,8 @@
-"""GitHub Copilot CLI sessions: no real ``events.jsonl`` exists to test on, so the reader is
-tested on the adfsynth session (written from the published schema, with ground truth) and on
-hand-built files with every expected value written here, strictness first: whatever the
-schema does not name gives a finding."""
+"""GitHub Copilot CLI sessions: the reader is tested on the adfsynth session (written from the
+published schema, with ground truth), on hand-built files with every expected value written
+here, strictness first (whatever the schema does not name gives a finding), and on the session
+Copilot CLI 1.0.102 wrote against the scripted model server (``tests/fixtures/recorded``; its
+request log is the truth)."""
 
 from __future__ import annotations
 
