@@ -153,7 +153,8 @@ def _tool_result(m: dict[str, Any]) -> dict[str, Any]:
 
 
 def _tool(t: dict[str, Any]) -> dict[str, Any]:
-    fn = t.get("function") if isinstance(t.get("function"), dict) else t
+    inner = t.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else t
     return {
         "name": fn.get("name", ""),
         "description": fn.get("description", ""),
