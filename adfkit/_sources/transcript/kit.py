@@ -126,6 +126,10 @@ class TranscriptRow:
     branch: str | None = None
     malformed: bool = False
     note: str | None = None
+    #: Where the row is displayed when not at its ``seq`` (ADF ``ord``): a compaction summary
+    #: written after the rows its compaction preserved has the seq before the first of them,
+    #: as the model was sent it (summary, then the preserved rows).
+    ord: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +263,7 @@ class RowDraft:
         "branch",
         "malformed",
         "note",
+        "ord",
         "call",
     )
 
@@ -282,6 +287,7 @@ class RowDraft:
         self.branch: str | None = None
         self.malformed = False
         self.note: str | None = None
+        self.ord: int | None = None
         #: The model call whose usage the row carries (None: none, or the parser keeps it).
         self.call: CallDraft | None = None
 
@@ -308,6 +314,7 @@ class RowDraft:
             self.branch,
             self.malformed,
             self.note,
+            self.ord,
         )
 
 
