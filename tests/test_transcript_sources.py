@@ -319,8 +319,11 @@ def test_replay_context_and_composition(case: tuple[AgentFile, dict[str, Any]]) 
     assert list(r.columns) == list(schema.REPLAY) and list(comp.columns) == list(schema.COMPOSITION)
     calls = h.loc[h["kind"] == "assistant", "seq"].tolist()
     assert r["seq"].tolist() == calls == comp["seq"].tolist()
-    parts = r[["summary_tokens", "message_tokens", "assistant_tokens", "tool_result_tokens"]]
+    sent = agent.source.context_in_messages  # Claude Code: attachments sent as reminders
+    cols = ["summary_tokens", "message_tokens", "assistant_tokens", "tool_result_tokens"]
+    parts = r[[*cols, "inject_tokens"]] if sent else r[cols]
     assert ((r["est_tokens"] - parts.sum(axis=1)) < 2).all()
+    assert (r["inject_tokens"] > 0).any() == (sent and (h["kind"] == "context").any())
     assert (r["threshold"] == agent.compact_threshold()).all()
     # the tool's rule, not a number the file states: assumed (issue 19.6)
     assert r["threshold_source"].eq("assumed").all()
@@ -328,7 +331,7 @@ def test_replay_context_and_composition(case: tuple[AgentFile, dict[str, Any]]) 
     last = int(r["seq"].iloc[-1])
     ctx = agent.context_at(last, context=False)
     live = agent.loop()
-    conv = live[(live["seq"] < last) & (live["kind"] != "context")]["seq"].tolist()
+    conv = live[(live["seq"] < last) & (sent | (live["kind"] != "context"))]["seq"].tolist()
     assert ctx["seq"].tolist() == conv
     assert (ctx["part"] == "message").all()
     # every call after a compaction sees its summary, none before it

@@ -133,4 +133,6 @@ SPEC = FormatSpec(
     provider=lambda model: "anthropic",
     # a record is stamped with its event's time and some are written after later ones
     stamped_on_append=False,
+    # attachments and command records are sent as system reminders in the user's message
+    context_in_messages=True,
 )

@@ -123,6 +123,7 @@ class TranscriptSource(AgentSource):
         self._spec = registry.spec(parsed.format)
         self.stamped_on_append = self._spec.stamped_on_append
         self.provider_tools = self._spec.provider_tools
+        self.context_in_messages = self._spec.context_in_messages
         self._subagents: list[AgentSource] | None = None
         with gc_paused():
             self._ev, self._changes, swept_by = _event_data(parsed)
