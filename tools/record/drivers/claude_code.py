@@ -32,6 +32,19 @@ SIDE = {
 BIG = "".join(f"line {i:04d}: the quick brown fox jumps over the lazy dog\n" for i in range(400))
 
 
+NOTES = [
+    "manual compaction: a '/compact keep the file names' prompt in -p mode (phase 'manual "
+    "compact')",
+    "automatic compaction: CLAUDE_CODE_AUTO_COMPACT_WINDOW=100000 (its floor: a lower value is "
+    "raised to it) and CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=40: 40% of the window less the output "
+    "reserve (80,000), 32,000 tokens",
+    "no microcompaction: Claude Code writes no microcompact_boundary in -p mode",
+    "no side call: CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 sends no title or topic request",
+    "not byte-stable across recordings: the order of the three parallel Read results follows "
+    "their completion",
+]
+
+
 def scenario() -> Scenario:
     return Scenario(
         tasks={
@@ -115,7 +128,7 @@ def record(ctx: Context) -> Recorded:
                 raise RuntimeError(f"claude {phase}: exit {out.returncode}: {out.stderr[-500:]}")
             sid = sid or _session_id(out.stdout)
     files = sorted(p for p in (config / "projects").rglob("*") if p.is_file())
-    return Recorded(VERSION, files)
+    return Recorded(VERSION, files, NOTES)
 
 
 def _session_id(stream: str) -> str:
