@@ -151,3 +151,17 @@ def test_a_qwen_code_chat_is_not_a_claude_code_session(tmp_path: Path) -> None:
     path = _qwen_chat(tmp_path / "q-1.jsonl")
     with pytest.raises(adfkit.UnknownFormatError):
         adfkit.open(path)
+
+
+def test_a_cache_split_of_zeros_under_a_cache_write_is_no_split(tmp_path: Path) -> None:
+    """Claude Code writes ``cache_creation`` zeros when the response carried no split (a
+    gateway that drops it; the first recording's server did): the write it states stands."""
+    log = Log()
+    log.user("u1", None, "first")
+    u = usage(4, 22294, 0, 69) | {
+        "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0}
+    }
+    log.asst("a1", "u1", "m1", [text("one")], u, req="r1")
+    got = _open(log.write(tmp_path / "s.jsonl")).usage()
+    assert got[["tokens_input", "tokens_cache_write"]].values.tolist() == [[22298, 22294]]
+    assert got["tokens_cache_write_1h"].isna().all()  # its lifetime is not recorded
