@@ -261,6 +261,44 @@ COMPACTIONS: dict[str, str] = {
     "cache_read_after": "Int64",
 }
 
+COMPACTION_AUDIT: dict[str, str] = {
+    "event_id": "Int64",
+    "kind": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "boundary_seq": "Int64",
+    "threshold": "Int64",
+    "threshold_source": "string",
+    "context_window": "Int64",
+    "window_source": "string",
+    "tokens_before": "Int64",
+    "tokens_after": "Int64",
+    "fill": "Float64",
+    "of_threshold": "Float64",
+    "shrink": "Float64",
+    "summary_tokens": "Int64",
+    "previous_summary_tokens": "Int64",
+    "calls_since_previous": "Int64",
+    "cache_write_after": "Int64",
+    "cache_read_after": "Int64",
+    "findings": "object",
+    "early": "bool",
+    "summary_grew": "bool",
+    "back_to_back": "bool",
+    "did_not_shrink": "bool",
+    "cache_never_read": "bool",
+}
+
+MISSED_COMPACTIONS: dict[str, str] = {
+    "first_seq": "Int64",
+    "last_seq": "Int64",
+    "n_calls": "Int64",
+    "created_at": "datetime64[ms, UTC]",
+    "threshold": "Int64",
+    "threshold_source": "string",
+    "max_input": "Int64",
+    "over_by": "Int64",
+}
+
 REFETCHES: dict[str, str] = {
     "event_id": "Int64",
     "summary_seq": "Int64",

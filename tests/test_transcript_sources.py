@@ -755,3 +755,12 @@ def test_a_transcript_exports_to_opentelemetry() -> None:
     spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
     calls = len(agent.usage()) + sum(len(s.usage()) for s in agent.subagents())
     assert sum(s["name"].startswith("chat") for s in spans) == calls
+
+
+def test_a_transcript_has_a_compaction_audit() -> None:
+    """``.compaction_audit()`` and ``.missed_compactions()`` on a transcript (the audit's own
+    tests plant every finding): a row per compaction, none for the clears."""
+    agent = open_quiet(CC_WEBAPP)
+    comp = agent.compactions()
+    assert len(agent.compaction_audit()) == int((comp["event"] == "compaction").sum())
+    assert list(agent.missed_compactions().columns)[:3] == ["first_seq", "last_seq", "n_calls"]

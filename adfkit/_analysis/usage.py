@@ -259,6 +259,16 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     >>> bool((u["cost_usd"] > 0).all())
     True
     """
+    return _usage(src, prices, warn=True)
+
+
+def call_tokens(src: AgentSource) -> pd.DataFrame:
+    """:func:`usage`'s rows for a figure that needs tokens, not costs: no warning about
+    models without a price (the caller shows no cost)."""
+    return _usage(src, None, warn=False)
+
+
+def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
     df, unpriced, total_only = usage_frame(rows, table, src.cache_writes_1h())
@@ -267,7 +277,7 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
         "branch",
         pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
     )
-    if unpriced or total_only:
+    if warn and (unpriced or total_only):
         legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
         note = cost_warning(unpriced, total_only, legacy)
         warnings.warn(f"{src.path}: {note}", AdfWarning, stacklevel=2)

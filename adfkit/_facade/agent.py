@@ -22,6 +22,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 
 import pandas as pd
 
+from adfkit._analysis import compaction_audit as _audit
 from adfkit._analysis import compactions as _compactions
 from adfkit._analysis import context as _context
 from adfkit._analysis import forgetting as _forgetting
@@ -719,6 +720,14 @@ class AgentFile:
     @_documented_by(_compactions.summary_recall)
     def summary_recall(self, event: int) -> pd.DataFrame:
         return _compactions.summary_recall(self.source, event)
+
+    @_documented_by(_audit.compaction_audit)
+    def compaction_audit(self, *, cache_window: int = 3) -> pd.DataFrame:
+        return _audit.compaction_audit(self.source, cache_window=cache_window)
+
+    @_documented_by(_audit.missed_compactions)
+    def missed_compactions(self) -> pd.DataFrame:
+        return _audit.missed_compactions(self.source)
 
     @_documented_by(_compactions.refetches)
     def refetches(self) -> pd.DataFrame:

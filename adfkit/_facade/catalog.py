@@ -113,6 +113,18 @@ _METHODS: tuple[tuple[str, str, Mapping[str, str] | None, Mapping[str, Any] | No
         {},
     ),
     (
+        "compaction_audit",
+        "one row per compaction: why it fired there, findings (early, summary_grew...)",
+        schema.COMPACTION_AUDIT,
+        {},
+    ),
+    (
+        "missed_compactions",
+        "one row per run of calls past the threshold with no compaction",
+        schema.MISSED_COMPACTIONS,
+        {},
+    ),
+    (
         "refetches",
         "one row per call after a compaction that fetches again what it swept",
         schema.REFETCHES,

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import pandas as pd
+
 from adfkit.cli._common import LazyChoices, add_command, dump_json, for_each_agent, say, single
 
 
@@ -74,6 +76,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Integrity checks: lost or duplicated history, bad audit blobs and counters, orphan
     tool calls, rows out of time order, loop audit switched off.
 
+    Then the compaction audit: each compaction whose findings hold (early, summary_grew,
+    back_to_back, did_not_shrink, cache_never_read) and each run of calls past the threshold
+    with no compaction (missed); these are listed, not counted in the exit status.
+
     Exit status 0 when nothing of severity warning or error is found (info rows are listed
     but do not count), 1 when something is, 2 when the file cannot be read.
 
@@ -86,7 +92,10 @@ def cmd_check(args: argparse.Namespace) -> int:
         from adfkit._facade.agent import open as open_agent
 
         with open_agent(path) as opened:
-            found = [check_dict(a.path, a.integrity()) for a in agents_of(opened)]
+            found = [
+                {**check_dict(a.path, a.integrity()), "compaction_audit": audit_dict(a)}
+                for a in agents_of(opened)
+            ]
         for d in found:
             docs.append(d)
             if args.json:
@@ -99,12 +108,67 @@ def cmd_check(args: argparse.Namespace) -> int:
                 say(f"{d['path']}: {counts}")
                 for f in d["findings"]:
                     say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
+            if not args.json:
+                for line in audit_lines(d["compaction_audit"]):
+                    say(f"  {line}")
         return 0 if all(d["clean"] for d in found) else 1
 
     status = for_each_agent(args.paths, one)
     if args.json:
         print(dump_json(docs[0] if docs and single(args.paths) else docs))
     return status
+
+
+def audit_dict(agent: Any) -> dict[str, Any]:
+    """The compaction audit of one agent for ``check``: counts per finding, the compactions
+    with findings, the missed runs."""
+    from adfkit._analysis.compaction_audit import FINDINGS
+
+    audit, missed = agent.compaction_audit(), agent.missed_compactions()
+    flagged = audit[audit["findings"].map(len) > 0]
+    return {
+        "compactions": len(audit),
+        "counts": {**{k: int(audit[k].sum()) for k in FINDINGS}, "missed": len(missed)},
+        "flagged": [
+            {
+                "event_id": int(r.event_id),
+                "findings": list(r.findings),
+                "tokens_before": None if pd.isna(r.tokens_before) else int(r.tokens_before),
+                "threshold": None if pd.isna(r.threshold) else int(r.threshold),
+                "threshold_source": None if pd.isna(r.threshold_source) else r.threshold_source,
+            }
+            for r in flagged.itertuples(index=False)
+        ],
+        "missed": [
+            {
+                "first_seq": int(r.first_seq),
+                "last_seq": int(r.last_seq),
+                "n_calls": int(r.n_calls),
+                "max_input": int(r.max_input),
+                "threshold": int(r.threshold),
+            }
+            for r in missed.itertuples(index=False)
+        ],
+    }
+
+
+def audit_lines(d: dict[str, Any]) -> list[str]:
+    """The audit as text lines (nothing when no finding holds)."""
+    out = []
+    for f in d["flagged"]:
+        before = "-" if f["tokens_before"] is None else f"{f['tokens_before']:,}"
+        threshold = "-" if f["threshold"] is None else f"{f['threshold']:,}"
+        source = f" ({f['threshold_source']})" if f["threshold_source"] else ""
+        out.append(
+            f"audit    compaction {f['event_id']}: {', '.join(f['findings'])} "
+            f"(before {before}, threshold {threshold}{source})"
+        )
+    for m in d["missed"]:
+        out.append(
+            f"audit    missed: {m['n_calls']} calls (seq {m['first_seq']}-{m['last_seq']}) "
+            f"past the threshold {m['threshold']:,} with no compaction (up to {m['max_input']:,})"
+        )
+    return out
 
 
 def _segmentations() -> tuple[str, ...]:
