@@ -1,0 +1,273 @@
+"""Files the agents' current releases wrote against the scripted model server (``make record``,
+``tools/record``), checked against what the server logged: ``truth.json`` (figures from the log
+alone) and ``requests.jsonl`` (the exact request of every call).
+
+One parametrization over every ``tests/fixtures/recorded/<agent>/<version>/truth.json``. What
+adfkit reads from a recording is turned into neutral figures by the agent's adapter in
+:data:`ADAPTERS` (agent folder name -> function), one function per format, so each recording
+engineer adds theirs without touching the others'. An agent with no adapter (no adfkit reader
+yet) is skipped with the reason.
+
+Figures, each its own test: model calls by kind, tokens by kind (the server's usage: ``input``
+is the whole prompt, cached part included), tool calls (in all and by name), compactions by
+trigger. Where a format cannot hold a figure (Claude Code writes no usage for its compaction
+calls) the adapter gives None for it and a test of its own asserts that adfkit's table shows NA.
+
+Replay: at every model call the adapter can place (its ``windows``, keyed by the log line's
+``n``), the messages adfkit rebuilds equal the messages the agent sent, compared as
+:func:`skeleton` sees them: the same messages in the same order, each with its role, tool-use
+ids, tool-result ids, the assistant's texts, the user's prompts (texts holding a task marker),
+and a compaction's summary where the request put it. Texts the agent adds around the
+conversation (Claude Code's system reminders, rendered from attachments the file keeps as data)
+are not compared: the file does not hold them as sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import adfkit
+
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded"
+#: A driver's prompt starts with its task marker (``script.MARKER``).
+MARKER = re.compile(r"task-[a-z0-9]+\b")
+MODEL_KINDS = ("turn", "compaction", "side")
+
+
+def recordings() -> Iterator[tuple[str, str, Path]]:
+    """(agent, version, folder) of every recording committed."""
+    for truth in sorted(RECORDED.glob("*/*/truth.json")):
+        yield truth.parent.parent.name, truth.parent.name, truth.parent
+
+
+RECORDINGS = list(recordings())
+IDS = [f"{a}-{v}" for a, v, _ in RECORDINGS]
+
+
+# -- the neutral view of a request's messages ----------------------------------------------
+Item = tuple[str, ...]
+Message = tuple[str, tuple[Item, ...]]
+
+
+def skeleton(messages: list[dict[str, Any]], summaries: list[str]) -> list[Message]:
+    """Neutral messages (``script.Call`` form) as compared: consecutive messages of one role
+    merged (an API message may be several records of a file), each block an item: a tool use
+    by id, a tool result by id, an assistant text by its hash, a user text starting with a task
+    marker (a prompt) by its hash, a text holding a compaction's summary as ``summary``.
+    Other user texts (reminders, attachments) are left out; a message left empty stays."""
+    out: list[tuple[str, list[Item]]] = []
+    for m in messages:
+        role = "user" if m["role"] == "tool" else m["role"]
+        items = [i for b in m["content"] if (i := _item(role, b, summaries)) is not None]
+        if out and out[-1][0] == role:
+            out[-1][1].extend(items)
+        else:
+            out.append((role, items))
+    return [(role, tuple(items)) for role, items in out]
+
+
+def _item(role: str, b: dict[str, Any], summaries: list[str]) -> Item | None:
+    kind = b.get("type")
+    if kind == "tool_use":
+        return ("tool_use", b["id"])
+    if kind == "tool_result":
+        return ("tool_result", b["tool_use_id"])
+    if kind != "text":
+        return None
+    text = b.get("text") or ""
+    if any(s in text for s in summaries):
+        return ("summary",)
+    if role == "assistant" or MARKER.match(text.strip()):
+        return ("text", hashlib.sha256(text.strip().encode()).hexdigest()[:12])
+    return None
+
+
+def summary_lines(log: list[dict[str, Any]]) -> list[str]:
+    """What identifies each compaction's summary in a later request: the longest line of the
+    text the server answered the compaction call with (agents reformat the tags around it)."""
+    out = []
+    for line in log:
+        if line["kind"] == "compaction" and line["answer"]["text"].strip():
+            lines = [x.strip() for x in line["answer"]["text"].splitlines()]
+            out.append(max(lines, key=len))
+    return out
+
+
+# -- what an adapter gives -------------------------------------------------------------------
+@dataclass
+class Observed:
+    """What adfkit read from a recording, as neutral figures.
+
+    ``tokens``: by call kind, ``input`` (the whole prompt), ``cache_read``, ``output``; None
+    where the format holds none (then ``na_shown`` says whether adfkit's table shows NA for
+    it). ``windows``: log line ``n`` -> the skeleton of the messages adfkit rebuilt for that
+    call; calls it cannot place are absent, and ``unplaced`` says why."""
+
+    calls: dict[str, int]
+    tokens: dict[str, dict[str, int] | None]
+    tool_calls: Counter[str]
+    compactions: dict[str, int]
+    windows: dict[int, list[Message]] = field(default_factory=dict)
+    unplaced: dict[str, str] = field(default_factory=dict)  # call kind -> why not placed
+    na_shown: dict[str, bool] = field(default_factory=dict)  # call kind -> NA in the table
+
+
+Adapter = Callable[[Path, list[dict[str, Any]]], Observed]
+
+
+def _quiet_open(path: Path) -> adfkit.AgentFile:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return adfkit.open(path)
+
+
+def _rows_as_messages(rows: pd.DataFrame) -> list[dict[str, Any]]:
+    """History rows (``context_at``) as neutral messages: one per row, its content blocks."""
+    out = []
+    for role, kind, content in zip(rows["role"], rows["kind"], rows["content"], strict=True):
+        blocks = json.loads(content) if isinstance(content, str) else []
+        if kind == "compaction_summary":  # the summary, whatever wraps it
+            blocks = [{"type": "text", "text": "\0summary"}]
+        out.append({"role": str(role), "content": blocks})
+    return out
+
+
+def _sums(usage: pd.DataFrame) -> dict[str, int]:
+    return {
+        "input": int(usage["tokens_input"].sum()),
+        "cache_read": int(usage["tokens_cache_read"].fillna(0).sum()),
+        "output": int(usage["tokens_output"].sum()),
+    }
+
+
+# -- Claude Code -------------------------------------------------------------------------------
+def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session under ``home/.claude/projects/<project>/`` with its subagents. A call is
+    placed by its message id: the server names a message ``msg_rec<n>``. Claude Code writes no
+    record of a compaction call (no usage, no message): each compaction event stands for one
+    call, its tokens are None and adfkit's compactions table must show NA for them."""
+    main = next(
+        p for p in sorted((folder / "home").rglob("*.jsonl")) if not p.name.startswith("agent-")
+    )
+    session = _quiet_open(main)
+    agents = [session, *session.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    comp = pd.concat([a.compactions() for a in agents], ignore_index=True)
+    comp = comp[comp["event"] == "compaction"]
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    summaries = ["\0summary"]
+    windows: dict[int, list[Message]] = {}
+    for a in agents:
+        for key, seq in zip(a.calls()["key"], a.calls()["seq"], strict=True):
+            m = re.fullmatch(r"msg_rec(\d+)(?::.*)?", str(key))
+            if m is None:
+                continue
+            rows = a.context_at(int(seq), context=False)
+            windows[int(m.group(1))] = skeleton(_rows_as_messages(rows), summaries)
+    na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
+    return Observed(
+        calls={"turn": len(usage), "compaction": len(comp)},
+        tokens={"turn": _sums(usage), "compaction": None},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=dict(Counter(comp["kind"])),
+        windows=windows,
+        unplaced={"compaction": "Claude Code writes no record of a compaction call"},
+        na_shown={"compaction": na},
+    )
+
+
+#: agent folder name -> its adapter. Add yours here (a function of its own, above).
+ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code}
+
+
+# -- the tests -----------------------------------------------------------------------------------
+@cache
+def _truth(folder: Path) -> dict[str, Any]:
+    return json.loads((folder / "truth.json").read_text())
+
+
+@cache
+def _log(folder: Path) -> list[dict[str, Any]]:
+    with (folder / "requests.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@cache
+def _observed(agent: str, folder: Path) -> Observed:
+    adapter = ADAPTERS.get(agent)
+    if adapter is None:
+        pytest.skip(f"{agent}: adfkit has no reader for this agent's files yet")
+    return adapter(folder, _log(folder))
+
+
+def _model_calls(folder: Path) -> list[dict[str, Any]]:
+    return [line for line in _log(folder) if line["kind"] in MODEL_KINDS]
+
+
+PARAMS = pytest.mark.parametrize(("agent", "version", "folder"), RECORDINGS, ids=IDS)
+
+
+@PARAMS
+def test_model_calls_by_kind(agent: str, version: str, folder: Path) -> None:
+    assert _observed(agent, folder).calls == _truth(folder)["calls"]
+
+
+@PARAMS
+def test_tokens_by_kind(agent: str, version: str, folder: Path) -> None:
+    obs, truth = _observed(agent, folder), _truth(folder)
+    for kind, want in truth["tokens"].items():
+        got = obs.tokens.get(kind)
+        if got is None:
+            continue  # the format holds none: test_unrecorded_tokens_show_na
+        assert got == want, kind
+
+
+@PARAMS
+def test_unrecorded_tokens_show_na(agent: str, version: str, folder: Path) -> None:
+    obs = _observed(agent, folder)
+    missing = [k for k in _truth(folder)["tokens"] if obs.tokens.get(k) is None]
+    if not missing:
+        pytest.skip(f"{agent} records the tokens of every kind of call")
+    assert {k: obs.na_shown.get(k) for k in missing} == dict.fromkeys(missing, True)
+
+
+@PARAMS
+def test_tool_calls(agent: str, version: str, folder: Path) -> None:
+    obs, truth = _observed(agent, folder), _truth(folder)
+    assert sum(obs.tool_calls.values()) == truth["tool_calls"]
+    assert dict(obs.tool_calls) == truth["tool_calls_by_name"]
+
+
+@PARAMS
+def test_compactions_by_trigger(agent: str, version: str, folder: Path) -> None:
+    assert _observed(agent, folder).compactions == _truth(folder)["compactions"]
+
+
+@PARAMS
+def test_replay_equals_the_request_at_every_call(agent: str, version: str, folder: Path) -> None:
+    obs = _observed(agent, folder)
+    summaries = summary_lines(_log(folder))
+    checked, wrong = 0, []
+    for line in _model_calls(folder):
+        if line["kind"] in obs.unplaced:
+            continue
+        assert line["n"] in obs.windows, f"call {line['n']} ({line['kind']}) not found"
+        # the request holds the model's answer to it only in later calls: compare the context
+        want = skeleton(line["call"]["messages"], summaries)
+        if obs.windows[line["n"]] != want:
+            wrong.append(line["n"])
+        checked += 1
+    assert checked
+    assert wrong == [], f"calls whose replay differs from the request: {wrong}"
