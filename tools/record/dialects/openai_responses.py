@@ -3,8 +3,9 @@
 logged as kind ``compaction``), and ``GET .../models`` (logged, answered with one model).
 
 The request's ``instructions`` are the system prompt; its ``input`` items become neutral
-messages in order: a ``message`` its role's message (``developer`` and ``system`` messages
-keep their role: they sit between the turns, apart from ``instructions``); the items the
+messages in order: a ``message`` its role's message (a ``developer`` or ``system`` message,
+which sits between the turns apart from ``instructions``, is a ``user`` message, the neutral
+roles being three, with its API role kept as ``api_role``); the items the
 model wrote (``reasoning``, ``function_call``, ``custom_tool_call``, ``local_shell_call``, an
 assistant ``message``) one assistant message while they follow each other; each
 ``*_output`` a ``tool`` message of one ``tool_result``; any other item (``compaction``...)
@@ -71,7 +72,9 @@ def parse(body: dict[str, Any], size: int) -> Call:
 def _add(messages: list[dict[str, Any]], item: dict[str, Any]) -> None:
     kind = item.get("type", "message")
     if kind == "message" and item.get("role") != "assistant":
-        messages.append({"role": str(item.get("role")), "content": _content(item.get("content"))})
+        role = str(item.get("role"))
+        message = {"role": "user", "content": _content(item.get("content"))}
+        messages.append(message if role == "user" else {**message, "api_role": role})
         return
     if kind in OUTPUT_ITEMS:
         messages.append({"role": "tool", "content": [_result(item)]})
