@@ -202,6 +202,7 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
     message is automatic, the app-server's ``thread/compact/start`` (a turn of its own) shows NA
     (``na_triggers``)."""
     (rollout,) = sorted((folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    compaction_calls = [x for x in log if x["kind"] == "compaction"]
     session = _quiet_open(rollout)
     usage = session.usage()
     kinds = usage["call_kind"].astype("string").map(CODEX_KINDS)
@@ -226,7 +227,8 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
             "compaction": "a compaction call's usage sits on its summary row, whose "
             "replay is the history after the compaction, not the request before it"
         },
-        na_triggers={"manual": 1},
+        # the driver's manual compactions (phase "manual ..."): not told apart on disk, NA
+        na_triggers={"manual": sum(x["phase"].startswith("manual") for x in compaction_calls)},
     )
 
 
