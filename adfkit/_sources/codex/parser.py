@@ -19,6 +19,9 @@ and rollback events, ``token_count`` records and findings. The format reference 
   difference of the totals), counted once: on the open assistant row if there is one; else, when a
   ``compacted`` item comes next, on the compaction's summary row (the summarization call, as ADF
   puts the compaction call's usage on its summary row); else on no row (``ModelCall.seq`` None).
+  In a file with ``token_usage_record`` lines (0.171: one per model call, compaction calls
+  included) those are the calls instead, keyed by their ``response_id``, and ``token_count``
+  events only report totals.
   ``tokens`` map ``input_tokens`` (already including the cached part) -> ``input``,
   ``cached_input_tokens`` -> ``cache_read``, ``output_tokens`` -> ``output``,
   ``reasoning_output_tokens`` -> ``reasoning``; there is no ``cache_write``.
@@ -30,9 +33,14 @@ and rollback events, ``token_count`` records and findings. The format reference 
   ``preserved`` = rows of the current window matched by ``replacement_history`` messages (same role
   and text, latest unmatched row first); without a replacement history, the window's context rows
   and its typed user messages (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps
-  them). ``swept`` = the rest of the window. ``trigger`` (not recorded by Codex) is a heuristic:
-  ``manual`` when the compaction is in a turn with no user message yet, ``auto`` when the turn
-  has one, None outside turns. ``tokens_before``/``tokens_after`` = input of the last model call
+  them). ``swept`` = the rest of the window. 0.171 writes the compaction call's answer (the
+  summary) as an assistant message just before the ``compacted`` item: that message is the
+  call's output, not a row, and its call goes to the summary row. ``trigger`` (not recorded by
+  Codex): ``auto`` when the compaction's turn has a user message (before or after it: only an
+  automatic compaction runs in such a turn); in a turn without one, ``manual`` in files with
+  ``context_compacted`` events (the earlier heuristic) and None in 0.171's (an
+  ``item_completed`` ``ContextCompaction``; manual and automatic are not told apart); None
+  outside turns. ``tokens_before``/``tokens_after`` = input of the last model call
   before the ``compacted`` line and of the first after; ``context_window`` = the latest
   ``model_context_window``.
 - **Rollback**: ``thread_rolled_back{num_turns}`` moves the rows of the last *n* user turns of the
