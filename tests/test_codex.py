@@ -258,6 +258,44 @@ def test_manual_compaction_without_replacement_history(tmp_path: Path) -> None:
     assert c.extra["replacement_history"] == "absent"
 
 
+def test_compaction_before_the_turns_user_message_is_automatic(tmp_path: Path) -> None:
+    """Codex compacts automatically before a turn's first call when the last one was over the
+    limit: the compaction comes before the turn's user message, which then arrives in the same
+    turn. A manual compaction is a turn of its own, so the message settles it: auto."""
+    r = Roll()
+    basic(r)
+    r.ev("task_started", turn_id="2")  # 18
+    r.tc((400, 0, 25, 4), (170, 0, 10, 0))  # 19: summarization call
+    r.add("compacted", {"message": PREFIX + " summary"})  # 20
+    r.ev("context_compacted")  # 21
+    r.msg("user", "now count them")  # 22
+    r.ev("task_complete", turn_id="2")  # 23
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    (c,) = t.events
+    assert c.trigger == "auto"
+
+
+def test_0171_compaction_item_in_a_turn_without_user_message_has_no_trigger(
+    tmp_path: Path,
+) -> None:
+    """0.171 writes ``item_completed`` ``ContextCompaction`` (no ``context_compacted``): a
+    compaction in a turn with no user message is not told apart, trigger None."""
+    r = Roll()
+    basic(r)
+    r.ev("task_started", turn_id="2")  # 18
+    r.msg("assistant", "the summary")  # 19: the compaction call's answer
+    r.tc((400, 0, 25, 4), (170, 0, 10, 0))  # 20
+    r.add("compacted", {"message": PREFIX + " the summary"})  # 21
+    r.ev("item_completed", item={"type": "ContextCompaction", "id": "x"})  # 22
+    r.ev("task_complete", turn_id="2")  # 23
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    (c,) = t.events
+    assert c.trigger is None and c.extra["context_compaction_item_line"] == 22
+    assert 19 not in lines(t.rows)  # the summary message is the call's output, not a row
+    s = t.rows[c.summary_seq - 1]
+    assert s.kind_hint == "compaction_summary" and s.tokens["input"] == 170
+
+
 def test_remote_compaction_summary_is_opaque(tmp_path: Path) -> None:
     r = Roll()
     basic(r)
