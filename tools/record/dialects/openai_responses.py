@@ -42,7 +42,7 @@ def handle(req: Request, model: Model) -> Reply:
     if req.method == "GET":
         model.write(req, NAME, "models")
         return Reply.json({"object": "list", "data": [], "models": []})
-    call = parse(body, len(json.dumps(body)))
+    call = parse(body, prompt_size(body))
     if req.path.rstrip("/").endswith("/compact"):
         call.system += "\n(remote compaction)"
         return _compact(req, model, call)
@@ -51,6 +51,16 @@ def handle(req: Request, model: Model) -> Reply:
     if not body.get("stream"):
         return Reply.json(response)
     return Reply.sse(_events(response))
+
+
+#: Request fields that are not prompt: ids and metadata (Codex's ``client_metadata`` holds turn
+#: ids and, from one run to the next, more or fewer keys), left out of the size usage grows with.
+NOT_PROMPT = ("client_metadata", "prompt_cache_key", "metadata", "user", "store", "include")
+
+
+def prompt_size(body: dict[str, Any]) -> int:
+    """The request's size as the prompt's: its JSON without the fields that are not prompt."""
+    return len(json.dumps({k: v for k, v in body.items() if k not in NOT_PROMPT}))
 
 
 def parse(body: dict[str, Any], size: int) -> Call:

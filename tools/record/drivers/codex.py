@@ -91,7 +91,7 @@ def summary(call: Call) -> str:
 SCENARIO = MidTurnScenario(
     tasks={
         "a": [
-            Step("Looking around.", [Want("shell", {"command": "ls -la"})]),
+            Step("Looking around.", [Want("shell", {"command": "ls"})]),
             Step(
                 "Reading both files at once.",
                 [
