@@ -546,15 +546,16 @@ def _recorded_log() -> list[dict[str, Any]]:
     return [x for x in lines if x["kind"] in ("turn", "compaction", "side")]
 
 
-def _recorded_rollout() -> ParsedTranscript:
-    (path,) = (RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl")
-    return parse_codex(path, warn=False)
+def _recorded_rollouts() -> list[ParsedTranscript]:
+    """The two sessions: the first on a custom provider (local compactions), the second on
+    the built-in OpenAI provider (remote compactions: a compaction_trigger item)."""
+    paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    return [parse_codex(p, warn=False) for p in paths]
 
 
 def test_0171_one_call_per_token_usage_record_with_the_usage_the_server_sent() -> None:
     """Every call the server answered is one call, keyed by its response id, with the usage
     the server reported; token_count events (totals, repeated) add none."""
-    t = _recorded_rollout()
     want = {
         f"resp_rec{x['n']:05d}": (
             x["answer"]["usage"]["input"],
@@ -563,47 +564,63 @@ def test_0171_one_call_per_token_usage_record_with_the_usage_the_server_sent() -
         )
         for x in _recorded_log()
     }
-    got = {c.key: (c.tokens["input"], c.tokens["cache_read"], c.tokens["output"]) for c in t.calls}
-    assert got == want and len(t.calls) == 14
+    got = {
+        c.key: (c.tokens["input"], c.tokens["cache_read"], c.tokens["output"])
+        for t in _recorded_rollouts()
+        for c in t.calls
+    }
+    assert got == want and len(got) == 22
 
 
 def test_0171_compaction_calls_are_on_summary_rows_not_assistant_rows() -> None:
-    """Codex 0.171 writes the summary the compaction call answered as an assistant message
-    before the ``compacted`` item: that call is a compaction, its message no row."""
-    t = _recorded_rollout()
+    """Codex 0.171 writes the summary a local compaction call answered as an assistant message
+    before the ``compacted`` item: that call is a compaction, its message no row. A remote
+    compaction's call (an opaque compaction item) goes to its summary row too."""
     log = {f"resp_rec{x['n']:05d}": x for x in _recorded_log()}
-    by_seq = {r.seq: r for r in t.rows}
-    kinds = {c.key: by_seq[c.seq].kind_hint for c in t.calls}
-    assert {k for k, v in kinds.items() if v == "compaction_summary"} == {
-        k for k, x in log.items() if x["kind"] == "compaction"
-    }
+    kinds, assistant_texts = {}, []
+    for t in _recorded_rollouts():
+        by_seq = {r.seq: r for r in t.rows}
+        kinds |= {c.key: by_seq[c.seq].kind_hint for c in t.calls}
+        assistant_texts += [
+            b.get("text") for r in t.rows if r.role == "assistant" for b in r.content
+        ]
+    compaction_calls = {k for k, x in log.items() if x["kind"] == "compaction"}
+    assert {k for k, v in kinds.items() if v == "compaction_summary"} == compaction_calls
+    assert len(compaction_calls) == 5
     summaries = [x["answer"]["text"] for x in log.values() if x["kind"] == "compaction"]
-    assistant_texts = [b.get("text") for r in t.rows if r.role == "assistant" for b in r.content]
     assert not set(summaries) & set(assistant_texts)
 
 
 def test_0171_triggers_auto_where_the_turn_says_so_else_unknown() -> None:
     """Mid-turn and before-a-turn automatic compactions run in a turn with a user message:
     auto. The app-server's thread/compact/start is a turn with none, which the file does not
-    tell from an automatic one: None, never a guessed manual (truth: auto, auto, manual)."""
+    tell from an automatic one: None, never a guessed manual."""
     phases = [x["phase"] for x in _recorded_log() if x["kind"] == "compaction"]
-    assert phases == ["turn 2", "turn 3", "manual compaction"]
-    t = _recorded_rollout()
-    assert [e.trigger for e in t.events if e.kind == "compaction"] == ["auto", "auto", None]
+    assert phases == [
+        "turn 2",
+        "turn 3",
+        "manual compaction",
+        "turn 7",
+        "manual remote compaction",
+    ]
+    got = [[e.trigger for e in t.events if e.kind == "compaction"] for t in _recorded_rollouts()]
+    assert got == [["auto", "auto", None], ["auto", None]]
 
 
-def test_0171_thread_history_store_beside_the_rollouts_lists_the_one_session() -> None:
+def test_0171_thread_history_store_beside_the_rollouts_lists_the_sessions() -> None:
     """``thread_history_1.sqlite`` and ``state_5.sqlite`` beside ``sessions/``: the listing
-    has the one rollout, read without error."""
+    has the two rollouts, read without error."""
     home = RECORDED_0171 / "home" / ".codex"
     assert (home / "thread_history_1.sqlite").is_file()
     df = list_codex_sessions(home)
-    assert len(df) == 1 and df["error"].isna().all()
-    assert df["cli_version"].tolist() == ["0.171.0"]
+    assert len(df) == 2 and df["error"].isna().all()
+    assert df["cli_version"].tolist() == ["0.171.0"] * 2
 
 
-def test_0171_rollout_is_claimed_by_codex_alone() -> None:
+def test_0171_rollouts_are_claimed_by_codex_alone() -> None:
     from adfkit._core import registry
 
-    (path,) = (RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl")
-    assert [s.name for s in registry.claimants(registry.Probe(path))] == ["codex"]
+    paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    assert len(paths) == 2
+    for path in paths:
+        assert [s.name for s in registry.claimants(registry.Probe(path))] == ["codex"]

@@ -195,32 +195,35 @@ CODEX_KINDS = {"assistant": "turn", "compaction": "compaction"}
 
 
 def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
-    """The one rollout under ``home/.codex/sessions/`` (``exec resume`` and the app-server
-    append to it). A call is placed by its key, the ``response_id`` of its
+    """The rollouts under ``home/.codex/sessions/`` (``exec resume`` and the app-server append
+    to a session's). A call is placed by its key, the ``response_id`` of its
     ``token_usage_record`` (the server names a response ``resp_rec<n>``). Codex does not tell
     a manual compaction from an automatic one on disk: one that runs in a turn with a user
     message is automatic, the app-server's ``thread/compact/start`` (a turn of its own) shows NA
     (``na_triggers``)."""
-    (rollout,) = sorted((folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
-    compaction_calls = [x for x in log if x["kind"] == "compaction"]
-    session = _quiet_open(rollout)
-    usage = session.usage()
+    rollouts = sorted((folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    sessions = [_quiet_open(p) for p in rollouts]
+    usage = pd.concat([s.usage() for s in sessions], ignore_index=True)
     kinds = usage["call_kind"].astype("string").map(CODEX_KINDS)
-    comp = session.compactions()
+    comp = pd.concat([s.compactions() for s in sessions], ignore_index=True)
     comp = comp[comp["event"] == "compaction"]
+    tools = pd.concat([s.tool_calls(history=True) for s in sessions], ignore_index=True)
     windows: dict[int, list[Message]] = {}
-    calls = session.calls()
-    turns = set(usage.loc[kinds == "turn", "seq"])
-    for key, seq in zip(calls["key"], calls["seq"], strict=True):
-        m = re.fullmatch(r"resp_rec(\d+)", str(key))
-        if m is None or seq not in turns:
-            continue
-        rows = session.context_at(int(seq), context=False)
-        windows[int(m.group(1))] = skeleton(_rows_as_messages(rows), ["\0summary"])
+    for session in sessions:
+        u = session.usage()
+        turns = set(u.loc[u["call_kind"].astype("string") == "assistant", "seq"])
+        calls = session.calls()
+        for key, seq in zip(calls["key"], calls["seq"], strict=True):
+            m = re.fullmatch(r"resp_rec(\d+)", str(key))
+            if m is None or seq not in turns:
+                continue
+            rows = session.context_at(int(seq), context=False)
+            windows[int(m.group(1))] = skeleton(_rows_as_messages(rows), ["\0summary"])
+    manual = [x for x in log if x["kind"] == "compaction" and x["phase"].startswith("manual")]
     return Observed(
         calls=dict(Counter(kinds)),
         tokens={k: _sums(usage[kinds == k]) for k in sorted(set(kinds))},
-        tool_calls=Counter(session.tool_calls(history=True)["tool_name"]),
+        tool_calls=Counter(tools["tool_name"]),
         compactions=dict(Counter(comp["kind"].astype("string").fillna("NA"))),
         windows=windows,
         unplaced={
@@ -228,7 +231,7 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
             "replay is the history after the compaction, not the request before it"
         },
         # the driver's manual compactions (phase "manual ..."): not told apart on disk, NA
-        na_triggers={"manual": sum(x["phase"].startswith("manual") for x in compaction_calls)},
+        na_triggers={"manual": len(manual)},
     )
 
 

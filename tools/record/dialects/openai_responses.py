@@ -1,6 +1,8 @@
 """OpenAI Responses: ``POST .../responses`` (JSON, or server-sent events when ``stream``),
 ``POST .../responses/compact`` (a remote compaction: the history in, replacement items out;
-logged as kind ``compaction``), and ``GET .../models`` (logged, answered with one model).
+logged as kind ``compaction``; Codex 0.171 does not use it: its remote compaction is a
+``/responses`` call ending with a ``compaction_trigger`` item), ``GET .../models`` (logged,
+answered with none) and ``GET .../responses`` (a WebSocket upgrade: logged, refused).
 
 The request's ``instructions`` are the system prompt; its ``input`` items become neutral
 messages in order: a ``message`` its role's message (a ``developer`` or ``system`` message,
@@ -9,7 +11,9 @@ roles being three, with its API role kept as ``api_role``); the items the
 model wrote (``reasoning``, ``function_call``, ``custom_tool_call``, ``local_shell_call``, an
 assistant ``message``) one assistant message while they follow each other; each
 ``*_output`` a ``tool`` message of one ``tool_result``; any other item (``compaction``...)
-a message of its own holding a block of its type."""
+a ``user`` message of its own holding a block of its type, but for a ``compaction`` item (a
+remote compaction's summary, encrypted by the real API, written readable by this server): a
+text block of its ``encrypted_content`` marked ``"item": "compaction"``."""
 
 from __future__ import annotations
 
@@ -34,11 +38,16 @@ def match(method: str, path: str) -> bool:
     p = path.rstrip("/")
     if method == "POST":
         return p.endswith(("/responses", "/responses/compact"))
-    return method == "GET" and p.endswith("/models")
+    return method == "GET" and p.endswith(("/models", "/responses"))
 
 
 def handle(req: Request, model: Model) -> Reply:
     body = req.body if isinstance(req.body, dict) else {}
+    if req.method == "GET" and req.path.rstrip("/").endswith("/responses"):
+        # Codex tries the Responses WebSocket first with the OpenAI provider: not served here,
+        # it falls back to HTTP after its retries
+        model.write(req, NAME, "websocket")
+        return Reply.json({"error": {"message": "no WebSocket here"}}, 404)
     if req.method == "GET":
         model.write(req, NAME, "models")
         return Reply.json({"object": "list", "data": [], "models": []})
@@ -56,11 +65,20 @@ def handle(req: Request, model: Model) -> Reply:
 #: Request fields that are not prompt: ids and metadata (Codex's ``client_metadata`` holds turn
 #: ids and, from one run to the next, more or fewer keys), left out of the size usage grows with.
 NOT_PROMPT = ("client_metadata", "prompt_cache_key", "metadata", "user", "store", "include")
+#: The same in an input item (Codex 0.171 sends each item's id and a metadata passthrough with
+#: a creation time whose digits vary).
+NOT_PROMPT_ITEM = ("id", "internal_chat_message_metadata_passthrough", "metadata", "status")
 
 
 def prompt_size(body: dict[str, Any]) -> int:
     """The request's size as the prompt's: its JSON without the fields that are not prompt."""
-    return len(json.dumps({k: v for k, v in body.items() if k not in NOT_PROMPT}))
+    out = {k: v for k, v in body.items() if k not in NOT_PROMPT}
+    if isinstance(out.get("input"), list):
+        out["input"] = [
+            {k: v for k, v in i.items() if k not in NOT_PROMPT_ITEM} if isinstance(i, dict) else i
+            for i in out["input"]
+        ]
+    return len(json.dumps(out))
 
 
 def parse(body: dict[str, Any], size: int) -> Call:
@@ -96,7 +114,12 @@ def _add(messages: list[dict[str, Any]], item: dict[str, Any]) -> None:
         else:
             messages.append({"role": "assistant", "content": blocks})
         return
-    messages.append({"role": str(item.get("role") or kind), "content": [{"type": str(kind)}]})
+    if kind == "compaction":  # a remote compaction's summary: this server wrote it, readable
+        text = str(item.get("encrypted_content") or "")
+        block: dict[str, Any] = {"type": "text", "text": text, "item": "compaction"}
+    else:
+        block = {"type": str(kind)}
+    messages.append({"role": "user", "content": [block]})
 
 
 def _content(content: Any) -> list[dict[str, Any]]:
@@ -174,8 +197,20 @@ def _usage(answer: Answer) -> dict[str, Any]:
     }
 
 
-def _output(answer: Answer, tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def compaction_triggered(body: dict[str, Any]) -> bool:
+    """Codex's remote compaction with the OpenAI provider (0.171): a ``/responses`` request
+    whose input ends with a ``compaction_trigger`` item, answered with a ``compaction`` item."""
+    items = body.get("input")
+    last = items[-1] if isinstance(items, list) and items else None
+    return isinstance(last, dict) and last.get("type") == "compaction_trigger"
+
+
+def _output(answer: Answer, body: dict[str, Any]) -> list[dict[str, Any]]:
+    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
     out: list[dict[str, Any]] = []
+    if compaction_triggered(body):
+        item_id = f"cmp_rec{answer.n:05d}"
+        return [{"type": "compaction", "id": item_id, "encrypted_content": answer.text}]
     if answer.text:
         out.append(
             {
@@ -210,14 +245,13 @@ def _output(answer: Answer, tools: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 def _response(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
     return {
         "id": f"resp_rec{answer.n:05d}",
         "object": "response",
         "created_at": 0,
         "status": "completed",
         "model": body.get("model", ""),
-        "output": _output(answer, tools),
+        "output": _output(answer, body),
         "parallel_tool_calls": bool(body.get("parallel_tool_calls")),
         "usage": _usage(answer),
     }

@@ -44,6 +44,12 @@ class MidTurnScenario(Scenario):
     ``[progress: job X step N]`` (no task marker in it); a call whose last summary comes
     after its task's prompt counts its steps from there."""
 
+    def kind_of(self, call: Call) -> str:
+        last = call.messages[-1]["content"] if call.messages else []
+        if any(b["type"] == "compaction_trigger" for b in last):
+            return "compaction"  # a remote compaction (the OpenAI provider)
+        return super().kind_of(call)
+
     def decide(self, call: Call, ids: Any) -> Answer:
         if self.kind_of(call) != "turn":
             return super().decide(call, ids)
@@ -60,7 +66,7 @@ def progress(call: Call) -> tuple[str | None, int]:
     task, step = locate(call)
     texts = [_user_text(m) for m in call.messages]
     prompt = max((i for i, t in enumerate(texts) if f"task-{task}" in t), default=-1)
-    summary = max((i for i, t in enumerate(texts) if t.startswith(SUMMARY_PREFIX)), default=-1)
+    summary = max((i for i, t in enumerate(texts) if PROGRESS.search(t)), default=-1)
     found = PROGRESS.search(texts[summary]) if summary > prompt else None
     if found is None or found.group(1) != task:
         return task, step
@@ -111,6 +117,14 @@ SCENARIO = MidTurnScenario(
         "e": [
             Step("Resumed.", [Want("shell", {"command": "git status --short"})]),
         ],
+        "f": [
+            Step("Writing the log.", [Want("shell", {"command": "python3 gen.py > big.log"})]),
+            Step("Reading it.", [Want("shell", {"command": "cat big.log"})]),
+        ],
+        "h": [],  # text only, as task c
+        "g": [
+            Step("After the remote compaction.", [Want("shell", {"command": "wc -l app.py"})]),
+        ],
     },
     compaction_markers=COMPACTION_MARKERS,
     summary=summary,
@@ -125,6 +139,7 @@ model_auto_compact_token_limit = {AUTO_LIMIT}
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false
+openai_base_url = "{url}/v1"
 
 [model_providers.rec]
 name = "rec"
@@ -145,7 +160,12 @@ def record(ctx: Context) -> Recorded:
     notes: list[str] = []
     with Recorder(SCENARIO, ctx.log) as rec:
         (codex_home / "config.toml").write_text(config(rec.url))
-        env = ctx.env(CODEX_HOME=str(codex_home), REC_API_KEY="dummy", RUST_LOG="error")
+        env = ctx.env(
+            CODEX_HOME=str(codex_home),
+            REC_API_KEY="dummy",
+            OPENAI_API_KEY="dummy",
+            RUST_LOG="error",
+        )
         exe = [str(bin_dir / "codex")]
         flags = ["--skip-git-repo-check", "--json"]
 
@@ -172,6 +192,18 @@ def record(ctx: Context) -> Recorded:
         exec_("resume", "--last", *flags, "task-d: show the head of README.md")
         rec.phase("turn 5")
         exec_("resume", thread, *flags, "task-e: show git status")
+        # a second session on the built-in OpenAI provider: its compactions are remote (a
+        # compaction_trigger item, answered with an opaque compaction item)
+        openai = ["-c", 'model_provider="openai"']
+        rec.phase("turn 6")
+        exec_(*flags, *openai, "task-f: generate big.log with gen.py and read it")
+        thread2 = _thread_id(_rollouts(codex_home)[-1])
+        rec.phase("turn 7")  # as turn 3: a remote compaction before its first call
+        exec_("resume", thread2, *flags, *openai, *low, "task-h: say what big.log holds")
+        rec.phase("manual remote compaction")
+        notes += _app_server_compact(ctx, [*exe, *openai], env, thread2)
+        rec.phase("turn 8")
+        exec_("resume", thread2, *flags, *openai, "task-g: show the head of README.md")
     files = [p for p in codex_home.rglob("*") if p.is_file() and _keep(p, codex_home)]
     return Recorded(VERSION, files, notes)
 
