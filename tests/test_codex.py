@@ -296,6 +296,37 @@ def test_0171_compaction_item_in_a_turn_without_user_message_has_no_trigger(
     assert s.kind_hint == "compaction_summary" and s.tokens["input"] == 170
 
 
+def _usage_record(r: Roll, rid: str, inp: int, out: int) -> int:
+    usage = {"input_tokens": inp, "cached_input_tokens": 0, "output_tokens": out}
+    return r.add("token_usage_record", {"response_id": rid, "usage": usage})
+
+
+def test_0171_compaction_response_id_names_the_compaction_call(tmp_path: Path) -> None:
+    """0.171's ``compacted`` names its call (``compaction_response_id``): that call is the
+    compaction's, its assistant message no row, even when the message is not the summary's
+    text; the other calls stay on their rows, one per ``token_usage_record``."""
+    r = Roll()
+    basic(r)  # rows 2 3 6 8 12 14
+    r.ev("task_started", turn_id="2")  # 18
+    r.msg("user", "go on")  # 19
+    r.msg("assistant", "ok")  # 20
+    _usage_record(r, "resp_a", 300, 5)  # 21
+    r.msg("assistant", "<summary>reworded</summary>")  # 22: the compaction call's answer
+    _usage_record(r, "resp_b", 320, 40)  # 23
+    comp = {"message": PREFIX + " the summary", "compaction_response_id": "resp_b"}
+    r.add("compacted", comp)  # 24
+    r.ev("task_complete", turn_id="2")  # 25
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    assert 22 not in lines(t.rows) and 20 in lines(t.rows)
+    (c,) = t.events
+    assert c.trigger == "auto"
+    calls = {x.key: t.rows[x.seq - 1] for x in t.calls}
+    assert calls["resp_a"].line == 20 and calls["resp_a"].tokens["input"] == 300
+    assert calls["resp_b"].kind_hint == "compaction_summary"
+    assert calls["resp_b"].tokens == {"input": 320, "cache_read": 0, "output": 40}
+    assert len(t.calls) == 2  # the token_count events of basic() are no calls here
+
+
 def test_remote_compaction_summary_is_opaque(tmp_path: Path) -> None:
     r = Roll()
     basic(r)

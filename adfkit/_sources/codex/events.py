@@ -68,7 +68,7 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     msg = p.get("message")
     repl = p.get("replacement_history")
     kept = _Kept(msg if isinstance(msg, str) and msg else None)
-    _summary_output(st, kept.summary_text)
+    _summary_output(st, p, kept.summary_text)
     if isinstance(repl, list):
         _kept_by_replacement(kept, repl, st.window)
     else:
@@ -89,25 +89,40 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     )
 
 
-def _summary_output(st: _State, summary: str | None) -> None:
+def _summary_output(st: _State, p: dict[str, Any], summary: str | None) -> None:
     """Codex 0.171 writes the compaction call's answer, the summary, as an assistant message
     before the ``compacted`` item. That message is the compaction call's output, not a turn of
     the conversation (no later request holds it as such): it leaves the rows, and its call
-    waits for the compaction's summary row."""
-    last = st.window[-1] if st.window else None
-    if last is None or last.role != "assistant" or summary is None:
+    waits for the compaction's summary row. The call is the one ``compaction_response_id``
+    names; without it, the call of the last row when that is an assistant message the summary
+    holds."""
+    rid = p.get("compaction_response_id")
+    rid = rid if isinstance(rid, str) and rid else None
+    pending = st.pending_call
+    if rid is not None and pending is not None and pending.key == rid:
+        return  # no message before it (a remote compaction): its call waits already
+    call = next((c for c in reversed(st.calls) if c.key == rid), None) if rid else None
+    row = call.row if call is not None else _summary_message(st, summary)
+    if row is not None and st.window and st.window[-1] is row and row.role == "assistant":
+        st.window.pop()
+        st.rows = [r for r in st.rows if r is not row]
+    elif call is None:
         return
-    text = text_of(last.content).strip()
-    if not text or text not in summary:
-        return
-    st.window.pop()
-    st.rows = [r for r in st.rows if r is not last]
-    call = next((c for c in reversed(st.calls) if c.row is last), None)
+    call = call or next((c for c in reversed(st.calls) if c.row is row), None)
     if call is not None:
         st.calls = [c for c in st.calls if c is not call]
         _flush_pending(st)
         call.row = None
         st.pending_call = call
+
+
+def _summary_message(st: _State, summary: str | None) -> _CRow | None:
+    """The last row when it is an assistant message whose text the summary holds."""
+    last = st.window[-1] if st.window else None
+    if last is None or last.role != "assistant" or summary is None:
+        return None
+    text = text_of(last.content).strip()
+    return last if text and text in summary else None
 
 
 @dataclass
