@@ -35,7 +35,8 @@ and rollback events, ``token_count`` records and findings. The format reference 
   and its typed user messages (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps
   them). ``swept`` = the rest of the window. 0.171 writes the compaction call's answer (the
   summary) as an assistant message just before the ``compacted`` item: that message is the
-  call's output, not a row, and its call goes to the summary row. ``trigger`` (not recorded by
+  call's output (the call ``compaction_response_id`` names), not a row, and its call goes to
+  the summary row. ``trigger`` (not recorded by
   Codex): ``auto`` when the compaction's turn has a user message (before or after it: only an
   automatic compaction runs in such a turn); in a turn without one, ``manual`` in files with
   ``context_compacted`` events (the earlier heuristic) and None in 0.171's (an
