@@ -92,7 +92,7 @@ def parse(body: dict[str, Any], size: int) -> Call:
     for item in items or []:
         if isinstance(item, dict):
             _add(messages, item)
-    tools = [_tool(t) for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = [_tool(t) for t in _flat_tools(body.get("tools") or [])]
     stream = bool(body.get("stream"))
     return Call(NAME, str(body.get("model", "")), system, messages, tools, stream, size)
 
@@ -178,6 +178,17 @@ def _result(item: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _flat_tools(tools: list[Any]) -> list[dict[str, Any]]:
+    """The request's tools, those of a ``namespace`` (Codex's ``multi_agent_v1``) in its place."""
+    out: list[dict[str, Any]] = []
+    for t in tools:
+        if isinstance(t, dict) and t.get("type") == "namespace":
+            out += _flat_tools(t.get("tools") or [])
+        elif isinstance(t, dict):
+            out.append(t)
+    return out
+
+
 def _tool(t: dict[str, Any]) -> dict[str, Any]:
     name = t.get("name") or t.get("type", "")
     params = t.get("parameters") or {}
@@ -206,7 +217,7 @@ def compaction_triggered(body: dict[str, Any]) -> bool:
 
 
 def _output(answer: Answer, body: dict[str, Any]) -> list[dict[str, Any]]:
-    tools = [t for t in body.get("tools") or [] if isinstance(t, dict)]
+    tools = _flat_tools(body.get("tools") or [])
     out: list[dict[str, Any]] = []
     if compaction_triggered(body):
         item_id = f"cmp_rec{answer.n:05d}"

@@ -202,6 +202,14 @@ def record(ctx: Context) -> Recorded:
         exec_("resume", thread2, *flags, *openai, *low, "task-h: say what big.log holds")
         rec.phase("manual remote compaction")
         notes += _app_server_compact(ctx, [*exe, *openai], env, thread2)
+        notes += [
+            "manual compactions through codex app-server (thread/resume, thread/compact/start):"
+            " codex exec sends a /compact prompt to the model as text",
+            "the second session runs on the built-in OpenAI provider (openai_base_url): its"
+            " compactions are remote, a compaction_trigger item answered with a compaction"
+            " item; Codex tries the Responses WebSocket first (logged as websocket, refused)",
+            "not recorded: a subagent (the multi_agent_v1 tools, spawn_agent...)",
+        ]
         rec.phase("turn 8")
         exec_("resume", thread2, *flags, *openai, "task-g: show the head of README.md")
     files = [p for p in codex_home.rglob("*") if p.is_file() and _keep(p, codex_home)]
