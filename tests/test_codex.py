@@ -578,8 +578,9 @@ def _recorded_log() -> list[dict[str, Any]]:
 
 
 def _recorded_rollouts() -> list[ParsedTranscript]:
-    """The two sessions: the first on a custom provider (local compactions), the second on
-    the built-in OpenAI provider (remote compactions: a compaction_trigger item)."""
+    """The sessions: the first on a custom provider (local compactions), the second on the
+    built-in OpenAI provider (remote compactions: a compaction_trigger item), the third a
+    parent and the fourth its subagent (spawn_agent)."""
     paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
     return [parse_codex(p, warn=False) for p in paths]
 
@@ -600,7 +601,7 @@ def test_0171_one_call_per_token_usage_record_with_the_usage_the_server_sent() -
         for t in _recorded_rollouts()
         for c in t.calls
     }
-    assert got == want and len(got) == 22
+    assert got == want and len(got) == 27
 
 
 def test_0171_compaction_calls_are_on_summary_rows_not_assistant_rows() -> None:
@@ -635,23 +636,23 @@ def test_0171_triggers_auto_where_the_turn_says_so_else_unknown() -> None:
         "manual remote compaction",
     ]
     got = [[e.trigger for e in t.events if e.kind == "compaction"] for t in _recorded_rollouts()]
-    assert got == [["auto", "auto", None], ["auto", None]]
+    assert got == [["auto", "auto", None], ["auto", None], [], []]
 
 
 def test_0171_thread_history_store_beside_the_rollouts_lists_the_sessions() -> None:
     """``thread_history_1.sqlite`` and ``state_5.sqlite`` beside ``sessions/``: the listing
-    has the two rollouts, read without error."""
+    has the four rollouts, read without error."""
     home = RECORDED_0171 / "home" / ".codex"
     assert (home / "thread_history_1.sqlite").is_file()
     df = list_codex_sessions(home)
-    assert len(df) == 2 and df["error"].isna().all()
-    assert df["cli_version"].tolist() == ["0.171.0"] * 2
+    assert len(df) == 4 and df["error"].isna().all()
+    assert df["cli_version"].tolist() == ["0.171.0"] * 4
 
 
 def test_0171_rollouts_are_claimed_by_codex_alone() -> None:
     from adfkit._core import registry
 
     paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
-    assert len(paths) == 2
+    assert len(paths) == 4
     for path in paths:
         assert [s.name for s in registry.claimants(registry.Probe(path))] == ["codex"]

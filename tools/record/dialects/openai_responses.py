@@ -233,6 +233,13 @@ def _output(answer: Answer, body: dict[str, Any]) -> list[dict[str, Any]]:
             }
         )
     custom = {t.get("name") for t in tools if t.get("type") == "custom"}
+    spaces = {
+        str(x.get("name")): str(t.get("name"))
+        for t in body.get("tools") or []
+        if isinstance(t, dict) and t.get("type") == "namespace"
+        for x in t.get("tools") or []
+        if isinstance(x, dict)
+    }
     for i, t in enumerate(answer.tool_uses):
         item_id = f"fc_rec{answer.n:05d}_{i}"
         if t.name in custom:
@@ -242,16 +249,15 @@ def _output(answer: Answer, body: dict[str, Any]) -> list[dict[str, Any]]:
                 | {"input": text, "status": "completed"}
             )
             continue
-        out.append(
-            {
-                "type": "function_call",
-                "id": item_id,
-                "call_id": t.id,
-                "name": t.name,
-                "arguments": json.dumps(t.input),
-                "status": "completed",
-            }
-        )
+        call = {
+            "type": "function_call",
+            "id": item_id,
+            "call_id": t.id,
+            "name": t.name,
+            "arguments": json.dumps(t.input),
+            "status": "completed",
+        }
+        out.append(call | {"namespace": spaces[t.name]} if t.name in spaces else call)
     return out
 
 

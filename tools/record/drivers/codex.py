@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..drive import Context, Recorded, npm_install, run
-from ..script import Answer, Call, Scenario, Step, Want, default_summary, locate
+from ..script import Answer, Call, Scenario, Step, Want, default_summary, locate, resolve_tool
 from ..server import Recorder
 
 AGENT = "codex"
@@ -88,6 +88,21 @@ def _turns(messages: list[dict[str, Any]]) -> int:
     )
 
 
+def resolver(call: Call, want: Want) -> tuple[str, dict[str, Any]] | None:
+    """``wait_agent`` on the agent the last ``spawn_agent`` output named; any other tool as
+    ``script.resolve_tool`` maps it."""
+    if want.kind != "=wait_agent":
+        return resolve_tool(call.tools, want)
+    ids = [
+        found
+        for m in call.messages
+        for b in m["content"]
+        if b["type"] == "tool_result"
+        for found in re.findall(r'"agent_id"\s*:\s*"([^"]+)"', b["content"])
+    ]
+    return ("wait_agent", {"targets": ids[-1:], "timeout_ms": 60000}) if ids else None
+
+
 def summary(call: Call) -> str:
     task, step = progress(call)
     text = default_summary(call)
@@ -122,12 +137,18 @@ SCENARIO = MidTurnScenario(
             Step("Reading it.", [Want("shell", {"command": "cat big.log"})]),
         ],
         "h": [],  # text only, as task c
+        "p": [  # a subagent: spawned with its own task marker, then waited for
+            Step("Delegating.", [Want("=spawn_agent", {"message": "task-s: list the files"})]),
+            Step("Waiting for it.", [Want("=wait_agent")]),
+        ],
+        "s": [Step("Listing.", [Want("shell", {"command": "ls"})])],
         "g": [
             Step("After the remote compaction.", [Want("shell", {"command": "wc -l app.py"})]),
         ],
     },
     compaction_markers=COMPACTION_MARKERS,
     summary=summary,
+    resolver=resolver,
 )
 
 
@@ -208,10 +229,16 @@ def record(ctx: Context) -> Recorded:
             "the second session runs on the built-in OpenAI provider (openai_base_url): its"
             " compactions are remote, a compaction_trigger item answered with a compaction"
             " item; Codex tries the Responses WebSocket first (logged as websocket, refused)",
-            "not recorded: a subagent (the multi_agent_v1 tools, spawn_agent...)",
+            "a third session spawns a subagent (multi_agent_v1 spawn_agent, wait_agent): the"
+            " child's calls run while the parent waits, so their order in the log may vary, and"
+            " the spawn_agent output holds a random nickname",
         ]
         rec.phase("turn 8")
         exec_("resume", thread2, *flags, *openai, "task-g: show the head of README.md")
+        # a third session: a subagent (multi_agent_v1 spawn_agent, then wait_agent); the
+        # child writes a rollout of its own
+        rec.phase("turn 9")
+        exec_(*flags, "task-p: delegate listing the files to a subagent")
     files = [p for p in codex_home.rglob("*") if p.is_file() and _keep(p, codex_home)]
     return Recorded(VERSION, files, notes)
 
