@@ -122,6 +122,8 @@ class Observed:
     windows: dict[int, list[Message]] = field(default_factory=dict)
     unplaced: dict[str, str] = field(default_factory=dict)  # call kind -> why not placed
     na_shown: dict[str, bool] = field(default_factory=dict)  # call kind -> NA in the table
+    #: log line ``n`` -> adfkit's estimate of the conversation it sent (``replay().est_tokens``)
+    estimates: dict[int, int] = field(default_factory=dict)
     #: compactions of a trigger the format does not tell apart: adfkit shows them as NA
     na_triggers: dict[str, int] = field(default_factory=dict)
 
@@ -190,6 +192,140 @@ def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
     )
 
 
+# -- Copilot CLI -----------------------------------------------------------------------------
+def _copilot_api_ids(events: Path) -> dict[str, int]:
+    """Event id of each reply -> the log line of its call (the server names a completion
+    ``chatcmpl-rec<n>``, Copilot writes it as the reply's ``apiCallId``)."""
+    out = {}
+    for line in events.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        m = re.fullmatch(r"chatcmpl-rec(\d+)", str(rec["data"].get("apiCallId")))
+        if rec["type"] == "assistant.message" and m:
+            out[rec["id"]] = int(m.group(1))
+    return out
+
+
+def copilot_cli(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session folder under ``home/.copilot/session-state/`` and its subagent. A reply is
+    placed by its ``apiCallId``. A compaction call is placed by order: the n-th compaction
+    call of the log is the n-th ``session.compaction_complete`` of the file; the one whose
+    compaction was cancelled has no row (its usage is a call of ``calls()`` on no row) and no
+    window to compare. Compactions are counted as calls (``truth.json`` counts the compaction
+    calls): the applied ones by their recorded trigger (``threshold`` is automatic), the
+    cancelled one as an automatic call that compacted nothing."""
+    (sess,) = (folder / "home" / ".copilot" / "session-state").iterdir()
+    session = _quiet_open(sess)
+    agents = [session, *session.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp_rows = usage[usage["call_kind"] == "compaction"]
+    loose = session.calls()[session.calls()["seq"].isna()]
+    comp_tokens = _sums(comp_rows)
+    for k, col in (("input", "tokens_input"), ("cache_read", "tokens_cache_read")):
+        comp_tokens[k] += int(loose[col].sum())
+    comp_tokens["output"] += int(loose["tokens_output"].sum())
+    comp = session.compactions()
+    kinds = Counter("manual" if k == "manual" else "auto" for k in comp["kind"])
+    kinds["auto"] += len(loose)  # the cancelled one: threshold-triggered
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    summaries = ["\0summary"]
+    ids = _copilot_api_ids(sess / "events.jsonl")
+    windows: dict[int, list[Message]] = {}
+    estimates: dict[int, int] = {}
+    for a in agents:
+        calls = a.calls()
+        est = dict(zip(a.replay()["seq"], a.replay()["est_tokens"], strict=True))
+        for key, seq in zip(calls["key"], calls["seq"], strict=True):
+            if str(key) in ids and not pd.isna(seq):
+                rows = a.context_at(int(seq), context=False)
+                windows[ids[str(key)]] = skeleton(_rows_as_messages(rows), summaries)
+                estimates[ids[str(key)]] = int(est[seq]) - _system_tokens(a, int(seq))
+    return Observed(
+        calls={"turn": len(turns), "compaction": len(comp_rows) + len(loose)},
+        tokens={"turn": _sums(turns), "compaction": comp_tokens},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=dict(kinds),
+        windows=windows,
+        estimates=estimates,
+        unplaced={"compaction": "the file holds a compaction call's summary, not its request"},
+    )
+
+
+def _system_tokens(a: adfkit.AgentFile, seq: int) -> int:
+    """The part of a call's estimate that is the system prompt (Copilot's system.message
+    rows, sent apart as the request's system message, not among its messages)."""
+    r = a.replay().set_index("seq").loc[seq]
+    return int(r["system_prompt_tokens"]) if not pd.isna(r["system_prompt_tokens"]) else 0
+
+
+# -- pi ----------------------------------------------------------------------------------------
+def pi(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session file under ``home/.pi/agent/sessions/``. pi writes each reply's usage on
+    its message and nothing of a compaction call (tokens None, NA in the table). A compaction
+    that splits a turn makes two calls (the summary and the turn prefix's), one entry: the
+    compactions of ``truth.json`` (calls) are grouped into runs of consecutive compaction
+    calls in one phase. Replies are placed by order: the n-th reply of the file is the n-th
+    turn call of the log (one process at a time, no subagent)."""
+    (path,) = sorted((folder / "home").rglob("*.jsonl"))
+    a = _quiet_open(path)
+    usage = a.usage()
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp = a.compactions()
+    comp = comp[comp["event"] == "compaction"]
+    calls_in_log = [x for x in log if x["kind"] in MODEL_KINDS]
+    runs = _compaction_runs(calls_in_log)
+    tools = a.tool_calls(history=True)
+    summaries = ["\0summary"]
+    windows: dict[int, list[Message]] = {}
+    turn_lines = [x["n"] for x in calls_in_log if x["kind"] == "turn"]
+    est = dict(zip(a.replay()["seq"], a.replay()["est_tokens"], strict=True))
+    estimates: dict[int, int] = {}
+    for n, seq in zip(turn_lines, turns["seq"], strict=False):
+        rows = a.context_at(int(seq), context=False)
+        windows[n] = skeleton(_rows_as_messages(rows), summaries)
+        estimates[n] = int(est[seq])
+    na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
+    # pi 0.73 records no trigger: adfkit must show NA for every one, and the compactions are
+    # then counted by the phase of the calls each stands for (their number must match)
+    assert comp["kind"].isna().all(), "pi records no trigger: the kind must be NA"
+    return Observed(
+        calls={"turn": len(turns), "compaction": sum(len(r) for r in runs[: len(comp)])},
+        tokens={"turn": _sums(turns), "compaction": None},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=_calls_by_phase(runs[: len(comp)]),
+        windows=windows,
+        estimates=estimates,
+        unplaced={"compaction": "pi writes no record of a compaction call"},
+        na_shown={"compaction": na},
+    )
+
+
+def _compaction_runs(calls: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Consecutive compaction calls of one phase: one compaction each."""
+    runs: list[list[dict[str, Any]]] = []
+    previous: dict[str, Any] | None = None
+    for c in calls:
+        if c["kind"] == "compaction":
+            if (
+                previous is not None
+                and previous["kind"] == "compaction"
+                and (previous["phase"] == c["phase"])
+            ):
+                runs[-1].append(c)
+            else:
+                runs.append([c])
+        previous = c
+    return runs
+
+
+def _calls_by_phase(runs: list[list[dict[str, Any]]]) -> dict[str, int]:
+    """Compaction calls by the trigger their phase names (``truth.trigger``'s rule)."""
+    out: Counter[str] = Counter()
+    for run in runs:
+        out["manual" if run[0]["phase"].startswith("manual") else "auto"] += len(run)
+    return dict(out)
+
+
 # -- Codex -------------------------------------------------------------------------------------
 CODEX_KINDS = {"assistant": "turn", "compaction": "compaction"}
 
@@ -236,7 +372,12 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
 
 
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
-ADAPTERS: dict[str, Adapter] = {"claude-code": claude_code, "codex": codex}
+ADAPTERS: dict[str, Adapter] = {
+    "claude-code": claude_code,
+    "codex": codex,
+    "copilot-cli": copilot_cli,
+    "pi": pi,
+}
 
 
 # -- the tests -----------------------------------------------------------------------------------
@@ -324,3 +465,41 @@ def test_replay_equals_the_request_at_every_call(agent: str, version: str, folde
         checked += 1
     assert checked
     assert wrong == [], f"calls whose replay differs from the request: {wrong}"
+
+
+def _sent_tokens(messages: list[dict[str, Any]]) -> int:
+    """The size of the messages a call was sent, counted as adfkit's estimator counts a row:
+    the characters of its texts, tool inputs (JSON) and results, 16 per message, / 4."""
+    n = 0
+    for m in messages:
+        n += 16
+        for b in m["content"]:
+            if b["type"] in ("text", "thinking"):
+                n += len(b.get("text", ""))
+            elif b["type"] == "tool_use":
+                n += len(b["name"]) + len(json.dumps(b["input"]))
+            elif b["type"] == "tool_result":
+                n += len(b.get("content", ""))
+    return -(-n // 4)
+
+
+#: How far adfkit's estimate of a call's conversation may be from what was sent: 20% (its
+#: estimator is not the model's tokenizer; on the recordings it reads 6-15% high) plus 150
+#: tokens (text an agent adds when it sends a row: Copilot CLI wraps a summary in a preamble
+#: that lists the user's earlier prompts, about 100 tokens on the recording, not in the file).
+EST_TOLERANCE = (0.2, 150)
+
+
+@PARAMS
+def test_estimate_of_each_call_within_tolerance(agent: str, version: str, folder: Path) -> None:
+    obs = _observed(agent, folder)
+    if not obs.estimates:
+        pytest.skip(f"{agent}: the adapter gives no estimates")
+    share, slack = EST_TOLERANCE
+    far = {}
+    for line in _model_calls(folder):
+        if line["n"] in obs.estimates:
+            sent = _sent_tokens(line["call"]["messages"])
+            if abs(obs.estimates[line["n"]] - sent) > share * sent + slack:
+                far[line["n"]] = (obs.estimates[line["n"]], sent)
+    assert far == {}, f"calls whose estimate is off (estimate, sent): {far}"

@@ -586,8 +586,9 @@ def load_fleet(
         a path, or a list of any of those.
     table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
         ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
-        ``info`` becomes one row) or a name in the catalog (:mod:`adfkit._facade.catalog`: ``turns``, ``signatures``,
-        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``).
+        ``info`` becomes one row) or a name in the catalog (:mod:`adfkit._facade.catalog`:
+        ``turns``, ``signatures``, ``streaks``, ``anomalies``, ``observe_calls``: frames of
+        ``adfkit.observe``; ``usage_days``).
     engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
         ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
         ``LocalCluster`` is started and closed for the call).
