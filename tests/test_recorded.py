@@ -336,7 +336,11 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
     ``token_usage_record`` (the server names a response ``resp_rec<n>``). Codex does not tell
     a manual compaction from an automatic one on disk: one that runs in a turn with a user
     message is automatic, the app-server's ``thread/compact/start`` (a turn of its own) shows NA
-    (``na_triggers``)."""
+    (``na_triggers``). No ``estimates``: adfkit's estimate of a call leaves out what Codex sends
+    ahead of the conversation, its base instructions (``session_meta.base_instructions``, no
+    row: ~5,200 tokens at 4 characters) and the developer and environment context rows (~750),
+    so it reads 0.2-40% of what was sent on this recording (the conversation alone: within a
+    few tokens)."""
     rollouts = sorted((folder / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
     sessions = [_quiet_open(p) for p in rollouts]
     usage = pd.concat([s.usage() for s in sessions], ignore_index=True)
