@@ -656,3 +656,23 @@ def test_0171_rollouts_are_claimed_by_codex_alone() -> None:
     assert len(paths) == 4
     for path in paths:
         assert [s.name for s in registry.claimants(registry.Probe(path))] == ["codex"]
+
+
+def test_0171_adfkit_usage_totals_equal_the_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    """``adfkit usage ~/.codex`` on the recording: every session (the subagent's rollout among
+    them), the turn calls' tokens as the server reported them (input uncached, as the command
+    counts it), the compactions apart; the stores beside ``sessions/`` read as no session."""
+    from adfkit.cli import main
+
+    truth = json.loads((RECORDED_0171 / "truth.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["usage", "--json", str(RECORDED_0171 / "home" / ".codex")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    turn = truth["tokens"]["turn"]
+    assert len(rows) == 4
+    assert sum(r["calls"] for r in rows) == truth["calls"]["turn"] == 22
+    assert sum(r["input"] for r in rows) == turn["input"] - turn["cache_read"]
+    assert sum(r["cache_read"] for r in rows) == turn["cache_read"]
+    assert sum(r["output"] for r in rows) == turn["output"]
+    assert sum(r["compactions"] for r in rows) == truth["calls"]["compaction"] == 5
