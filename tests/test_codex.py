@@ -258,6 +258,75 @@ def test_manual_compaction_without_replacement_history(tmp_path: Path) -> None:
     assert c.extra["replacement_history"] == "absent"
 
 
+def test_compaction_before_the_turns_user_message_is_automatic(tmp_path: Path) -> None:
+    """Codex compacts automatically before a turn's first call when the last one was over the
+    limit: the compaction comes before the turn's user message, which then arrives in the same
+    turn. A manual compaction is a turn of its own, so the message settles it: auto."""
+    r = Roll()
+    basic(r)
+    r.ev("task_started", turn_id="2")  # 18
+    r.tc((400, 0, 25, 4), (170, 0, 10, 0))  # 19: summarization call
+    r.add("compacted", {"message": PREFIX + " summary"})  # 20
+    r.ev("context_compacted")  # 21
+    r.msg("user", "now count them")  # 22
+    r.ev("task_complete", turn_id="2")  # 23
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    (c,) = t.events
+    assert c.trigger == "auto"
+
+
+def test_0171_compaction_item_in_a_turn_without_user_message_has_no_trigger(
+    tmp_path: Path,
+) -> None:
+    """0.171 writes ``item_completed`` ``ContextCompaction`` (no ``context_compacted``): a
+    compaction in a turn with no user message is not told apart, trigger None."""
+    r = Roll()
+    basic(r)
+    r.ev("task_started", turn_id="2")  # 18
+    r.msg("assistant", "the summary")  # 19: the compaction call's answer
+    r.tc((400, 0, 25, 4), (170, 0, 10, 0))  # 20
+    r.add("compacted", {"message": PREFIX + " the summary"})  # 21
+    r.ev("item_completed", item={"type": "ContextCompaction", "id": "x"})  # 22
+    r.ev("task_complete", turn_id="2")  # 23
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    (c,) = t.events
+    assert c.trigger is None and c.extra["context_compaction_item_line"] == 22
+    assert 19 not in lines(t.rows)  # the summary message is the call's output, not a row
+    s = t.rows[c.summary_seq - 1]
+    assert s.kind_hint == "compaction_summary" and s.tokens["input"] == 170
+
+
+def _usage_record(r: Roll, rid: str, inp: int, out: int) -> int:
+    usage = {"input_tokens": inp, "cached_input_tokens": 0, "output_tokens": out}
+    return r.add("token_usage_record", {"response_id": rid, "usage": usage})
+
+
+def test_0171_compaction_response_id_names_the_compaction_call(tmp_path: Path) -> None:
+    """0.171's ``compacted`` names its call (``compaction_response_id``): that call is the
+    compaction's, its assistant message no row, even when the message is not the summary's
+    text; the other calls stay on their rows, one per ``token_usage_record``."""
+    r = Roll()
+    basic(r)  # rows 2 3 6 8 12 14
+    r.ev("task_started", turn_id="2")  # 18
+    r.msg("user", "go on")  # 19
+    r.msg("assistant", "ok")  # 20
+    _usage_record(r, "resp_a", 300, 5)  # 21
+    r.msg("assistant", "<summary>reworded</summary>")  # 22: the compaction call's answer
+    _usage_record(r, "resp_b", 320, 40)  # 23
+    comp = {"message": PREFIX + " the summary", "compaction_response_id": "resp_b"}
+    r.add("compacted", comp)  # 24
+    r.ev("task_complete", turn_id="2")  # 25
+    t = parse(r.write(tmp_path / "rollout.jsonl"))
+    assert 22 not in lines(t.rows) and 20 in lines(t.rows)
+    (c,) = t.events
+    assert c.trigger == "auto"
+    calls = {x.key: t.rows[x.seq - 1] for x in t.calls}
+    assert calls["resp_a"].line == 20 and calls["resp_a"].tokens["input"] == 300
+    assert calls["resp_b"].kind_hint == "compaction_summary"
+    assert calls["resp_b"].tokens == {"input": 320, "cache_read": 0, "output": 40}
+    assert len(t.calls) == 2  # the token_count events of basic() are no calls here
+
+
 def test_remote_compaction_summary_is_opaque(tmp_path: Path) -> None:
     r = Roll()
     basic(r)
@@ -496,3 +565,114 @@ def test_sample_matches_ground_truth(truth_path: Path) -> None:
     rew = [e for e in t.events if e.kind == "rewind"]
     assert [sorted(line_of[s] for s in e.swept) for e in rew] == truth["rewinds"]
     assert sorted(f.check for f in t.findings if f.severity != "info") == truth["finding_checks"]
+
+
+# -- Codex 0.171.0, recorded against the scripted model server (tools/record) -----------------
+RECORDED_0171 = ROOT / "tests" / "fixtures" / "recorded" / "codex" / "0.171.0"
+
+
+def _recorded_log() -> list[dict[str, Any]]:
+    with (RECORDED_0171 / "requests.jsonl").open(encoding="utf-8") as f:
+        lines = [json.loads(x) for x in f if x.strip()]
+    return [x for x in lines if x["kind"] in ("turn", "compaction", "side")]
+
+
+def _recorded_rollouts() -> list[ParsedTranscript]:
+    """The sessions: the first on a custom provider (local compactions), the second on the
+    built-in OpenAI provider (remote compactions: a compaction_trigger item), the third a
+    parent and the fourth its subagent (spawn_agent)."""
+    paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    return [parse_codex(p, warn=False) for p in paths]
+
+
+def test_0171_one_call_per_token_usage_record_with_the_usage_the_server_sent() -> None:
+    """Every call the server answered is one call, keyed by its response id, with the usage
+    the server reported; token_count events (totals, repeated) add none."""
+    want = {
+        f"resp_rec{x['n']:05d}": (
+            x["answer"]["usage"]["input"],
+            x["answer"]["usage"]["cache_read"],
+            x["answer"]["usage"]["output"],
+        )
+        for x in _recorded_log()
+    }
+    got = {
+        c.key: (c.tokens["input"], c.tokens["cache_read"], c.tokens["output"])
+        for t in _recorded_rollouts()
+        for c in t.calls
+    }
+    assert got == want and len(got) == 27
+
+
+def test_0171_compaction_calls_are_on_summary_rows_not_assistant_rows() -> None:
+    """Codex 0.171 writes the summary a local compaction call answered as an assistant message
+    before the ``compacted`` item: that call is a compaction, its message no row. A remote
+    compaction's call (an opaque compaction item) goes to its summary row too."""
+    log = {f"resp_rec{x['n']:05d}": x for x in _recorded_log()}
+    kinds, assistant_texts = {}, []
+    for t in _recorded_rollouts():
+        by_seq = {r.seq: r for r in t.rows}
+        kinds |= {c.key: by_seq[c.seq].kind_hint for c in t.calls}
+        assistant_texts += [
+            b.get("text") for r in t.rows if r.role == "assistant" for b in r.content
+        ]
+    compaction_calls = {k for k, x in log.items() if x["kind"] == "compaction"}
+    assert {k for k, v in kinds.items() if v == "compaction_summary"} == compaction_calls
+    assert len(compaction_calls) == 5
+    summaries = [x["answer"]["text"] for x in log.values() if x["kind"] == "compaction"]
+    assert not set(summaries) & set(assistant_texts)
+
+
+def test_0171_triggers_auto_where_the_turn_says_so_else_unknown() -> None:
+    """Mid-turn and before-a-turn automatic compactions run in a turn with a user message:
+    auto. The app-server's thread/compact/start is a turn with none, which the file does not
+    tell from an automatic one: None, never a guessed manual."""
+    phases = [x["phase"] for x in _recorded_log() if x["kind"] == "compaction"]
+    assert phases == [
+        "turn 2",
+        "turn 3",
+        "manual compaction",
+        "turn 7",
+        "manual remote compaction",
+    ]
+    got = [[e.trigger for e in t.events if e.kind == "compaction"] for t in _recorded_rollouts()]
+    assert got == [["auto", "auto", None], ["auto", None], [], []]
+
+
+def test_0171_thread_history_store_beside_the_rollouts_lists_the_sessions() -> None:
+    """``thread_history_1.sqlite`` and ``state_5.sqlite`` beside ``sessions/``: the listing
+    has the four rollouts, read without error."""
+    home = RECORDED_0171 / "home" / ".codex"
+    assert (home / "thread_history_1.sqlite").is_file()
+    df = list_codex_sessions(home)
+    assert len(df) == 4 and df["error"].isna().all()
+    assert df["cli_version"].tolist() == ["0.171.0"] * 4
+
+
+def test_0171_rollouts_are_claimed_by_codex_alone() -> None:
+    from adfkit._core import registry
+
+    paths = sorted((RECORDED_0171 / "home" / ".codex" / "sessions").rglob("rollout-*.jsonl"))
+    assert len(paths) == 4
+    for path in paths:
+        assert [s.name for s in registry.claimants(registry.Probe(path))] == ["codex"]
+
+
+def test_0171_adfkit_usage_totals_equal_the_servers(capsys: pytest.CaptureFixture[str]) -> None:
+    """``adfkit usage ~/.codex`` on the recording: every session (the subagent's rollout among
+    them), the turn calls' tokens as the server reported them (input uncached, as the command
+    counts it), the compactions apart; the stores beside ``sessions/`` read as no session."""
+    from adfkit.cli import main
+
+    truth = json.loads((RECORDED_0171 / "truth.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["usage", "--json", str(RECORDED_0171 / "home" / ".codex")]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    turn = truth["tokens"]["turn"]
+    assert len(rows) == 4
+    assert sum(r["calls"] for r in rows) == truth["calls"]["turn"] == 22
+    assert sum(r["input"] for r in rows) == turn["input"] - turn["cache_read"]
+    assert sum(r["cache_read"] for r in rows) == turn["cache_read"]
+    assert sum(r["output"] for r in rows) == turn["output"]
+    assert sum(r["compactions"] for r in rows) == truth["calls"]["compaction"] == 5

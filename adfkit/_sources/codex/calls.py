@@ -55,26 +55,48 @@ def _token_count(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> Non
             unknown = unknown_counts(total_raw, "openai")
     if tt is not None and tt > st.prev_total:
         st.prev_total = tt
-    row: _CRow | None = None
-    if is_call:
-        row = st.open_asst
-        call = CallDraft(f"token_count@{it.line}", None, it.line, st.model, usage, it.ts)
-        if row is not None and row.tokens is None:
-            row.tokens = {**usage, **unknown} if unknown else dict(usage)
-            if unknown:
-                row.malformed = True
-                row.note = "usage holds values that are not token counts"
-            st.open_asst = None
-            st.pending_call = None
-            call.row, call.model = row, row.model
-            st.calls.append(call)
-        else:
-            row = None
-            _flush_pending(st)
-            st.pending_call = call
-        if "input" in usage:
-            st.inputs.call(usage["input"])
+    if st.usage_records:
+        is_call = False  # the token_usage_record lines are the calls
+    row = _attribute(st, it, f"token_count@{it.line}", usage, unknown) if is_call else None
     st.tcs.append(_TokenCountDraft(TokenCount(it.line, it.ts, total, last, w, is_call), row))
+
+
+def _attribute(
+    st: _State, it: _Item, key: str, usage: dict[str, int], unknown: dict[str, Any]
+) -> _CRow | None:
+    """A model call's usage counted once: on the open assistant row, else pending (the next
+    compaction's summary row takes it, or no row does); the row it went to."""
+    row = st.open_asst
+    call = CallDraft(key, None, it.line, st.model, usage, it.ts)
+    if row is not None and row.tokens is None:
+        row.tokens = {**usage, **unknown} if unknown else dict(usage)
+        if unknown:
+            row.malformed = True
+            row.note = "usage holds values that are not token counts"
+        st.open_asst = None
+        st.pending_call = None
+        call.row, call.model = row, row.model
+        st.calls.append(call)
+    else:
+        row = None
+        _flush_pending(st)
+        st.pending_call = call
+    if "input" in usage:
+        st.inputs.call(usage["input"])
+    return row
+
+
+def _usage_record(st: _State, it: _Item, p: dict[str, Any], fnd: Findings) -> None:
+    """A ``token_usage_record`` (Codex 0.171: one per model call, compaction calls included):
+    its ``usage`` is the call's, keyed by its ``response_id``."""
+    raw = p.get("usage")
+    usage = openai_tokens(raw)
+    bad = bad_counts(raw, _COUNT_KEYS)
+    if bad:
+        bad_usage(fnd, it.line, bad)
+    rid = p.get("response_id")
+    key = rid if isinstance(rid, str) and rid else f"token_usage_record@{it.line}"
+    _attribute(st, it, key, usage, unknown_counts(raw, "openai"))
 
 
 def _flush_pending(st: _State) -> None:

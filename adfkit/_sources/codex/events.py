@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from adfkit._sources.codex.calls import _flush_pending
 from adfkit._sources.codex.content import _message_blocks
 from adfkit._sources.codex.state import _CRow, _Item, _State
 from adfkit._sources.transcript.kit import (
@@ -38,6 +39,21 @@ def _compaction(st: _State, it: _Item, **fields: Any) -> None:
     )
     st.events.append(ev)
     st.inputs.event(ev)
+    if st.turn is not None and not st.turn.has_user:
+        st.turn.pending.append(ev)
+
+
+def _context_compaction_item(st: _State, it: _Item) -> None:
+    """Codex 0.171's ``item_completed`` ``ContextCompaction`` after a ``compacted`` item (the
+    ``context_compacted`` event is gone). Its turn says no more than that a compaction ran: a
+    compaction before the turn's user message is automatic if one comes (``_user_met``), and
+    otherwise not told apart from a manual one on disk, so its trigger is unknown, not guessed."""
+    last = st.events[-1] if st.events else None
+    if last is None or last.kind != "compaction" or "context_compaction_item_line" in last.extra:
+        return
+    last.extra["context_compaction_item_line"] = it.line
+    if last.trigger == "manual" and "context_compacted_line" not in last.extra:
+        last.trigger = None
 
 
 def _trigger(st: _State) -> str | None:
@@ -52,6 +68,7 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
     msg = p.get("message")
     repl = p.get("replacement_history")
     kept = _Kept(msg if isinstance(msg, str) and msg else None)
+    _summary_output(st, p, kept.summary_text)
     if isinstance(repl, list):
         _kept_by_replacement(kept, repl, st.window)
     else:
@@ -70,6 +87,42 @@ def _compacted(st: _State, it: _Item, p: dict[str, Any]) -> None:
         summary=srow,
         extra=_compaction_extra(p, repl, kept),
     )
+
+
+def _summary_output(st: _State, p: dict[str, Any], summary: str | None) -> None:
+    """Codex 0.171 writes the compaction call's answer, the summary, as an assistant message
+    before the ``compacted`` item. That message is the compaction call's output, not a turn of
+    the conversation (no later request holds it as such): it leaves the rows, and its call
+    waits for the compaction's summary row. The call is the one ``compaction_response_id``
+    names; without it, the call of the last row when that is an assistant message the summary
+    holds."""
+    rid = p.get("compaction_response_id")
+    rid = rid if isinstance(rid, str) and rid else None
+    pending = st.pending_call
+    if rid is not None and pending is not None and pending.key == rid:
+        return  # no message before it (a remote compaction): its call waits already
+    call = next((c for c in reversed(st.calls) if c.key == rid), None) if rid else None
+    row = call.row if call is not None else _summary_message(st, summary)
+    if row is not None and st.window and st.window[-1] is row and row.role == "assistant":
+        st.window.pop()
+        st.rows = [r for r in st.rows if r is not row]
+    elif call is None:
+        return
+    call = call or next((c for c in reversed(st.calls) if c.row is row), None)
+    if call is not None:
+        st.calls = [c for c in st.calls if c is not call]
+        _flush_pending(st)
+        call.row = None
+        st.pending_call = call
+
+
+def _summary_message(st: _State, summary: str | None) -> _CRow | None:
+    """The last row when it is an assistant message whose text the summary holds."""
+    last = st.window[-1] if st.window else None
+    if last is None or last.role != "assistant" or summary is None:
+        return None
+    text = text_of(last.content).strip()
+    return last if text and text in summary else None
 
 
 @dataclass

@@ -19,6 +19,9 @@ and rollback events, ``token_count`` records and findings. The format reference 
   difference of the totals), counted once: on the open assistant row if there is one; else, when a
   ``compacted`` item comes next, on the compaction's summary row (the summarization call, as ADF
   puts the compaction call's usage on its summary row); else on no row (``ModelCall.seq`` None).
+  In a file with ``token_usage_record`` lines (0.171: one per model call, compaction calls
+  included) those are the calls instead, keyed by their ``response_id``, and ``token_count``
+  events only report totals.
   ``tokens`` map ``input_tokens`` (already including the cached part) -> ``input``,
   ``cached_input_tokens`` -> ``cache_read``, ``output_tokens`` -> ``output``,
   ``reasoning_output_tokens`` -> ``reasoning``; there is no ``cache_write``.
@@ -30,9 +33,15 @@ and rollback events, ``token_count`` records and findings. The format reference 
   ``preserved`` = rows of the current window matched by ``replacement_history`` messages (same role
   and text, latest unmatched row first); without a replacement history, the window's context rows
   and its typed user messages (newest first, up to ~20k tokens at 4 bytes a token, as Codex keeps
-  them). ``swept`` = the rest of the window. ``trigger`` (not recorded by Codex) is a heuristic:
-  ``manual`` when the compaction is in a turn with no user message yet, ``auto`` when the turn
-  has one, None outside turns. ``tokens_before``/``tokens_after`` = input of the last model call
+  them). ``swept`` = the rest of the window. 0.171 writes the compaction call's answer (the
+  summary) as an assistant message just before the ``compacted`` item: that message is the
+  call's output (the call ``compaction_response_id`` names), not a row, and its call goes to
+  the summary row. ``trigger`` (not recorded by
+  Codex): ``auto`` when the compaction's turn has a user message (before or after it: only an
+  automatic compaction runs in such a turn); in a turn without one, ``manual`` in files with
+  ``context_compacted`` events (the earlier heuristic) and None in 0.171's (an
+  ``item_completed`` ``ContextCompaction``; manual and automatic are not told apart); None
+  outside turns. ``tokens_before``/``tokens_after`` = input of the last model call
   before the ``compacted`` line and of the first after; ``context_window`` = the latest
   ``model_context_window``.
 - **Rollback**: ``thread_rolled_back{num_turns}`` moves the rows of the last *n* user turns of the
@@ -46,7 +55,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from adfkit._sources.codex.calls import _flush_pending
+from adfkit._sources.codex.calls import _flush_pending, _usage_record
 from adfkit._sources.codex.events import _compacted
 from adfkit._sources.codex.records import _UUID_RE, _read, _session_meta
 from adfkit._sources.codex.rows import _event, _response_item
@@ -65,8 +74,8 @@ from adfkit._sources.transcript.kit import (
 
 
 def _build(items: list[_Item], meta: dict[str, str], fnd: Findings, bad: set[int]) -> _State:
-    st = _State()
-    has_tc = any(
+    st = _State(usage_records=any(it.type == "token_usage_record" for it in items))
+    has_tc = st.usage_records or any(
         it.type == "event_msg"
         and it.payload.get("type") == "token_count"
         and isinstance(it.payload.get("info"), dict)
@@ -92,6 +101,8 @@ def _build(items: list[_Item], meta: dict[str, str], fnd: Findings, bad: set[int
                 meta.setdefault("cwd", c)
         elif t == "compacted":
             _compacted(st, it, p)
+        elif t == "token_usage_record":
+            _usage_record(st, it, p, fnd)
         elif t == "session_meta":
             _session_meta(p, meta, it.line, fnd)
     for r in st.rows:

@@ -20,14 +20,22 @@ from adfkit._sources.transcript.kit import (
 _WHAT = "Codex rollout"
 
 
-TOP_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+TOP_TYPES = frozenset(
+    {
+        "session_meta",
+        "turn_context",
+        "response_item",
+        "event_msg",
+        "compacted",
+        "token_usage_record",
+    }
+)
 
 
 #: Newer top-level types seen in protocol code (TRANSCRIPTS.md §2.2): skipped, info only.
 NEWER_TOP_TYPES = frozenset(
     {
         "inter_agent_communication",
-        "token_usage_record",
         "world_state",
         "security_risk_score",
         "realtime_item",

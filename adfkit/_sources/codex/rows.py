@@ -14,7 +14,7 @@ from adfkit._sources.codex.content import (
     _message_blocks,
     _output_block,
 )
-from adfkit._sources.codex.events import _context_compacted, _rollback
+from adfkit._sources.codex.events import _context_compacted, _context_compaction_item, _rollback
 from adfkit._sources.codex.state import _CRow, _Item, _State, _Turn
 from adfkit._sources.transcript.kit import (
     Findings,
@@ -51,7 +51,7 @@ def _response_item(st: _State, it: _Item, p: dict[str, Any], has_tc: bool, fnd: 
             else:
                 row.turn_start = True
                 if st.turn is not None:
-                    st.turn.has_user = True
+                    _user_met(st.turn)
         _add_row(st, row)
         return
     if pt in _OUTPUT_TYPES or pt == "local_shell_call_output":
@@ -68,6 +68,20 @@ def _response_item(st: _State, it: _Item, p: dict[str, Any], has_tc: bool, fnd: 
     fnd.add(
         "unknown_item_type", "warning", it.line, f"response_item of type {str(pt)[:40]!r} skipped"
     )
+
+
+def _user_met(turn: _Turn) -> None:
+    """The turn's typed user message: a compaction earlier in the turn ran before it, which
+    only an automatic compaction does (a manual one is a turn of its own)."""
+    turn.has_user = True
+    for ev in turn.pending:
+        ev.trigger = "auto"
+    turn.pending.clear()
+
+
+def _item_type(p: dict[str, Any]) -> Any:
+    item = p.get("item")
+    return item.get("type") if isinstance(item, dict) else None
 
 
 def _asst(st: _State, it: _Item, blocks: list[dict[str, Any]]) -> None:
@@ -95,6 +109,8 @@ def _event(st: _State, it: _Item, p: dict[str, Any], fnd: Findings, has_messages
         st.open_asst = None
     elif et == "context_compacted":
         _context_compacted(st, it)
+    elif et == "item_completed" and _item_type(p) == "ContextCompaction":
+        _context_compaction_item(st, it)
     elif et == "thread_rolled_back":
         _rollback(st, it, as_int(p.get("num_turns")) or 0)
     elif not has_messages and et in ("user_message", "agent_message"):

@@ -45,6 +45,8 @@ class _Turn:
     line: int
     #: a typed user message was met in it (a compaction then is automatic)
     has_user: bool = False
+    #: compactions of this turn before its user message (automatic if one comes)
+    pending: list[EventDraft] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -73,3 +75,6 @@ class _State:
     tcs: list[_TokenCountDraft] = field(default_factory=list)
     n_branches: int = 0
     rows_since_comp: int = 0
+    #: the file writes a ``token_usage_record`` per call (0.171): those are the calls, and
+    #: ``token_count`` events only report totals
+    usage_records: bool = False
