@@ -125,3 +125,81 @@ def test_task_subagents_seen_only_in_progress_records_are_counted(
     assert sum(len(x) for x in u) == calls
     assert sum(int(x["tokens_output"].sum()) for x in u) == output
     assert sum(int(x["tokens_cache_write"].sum()) for x in u) == cache_write
+
+
+# --- item 3: one discovery rule ------------------------------------------------------------------
+
+#: Inputs under ../shared/fixtures by format, counted by hand (ls): 6 ADF files, 14 Claude Code
+#: sessions (their subagent files go with them), 2 Codex rollouts, 5 Inspect logs, 3 OpenHands
+#: conversations, 1 pi session.
+FIXTURE_INPUTS = {
+    "adf": 6,
+    "claude_code": 14,
+    "codex": 2,
+    "inspect_eval": 5,
+    "openhands": 3,
+    "pi": 1,
+}
+
+
+def _fixtures() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip(f"real fixtures not present at {SHARED} (../shared is absent in a clone)")
+    return SHARED
+
+
+def test_list_sessions_and_load_fleet_find_every_input_of_the_fixtures():
+    from collections import Counter
+
+    df = adfkit.list_sessions(_fixtures())
+    assert Counter(df["format"].tolist()) == FIXTURE_INPUTS
+    fleet, errors = adfkit.load_fleet(_fixtures(), "info", engine="serial")
+    assert errors.empty
+    # one row per agent: an Inspect log is one per sample
+    assert fleet["agent_path"].nunique() == sum(FIXTURE_INPUTS.values())
+
+
+@pytest.mark.parametrize(
+    ("sub", "n"),
+    [("transcripts/codex", 2), ("transcripts/claude-code/projects", 14), ("openhands", 3)],
+)
+def test_info_reads_every_input_of_a_folder_of_folders(capsys, sub, n):
+    status = main(["info", str(_fixtures() / sub), "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert status == 0
+    assert len(out) == n
+
+
+def test_usage_and_index_read_the_inspect_logs_and_openhands_conversations(tmp_path, capsys):
+    rows = _usage_json(capsys, str(_fixtures()))
+    paths = {r["agent_path"] for r in rows}
+    assert sum(p.endswith(".eval") for p in paths) == FIXTURE_INPUTS["inspect_eval"]
+    assert sum("/openhands/" in p for p in paths) == FIXTURE_INPUTS["openhands"]
+    assert main(["index", str(_fixtures()), "--to", str(tmp_path), "--table", "usage_days"]) == 0
+    assert f"usage_days: {sum(FIXTURE_INPUTS.values())} file(s)" in capsys.readouterr().out
+
+
+def test_a_folder_that_cannot_be_read_is_a_line_never_a_silent_skip(tmp_path, capsys):
+    import shutil as sh
+
+    from tests.adfbuild import build, row
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads a folder whatever its mode")
+    good = tmp_path / "top" / "a"
+    good.mkdir(parents=True)
+    build(good / "one.adf", loop=[row(1, "user", [{"type": "text", "text": "hi"}])])
+    shut = tmp_path / "top" / "shut"
+    shut.mkdir()
+    sh.copy(good / "one.adf", shut / "two.adf")
+    shut.chmod(0)
+    try:
+        status = main(["info", str(tmp_path / "top"), "--json"])
+        cap = capsys.readouterr()
+        _, errors = adfkit.load_fleet(tmp_path / "top", "info", engine="serial")
+    finally:
+        shut.chmod(0o700)
+    assert status == 2
+    assert f"{shut}: cannot read the folder" in cap.err
+    assert len(json.loads(cap.out)) == 1
+    assert errors["path"].tolist() == [str(shut)]
