@@ -179,27 +179,247 @@ def test_usage_and_index_read_the_inspect_logs_and_openhands_conversations(tmp_p
     assert f"usage_days: {sum(FIXTURE_INPUTS.values())} file(s)" in capsys.readouterr().out
 
 
-def test_a_folder_that_cannot_be_read_is_a_line_never_a_silent_skip(tmp_path, capsys):
-    import shutil as sh
+def test_a_folder_that_cannot_be_read_is_a_line_never_a_silent_skip(tmp_path, capsys, monkeypatch):
+    """A folder the walk cannot list (here: os.scandir refuses it, as for a folder of mode
+    0 when not root) is an error line of every command and an error row of load_fleet; the
+    rest is read."""
+    from adfkit._core import registry
+    from tests.adfbuild import build, row, text
 
-    from tests.adfbuild import build, row
-
-    if os.geteuid() == 0:
-        pytest.skip("root reads a folder whatever its mode")
     good = tmp_path / "top" / "a"
     good.mkdir(parents=True)
-    build(good / "one.adf", loop=[row(1, "user", [{"type": "text", "text": "hi"}])])
+    build(good / "one.adf", loop=[row(1, "user", text("hi"))])
     shut = tmp_path / "top" / "shut"
     shut.mkdir()
-    sh.copy(good / "one.adf", shut / "two.adf")
-    shut.chmod(0)
-    try:
-        status = main(["info", str(tmp_path / "top"), "--json"])
-        cap = capsys.readouterr()
-        _, errors = adfkit.load_fleet(tmp_path / "top", "info", engine="serial")
-    finally:
-        shut.chmod(0o700)
+    build(shut / "two.adf", loop=[row(1, "user", text("hi"))])
+    real = os.scandir
+
+    def scandir(path):
+        if os.fspath(path) == str(shut):
+            raise PermissionError(13, "Permission denied", str(shut))
+        return real(path)
+
+    monkeypatch.setattr(registry.os, "scandir", scandir)
+    status = main(["info", str(tmp_path / "top"), "--json"])
+    cap = capsys.readouterr()
     assert status == 2
-    assert f"{shut}: cannot read the folder" in cap.err
-    assert len(json.loads(cap.out)) == 1
+    assert f"{shut}: cannot read the folder: Permission denied" in cap.err
+    assert [r["name"] for r in json.loads(cap.out)] == ["one"]
+    _, errors = adfkit.load_fleet(tmp_path / "top", "info", engine="serial")
     assert errors["path"].tolist() == [str(shut)]
+    assert main(["usage", str(tmp_path / "top"), "--json"]) == 1
+    assert f"{shut}: cannot read the folder" in capsys.readouterr().err
+
+
+# --- item 6: each Inspect sample its own row; the unknown-cost warning counts every call ------
+
+
+def test_each_inspect_sample_is_a_row_of_its_own(capsys):
+    log = (
+        _fixtures()
+        / "inspect-eval"
+        / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
+    )
+    rows = _usage_json(capsys, str(log))
+    with adfkit.open(log) as agents:
+        names = [a.name for a in agents]
+    assert len(names) == 10
+    assert [r["agent"] for r in rows] == names
+    assert len({r["label"] for r in rows}) == 10
+    assert all(r["agent_path"] == str(log) and r["calls"] == 1 for r in rows)
+
+
+def test_unknown_cost_warning_counts_every_unpriced_call(tmp_path, capsys):
+    """Two hand-built files of an unpriced model, 3 and 5 calls: one warning, 8 calls (the
+    per-file warning of the first file said 3)."""
+    from tests.adfbuild import build, row, text
+
+    for name, n in (("a", 3), ("b", 5)):
+        loop = [row(1, "user", text("go"))] + [
+            row(i, "assistant", text("ok"), tokens={"input": 10, "output": 1}, model="no-such")
+            for i in range(2, n + 2)
+        ]
+        build(tmp_path / f"{name}.adf", loop=loop)
+    assert main(["usage", str(tmp_path)]) == 0
+    cap = capsys.readouterr()
+    warn = [line for line in cap.err.splitlines() if "unknown" in line]
+    assert len(warn) == 1
+    assert "the cost of 8 call(s) is unknown (no price for model(s) 'no-such')" in warn[0]
+    assert "priced calls" not in cap.out  # no call priced: no subtotal to give
+
+
+# --- item 7: unknown stays unknown, in JSON and in text -------------------------------------
+
+
+def test_unrecorded_token_parts_are_null_and_dash_never_0(tmp_path, capsys):
+    """Calls whose file records input and output only (no cache parts): the cache columns
+    are null in --json and '-' in the text, the figures recorded are summed."""
+    from tests.adfbuild import build, row, text
+
+    loop = [row(1, "user", text("go"))] + [
+        row(i, "assistant", text("ok"), tokens={"input": 10 * i, "output": i}) for i in (2, 3)
+    ]
+    build(tmp_path / "a.adf", loop=loop)
+    (r,) = _usage_json(capsys, str(tmp_path / "a.adf"))
+    assert (r["input"], r["output"], r["cache_write"], r["cache_read"]) == (50, 5, None, None)
+    assert main(["usage", str(tmp_path / "a.adf")]) == 0
+    line = capsys.readouterr().out.splitlines()[1].split()
+    assert line[1:6] == ["2", "50", "5", "-", "-"]
+
+
+def test_codex_cache_write_is_null_not_0(capsys):
+    rows = _usage_json(capsys, str(_fixtures() / "transcripts" / "codex"))
+    assert len(rows) == 2
+    assert all(r["cache_write"] is None and r["cache_read"] > 0 for r in rows)
+
+
+# --- item 8: created_at in another unit ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "stamps",
+    [
+        (1_790_000_000_000, 1_790_000_001_000_000),  # ms, then µs
+        (1_790_000_001_000_000, 1_790_000_000_000),  # µs, then ms
+        (1_790_000_000, 1_790_000_001),  # seconds
+        (1_790_000_000_000_000_000, 1_790_000_001_000_000_000),  # ns
+    ],
+)
+def test_info_on_times_in_another_unit_is_no_internal_error(tmp_path, capsys, stamps):
+    from tests.adfbuild import build, row, text
+
+    loop = [
+        row(1, "user", text("hi"), created_at=stamps[0]),
+        row(2, "assistant", text("yo"), tokens={"input": 3, "output": 1}, created_at=stamps[1]),
+    ]
+    path = build(tmp_path / "t.adf", loop=loop)
+    for cmd in (["info"], ["info", "--json"], ["usage"], ["usage", "--by", "day"], ["check"]):
+        status = main([cmd[0], str(path), *cmd[1:]])
+        err = capsys.readouterr().err
+        assert "internal error" not in err, (cmd, err)
+        assert status in (0, 1), (cmd, err)
+
+
+# --- issue 35 item 7: the report as complete as ccusage's ------------------------------------
+
+
+def _peer(key: str) -> dict:
+    return json.loads(CCUSAGE_DAILY.read_text())[key]
+
+
+def test_by_month_equals_ccusage_monthly(capsys):
+    rows = _usage_json(capsys, str(_projects()), "--by", "month")
+    got = {
+        r["month"]: (r["input"], r["output"], r["cache_write"], r["cache_read"], r["cost_usd"])
+        for r in rows
+    }
+    _assert_days_equal(got, _peer("months"))
+
+
+def test_days_in_a_time_zone_equal_ccusage_with_that_time_zone(capsys):
+    rows = _usage_json(capsys, str(_projects()), "--by", "day", "--tz", "Asia/Tokyo")
+    _assert_days_equal(_by_day(rows), _peer("days_asia_tokyo"))
+
+
+def test_models_of_each_day_are_ccusages(capsys):
+    rows = _usage_json(capsys, str(_projects()), "--by", "day")
+    assert {r["day"]: r["models"].split(", ") for r in rows} == _peer("models_by_day")
+
+
+def test_since_and_until_keep_the_days_between(capsys):
+    rows = _usage_json(
+        capsys, str(_projects()), "--by", "day", "--since", "2026-01-20", "--until", "20260123"
+    )
+    want = {d: v for d, v in _peer("days").items() if "2026-01-20" <= d <= "2026-01-23"}
+    assert len(want) == 4
+    _assert_days_equal(_by_day(rows), want)
+
+
+def test_sort_orders_the_rows(capsys):
+    rows = _usage_json(capsys, str(_projects()), "--by", "day", "--sort", "cost")
+    peer = _peer("days")
+    assert [r["day"] for r in rows] == sorted(peer, key=lambda d: -peer[d][4])
+    rows = _usage_json(capsys, str(_projects()), "--sort", "date", "--order", "desc")
+    firsts = [r["first_at"] for r in rows]
+    assert firsts == sorted(firsts, reverse=True) and len(firsts) == 14
+
+
+def test_session_rows_keep_first_and_last_activity_and_the_documented_keys(capsys):
+    rows = _usage_json(capsys, str(_session("fe5e1c67")))
+    (r,) = rows
+    assert list(r) == [
+        "label",
+        "agent",
+        "agent_path",
+        "first_at",
+        "last_at",
+        "models",
+        "calls",
+        "input",
+        "output",
+        "cache_write",
+        "cache_read",
+        "cost_usd",
+        "cost_known_usd",
+        "unpriced_calls",
+        "compactions",
+        "microcompactions",
+        "max_context",
+    ]
+    # the first and last assistant record with usage in the file (sidechains included), read
+    # with json.loads line by line: 2025-09-03T00:52:34.495Z and 01:02:03.665Z
+    assert (r["first_at"], r["last_at"]) == (
+        "2025-09-03T00:52:34.495000+00:00",
+        "2025-09-03T01:02:03.665000+00:00",
+    )
+    day = _usage_json(capsys, str(_session("fe5e1c67")), "--by", "day")[0]
+    assert list(day)[:2] == ["day", "sessions"] and list(day)[2:] == list(r)[3:]
+
+
+def test_known_costs_are_subtotalled_when_one_model_is_unpriced(tmp_path, capsys):
+    """One file of a priced model (claude-sonnet-4-5: $3 in, $15 out per million) and one of
+    an unpriced one: the total cost is '-', the 'priced calls' line sums the known costs."""
+    from tests.adfbuild import build, row, text
+
+    for name, model in (("a", "claude-sonnet-4-5"), ("b", "no-such")):
+        loop = [
+            row(1, "user", text("go")),
+            row(
+                2,
+                "assistant",
+                text("ok"),
+                tokens={"input": 1_000_000, "output": 100_000},
+                model=model,
+            ),
+        ]
+        build(tmp_path / f"{name}.adf", loop=loop)
+    assert main(["usage", str(tmp_path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    total = next(x for x in lines if x.startswith("total")).split()
+    assert total[6] == "-"
+    priced = next(x for x in lines if x.startswith("priced calls")).split()
+    assert priced[2:4] == ["1", "4.50"]  # 1 call: 3.00 + 1.50
+    rows = _usage_json(capsys, str(tmp_path))
+    assert [r["cost_known_usd"] for r in rows] == [pytest.approx(4.5), 0.0]
+    assert [r["cost_usd"] for r in rows][1] is None
+
+
+def test_progress_goes_to_stderr_with_the_flag_only(tmp_path, capsys):
+    from tests.adfbuild import build, row, text
+
+    for i in range(3):
+        build(tmp_path / f"{i}.adf", loop=[row(1, "user", text("go"))])
+    assert main(["usage", str(tmp_path), "--engine", "serial"]) == 0
+    assert "usage" not in capsys.readouterr().err  # not a terminal, no flag: no bar
+    assert main(["usage", str(tmp_path), "--engine", "serial", "--progress"]) == 0
+    err = capsys.readouterr().err
+    assert "usage" in err and "3/3" in err
+    assert main(["index", str(tmp_path), "--to", str(tmp_path / "ix"), "--progress"]) == 0
+    assert "3/3" in capsys.readouterr().err
+
+
+def test_a_wrong_time_zone_or_day_is_an_error_line(capsys):
+    assert main(["usage", "sample_agents/clean.adf", "--tz", "Mars/Base"]) == 2
+    assert "no such time zone" in capsys.readouterr().err
+    assert main(["usage", "sample_agents/clean.adf", "--since", "2026-13-01"]) == 2
+    assert "is not a day" in capsys.readouterr().err

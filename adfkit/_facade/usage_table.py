@@ -398,7 +398,7 @@ def render(table: list[dict[str, Any]], by: str, tz: dt.tzinfo | None = None) ->
     rows.append(
         [str(total[first[0]])] + [_fmt(total.get(c), c) for c, _ in COLUMNS] + ["" for _ in last]
     )
-    if total.get("unpriced_calls"):
+    if total.get("unpriced_calls") and total["calls"] > total["unpriced_calls"]:
         known = {c: "" for c, _ in COLUMNS}
         known["cost_usd"] = _fmt(total["cost_known_usd"], "cost_usd")
         known["calls"] = _fmt(total["calls"] - total["unpriced_calls"], "calls")
