@@ -423,3 +423,34 @@ def test_a_wrong_time_zone_or_day_is_an_error_line(capsys):
     assert "no such time zone" in capsys.readouterr().err
     assert main(["usage", "sample_agents/clean.adf", "--since", "2026-13-01"]) == 2
     assert "is not a day" in capsys.readouterr().err
+
+
+# --- item 4: the index, usage and usage_days count the same calls ----------------------------
+
+
+def test_index_usage_parts_give_adfkit_usages_figures(tmp_path, capsys):
+    """README's query over DIR/usage/*.parquet (here with pyarrow: group by agent, the calls
+    that are not a compaction's) gives each session's output and cost as ``adfkit usage``:
+    subagents' and sidechains' calls included (fe5e1c67: 51,933 output tokens, where the
+    index held 2,636)."""
+    import pyarrow.dataset as pads
+
+    folder = _fixtures()
+    assert main(["index", str(folder), "--to", str(tmp_path), "--table", "usage"]) == 0
+    capsys.readouterr()
+    df = pads.dataset(tmp_path / "usage", format="parquet").to_table().to_pandas()
+    df = df[df["call_kind"] != "compaction"]
+    out = df.groupby(["agent_path", "agent"])["tokens_output"].sum()
+    cost = df.groupby(["agent_path", "agent"])["cost_usd"].sum(min_count=1)
+    rows = _usage_json(capsys, str(folder))
+    assert len(rows) == len(out.index.union(cost.index)) + 1  # + an Inspect sample of no call
+    for r in rows:
+        key = (r["agent_path"], r["agent"])
+        if r["calls"] == 0:
+            assert key not in out.index
+            continue
+        assert int(out[key]) == r["output"], key
+        if r["unpriced_calls"] == 0:
+            assert float(cost[key]) == pytest.approx(r["cost_usd"], rel=1e-12), key
+    fe = next(r for r in rows if r["agent"].startswith("fe5e1c67"))
+    assert int(out[(fe["agent_path"], fe["agent"])]) == 51_933

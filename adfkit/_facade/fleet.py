@@ -58,8 +58,17 @@ def usage_days(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
     return days(agent, **kwargs)
 
 
+def usage(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+    """:func:`adfkit._facade.fleet_usage.usage_with_subagents`: a fleet's ``usage`` counts the
+    calls ``adfkit usage`` and ``usage_days`` count, its subagents' included."""
+    from adfkit._facade.fleet_usage import usage_with_subagents
+
+    return usage_with_subagents(agent, **kwargs)
+
+
 #: Tables that are not an ``AgentFile`` method of the same name: name -> ``f(agent, **kw)``.
 TABLES: dict[str, Callable[..., Any]] = {
+    "usage": usage,
     "turns": _observation("turns"),
     "observe_calls": _observation("calls"),
     "signatures": _observation("signatures"),
@@ -614,12 +623,15 @@ def load_fleet(
 
     Parameters
     ----------
-    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (its ``*.adf`` files),
-        a path, or a list of any of those.
+    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (every agent input in it
+        and its subfolders, :func:`adfkit._core.registry.discover`), a path, or a list of any
+        of those. A folder that cannot be read is a row of ``errors``.
     table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
         ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
         ``info`` becomes one row) or a name in :data:`TABLES` (``turns``, ``signatures``,
-        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``).
+        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``;
+        ``usage``: the agent's calls and its subagents', a ``subagent`` column naming them,
+        the calls ``adfkit usage`` and ``usage_days`` count; ``usage_days``).
     engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
         ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
         ``LocalCluster`` is started and closed for the call).

@@ -21,12 +21,29 @@ from adfkit._facade.usage_table import Call, day_rows, days_frame, time_zone, un
 USAGE_DAYS = _USAGE_DAYS
 
 
+def usage_with_subagents(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
+    """The calls that count for ``agent`` (THE rule of ``adfkit usage``, ``usage_days`` and a
+    fleet's or index's ``usage`` table): its :meth:`AgentFile.usage` and each subagent's (a
+    Claude Code session's subagent files, in-file sidechains and Task subagents seen only in
+    progress records), in that order, with a column ``subagent`` (the subagent's name, NA
+    for the agent's own calls) after ``seq``."""
+    frames = []
+    for sub in [None, *agent.subagents()]:
+        u = (agent if sub is None else sub).usage(**kwargs)
+        name = None if sub is None else sub.name
+        u.insert(min(1, len(u.columns)), "subagent", pd.array([name] * len(u), dtype="string"))
+        frames.append(u)
+    nonempty = [f for f in frames if len(f)]
+    if len(nonempty) > 1:
+        return pd.concat(nonempty, ignore_index=True)
+    return nonempty[0] if nonempty else frames[0]
+
+
 def _calls(agent: AgentFile, prices: Any) -> list[Call]:
     """Every call of the agent and of its subagents (compaction calls left out)."""
-    frames = [u for a in [agent, *agent.subagents()] if len(u := a.usage(prices=prices))]
-    if not frames:
+    u = usage_with_subagents(agent, prices=prices)
+    if not len(u):
         return []
-    u = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     u = u[u["call_kind"].astype("string") != "compaction"] if "call_kind" in u else u
     at = u["created_at"]
     ms = at.to_numpy(dtype="datetime64[ms]").astype("int64").tolist()
