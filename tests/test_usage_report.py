@@ -454,3 +454,49 @@ def test_index_usage_parts_give_adfkit_usages_figures(tmp_path, capsys):
             assert float(cost[key]) == pytest.approx(r["cost_usd"], rel=1e-12), key
     fe = next(r for r in rows if r["agent"].startswith("fe5e1c67"))
     assert int(out[(fe["agent_path"], fe["agent"])]) == 51_933
+
+
+# --- item 9: prices (and windows) of models the shipped table lacks, from genai-prices --------
+
+
+def _opus5_file(tmp_path: Path) -> Path:
+    from tests.adfbuild import build, row, text
+
+    loop = [
+        row(1, "user", text("go")),
+        row(
+            2,
+            "assistant",
+            text("ok"),
+            tokens={"input": 1_000_000, "output": 100_000},
+            model="claude-opus-5",
+        ),
+    ]
+    return build(tmp_path / "opus5.adf", loop=loop)
+
+
+def test_a_model_the_shipped_table_lacks_is_priced_by_genai_prices(tmp_path, capsys):
+    """claude-opus-5 is not in adfkit/data/prices.json: its cost is genai-prices' own
+    calc_price of the same usage (a peer's figure), where it was unknown."""
+    from genai_prices import Usage, calc_price
+
+    want = calc_price(Usage(input_tokens=1_000_000, output_tokens=100_000), "claude-opus-5")
+    (r,) = _usage_json(capsys, str(_opus5_file(tmp_path)))
+    assert r["unpriced_calls"] == 0
+    assert r["cost_usd"] == pytest.approx(float(want.total_price), rel=1e-9)
+    assert r["cost_usd"] == pytest.approx(7.5)  # $5 in, $25 out per million
+
+
+def test_the_users_price_file_still_comes_first(tmp_path, capsys):
+    prices = tmp_path / "p.json"
+    prices.write_text(json.dumps({"claude-opus-5": {"input": 1, "output": 2}}))
+    (r,) = _usage_json(capsys, str(_opus5_file(tmp_path)), "--prices", str(prices))
+    assert r["cost_usd"] == pytest.approx(1.2)
+
+
+def test_context_windows_come_from_genai_prices():
+    from adfkit._core.model_catalog import context_window
+
+    assert context_window("claude-opus-5") == 1_000_000
+    assert context_window("gpt-4o-mini-2024-07-18") == 128_000
+    assert context_window("mock-v1") is None
