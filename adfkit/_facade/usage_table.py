@@ -186,7 +186,7 @@ def day_rows(
     ev_day: dict[str, list[str]] = {}
     for event, at in events:
         ev_day.setdefault(day_of(at, tz), []).append(event)
-    days: list[str | None] = sorted(set(by_day) | set(ev_day))
+    days: list[str | None] = [*sorted(set(by_day) | set(ev_day))]
     rows = []
     for day in days or [None]:
         cs = by_day.get(day, []) if day else []
