@@ -267,6 +267,17 @@ def test_unrecorded_token_parts_are_null_and_dash_never_0(tmp_path, capsys):
     assert line[1:6] == ["2", "50", "5", "-", "-"]
 
 
+def test_copilot_cli_input_and_cache_are_null_not_0(capsys):
+    """Copilot CLI records no per-call input or cache figures (the library gives NA)."""
+    (r,) = _usage_json(capsys, "sample_agents/copilot_cli")
+    assert r["calls"] > 0 and r["output"] > 0
+    assert (r["input"], r["cache_write"], r["cache_read"], r["max_context"]) == (None,) * 4
+    assert main(["usage", "sample_agents/copilot_cli"]) == 0
+    line = capsys.readouterr().out.splitlines()[1]
+    cells = line.split("  ")
+    assert [c.strip() for c in cells if c.strip()][2] == "-"  # input
+
+
 def test_codex_cache_write_is_null_not_0(capsys):
     rows = _usage_json(capsys, str(_fixtures() / "transcripts" / "codex"))
     assert len(rows) == 2
