@@ -385,8 +385,9 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     through all its subfolders: in each, every format's :attr:`FormatSpec.find` names its
     inputs by name; the folder a session keeps beside its file (a Claude Code ``<uuid>/``
     with its subagents) and a found session folder are not searched again. A glob is expanded
-    and each match taken as above. A folder that cannot be listed, or a named folder or glob
-    with no input under it, is a problem (the others are still searched).
+    and each match taken as above. A path named twice is given twice, as named; a folder's
+    inputs once each. A folder that cannot be listed, or a named folder or glob with no input
+    under it, is a problem (the others are still searched).
 
     Examples
     --------
@@ -397,7 +398,7 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     import glob as _glob
 
     items = [specs] if isinstance(specs, str | os.PathLike) else list(specs)
-    out: dict[str, None] = {}
+    out: list[str] = []
     problems: list[AdfError] = []
     for item in items:
         p = os.fspath(item)
@@ -409,7 +410,7 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
                 _take_path(m, out, problems)
         else:
             _take_path(p, out, problems)
-    return Discovered(list(out), problems)
+    return Discovered(out, problems)
 
 
 def _is_one_input(path: Path) -> bool:
@@ -422,14 +423,16 @@ def _is_one_input(path: Path) -> bool:
     return True
 
 
-def _take_path(p: str, out: dict[str, None], problems: list[AdfError]) -> None:
+def _take_path(p: str, out: list[str], problems: list[AdfError]) -> None:
+    """``p`` itself (a file, one input: as named, even twice), or the inputs of the folder."""
     path = Path(p).expanduser()
     if not path.is_dir() or _is_one_input(path):
-        out[p] = None
+        out.append(p)
         return
-    before = len(out)
-    _walk(path, out, problems, set())
-    if len(out) == before:
+    found: dict[str, None] = {}
+    _walk(path, found, problems, set())
+    out.extend(found)
+    if not found:
         looked = ", ".join(s.label for s in specs())
         problems.append(AdfError(f"no agent files in the folder (looked for: {looked})", path=p))
 
