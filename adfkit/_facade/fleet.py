@@ -98,22 +98,9 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
     (:func:`resolve_inputs` returns them).
     """
     paths, problems = resolve_inputs(paths_or_glob)
-    if not paths and problems:
-        raise problems[0]
     for p in problems:
         warnings.warn(str(p), AdfWarning, stacklevel=2)
     return paths
-
-
-def _inputs(
-    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
-) -> tuple[list[str], list[AdfError]]:
-    """The inputs and the problems of a fleet: raises the first problem when nothing at all
-    was found (a fleet of no file is an error, as a single missing path is)."""
-    paths, problems = resolve_inputs(paths_or_glob)
-    if not paths and problems:
-        raise problems[0]
-    return paths, problems
 
 
 def problem_rows(problems: list[AdfError]) -> list[tuple[str, str, str]]:
@@ -124,12 +111,15 @@ def problem_rows(problems: list[AdfError]) -> list[tuple[str, str, str]]:
 def resolve_inputs(
     paths_or_glob: str | os.PathLike[str] | Iterable[Any],
 ) -> tuple[list[str], list[AdfError]]:
-    """``(inputs, problems)`` of :func:`adfkit._core.registry.discover`."""
+    """``(inputs, problems)`` of :func:`adfkit._core.registry.discover`; nothing found at all
+    raises the first problem (a fleet of no file is an error, as a single missing path is)."""
     from adfkit._core import registry
 
     if not isinstance(paths_or_glob, str | os.PathLike):
         paths_or_glob = list(paths_or_glob)
     found = registry.discover(paths_or_glob)
+    if not found.inputs and found.problems:
+        raise found.problems[0]
     return found.inputs, found.problems
 
 
@@ -665,7 +655,7 @@ def load_fleet(
     import pandas as pd
 
     _check_table(table)
-    paths, problems = _inputs(paths_or_glob)
+    paths, problems = resolve_inputs(paths_or_glob)
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     run = functools.partial(
         _run,
@@ -902,7 +892,7 @@ def export(
     import orjson
     import pandas as pd
 
-    paths, problems = _inputs(paths_or_glob)
+    paths, problems = resolve_inputs(paths_or_glob)
     root_s = str(check_output(to, paths))
     # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
     # and distinct (two ``a.adf`` from different folders give ``a`` and ``a-2``). Folders are

@@ -109,10 +109,7 @@ def agent_inputs(specs: Iterable[str]) -> tuple[list[str], list[AdfError]]:
     as given, folders searched through their subfolders, quoted globs expanded) and one
     :class:`AdfError` per folder or pattern that could not be read or holds nothing. Nothing
     found at all raises the first of them."""
-    paths, problems = resolve_inputs(list(specs))
-    if not paths and problems:
-        raise problems[0]
-    return paths, problems
+    return resolve_inputs(list(specs))
 
 
 def agent_paths(specs: Iterable[str]) -> list[str]:
