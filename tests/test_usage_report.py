@@ -511,3 +511,24 @@ def test_context_windows_come_from_genai_prices():
     assert context_window("claude-opus-5") == 1_000_000
     assert context_window("gpt-4o-mini-2024-07-18") == 128_000
     assert context_window("mock-v1") is None
+
+
+def test_every_command_sums_the_unpriced_calls_of_all_files(tmp_path, capsys):
+    """adfkit index (and every command but usage, which counts from its rows) gives one
+    missing-price warning with the calls of every file: 3 + 5 = 8, not the first file's 3."""
+    from tests.adfbuild import build, row, text
+
+    (tmp_path / "in").mkdir()
+    for name, n in (("a", 3), ("b", 5)):
+        loop = [row(1, "user", text("go"))] + [
+            row(i, "assistant", text("ok"), tokens={"input": 10, "output": 1}, model="no-such")
+            for i in range(2, n + 2)
+        ]
+        build(tmp_path / "in" / f"{name}.adf", loop=loop)
+    args = ["index", str(tmp_path / "in"), "--to", str(tmp_path / "ix"), "--table", "usage"]
+    assert main([*args, "--engine", "serial"]) == 0
+    warn = [x for x in capsys.readouterr().err.splitlines() if "no price" in x]
+    assert warn == [
+        "adfkit: warning: no price for model(s) 'no-such' (8 calls): their cost is shown as "
+        "unknown; pass --prices FILE (a JSON price table) to price them"
+    ]
