@@ -532,3 +532,17 @@ def test_every_command_sums_the_unpriced_calls_of_all_files(tmp_path, capsys):
         "adfkit: warning: no price for model(s) 'no-such' (8 calls): their cost is shown as "
         "unknown; pass --prices FILE (a JSON price table) to price them"
     ]
+
+
+def test_plot_export_and_report_take_a_folder_of_folders(tmp_path, capsys):
+    """sample_agents/codex keeps its rollouts in sessions/YYYY/MM/DD/: every command finds
+    both (they said "no agent files in the folder")."""
+    folder = "sample_agents/codex"
+    assert main(["plot", folder, "--kind", "context", "-o", str(tmp_path / "p")]) == 0
+    assert len(list((tmp_path / "p").glob("*.png"))) == 2
+    written, errors = adfkit.export(folder, tmp_path / "x")
+    assert errors.empty and written["agent"].nunique() == 2
+    from adfkit.cli._common import agent_inputs
+
+    paths, problems = agent_inputs([folder])  # what report (and every command) reads
+    assert len(paths) == 2 and not problems
