@@ -59,10 +59,12 @@ def test_fleet_tokens_bars_are_each_files_total_named_by_label(usage):
         for path in usage["agent_path"].unique():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                with adfkit.open(path) as agent:
-                    u = agent.usage()
+                with adfkit.open(path) as agent:  # a fleet's usage: subagents' calls too
+                    total = sum(
+                        float(a.usage()["tokens_total"].sum()) for a in [agent, *agent.subagents()]
+                    )
                     label = agent.name
-            want[label] = float(u["tokens_total"].sum())
+            want[label] = total
         sid, cwd, about, _ = _session_facts(SESSION)
         label = f"{PurePosixPath(cwd).name} · {about}"
         want[label if len(label) <= 40 else label[:39] + "…"] = want.pop(sid)

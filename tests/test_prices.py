@@ -27,16 +27,19 @@ TRANSCRIPTS = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtur
 #       npx ccusage session --json --offline                    -> session[].totalCost
 #   CODEX_HOME=<dir whose sessions/ is the fixtures' codex/sessions> \
 #       npx ccusage codex session --json --offline              -> sessions[].costUSD
-# A Claude Code session's figure includes its sidechains (D13) and subagent files (D14).
+# A Claude Code session's figure includes its sidechains (D13) and subagent files (D14). The
+# session report leaves out Task subagents older Claude Code wrote only as agent_progress records
+# (issue 33 item 5), which ccusage's daily report counts: for 03a1382e, 67d765b5 and ca8cc13b
+# (each alone on its day) the figure is `ccusage daily --json --offline`'s for that day.
 CCUSAGE_20_0_24 = {
     "6113e919-67d3-417b-b525-c63700228d19": 23.954783499999987,
     "0442a060-edc3-4307-bddb-11a2951fd1a1": 16.448330250000005,
     "70d782f7-b303-4e48-9512-6bec16c37abd": 14.320965999999999,
-    "03a1382e-ecd5-42c4-b3d4-5c659e165904": 12.568826999999997,
+    "03a1382e-ecd5-42c4-b3d4-5c659e165904": 12.702731699999996,
     "847ff7d2-4a55-44d7-a3f5-a3afd89f1ee1": 10.870234750000007,
     "c010174c-a7cd-4bcc-b7d4-61258d6c463f": 10.417100500000005,
-    "67d765b5-4286-4ec5-b051-950466e186f0": 8.860728,
-    "ca8cc13b-d3df-4615-8f3f-f48a96b1a6f9": 8.212701999999998,
+    "67d765b5-4286-4ec5-b051-950466e186f0": 9.2469898,
+    "ca8cc13b-d3df-4615-8f3f-f48a96b1a6f9": 8.393420199999998,
     "0cd9edf7-459c-4900-af40-cf2c64dea525": 4.67740025,
     "cde341db-b80a-44f5-b0f2-94db2ef7a164": 2.4244437500000005,
     "fe5e1c67-53e7-4862-81ae-d0e013e3270b": 2.3932151999999998,

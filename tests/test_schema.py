@@ -54,6 +54,8 @@ def test_docstring_names_every_column(table):
     named = _named(doc)
     if ":meth:`loop`" in doc:  # "Columns: those of loop(), then ..."
         named |= set(schema.LOOP)
+    if ":meth:`AgentFile.usage`" in doc:  # a fleet's usage: AgentFile.usage's, then ...
+        named |= set(schema.USAGE)
     # ``recall_<kind>`` (``loss_rate_<kind>``) stands for one column per kind.
     missing = [
         c

@@ -360,8 +360,8 @@ def test_a_session_changing_while_read_is_not_indexed(tmp_path: Path, monkeypatc
     )
     real = uf.session_days
 
-    def touching(path, prices=None):
-        out = real(path, prices)
+    def touching(path, prices=None, tz=None):
+        out = real(path, prices, tz)
         if path == paths[0]:
             st = os.stat(path)
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))

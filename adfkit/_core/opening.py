@@ -99,8 +99,11 @@ def list_sessions(
 ) -> pd.DataFrame:
     """Sessions under ``folder``, newest first: one row per session, with its ``format``.
 
-    ``format``: one format's listing (:func:`formats`); None: every format that lists
-    sessions, on the same folder. ``folder`` None: each format's own folder
+    ``format``: one format's listing (:func:`formats`) of ``folder``; None: every input under
+    ``folder`` that :func:`adfkit._core.registry.discover` finds (the rule of every command:
+    searched through its subfolders, each input in its own format, with its format's listing
+    columns; a folder it cannot read is an :class:`AdfWarning`, a file no format claims a row
+    with its ``error``). ``folder`` None: each format's own folder
     (``~/.claude/projects``, ``~/.codex/sessions``...), those that exist. Columns: ``format``
     then each listing's own (``path``, ``session_id``, ``size_bytes``, ``modified``... ; a
     column one format has and another lacks is NA there).
@@ -111,6 +114,8 @@ def list_sessions(
     >>> df["format"].unique().tolist()
     ['codex']
     """
+    if folder is not None and format is None:
+        return _discovered_sessions(Path(folder).expanduser())
     chosen = [registry.spec(format)] if format is not None else registry.specs()
     parts = []
     for s in chosen:
@@ -119,12 +124,76 @@ def list_sessions(
         root = Path(folder if folder is not None else (s.default_root or "")).expanduser()
         if folder is None and (s.default_root is None or not root.is_dir()):
             continue
-        if format is None and not root.is_dir():
-            raise AdfError("not a folder", path=root)
         df = s.list_sessions(root)
         df.insert(0, "format", pd.array([s.name] * len(df), dtype="string"))
         parts.append(df)
+    return _newest_first(parts)
+
+
+def _newest_first(parts: list[pd.DataFrame]) -> pd.DataFrame:
     if not parts:
         return pd.DataFrame({"format": pd.array([], dtype="string")})
     out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
     return out.sort_values("modified", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _discovered_sessions(root: Path) -> pd.DataFrame:
+    """Every input :func:`registry.discover` finds under ``root`` (the rule of every command),
+    with its format's listing columns where it has a listing (asked of the folder each input
+    is in); a folder or file that cannot be read is an :class:`AdfWarning`, an input of no
+    format a row with its ``error``."""
+    import warnings
+
+    from adfkit._base.errors import AdfWarning
+
+    if not root.is_dir():
+        raise AdfError("not a folder", path=root)
+    found = registry.discover(str(root))
+    for problem in found.problems:
+        warnings.warn(str(problem), AdfWarning, stacklevel=3)
+    by_format: dict[str, list[str]] = {}
+    plain: list[dict[str, object]] = []
+    for p in found.inputs:
+        try:
+            by_format.setdefault(registry.recognise(p).name, []).append(p)
+        except AdfError as exc:
+            plain.append({**_file_row(p), "error": exc.detail})
+    parts = [_format_rows(name, paths) for name, paths in by_format.items()]
+    if plain:
+        df = pd.DataFrame(plain)
+        df.insert(0, "format", pd.array([None] * len(df), dtype="string"))
+        parts.append(df)
+    return _newest_first(parts)
+
+
+def _file_row(p: str) -> dict[str, object]:
+    st = os.stat(p)
+    return {
+        "path": p,
+        "size_bytes": int(st.st_size),
+        "modified": pd.Timestamp(st.st_mtime_ns, unit="ns", tz="UTC"),
+    }
+
+
+def _format_rows(name: str, paths: list[str]) -> pd.DataFrame:
+    """The listing rows of one format's ``paths`` (its listing of each folder they are in,
+    kept to them); a path its listing leaves out, or of a format without one, gets its path,
+    size and time."""
+    s = registry.spec(name)
+    rows: list[pd.DataFrame] = []
+    done: set[str] = set()
+    if s.list_sessions is not None:
+        for parent in dict.fromkeys(str(Path(p).parent) for p in paths):
+            try:
+                df = s.list_sessions(Path(parent))
+            except AdfError:
+                continue
+            df = df[df["path"].astype(str).isin(paths) & ~df["path"].astype(str).isin(done)]
+            done.update(df["path"].astype(str))
+            rows.append(df)
+    rest = [_file_row(p) for p in paths if p not in done]
+    if rest:
+        rows.append(pd.DataFrame(rest))
+    df = pd.concat([r for r in rows if len(r)] or rows[:1], ignore_index=True)
+    df.insert(0, "format", pd.array([name] * len(df), dtype="string"))
+    return df

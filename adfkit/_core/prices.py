@@ -4,7 +4,9 @@ without it; :func:`adfkit._analysis.usage.call_costs` applies the same rule to a
 Prices come from ``adfkit/data/prices.json``: the providers' list prices in USD per million
 tokens, keyed by the exact model id, each entry with the page it was taken from (``source``)
 and the date (``as_of``), including the cache rates. The user's table (``prices=``) is laid
-over it.
+over it. A model neither names is priced from ``genai-prices`` (pydantic's table of the
+providers' prices, shipped with its data, read offline:
+:func:`adfkit._core.model_catalog.library_rates`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from importlib import resources
 from typing import Any, NamedTuple
 
 from adfkit._base.user_files import read_json_file
+from adfkit._core.model_catalog import library_rates
 
 
 class Price(NamedTuple):
@@ -160,7 +163,12 @@ def price_for(prices: PriceTable, model: str | None) -> Price | None:
     """
     if not model:
         return None
-    return prices.get(model) or prices.get(model.rsplit("/", 1)[-1])
+    return prices.get(model) or prices.get(model.rsplit("/", 1)[-1]) or _library_price(model)
+
+
+def _library_price(model: str) -> Price | None:
+    rates = library_rates(model)
+    return None if rates is None else Price(*rates)
 
 
 def unpriced(models: Iterable[str | None], prices: PriceTable) -> dict[str, int]:

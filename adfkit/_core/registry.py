@@ -366,3 +366,99 @@ def find_inputs(folder: Path) -> list[Path]:
     for s in specs():
         found.update(s.find(folder))
     return sorted(found)
+
+
+class Discovered(NamedTuple):
+    """What :func:`discover` found: ``inputs`` (paths, in the order named, each once) and
+    ``problems`` (one :class:`AdfError` per folder or file it could not read or that holds no
+    input, naming it)."""
+
+    inputs: list[str]
+    problems: list[AdfError]
+
+
+def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
+    """The inputs named by ``specs`` (a path, a folder, a glob, or a sequence of them): THE rule
+    every command and function that takes folders follows (``info``, ``usage``, ``index``,
+    ``plot``, ``export``, ``report``, :func:`list_sessions`, ``load_fleet``).
+
+    A file is itself (its format is recognised when it is opened, and a file no format claims
+    is an error there, never a silent skip). A folder a format keeps one session in (an
+    OpenHands conversation, a Copilot CLI session) is itself. Any other folder is searched
+    through all its subfolders: in each, every format's :attr:`FormatSpec.find` names its
+    inputs by name; the folder a session keeps beside its file (a Claude Code ``<uuid>/``
+    with its subagents) and a found session folder are not searched again. A glob is expanded
+    and each match taken as above. A path named twice is given twice, as named; a folder's
+    inputs once each. A folder that cannot be listed, or a named folder or glob with no input
+    under it, is a problem (the others are still searched).
+
+    Examples
+    --------
+    >>> found = discover("sample_agents")
+    >>> "sample_agents/long-runner.adf" in found.inputs, found.problems
+    (True, [])
+    """
+    import glob as _glob
+
+    items = [specs] if isinstance(specs, str | os.PathLike) else list(specs)
+    out: list[str] = []
+    problems: list[AdfError] = []
+    for item in items:
+        p = os.fspath(item)
+        if _glob.has_magic(p):
+            matches = sorted(_glob.glob(os.path.expanduser(p), recursive=True))
+            if not matches:
+                problems.append(AdfError(f"no file matches the pattern {p!r}"))
+            for m in matches:
+                _take_path(m, out, problems)
+        else:
+            _take_path(p, out, problems)
+    return Discovered(out, problems)
+
+
+def _is_one_input(path: Path) -> bool:
+    """Whether the folder ``path`` is itself one input (a format keeping a session as a folder
+    claims it), not a folder of inputs."""
+    try:
+        recognise(path)
+    except AdfError:
+        return False
+    return True
+
+
+def _take_path(p: str, out: list[str], problems: list[AdfError]) -> None:
+    """``p`` itself (a file, one input: as named, even twice), or the inputs of the folder."""
+    path = Path(p).expanduser()
+    if not path.is_dir() or _is_one_input(path):
+        out.append(p)
+        return
+    found: dict[str, None] = {}
+    _walk(path, found, problems, set())
+    out.extend(found)
+    if not found:
+        looked = ", ".join(s.label for s in specs())
+        problems.append(AdfError(f"no agent files in the folder (looked for: {looked})", path=p))
+
+
+def _walk(folder: Path, out: dict[str, None], problems: list[AdfError], seen: set[str]) -> None:
+    real = os.path.realpath(folder)
+    if real in seen:  # a symbolic link back up the tree
+        return
+    seen.add(real)
+    try:
+        subdirs = sorted(e.path for e in os.scandir(folder) if e.is_dir())
+        found = find_inputs(folder)
+    except OSError as exc:
+        problems.append(AdfError(f"cannot read the folder: {exc.strerror}", path=folder))
+        return
+    for f in found:
+        out[str(f)] = None
+    taken = {str(f) for f in found}
+    for d in subdirs:
+        sub = Path(d)
+        if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents":
+            continue
+        if _is_one_input(sub):
+            out[d] = None
+        else:
+            _walk(sub, out, problems, seen)

@@ -83,6 +83,18 @@ def _usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     return usage_days(agent, prices=prices)
 
 
+def _usage(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
+    """A fleet's, an index's and an export's ``usage``: the agent's calls and its subagents'
+    (the rule of ``adfkit usage``)."""
+    from adfkit._facade.fleet_usage import usage_with_subagents
+
+    return usage_with_subagents(agent, prices=prices)
+
+
+#: ``usage`` as fleets read it: ``AgentFile.usage``'s columns with ``subagent`` after ``seq``.
+_FLEET_USAGE = {"seq": "Int64", "subagent": "string", **schema.USAGE}
+
+
 #: (name, grain, columns, export keyword arguments or None) of the tables that are
 #: ``AgentFile`` methods, in the order they are exported.
 _METHODS: tuple[tuple[str, str, Mapping[str, str] | None, Mapping[str, Any] | None], ...] = (
@@ -247,6 +259,7 @@ def _build() -> dict[str, Table]:
         dict.fromkeys(["turns", "observe_calls", "signatures", "streaks", "anomalies"], Observation)
     )
     _DOCS["usage_days"] = usage_days
+    from adfkit._facade.fleet_usage import usage_with_subagents
 
     out = {
         name: Table(name, grain, cols, method(name), kw, getattr(AgentFile, name))
@@ -254,6 +267,8 @@ def _build() -> dict[str, Table]:
     }
     for name, grain, cols, build in _DERIVED:
         out[name] = Table(name, grain, cols, build, {}, _DOCS.get(name, build))
+    grain = out["usage"].grain + " (with the subagents' calls, a subagent column)"
+    out["usage"] = Table("usage", grain, _FLEET_USAGE, _usage, {}, usage_with_subagents)
     return out
 
 

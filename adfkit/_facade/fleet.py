@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import glob
 import os
 import re
 import threading
+import warnings
 from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from adfkit._base.errors import AdfError
+from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
 from adfkit._facade.catalog import catalog, exported
@@ -53,42 +53,37 @@ class FleetResult(NamedTuple):
 
 
 def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list[str]:
-    """Agent file paths from a glob pattern, a folder (its ``*.adf``), a path, or a list of them.
+    """Agent inputs from a glob pattern, a folder (every agent file in it and its subfolders),
+    a path, or a list of them: :func:`adfkit._core.registry.discover`'s rule.
 
-    Matches are sorted; a pattern or folder that matches nothing raises :class:`AdfError`.
+    A folder or pattern that holds nothing raises :class:`AdfError` when nothing at all was
+    found; otherwise each folder or file that could not be read is an :class:`AdfWarning`
+    (:func:`resolve_inputs` returns them).
     """
+    paths, problems = resolve_inputs(paths_or_glob)
+    for p in problems:
+        warnings.warn(str(p), AdfWarning, stacklevel=2)
+    return paths
+
+
+def problem_rows(problems: list[AdfError]) -> list[tuple[str, str, str]]:
+    """Discovery problems as error rows ``(path, error, message)``."""
+    return [(p.path or "", type(p).__name__, p.detail) for p in problems]
+
+
+def resolve_inputs(
+    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
+) -> tuple[list[str], list[AdfError]]:
+    """``(inputs, problems)`` of :func:`adfkit._core.registry.discover`; nothing found at all
+    raises the first problem (a fleet of no file is an error, as a single missing path is)."""
     from adfkit._core import registry
 
-    items = [paths_or_glob] if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
-    out: list[str] = []
-    for item in items:
-        p = os.fspath(item)
-        if glob.has_magic(p):
-            found = sorted(glob.glob(os.path.expanduser(p), recursive=True))
-            if not found:
-                raise AdfError(f"no file matches the pattern {p!r}")
-            out += found
-        elif os.path.isdir(p) and not _is_one_input(p):  # a folder of agents
-            found = [str(x) for x in registry.find_inputs(Path(p))]
-            if not found:
-                looked = ", ".join(s.label for s in registry.specs())
-                raise AdfError(f"no agent files in the folder {p!r} (looked for: {looked})")
-            out += found
-        else:
-            out.append(p)
-    return out
-
-
-def _is_one_input(path: str) -> bool:
-    """Whether the folder ``path`` is itself one input (a format that keeps a session as a
-    folder claims it), not a folder of inputs."""
-    from adfkit._core import registry
-
-    try:
-        registry.recognise(path)
-    except AdfError:
-        return False
-    return True
+    if not isinstance(paths_or_glob, str | os.PathLike):
+        paths_or_glob = list(paths_or_glob)
+    found = registry.discover(paths_or_glob)
+    if not found.inputs and found.problems:
+        raise found.problems[0]
+    return found.inputs, found.problems
 
 
 def _check_table(table: str) -> None:
@@ -582,13 +577,16 @@ def load_fleet(
 
     Parameters
     ----------
-    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (its ``*.adf`` files),
-        a path, or a list of any of those.
+    paths_or_glob : a glob pattern (``"agents/**/*.adf"``), a folder (every agent input in it
+        and its subfolders, :func:`adfkit._core.registry.discover`), a path, or a list of any
+        of those. A folder that cannot be read is a row of ``errors``.
     table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
         ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
         ``info`` becomes one row) or a name in the catalog (:mod:`adfkit._facade.catalog`:
         ``turns``, ``signatures``, ``streaks``, ``anomalies``, ``observe_calls``: frames of
-        ``adfkit.observe``; ``usage_days``).
+        ``adfkit.observe``; ``usage``: the agent's calls and its subagents', a ``subagent``
+        column naming them, the calls ``adfkit usage`` and ``usage_days`` count;
+        ``usage_days``).
     engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
         ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
         ``LocalCluster`` is started and closed for the call).
@@ -622,7 +620,7 @@ def load_fleet(
     import pandas as pd
 
     _check_table(table)
-    paths = resolve_paths(paths_or_glob)
+    paths, problems = resolve_inputs(paths_or_glob)
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     run = functools.partial(
         _run,
@@ -637,7 +635,7 @@ def load_fleet(
     else:
         results = _load_cached(run, paths, table, kwargs, open_kwargs, cache)
     frames = [df for df, _ in results if df is not None]
-    errors = [err for _, err in results if err is not None]
+    errors = problem_rows(problems) + [err for _, err in results if err is not None]
     if frames:
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         df = _distinct_labels(df)
@@ -840,7 +838,7 @@ def export(
     import orjson
     import pandas as pd
 
-    paths = resolve_paths(paths_or_glob)
+    paths, problems = resolve_inputs(paths_or_glob)
     root_s = str(check_output(to, paths))
     # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
     # and distinct (two ``a.adf`` from different folders give ``a`` and ``a-2``). Folders are
@@ -862,7 +860,8 @@ def export(
     manifest = pd.DataFrame(rows, columns=["agent", "table", "file", "rows"]).astype(
         {"agent": "string", "table": "string", "file": "string", "rows": "Int64"}
     )
-    return FleetResult(manifest, _errors_frame([e for _, e in results if e is not None]))
+    errors = problem_rows(problems) + [e for _, e in results if e is not None]
+    return FleetResult(manifest, _errors_frame(errors))
 
 
 def _export_one_star(

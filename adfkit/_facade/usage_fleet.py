@@ -18,7 +18,14 @@ from typing import Any
 from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._facade import fleet
 from adfkit._facade.index import Index, part_key, stamp, write_rows
-from adfkit._facade.usage_table import FLEET_COLUMNS, day_rows, frame_rows
+from adfkit._facade.usage_table import (
+    FLEET_COLUMNS,
+    Call,
+    day_rows,
+    frame_rows,
+    time_zone,
+    uncached,
+)
 
 #: Formats read by their parser alone: format -> (module, parser function).
 PARSERS = {
@@ -35,10 +42,13 @@ def _parser(fmt: str) -> Callable[..., Any]:
     return parse
 
 
-def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
+def session_days(
+    path: str, prices: Any = None, tz: str | None = None
+) -> list[dict[str, Any]] | None:
     """The ``usage_days`` rows of the file ``path`` (with ``label``, ``agent``, ``agent_path``),
     read with its format's parser alone; None when its format is not one of :data:`PARSERS`
-    (or not recognised: the full table says why)."""
+    (or not recognised: the full table says why). ``tz``: days in that time zone (None:
+    UTC)."""
     from adfkit._core import registry
 
     try:
@@ -53,10 +63,10 @@ def session_days(path: str, prices: Any = None) -> list[dict[str, Any]] | None:
     # pause that ends with the file still held leaves one pass over all of it (a quarter of a
     # generated session's time)
     with gc_paused():
-        return _days_of(path, fmt, prices)
+        return _days_of(path, fmt, prices, tz)
 
 
-def _days_of(path: str, fmt: str, prices: Any) -> list[dict[str, Any]]:
+def _days_of(path: str, fmt: str, prices: Any, tz: str | None) -> list[dict[str, Any]]:
     from adfkit._core.prices import load_prices
     from adfkit._sources.transcript import figures
 
@@ -68,19 +78,20 @@ def _days_of(path: str, fmt: str, prices: Any) -> list[dict[str, Any]]:
         if note:
             warnings.warn(f"{p.path}: {note}", AdfWarning, stacklevel=3)
         calls += [
-            (
+            Call(
                 c.at,
-                (c.input or 0) - (c.cache_read or 0) - (c.cache_write or 0),
-                c.output or 0,
-                c.cache_write or 0,
-                c.cache_read or 0,
+                uncached(c.input, c.cache_read, c.cache_write),
+                c.output,
+                c.cache_write,
+                c.cache_read,
                 c.cost_usd,
                 c.input,
+                c.model,
             )
             for c in got
             if c.call_kind != "compaction"
         ]
-    days = day_rows(calls, figures.event_times(parsed))
+    days = day_rows(calls, figures.event_times(parsed), time_zone(tz))
     name = figures.name_of(parsed)
     label = fleet.label_of(
         name, figures.meta_of(parsed), lambda: fleet.first_prompt(figures.user_messages(parsed))
@@ -88,7 +99,7 @@ def _days_of(path: str, fmt: str, prices: Any) -> list[dict[str, Any]]:
     return [{"label": label, "agent": name, "agent_path": path, **d} for d in days]
 
 
-def _job(job: str, prices: Any) -> tuple[str, Any, list[int] | None]:
+def _job(job: str, prices: Any, tz: str | None = None) -> tuple[str, Any, list[int] | None]:
     """:func:`session_days` of one file on an engine: ``("rows", rows, stamp)``,
     ``("full", None, None)`` for a file only the full table reads, or ``("error", (path, error,
     message), None)``. ``job`` is the path, or ``[path, part]`` as JSON: then the rows are also
@@ -103,7 +114,7 @@ def _job(job: str, prices: Any) -> tuple[str, Any, list[int] | None]:
         path = job
     before = stamp(path)
     try:
-        rows = session_days(path, prices)
+        rows = session_days(path, prices, tz)
     except Exception as exc:  # noqa: BLE001 - any failure is recorded, never fatal
         msg = exc.detail if isinstance(exc, AdfError) else str(exc)
         return "error", (path, type(exc).__name__, msg), None
@@ -125,11 +136,17 @@ def usage_fleet(
     prices: Any = None,
     engine: str = "processes",
     cache: str | os.PathLike[str] | None = None,
+    tz: str | None = None,
+    progress: bool = False,
 ) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
     """The ``usage_days`` rows of every file (labels made distinct, files in input order) and
     the error rows ``(path, error, message)`` of those that could not be read: the figures of
-    ``load_fleet(paths, "usage_days", prices=..., cache=...)``."""
+    ``load_fleet(paths, "usage_days", prices=..., tz=..., cache=...)``. ``tz``: days in that
+    time zone (None: UTC); ``progress``: a progress bar on stderr."""
+    time_zone(tz)  # a wrong name is an error before any file is read
     kwargs: dict[str, Any] = {} if prices is None else {"prices": prices}
+    if tz is not None:
+        kwargs["tz"] = tz
     got: dict[int, list[dict[str, Any]]] = {}
     errors: list[tuple[int, tuple[str, str, str]]] = []
     todo = list(range(len(paths)))
@@ -138,9 +155,10 @@ def usage_fleet(
         index = Index(cache, "usage_days", paths)
         keys = [part_key(p, "usage_days", _options(kwargs)) for p in paths]
         todo = _index_hits(index, paths, keys, got)
-    full = _plain(paths, todo, prices, engine, index, keys, kwargs, got, errors) if todo else []
+    run = _runner(engine, progress)
+    full = _plain(paths, todo, run, index, keys, kwargs, got, errors) if todo else []
     if full:
-        _full(paths, full, engine, kwargs, cache, got, errors)
+        _full(paths, full, run, kwargs, cache, got, errors)
     rows = [r for i in sorted(got) for r in got[i]]
     _relabel(rows)
     return rows, [e for _, e in sorted(errors, key=lambda x: x[0])]
@@ -168,8 +186,7 @@ def _index_hits(
 def _plain(
     paths: list[str],
     todo: list[int],
-    prices: Any,
-    engine: str,
+    run: Callable[..., list[Any]],
     index: Index | None,
     keys: list[str],
     kwargs: dict[str, Any],
@@ -183,17 +200,7 @@ def _plain(
         import orjson
 
         jobs = [orjson.dumps([paths[i], index.part(keys[i])]).decode() for i in todo]
-    results = fleet._run(
-        _job,
-        jobs,
-        (prices,),
-        engine=engine,
-        workers=None,
-        client=None,
-        progress=False,
-        desc="usage",
-        small_bytes=SMALL_USAGE_BYTES,
-    )
+    results = run(_job, jobs, (kwargs.get("prices"), kwargs.get("tz")), SMALL_USAGE_BYTES)
     full: list[int] = []
     written = False
     for i, (what, value, st) in zip(todo, results, strict=True):
@@ -214,7 +221,7 @@ def _plain(
 def _full(
     paths: list[str],
     full: list[int],
-    engine: str,
+    run: Callable[..., list[Any]],
     kwargs: dict[str, Any],
     cache: str | os.PathLike[str] | None,
     got: dict[int, list[dict[str, Any]]],
@@ -222,7 +229,6 @@ def _full(
 ) -> None:
     """The files at ``full`` through ``load_fleet``'s own usage_days tables."""
     sub = [paths[i] for i in full]
-    run = _full_runner(engine)
     if cache is None:
         res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
     else:
@@ -244,8 +250,16 @@ def _relabel(rows: list[dict[str, Any]]) -> None:
         r["label"] = new[(r["agent_path"], r["agent"])]
 
 
-def _full_runner(engine: str) -> Callable[..., list[Any]]:
-    def run(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
+def _runner(engine: str, progress: bool) -> Callable[..., list[Any]]:
+    """``fleet._run`` on ``engine`` (one progress bar per pass when ``progress``)."""
+
+    def run(
+        func: Callable[..., Any],
+        paths: list[str],
+        args: tuple[Any, ...],
+        small_bytes: int | None = None,
+    ) -> list[Any]:
+        more = {} if small_bytes is None else {"small_bytes": small_bytes}
         return fleet._run(
             func,
             paths,
@@ -253,8 +267,9 @@ def _full_runner(engine: str) -> Callable[..., list[Any]]:
             engine=engine,
             workers=None,
             client=None,
-            progress=False,
+            progress=progress,
             desc="usage",
+            **more,
         )
 
     return run

@@ -11,7 +11,7 @@ import datetime as dt
 import functools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Columns of :func:`adfkit._facade.fleet_usage.usage_days` (after the ``label``, ``agent`` and
 #: ``agent_path`` that fleets add), with their dtypes.
@@ -23,6 +23,9 @@ USAGE_DAYS: dict[str, str] = {
     "cache_write": "Int64",
     "cache_read": "Int64",
     "cost_usd": "float64",
+    "cost_known_usd": "float64",
+    "unpriced_calls": "Int64",
+    "models": "string",
     "compactions": "Int64",
     "microcompactions": "Int64",
     "max_context": "Int64",
@@ -91,12 +94,34 @@ def _when(ms: int) -> dt.datetime:
     return _EPOCH + dt.timedelta(milliseconds=ms)
 
 
-def day_of(ms: int | None) -> str:
-    """The UTC day (``YYYY-MM-DD``) of a time in ms, ``unknown`` for None."""
+def day_of(ms: int | None, tz: dt.tzinfo | None = None) -> str:
+    """The day (``YYYY-MM-DD``) of a time in ms in the time zone ``tz`` (None: UTC),
+    ``unknown`` for None."""
     if ms is None:
         return "unknown"
-    d = _when(ms)
+    d = _when(ms) if tz is None else _when(ms).astimezone(tz)
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+
+
+def time_zone(name: str | None) -> dt.tzinfo | None:
+    """The time zone named ``name`` (an IANA name such as ``Europe/Paris``; None or ``UTC``:
+    None, meaning UTC).
+
+    Raises
+    ------
+    AdfError
+        no such time zone.
+    """
+    if name is None or name.upper() == "UTC":
+        return None
+    import zoneinfo
+
+    from adfkit._base.errors import AdfError
+
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError) as exc:
+        raise AdfError(f"--tz {name!r}: no such time zone (an IANA name: Europe/Paris)") from exc
 
 
 def iso_of(ms: int) -> str:
@@ -107,36 +132,80 @@ def iso_of(ms: int) -> str:
 # --- one agent's days -----------------------------------------------------------------------
 
 
+class Call(NamedTuple):
+    """One call as a day counts it: time (ms, None when unknown), the uncached part of the
+    prompt, output, cache write and read tokens (None where the file does not record them),
+    cost (NaN when unknown), the whole prompt (``context``, None when unknown) and model."""
+
+    at: int | None
+    input: int | None
+    output: int | None
+    cache_write: int | None
+    cache_read: int | None
+    cost_usd: float
+    context: int | None
+    model: str | None
+
+
+def known_sum(values: Iterable[int | None]) -> int | None:
+    """The sum of the known values; None when none is known (a figure no call recorded stays
+    unknown, never 0)."""
+    got = [v for v in values if v is not None]
+    return sum(got) if got else None
+
+
+def uncached(tin: int | None, read: int | None, write: int | None) -> int | None:
+    """The uncached part of a prompt of ``tin`` tokens (which include both cache parts), None
+    when ``tin`` is unknown."""
+    return None if tin is None else tin - (read or 0) - (write or 0)
+
+
+def _models(names: Iterable[str | None]) -> str | None:
+    got = sorted({m for m in names if m})
+    return ", ".join(got) if got else None
+
+
 def day_rows(
-    calls: Iterable[tuple[int | None, int, int, int, int, float, int | None]],
+    calls: Iterable[Call],
     events: Iterable[tuple[str, int | None]],
+    tz: dt.tzinfo | None = None,
 ) -> list[dict[str, Any]]:
-    """Usage per UTC day (the columns of :data:`USAGE_DAYS`, days in order) of one agent's
-    calls ``(at ms, input, output, cache_write, cache_read, cost_usd, context)`` (``input`` the
-    uncached part; ``context`` the prompt, None when unknown; compaction calls left out) and
-    events ``(event, at ms)`` (``compaction``, ``microcompaction``, ``clear``). A day's cost
-    is NaN when one of its calls is unpriced; ``first_at``/``last_at`` are its calls' times."""
-    by_day: dict[str, list[tuple[Any, ...]]] = {}
+    """Usage per day in the time zone ``tz`` (None: UTC) of one agent: the columns of
+    :data:`USAGE_DAYS`, days in order, from its calls (:class:`Call`; compaction calls left
+    out) and events ``(event, at ms)`` (``compaction``, ``microcompaction``, ``clear``).
+
+    A token column is the sum of the calls that record it, NA when none does. ``cost_usd`` is
+    NaN when one of the day's calls has no cost (unknown stays unknown); ``cost_known_usd`` is
+    the sum of the costs that are known and ``unpriced_calls`` counts the others. ``models``
+    names the models of the calls (sorted, comma-separated). ``first_at``/``last_at`` are the
+    calls' first and last times (ISO 8601, UTC). An agent with neither calls nor events has
+    one row of day NA and no calls (so a report still lists it)."""
+    by_day: dict[str, list[Call]] = {}
     for c in calls:
-        by_day.setdefault(day_of(c[0]), []).append(c)
+        by_day.setdefault(day_of(c.at, tz), []).append(c)
     ev_day: dict[str, list[str]] = {}
     for event, at in events:
-        ev_day.setdefault(day_of(at), []).append(event)
+        ev_day.setdefault(day_of(at, tz), []).append(event)
+    days: list[str | None] = [*sorted(set(by_day) | set(ev_day))]
     rows = []
-    for day in sorted(set(by_day) | set(ev_day)):
-        cs = by_day.get(day, [])
-        ev = ev_day.get(day, [])
-        ctx = [c[6] for c in cs if c[6] is not None]
-        dated = [c[0] for c in cs if c[0] is not None]
+    for day in days or [None]:
+        cs = by_day.get(day, []) if day else []
+        ev = ev_day.get(day, []) if day else []
+        ctx = [c.context for c in cs if c.context is not None]
+        dated = [c.at for c in cs if c.at is not None]
+        known = [c.cost_usd for c in cs if not math.isnan(c.cost_usd)]
         rows.append(
             {
                 "day": day,
                 "calls": len(cs),
-                "input": sum(c[1] for c in cs),
-                "output": sum(c[2] for c in cs),
-                "cache_write": sum(c[3] for c in cs),
-                "cache_read": sum(c[4] for c in cs),
-                "cost_usd": cost_sum([c[5] for c in cs]) if cs else 0.0,
+                "input": known_sum(c.input for c in cs),
+                "output": known_sum(c.output for c in cs),
+                "cache_write": known_sum(c.cache_write for c in cs),
+                "cache_read": known_sum(c.cache_read for c in cs),
+                "cost_usd": cost_sum([c.cost_usd for c in cs]) if cs else 0.0,
+                "cost_known_usd": float_sum(known),
+                "unpriced_calls": len(cs) - len(known),
+                "models": _models(c.model for c in cs),
                 "compactions": ev.count("compaction"),
                 "microcompactions": ev.count("microcompaction"),
                 "max_context": max(ctx) if ctx else None,
@@ -149,36 +218,130 @@ def day_rows(
 
 # --- the command's tables -------------------------------------------------------------------
 
+#: The keys of each row of ``adfkit usage --json`` (and of :func:`summarize`), in order: the
+#: row's key (``label``, ``agent``, ``agent_path`` for a session; ``day`` or ``month`` and
+#: ``sessions`` otherwise), then :data:`FIGURES`. Stable: documented in README.
+FIGURES = (
+    "first_at",
+    "last_at",
+    "models",
+    "calls",
+    *SUMS[1:],
+    "cost_usd",
+    "cost_known_usd",
+    "unpriced_calls",
+    *COUNTS,
+    "max_context",
+)
+#: What ``--sort`` may name: key -> the row field it sorts by (``date``: the row's first call).
+SORT_KEYS = {
+    "date": "first_at",
+    "cost": "cost_known_usd",
+    "calls": "calls",
+    "input": "input",
+    "output": "output",
+    "cache_write": "cache_write",
+    "cache_read": "cache_read",
+    "context": "max_context",
+}
 
-def summarize(days: list[dict[str, Any]], by: str) -> list[dict[str, Any]]:
-    """Per-(agent, day) rows summed per session (``by="session"``: one row per file, in input
-    order, with its first and last activity) or per day (``by="day"``, in day order: sessions
-    counted)."""
-    key = "agent_path" if by == "session" else "day"
+
+def between(
+    days: list[dict[str, Any]], since: str | None, until: str | None
+) -> list[dict[str, Any]]:
+    """The rows of ``days`` from the day ``since`` to the day ``until`` (both included;
+    ``YYYY-MM-DD`` or ``YYYYMMDD``, None: no bound). A row of no known day is left out when a
+    bound is given."""
+    lo, hi = _day_arg(since), _day_arg(until)
+    if lo is None and hi is None:
+        return days
+    return [
+        r
+        for r in days
+        if r["day"] not in (None, "unknown")
+        and (lo is None or r["day"] >= lo)
+        and (hi is None or r["day"] <= hi)
+    ]
+
+
+def _day_arg(text: str | None) -> str | None:
+    if text is None:
+        return None
+    from adfkit._base.errors import AdfError
+
+    t = text.replace("-", "")
+    try:
+        d = dt.date(int(t[:4]), int(t[4:6]), int(t[6:8])) if len(t) == 8 else None
+    except ValueError:
+        d = None
+    if d is None:
+        raise AdfError(f"{text!r} is not a day (YYYY-MM-DD or YYYYMMDD)")
+    return d.isoformat()
+
+
+def summarize(
+    days: list[dict[str, Any]],
+    by: str,
+    *,
+    sort: str | None = None,
+    order: str | None = None,
+) -> list[dict[str, Any]]:
+    """Per-(agent, day) rows summed per session (``by="session"``: one row per agent, in input
+    order: each sample of an Inspect log its own), per ``day`` or per ``month`` (in order, the
+    sessions counted), with the keys of :data:`FIGURES`. ``sort`` (a key of :data:`SORT_KEYS`)
+    orders the rows, ``order`` ``asc`` or ``desc`` (default: ``asc`` for ``date``, else
+    ``desc``); unknown values last."""
     groups: dict[Any, list[dict[str, Any]]] = {}
     for r in days:
-        groups.setdefault(r[key], []).append(r)
+        if by == "session":
+            key: Any = (r["agent_path"], r["agent"])
+        elif r["day"] is None:
+            continue  # an agent with no call: a session row, no day
+        else:
+            key = r["day"][:7] if by == "month" else r["day"]
+        groups.setdefault(key, []).append(r)
     names = list(groups) if by == "session" else sorted(groups)
     out = []
     for name in names:
         g = groups[name]
-        rec: dict[str, Any] = {key: name}
-        for c in (*SUMS, *COUNTS):
-            rec[c] = sum(r[c] for r in g)
-        rec["cost_usd"] = cost_sum([r["cost_usd"] for r in g])
-        ctx = [r["max_context"] for r in g if r["max_context"] is not None]
-        rec["max_context"] = max(ctx) if ctx else None
         if by == "session":
-            rec["label"] = next((r["label"] for r in g if r["label"] is not None), None)
-            rec["agent"] = next((r["agent"] for r in g if r["agent"] is not None), None)
-            firsts = [r["first_at"] for r in g if r["first_at"] is not None]
-            lasts = [r["last_at"] for r in g if r["last_at"] is not None]
-            rec["first_at"] = min(firsts) if firsts else None
-            rec["last_at"] = max(lasts) if lasts else None
+            rec: dict[str, Any] = {"label": g[0]["label"], "agent": name[1], "agent_path": name[0]}
         else:
-            rec["sessions"] = len({r["agent_path"] for r in g})
+            rec = {by: name, "sessions": len({(r["agent_path"], r["agent"]) for r in g})}
+        rec.update(_figures(g))
         out.append(rec)
+    if sort is not None:
+        out = _sorted(out, SORT_KEYS[sort], order or ("asc" if sort == "date" else "desc"))
     return out
+
+
+def _figures(g: list[dict[str, Any]]) -> dict[str, Any]:
+    """The :data:`FIGURES` of rows ``g`` summed (the rules of :func:`day_rows`)."""
+    firsts = [r["first_at"] for r in g if r["first_at"] is not None]
+    lasts = [r["last_at"] for r in g if r["last_at"] is not None]
+    models = {m for r in g if r["models"] for m in r["models"].split(", ")}
+    ctx = [r["max_context"] for r in g if r["max_context"] is not None]
+    rec: dict[str, Any] = {
+        "first_at": min(firsts) if firsts else None,
+        "last_at": max(lasts) if lasts else None,
+        "models": ", ".join(sorted(models)) if models else None,
+        "calls": sum(r["calls"] for r in g),
+    }
+    for c in SUMS[1:]:
+        rec[c] = known_sum(r[c] for r in g)
+    rec["cost_usd"] = cost_sum([r["cost_usd"] for r in g])
+    rec["cost_known_usd"] = float_sum([r["cost_known_usd"] for r in g])
+    rec["unpriced_calls"] = sum(r["unpriced_calls"] for r in g)
+    for c in COUNTS:
+        rec[c] = sum(r[c] for r in g)
+    rec["max_context"] = max(ctx) if ctx else None
+    return rec
+
+
+def _sorted(rows: list[dict[str, Any]], field: str, order: str) -> list[dict[str, Any]]:
+    known = [r for r in rows if r[field] is not None]
+    rest = [r for r in rows if r[field] is None]
+    return sorted(known, key=lambda r: r[field], reverse=order == "desc") + rest
 
 
 #: Columns shown, in order: (column, heading).
@@ -203,25 +366,44 @@ def _fmt(value: Any, col: str) -> str:
     return f"{int(value):,}"
 
 
-def render(table: list[dict[str, Any]], by: str) -> str:
-    """The aligned text table, a total line last. Sessions are named by their fleet label
-    (project and title or first prompt), their id in the last column."""
-    first = ("label", "session") if by == "session" else ("day", "day")
-    last = [("agent", "id")] if by == "session" else []
-    cols = [first, *COLUMNS, *last]
-    total: dict[str, Any] = {c: sum(r[c] for r in table) for c in (*SUMS, *COUNTS)}
-    total["cost_usd"] = cost_sum([r["cost_usd"] for r in table])
-    ctx = [r["max_context"] for r in table if r["max_context"] is not None]
-    total["max_context"] = max(ctx) if ctx else None
+def _when_text(iso: str | None, tz: dt.tzinfo | None) -> str:
+    """``YYYY-MM-DD HH:MM`` of an ISO time in ``tz`` (None: UTC), ``-`` when unknown."""
+    if iso is None:
+        return "-"
+    d = dt.datetime.fromisoformat(iso)
+    return (d if tz is None else d.astimezone(tz)).strftime("%Y-%m-%d %H:%M")
+
+
+def render(table: list[dict[str, Any]], by: str, tz: dt.tzinfo | None = None) -> str:
+    """The aligned text table, a total line last (and, when some cost is unknown, the sum of
+    the known costs on a line of its own). Sessions are named by their fleet label (project
+    and title or first prompt), with their first and last activity (in ``tz``), models and
+    id; days and months with their models."""
+    first = (by if by != "session" else "label", by)
+    last: list[tuple[str, str]] = [("models", "models")]
+    if by == "session":
+        last = [("first_at", "first activity"), ("last_at", "last activity"), *last]
+        last.append(("agent", "id"))
+    total: dict[str, Any] = _figures(table) if table else {}
     total[first[0]] = "total"
-    rows = [
-        [str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] + [str(r[c]) for c, _ in last]
-        for r in table
-    ]
+
+    def tail(r: dict[str, Any]) -> list[str]:
+        out = []
+        for c, _ in last:
+            v = r.get(c)
+            out.append(_when_text(v, tz) if c.endswith("_at") else ("-" if v is None else str(v)))
+        return out
+
+    rows = [[str(r[first[0]])] + [_fmt(r[c], c) for c, _ in COLUMNS] + tail(r) for r in table]
     rows.append(
-        [str(total[first[0]])] + [_fmt(total[c], c) for c, _ in COLUMNS] + ["" for _ in last]
+        [str(total[first[0]])] + [_fmt(total.get(c), c) for c, _ in COLUMNS] + ["" for _ in last]
     )
-    head = [h for _, h in cols]
+    if total.get("unpriced_calls") and total["calls"] > total["unpriced_calls"]:
+        known = {c: "" for c, _ in COLUMNS}
+        known["cost_usd"] = _fmt(total["cost_known_usd"], "cost_usd")
+        known["calls"] = _fmt(total["calls"] - total["unpriced_calls"], "calls")
+        rows.append(["priced calls"] + [known[c] for c, _ in COLUMNS] + ["" for _ in last])
+    head = [h for _, h in [first, *COLUMNS, *last]]
     widths = [max(len(x) for x in col) for col in zip(head, *rows, strict=True)]
     lines = [
         "  ".join(
@@ -234,7 +416,7 @@ def render(table: list[dict[str, Any]], by: str) -> str:
 
 
 def records(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Rows for ``--json``: an unknown cost is null."""
+    """Rows for ``--json``: an unknown figure is null (a NaN cost too)."""
     return [
         {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()}
         for r in table
@@ -252,7 +434,7 @@ def frame_rows(df: Any) -> list[dict[str, Any]]:
     for rec in df[cols].astype(object).to_dict(orient="records"):
         r: dict[str, Any] = {}
         for k, v in rec.items():
-            if k == "cost_usd":
+            if k in FLOAT_COLUMNS:
                 r[k] = math.nan if pd.isna(v) else float(v)
             elif pd.isna(v):
                 r[k] = None

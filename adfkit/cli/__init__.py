@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     _SHOWN.clear()  # once per run, not once per process (a test, a notebook runs many)
+    _UNPRICED_CALLS.clear()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
@@ -72,7 +73,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             # (seen in the test process: "adfkit: warning: unclosed file" from an earlier test).
             warnings.simplefilter("ignore", ResourceWarning)
             warnings.showwarning = _show_warning
-            return int(args.func(args))
+            try:
+                return int(args.func(args))
+            finally:
+                _warn_unpriced()
     except AdfError as exc:
         error(exc)
         return 2
@@ -92,23 +96,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 _SHOWN: set[str] = set()
 _UNPRICED = re.compile(r"no price for model\(s\) (.*?): their cost_usd is NaN")
+_MODEL_CALLS = re.compile(r"'((?:[^'\\]|\\.)*)' \((\d+) calls\)")
+#: Model -> calls without a price, summed over every file of the run (one warning at the end).
+_UNPRICED_CALLS: dict[str, int] = {}
 
 
 def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> None:
     """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback); the
-    missing-price warning once per run, in the command line's terms."""
+    missing-price warnings of all files summed into one at the end of the run
+    (:func:`_warn_unpriced`)."""
     text = str(message)
     m = _UNPRICED.search(text)
     if m:
-        key = "prices"
-        text = (
-            f"no price for model(s) {m.group(1)}: their cost is shown as unknown; "
-            "pass --prices FILE (a JSON price table) to price them"
-        )
-        if key in _SHOWN:
-            return
-        _SHOWN.add(key)
+        for model, n in _MODEL_CALLS.findall(m.group(1)):
+            _UNPRICED_CALLS[model] = _UNPRICED_CALLS.get(model, 0) + int(n)
+        return
     say(f"adfkit: warning: {text}", err=True)
+
+
+def _warn_unpriced() -> None:
+    """The one missing-price warning of a run: each model with the calls of every file."""
+    if not _UNPRICED_CALLS:
+        return
+    names = ", ".join(f"{m!r} ({n:,} calls)" for m, n in sorted(_UNPRICED_CALLS.items()))
+    _UNPRICED_CALLS.clear()
+    say(
+        f"adfkit: warning: no price for model(s) {names}: their cost is shown as unknown; "
+        "pass --prices FILE (a JSON price table) to price them",
+        err=True,
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -14,7 +14,7 @@ from typing import Any
 
 from adfkit._base.errors import AdfError
 from adfkit._base.terminal import printable
-from adfkit._facade.fleet import resolve_paths
+from adfkit._facade.fleet import resolve_inputs
 
 
 def cleandoc(doc: str) -> str:
@@ -104,11 +104,20 @@ def add_command(
     return p
 
 
+def agent_inputs(specs: Iterable[str]) -> tuple[list[str], list[AdfError]]:
+    """Every agent input the user named (:func:`adfkit._core.registry.discover`'s rule: paths
+    as given, folders searched through their subfolders, quoted globs expanded) and one
+    :class:`AdfError` per folder or pattern that could not be read or holds nothing. Nothing
+    found at all raises the first of them."""
+    return resolve_inputs(list(specs))
+
+
 def agent_paths(specs: Iterable[str]) -> list[str]:
-    """Every agent file the user named: paths as given, folders as their agent files, globs
-    (quoted, so the shell left them) expanded. A glob or folder that matches nothing is an
-    :class:`AdfError`."""
-    return resolve_paths(list(specs))
+    """:func:`agent_inputs`' paths, each problem printed as an error line."""
+    paths, problems = agent_inputs(specs)
+    for p in problems:
+        error(p)
+    return paths
 
 
 def single(specs: list[str]) -> bool:
@@ -139,8 +148,11 @@ def dump_json(value: Any) -> str:
 def for_each_agent(specs: Iterable[str], run: Callable[[str], int]) -> int:
     """``run(path)`` for every agent named; an unreadable one prints its error line and the
     others still run. Returns the worst exit status (2 when any agent could not be read)."""
-    status = 0
-    for path in agent_paths(specs):
+    paths, problems = agent_inputs(specs)
+    for p in problems:
+        error(p)
+    status = 2 if problems else 0
+    for path in paths:
         try:
             status = max(status, run(path))
         except AdfError as exc:

@@ -19,13 +19,17 @@ def _fmt_bytes(n: int) -> str:
 
 
 def _when(value: Any) -> str:
-    """A time as a reader writes it: ``2026-06-02 18:16:35 UTC`` (to the second)."""
+    """A time as a reader writes it: ``2026-06-02 18:16:35 UTC`` (to the second); ``unknown``
+    when there is none (a stamp the reader could not place: another unit than ms, out of
+    range)."""
     import pandas as pd
 
     try:
         ts = pd.Timestamp(value)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, OverflowError):
         return str(value)
+    if pd.isna(ts):
+        return "unknown"
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC")
     text: str = ts.strftime("%Y-%m-%d %H:%M:%S")
@@ -35,7 +39,7 @@ def _when(value: Any) -> str:
 def _span(info: Mapping[str, Any]) -> str:
     return (
         f", {_when(info['first_live_at'])} .. {_when(info['last_live_at'])}"
-        if info["first_live_at"]
+        if info["first_live_at"] or info["last_live_at"]
         else ""
     )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
-from adfkit.cli._common import LazyChoices, add_command, agent_paths, for_each_agent, say
+from adfkit.cli._common import LazyChoices, add_command, agent_inputs, error, for_each_agent, say
 
 
 def png_path(output: str) -> str:
@@ -45,7 +45,9 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if "matplotlib.pyplot" not in sys.modules:
         matplotlib.use("Agg")  # only a file is written: no window, no display needed
 
-    paths = agent_paths(args.paths)
+    paths, problems = agent_inputs(args.paths)
+    for p in problems:
+        error(p)
     from adfkit import plots
 
     kinds = _kinds()
@@ -80,7 +82,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         _draw(path, out, args, paths)
         return 0
 
-    return for_each_agent(paths, one)
+    return max(for_each_agent(paths, one), 2 if problems else 0)
 
 
 def _members(path: str) -> list[str]:

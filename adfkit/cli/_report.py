@@ -23,7 +23,7 @@ from adfkit._facade.report import (
     stderr_progress,
     write_report,
 )
-from adfkit.cli._common import add_command, agent_paths, cleandoc, for_each_agent, say
+from adfkit.cli._common import add_command, agent_inputs, cleandoc, error, for_each_agent, say
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -37,7 +37,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
     """
     skip_iri_grammar()
-    paths = agent_paths(args.paths)
+    paths, problems = agent_inputs(args.paths)
+    for p in problems:
+        error(p)
     out = args.output
     many = len(paths) > 1
     if many and out is not None and Path(out).suffix.lower() in (".html", ".htm"):
@@ -61,7 +63,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         say(str(written))
         return 0
 
-    return for_each_agent(paths, one)
+    return max(for_each_agent(paths, one), 2 if problems else 0)
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:

@@ -4,62 +4,99 @@
 from __future__ import annotations
 
 import argparse
-import os
-from pathlib import Path
+import sys
 
+from adfkit._facade.fleet import problem_rows
 from adfkit._facade.usage_fleet import usage_fleet
-from adfkit._facade.usage_table import records, render, summarize
-from adfkit.cli._common import add_command, agent_paths, dump_json, error, say
+from adfkit._facade.usage_table import SORT_KEYS, records, render, summarize
+from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
 
 # No pandas here: ``adfkit usage`` reads transcripts with their parsers alone and a fresh index
 # from its manifest (adfkit._facade.usage_table); other formats load it on first use.
 
 
-def session_paths(specs: list[str]) -> list[str]:
-    """Agent files named: a folder is searched through all its subfolders (a whole
-    ``~/.claude/projects``), subagent transcripts left out (they count with their session)."""
-    out: list[str] = []
-    for spec in specs:
-        if os.path.isdir(spec) and not spec.rstrip("/").endswith(".adf"):
-            found = sorted(
-                str(p)
-                for pattern in ("*.adf", "*.jsonl", "*.jsonl.zst")
-                for p in Path(spec).rglob(pattern)
-                if not p.name.startswith("agent-") and p.parent.name != "subagents"
-            )
-            out += found or agent_paths([spec])  # none: the usual "no agent files" error
-        else:
-            out += agent_paths([spec])
-    return list(dict.fromkeys(out))
-
-
 def cmd_usage(args: argparse.Namespace) -> int:
-    """Tokens, cost and compactions of many sessions: one row per session, or per UTC day.
+    """Tokens, cost and compactions of many sessions: one row per session, day or month.
 
-    PATH is a file, a folder (every agent file in it and its subfolders: a whole
-    ~/.claude/projects) or a quoted glob. A Claude Code session counts its subagents' calls.
-    input is the uncached part of the prompt (as ccusage counts it); cache write and cache read
-    the rest; max context the largest prompt of one call. compactions and micro count the
-    compactions and the microcompactions (tool results cleared) apart. Cost is "-" when a model
-    has no price (pass --prices FILE). --cache DIR keeps each file's figures in a Parquet index
-    (see adfkit index) so that a second run reads only the files that changed.
+    PATH is a file, a folder (every agent file in it and its subfolders, each in its own
+    format: a whole ~/.claude/projects, a folder of Inspect logs) or a quoted glob; a folder
+    or file that cannot be read is an error line, never skipped without a word. A session
+    counts its subagents' calls (a Claude Code session's subagent files, sidechains and Task
+    subagents seen only in progress records, as ccusage counts them); each sample of an
+    Inspect log is a session of its own. input is the uncached part of the prompt (as ccusage
+    counts it); cache write and cache read the rest; max context the largest prompt of one
+    call; "-" where the files do not record a figure. compactions and micro count the
+    compactions and the microcompactions (tool results cleared) apart. Cost is "-" when a
+    model has no price (pass --prices FILE); the line "priced calls" then sums the known
+    costs. Days are UTC unless --tz names a time zone; --since and --until keep the days
+    between them (YYYY-MM-DD or YYYYMMDD, both included). --cache DIR keeps each file's
+    figures in a Parquet index (see adfkit index) so that a second run reads only the files
+    that changed. A progress bar goes to stderr on a terminal (20 files or more) or with
+    --progress.
 
-    Example: adfkit usage ~/.claude/projects --by day
+    --json prints a list of rows with these keys, in this order (null where unknown): for
+    --by session label, agent (the session id or sample name), agent_path; for --by day or
+    month, day or month and sessions; then first_at, last_at (ISO 8601, UTC), models
+    (comma-separated), calls, input, output, cache_write, cache_read, cost_usd (null when a
+    call's cost is unknown), cost_known_usd (the sum of the known costs), unpriced_calls,
+    compactions, microcompactions, max_context.
+
+    Example: adfkit usage ~/.claude/projects --by day --since 2026-01-01 --tz Europe/Paris
     """
-    paths = session_paths(args.paths)
-    days, errors = usage_fleet(paths, prices=args.prices, engine=args.engine, cache=args.cache)
+    import sys
+    import warnings
+
+    from adfkit._facade.usage_table import between, time_zone
+
+    tz = time_zone(args.tz)
+    paths, problems = agent_inputs(args.paths)
+    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
+    with warnings.catch_warnings():  # one warning from the rows below, not one per file
+        warnings.filterwarnings("ignore", message=".*no price for model")
+        days, errors = usage_fleet(
+            paths,
+            prices=args.prices,
+            engine=args.engine,
+            cache=args.cache,
+            tz=args.tz if tz is not None else None,
+            progress=progress,
+        )
+    errors = problem_rows(problems) + errors
     for path, _err, msg in errors:
         error(f"{path}: {msg}")
     if not days and errors:
         return 2
-    table = summarize(days, args.by) if days else []
+    days = between(days, args.since, args.until)
+    table = summarize(days, args.by, sort=args.sort, order=args.order) if days else []
+    _warn_unknown_cost(table, args.prices)
     if args.json:
         say(dump_json(records(table)))
     elif table:
-        say(render(table, args.by))
+        say(render(table, args.by, tz))
     else:
         say("no calls")
     return 1 if errors else 0
+
+
+def _warn_unknown_cost(table: list[dict], prices: str | None) -> None:
+    """One warning for every call whose cost is unknown: how many, and the models with no
+    price."""
+    n = sum(r["unpriced_calls"] for r in table)
+    if not n:
+        return
+    from adfkit._core.prices import load_prices, price_for
+
+    known = load_prices(prices)
+    models = sorted(
+        {m for r in table if r["unpriced_calls"] and r["models"] for m in r["models"].split(", ")}
+    )
+    unpriced = [m for m in models if price_for(known, m) is None]
+    which = f" (no price for model(s) {', '.join(map(repr, unpriced))})" if unpriced else ""
+    say(
+        f"adfkit: warning: the cost of {n:,} call(s) is unknown{which}: their cost is shown as "
+        "unknown; pass --prices FILE (a JSON price table) to price them",
+        err=True,
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -74,9 +111,32 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--by",
-        choices=["session", "day"],
+        choices=["session", "day", "month"],
         default="session",
-        help="one row per session (default) or per UTC day",
+        help="one row per session (default), day or month",
+    )
+    p.add_argument("--since", metavar="DAY", help="only days from DAY (YYYY-MM-DD or YYYYMMDD)")
+    p.add_argument("--until", metavar="DAY", help="only days up to DAY (included)")
+    p.add_argument(
+        "--tz",
+        metavar="ZONE",
+        default=None,
+        help="the time zone days are counted in (an IANA name: Europe/Paris; default UTC)",
+    )
+    p.add_argument(
+        "--sort",
+        choices=list(SORT_KEYS),
+        default=None,
+        help="order the rows by this figure (default: sessions in input order, days in order)",
+    )
+    p.add_argument(
+        "--order",
+        choices=["asc", "desc"],
+        default=None,
+        help="the order of --sort (default: asc for date, desc for the others)",
+    )
+    p.add_argument(
+        "--progress", action="store_true", help="a progress bar on stderr (default: on a terminal)"
     )
     p.add_argument(
         "--cache",
@@ -114,13 +174,16 @@ def cmd_index(args: argparse.Namespace) -> int:
     from adfkit._facade.catalog import exported
     from adfkit._facade.fleet import load_fleet
 
-    paths = session_paths(args.paths)
-    status = 0
+    paths, problems = agent_inputs(args.paths)
+    for p in problems:
+        error(p)
+    status = 2 if problems else 0
+    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
     tables = args.table or INDEX_TABLES
     if "all" in tables:
         tables = [t.name for t in exported()]
     for table in tables:
-        df, errors = load_fleet(paths, table, engine=args.engine, progress=False, cache=args.to)
+        df, errors = load_fleet(paths, table, engine=args.engine, progress=progress, cache=args.to)
         for path, _err, msg in errors.itertuples(index=False):
             error(f"{path}: {table}: {msg}")
         status = max(status, 1 if len(errors) else 0)
@@ -143,4 +206,7 @@ def _register_index(sub: argparse._SubParsersAction) -> None:
         default="processes",
         choices=["serial", "processes"],
         help="how to spread the files (default processes; serial for small fleets)",
+    )
+    p.add_argument(
+        "--progress", action="store_true", help="a progress bar on stderr (default: on a terminal)"
     )

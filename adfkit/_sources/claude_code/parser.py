@@ -57,7 +57,10 @@ is ``TRANSCRIPTS.md`` §1; the choices made where it is uncertain:
   parsed as their own transcripts. ``agent-acompact-*`` files are included with
   ``meta["agent_type"] = "compact"``; their usage is not linked to any compaction (uncertain).
   Sidechain records inside the main file (older versions) become subagents too, grouped by
-  ``agentId`` (else by their root). The spawning ``tool_use`` comes from the sidecar's
+  ``agentId`` (else by their root). Task subagents that older versions (2.1.x) wrote only as
+  ``agent_progress`` records (their records copied into ``data.message``, no file) become
+  subagents too (``meta["layout"] = "progress"``), each record a child of the one before, as
+  ccusage counts their calls. The spawning ``tool_use`` comes from the sidecar's
   ``toolUseId``, else ``toolUseResult.agentId`` on a trunk result, else an ``agentId: <id>`` tail
   in a result text.
 - ``created_at`` of a merged row is the time of its first record. Tool results whose content is a
@@ -74,6 +77,7 @@ from adfkit._sources.claude_code.records import _read
 from adfkit._sources.claude_code.subagents import (
     _inline_sidechains,
     _link_subagents,
+    _progress_subagents,
     _subagent_files,
 )
 from adfkit._sources.transcript.kit import (
@@ -140,6 +144,8 @@ def _parse(
         inline = [r for r in d.recs if r.side]
         subs = _inline_sidechains(p, inline, fnd, d, sid) if inline else []
         subs.extend(_subagent_files(p, sid, parse_claude_code, max_line_bytes, warn))
+        known = {s.agent_id for s in subs if s.agent_id is not None}
+        subs.extend(_progress_subagents(p, d, sid, known))
         out.subagents = subs
         _link_subagents(out, built.agent_results)
     out.findings = fnd.done()

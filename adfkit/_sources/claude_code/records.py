@@ -88,6 +88,9 @@ class _FileData:
     #: ``progress`` records (and records of an unknown type that carry a uuid) are links,
     #: never rows: uuid -> (parentUuid, line) (first copy wins)
     progress: dict[str, tuple[str | None, int]] = field(default_factory=dict)
+    #: the records of Task subagents that older versions wrote only inside ``agent_progress``
+    #: records (no file of their own): ``(line, agentId, parentToolUseID, record)``
+    agent_progress: list[tuple[int, str, Any, dict[str, Any]]] = field(default_factory=list)
     #: records of an unknown type: without a uuid (skipped), with one (kept as links)
     unknown: TypeCounts = field(default_factory=TypeCounts)
     linked: TypeCounts = field(default_factory=TypeCounts)
@@ -106,6 +109,7 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                 if u not in progress:
                     pu = obj.get("parentUuid")
                     progress[u] = (pu if type(pu) is str else None, n)
+                    _agent_progress(d, n, obj)
                 continue
         _take(d, fnd, n, obj, t)
     d.repaired = lines.repaired
@@ -127,6 +131,18 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
         "progress records are), not as rows",
     )
     return d
+
+
+def _agent_progress(d: _FileData, n: int, obj: dict[str, Any]) -> None:
+    """Keep the subagent record an ``agent_progress`` record carries (its ``data.message``: a
+    user or assistant record with its uuid, older versions' only copy of a Task subagent's
+    calls; ccusage counts them)."""
+    data = obj.get("data")
+    if type(data) is not dict or data.get("type") != "agent_progress":
+        return
+    inner, aid = data.get("message"), data.get("agentId")
+    if type(inner) is dict and type(aid) is str and type(inner.get("uuid")) is str:
+        d.agent_progress.append((n, aid, obj.get("parentToolUseID"), inner))
 
 
 def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> None:

@@ -68,6 +68,39 @@ def _inline_sidechains(
     return out
 
 
+def _progress_subagents(
+    p: Path, d: _FileData, sid: str | None, known: set[str]
+) -> list[ParsedTranscript]:
+    """Task subagents seen only through the ``agent_progress`` records of the session (older
+    versions wrote no file for them), one per ``agentId`` not in ``known``: their records in
+    file order, each a child of the one before (the copies carry no parent), a record seen
+    twice taken once."""
+    groups: dict[str, list[_Rec]] = {}
+    tool_use: dict[str, str] = {}
+    seen: set[str] = set()
+    for line, aid, tu, inner in d.agent_progress:
+        u = inner["uuid"]
+        if aid in known or u in seen or inner.get("type") not in ("user", "assistant"):
+            continue
+        seen.add(u)
+        group = groups.setdefault(aid, [])
+        parent = group[-1].uuid if group else None
+        obj = {**inner, "parentUuid": parent, "isSidechain": True, "agentId": aid}
+        group.append(_Rec(line, u, parent, inner["type"], obj, True))
+        if isinstance(tu, str):
+            tool_use.setdefault(aid, tu)
+    out = []
+    for aid, group in groups.items():
+        sub_f = Findings()
+        built = _assemble(group, sub_f, d, side_group=True)
+        t = _finish(p, built, sub_f, {"layout": "progress"}, sid, aid)
+        t.findings = sub_f.done()
+        t.meta["agent_id"] = aid
+        t.parent_tool_use_id = tool_use.get(aid)
+        out.append(t)
+    return out
+
+
 def _subagent_files(
     p: Path,
     sid: str | None,
