@@ -21,6 +21,7 @@ from adfkit._base.bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, safe_name
 from adfkit._base.terminal import printable
+from adfkit._core import registry
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -338,7 +339,7 @@ def write_report(
         adfkit_version = "0.0.0"
     agent_p = Path(agent)
     if output is None:
-        output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
+        output = Path.cwd() / f"{safe_name(registry.agent_stem(agent_p))}-report.html"
     out_p = check_output(output, [agent_p])
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")

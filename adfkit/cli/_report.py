@@ -4,6 +4,7 @@ the bundled notebooks copied out for a pip user."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from adfkit._base.bundled import (
     skip_iri_grammar,
 )
 from adfkit._base.errors import AdfError
+from adfkit._core import registry
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._facade.report import (
     DEFAULT_NOTEBOOK,
@@ -31,7 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     The notebook (01-quickstart by default) runs headless in a fresh kernel with AGENT set to
     PATH; plots are inline PNG and nothing is loaded from the network. Output: -o FILE.html
-    for one agent, -o FOLDER for several (default: <stem>-report.html in the current folder).
+    for one agent; -o FOLDER (<stem>-report.html in it) for several agents, or when it is a
+    folder already or ends with / (default: <stem>-report.html in the current folder).
     Progress goes to stderr; the path written goes to stdout.
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
@@ -44,12 +47,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise AdfError(
             f"-o {out} names one file, but {len(paths)} agents were given: give a folder"
         )
+    # -o is a folder for several agents, and when it is one already or ends with /
+    into_folder = out is not None and (many or out.endswith(("/", os.sep)) or os.path.isdir(out))
     # one name per agent, never two alike (two sessions of one uuid from two project folders)
-    names = iter(f"{n}-report.html" for n in unique_names(Path(p).stem for p in paths))
+    names = iter(f"{n}-report.html" for n in unique_names(registry.agent_stem(p) for p in paths))
 
     def one(path: str) -> int:
         name = next(names)
-        target = Path(out) / name if (many and out) else (Path(out) if out else Path(name))
+        target = Path(out) / name if into_folder else (Path(out) if out else Path(name))
         written = write_report(
             path,
             target,
