@@ -17,8 +17,8 @@ from adfkit._base.bundled import (
     skip_iri_grammar,
 )
 from adfkit._base.errors import AdfError
-from adfkit._core import registry
 from adfkit._base.outputs import check_output, unique_names
+from adfkit._core import registry
 from adfkit._facade.report import (
     DEFAULT_NOTEBOOK,
     available_notebooks,
