@@ -300,6 +300,6 @@ def test_info_shows_lost_history_and_times_in_words(capsys):
     assert main(["info", str(session)]) == 0
     out = capsys.readouterr().out
     n = len(adfkit.open(session).loop())
-    assert f"live loop  {n} rows, seq " in out
+    assert f"in context  {n} rows, seq " in out  # a transcript has no "live loop"
     findings = len(adfkit.open(session).integrity())
     assert f"adfkit check lists {findings} finding(s)" in out, out

@@ -99,3 +99,87 @@ def test_make_test_finds_or_installs_chromium_or_says_what_is_skipped(tmp_path):
     readme = (root / "README.md").read_text()
     assert "browser included" not in readme
     assert "make test` installs it" in readme
+
+
+# item 3 ---------------------------------------------------------------------------------------
+
+
+def test_info_describes_a_transcript_in_its_own_words(capsys):
+    """`adfkit info` on a Claude Code session: no ADF words (live loop, archives of loop rows,
+    audit on); the rows in context now, and what its compactions swept (figures from the
+    tables: every history row not in the context was swept)."""
+    import adfkit
+
+    a = adfkit.open(SESSION)
+    in_context, swept = len(a.loop()), len(a.history()) - len(a.loop())
+    n = int((a.events()["event"] == "compaction").sum())
+    assert main(["info", str(SESSION)]) == 0
+    out = capsys.readouterr().out
+    for adf_word in ("live loop", "audit on", "archive(s) of loop rows", "loop rows"):
+        assert adf_word not in out, adf_word
+    assert f"in context  {in_context} rows, seq " in out
+    assert f"swept       {swept} rows by {n} compaction(s), kept in the file" in out, out
+    assert main(["info", str(sample("long-runner"))]) == 0  # an ADF file keeps its words
+    out = capsys.readouterr().out
+    assert "live loop  30 rows" in out and "audit      7 archive(s) of loop rows" in out
+    assert "audit on   loop" in out
+
+
+def test_integrity_findings_name_the_formats_own_parts():
+    """A history finding on an OpenHands conversation names its events, not adf_loop; an ADF
+    file's still name adf_loop."""
+    import adfkit
+
+    conv = SAMPLES / "openhands/conversations/02ff349d4f874aa39c2b9d9f2ae75e2e"
+    found = adfkit.open(conv).integrity()
+    row = found[found["check"] == "tool_use_without_result"]
+    assert list(row["table"]) == ["events"]
+    assert not found["table"].str.startswith("adf_").any()
+    adf = adfkit.open_adf(sample("forgetful")).integrity()
+    assert set(adf["table"]) == {"adf_loop", "adf_config"}
+
+
+def test_help_names_every_format():
+    """`adfkit --help` says what it reads, every format by its label (it said "ADF files")."""
+    from adfkit._core import registry
+    from adfkit.cli import build_parser
+
+    text = build_parser().format_help()
+    assert "(ADF files" not in text
+    flat = " ".join(text.split())
+    for name in registry.BUILTIN:
+        assert registry.spec(name).label in flat, name
+
+
+def _notebook(stem: str) -> list[str]:
+    import json
+
+    nb = json.loads((Path(__file__).resolve().parents[1] / f"notebooks/{stem}.ipynb").read_text())
+    return ["".join(c["source"]) for c in nb["cells"]]
+
+
+def test_notebooks_describe_each_format_in_its_own_terms():
+    """Notebook 02 does not say every agent archives its loop to adf_audit; notebook 01's info
+    table holds the fields the file has (on a Claude Code session: no column of
+    "(not in this file)"), and names the others in one line."""
+    import io
+    from contextlib import redirect_stdout
+
+    import pandas as pd
+
+    import adfkit
+
+    assert "archives the loop to\n`adf_audit`" not in _notebook("02-compaction-replay")[1]
+    (cell,) = [c for c in _notebook("01-quickstart") if "agent.info()" in c]
+    *body, last = cell.splitlines()
+    agent = adfkit.open(SESSION)
+    ns = {"pd": pd, "agent": agent}
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec("\n".join(body), ns)
+    table = eval(last, ns)
+    info = agent.info()
+    assert list(table.index) == [k for k, v in info.items() if v is not None]
+    assert "(not in this file)" not in table.to_string()
+    missing = sorted(k for k, v in info.items() if v is None)
+    assert printed.getvalue() == f"not in this kind of file: {', '.join(missing)}\n"

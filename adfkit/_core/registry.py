@@ -143,13 +143,13 @@ class Words:
     audit_switches: bool = False
 
     def swept_text(self, archives: int, rows: int | None) -> str:
-        """What compactions swept, in these words: ``216 rows swept by 3 compaction(s)``;
+        """What compactions swept, in these words: ``216 rows by 3 compaction(s)``;
         ADF: ``7 archive(s) of loop rows, holding 695 loop rows``.
 
         Examples
         --------
         >>> Words().swept_text(3, 216)
-        '216 rows swept by 3 compaction(s), kept in the file'
+        '216 rows by 3 compaction(s), kept in the file'
         >>> ADF_WORDS.swept_text(7, 695)
         '7 archive(s) of loop rows, holding 695 loop rows'
         """
@@ -157,7 +157,7 @@ class Words:
             held = "" if rows is None else f", holding {rows:,} loop rows"
             return f"{archives:,} archive(s) of loop rows{held}"
         n = "" if rows is None else f"{rows:,} rows "
-        return f"{n}swept by {archives:,} compaction(s), kept in the file"
+        return f"{n}by {archives:,} compaction(s), kept in the file"
 
 
 #: The ADF format's words: its tables, its audit switches.

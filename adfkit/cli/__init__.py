@@ -45,10 +45,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _description() -> str:
+    """What adfkit reads, each built-in format by its own name (the registry's labels)."""
+    from adfkit._core import registry
+
+    kinds = ", ".join(f"{registry.spec(name).label}s" for name in registry.BUILTIN)
+    return f"Look inside the memory of LLM agents, read-only: {kinds}."
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adfkit",
-        description="Look inside the memory of LLM agents (ADF files, read-only).",
+        description=_description(),
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

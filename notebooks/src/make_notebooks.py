@@ -90,11 +90,13 @@ DataFrames; the cell above says which kind this file is (`format=`).
     [
         md(
             "## What is in the file\n`info()` is cheap: it counts rows and reads settings. "
-            "A field this kind of file does not hold says so."
+            "Only the fields this kind of file holds are shown; the others are named below it."
         ),
         code(
             """info = pd.Series(agent.info(), name=agent.name)
-info.where(info.notna(), "(not in this file)").to_frame()"""
+held = info.dropna()
+print("not in this kind of file:", ", ".join(info.index.difference(held.index)) or "nothing")
+held.to_frame()"""
         ),
         md(
             """
@@ -179,8 +181,10 @@ first page is shown).
 REPLAY = notebook(
     "Compaction replay",
     """
-When the prompt reaches the threshold, the runtime **compacts**: it archives the loop to
-`adf_audit`, asks the model for a briefing, and starts again from that summary. This notebook
+When the prompt reaches the threshold, the agent **compacts**: it sweeps the older rows out of
+the context, asks the model for a summary, and goes on from that summary. Where the swept rows
+are kept depends on the agent: a transcript (Claude Code, Codex, pi...) keeps them in the file,
+an ADF agent archives them to its audit table when its audit is on. This notebook
 replays each compaction: what it swept, what the summary kept and dropped, the context window
 at a chosen call, and what a different threshold would have done.
 """,
