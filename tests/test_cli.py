@@ -199,6 +199,32 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
     assert set(_documented_commands()) == {*runs, "report", "notebooks"}
 
 
+def test_the_readme_quick_start_runs_after_a_pip_install_outside_the_clone(wheel):
+    """README's Quick start, as a pip user pastes it: in the wheel's venv, from a folder that is
+    not the clone (its first line opened sample_agents/long-runner.adf, which only a clone
+    has). Its fleet is every ADF sample's compactions, as in the clone."""
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"## Quick start\n.*?```python\n(.*?)```", readme, re.S).group(1)
+    assert "sample_agents/" not in code
+    script = "import matplotlib\nmatplotlib.use('Agg')\n" + code + "\nprint(len(df), errors.empty)"
+    assert ROOT not in wheel.run.resolve().parents
+    done = subprocess.run(
+        [str(wheel.env / "bin" / "python"), "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=wheel.run,
+        env=wheelenv.environment(),
+    )
+    assert done.returncode == 0, done.stderr
+    fleet = sum(
+        len(adfkit.open_adf(p).compactions())
+        for p in sorted((ROOT / "sample_agents").glob("*.adf"))
+    )
+    assert done.stdout.split() == [str(fleet), "True"]
+
+
 def test_with_the_notebooks_extra_every_bundled_notebook_reports(wheel_with_notebooks):
     """Every bundled notebook through ``adfkit report``, outside the source tree: from the
     wheel's own folder the default notebook and 06 (it opens a second sample), and the copies

@@ -183,3 +183,39 @@ def test_notebooks_describe_each_format_in_its_own_terms():
     assert "(not in this file)" not in table.to_string()
     missing = sorted(k for k, v in info.items() if v is None)
     assert printed.getvalue() == f"not in this kind of file: {', '.join(missing)}\n"
+
+
+# items 1 and 2 --------------------------------------------------------------------------------
+
+
+def test_sample_path_finds_the_shipped_samples():
+    """`adfkit.sample_path` is where the samples are, in a clone as after pip install (the
+    wheel test runs the README's Quick start with it); a name not there says what is."""
+    import adfkit
+
+    assert adfkit.sample_path("long-runner.adf") == SAMPLES.resolve() / "long-runner.adf"
+    assert adfkit.sample_path() == SAMPLES.resolve()
+    with pytest.raises(adfkit.AdfError, match="no sample agent 'nope.adf'; adfkit ships"):
+        adfkit.sample_path("nope.adf")
+    with pytest.raises(adfkit.AdfError):
+        adfkit.sample_path("../pyproject.toml")
+
+
+def test_copied_notebooks_get_a_fleet_and_a_short_summary(tmp_path, capsys):
+    """`adfkit notebooks DIR` prints one line per folder (it printed all 105 paths), and the
+    samples it copies are the fleet notebook 04 shows in a clone: every ADF sample agent (a
+    pip user got one, a fleet of one)."""
+    import adfkit
+    from adfkit._base.bundled import sample_files
+
+    assert main(["notebooks", str(tmp_path / "nb")]) == 0
+    out = capsys.readouterr().out.splitlines()
+    n_notebooks = len(list((SAMPLES.parent / "notebooks").glob("*.ipynb")))
+    assert out == [
+        f"{tmp_path / 'nb' / 'notebooks'}: {n_notebooks} file(s) copied",
+        f"{tmp_path / 'nb' / 'sample_agents'}: {len(sample_files())} file(s) copied",
+    ]
+    copied, errors = adfkit.load_fleet(tmp_path / "nb" / "sample_agents", "info", engine="serial")
+    clone, _ = adfkit.load_fleet(SAMPLES, "info", engine="serial")
+    assert errors.empty and len(clone) == len(list(SAMPLES.glob("*.adf"))) == 7
+    assert list(copied["label"]) == list(clone["label"])

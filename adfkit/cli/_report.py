@@ -72,32 +72,37 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_notebooks(args: argparse.Namespace) -> int:
     """Copy the bundled notebooks (and the sample agents they open) into a folder of yours.
 
-    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and the agents
-    notebook 06 compares it with: a Claude Code session, an Inspect AI log, an OpenHands
-    conversation), so the notebooks open as they do in a source checkout; then run
+    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (the seven ADF sample agents, and the
+    agents notebook 06 compares long-runner.adf with: a Claude Code session, an Inspect AI log,
+    an OpenHands conversation), so the notebooks open as they do in a source checkout; then run
     `jupyter lab DIR/notebooks` (JupyterLab comes with: pip install "adfkit[notebooks]").
-    Existing files are kept unless --force.
+    Prints one line per folder: how many files were copied and kept. Existing files are kept
+    unless --force.
 
     Example: adfkit notebooks ~/adfkit-notebooks
     """
+    import shutil
+
     root = Path(args.dir).expanduser()
     notebooks = sorted(notebooks_dir().glob("*.ipynb"))
     if not notebooks:
         raise AdfError(f"no bundled notebooks at {notebooks_dir()}")
-    copies = [(nb, root / "notebooks" / nb.name) for nb in notebooks]
-    copies += [(sample_folder() / f, root / "sample_agents" / f) for f in sample_files()]
+    groups = {
+        root / "notebooks": [(nb, root / "notebooks" / nb.name) for nb in notebooks],
+        root / "sample_agents": [
+            (sample_folder() / f, root / "sample_agents" / f) for f in sample_files()
+        ],
+    }
     copied = 0
-    for src, dest in copies:
-        if dest.exists() and not args.force:
-            say(f"kept {dest} (exists; --force to replace)")
-            continue
-        check_output(dest, [])
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        import shutil
-
-        shutil.copyfile(src, dest)
-        say(str(dest))
-        copied += 1
+    for folder, copies in groups.items():
+        kept = [dest for _, dest in copies if dest.exists() and not args.force]
+        for src, dest in copies:
+            if dest not in kept:
+                check_output(dest, [])
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+        copied += len(copies) - len(kept)
+        say(_copied(folder, len(copies) - len(kept), len(kept)))
     lab = f"jupyter lab {root / 'notebooks'}"
     if has_jupyterlab():
         say(f"{copied} file(s) copied; open them with: {lab}", err=True)
@@ -108,6 +113,18 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
             err=True,
         )
     return 0
+
+
+def _copied(folder: Path, copied: int, kept: int) -> str:
+    """One line of ``adfkit notebooks``: ``nb/notebooks: 7 file(s) copied, 0 kept``.
+
+    Examples
+    --------
+    >>> _copied(Path("nb/sample_agents"), 3, 2)
+    'nb/sample_agents: 3 file(s) copied, 2 kept (they exist; --force replaces them)'
+    """
+    text = f"{folder}: {copied} file(s) copied"
+    return text + (f", {kept} kept (they exist; --force replaces them)" if kept else "")
 
 
 def register(subparsers: Any) -> None:
