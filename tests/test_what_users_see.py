@@ -219,3 +219,69 @@ def test_copied_notebooks_get_a_fleet_and_a_short_summary(tmp_path, capsys):
     clone, _ = adfkit.load_fleet(SAMPLES, "info", engine="serial")
     assert errors.empty and len(clone) == len(list(SAMPLES.glob("*.adf"))) == 7
     assert list(copied["label"]) == list(clone["label"])
+
+
+# item 5 ---------------------------------------------------------------------------------------
+
+
+def test_cache_cost_after_each_compaction_is_drawn_on_the_sample():
+    """Notebook 07's "cache cost after each compaction" on long-runner.adf: a bar per
+    compaction (it was empty: the sample's calls reported their cache parts on some calls
+    only, as 'not reported', so every cost was unknown). Anthropic reports them on every call;
+    adfsynth now writes them so, 0 when nothing was read or written."""
+    import adfkit
+    from adfkit import plots_forgetting
+
+    agent = adfkit.open(sample("long-runner"))
+    cache = agent.compaction_cache()
+    assert cache["cost_after_usd"].notna().all() and len(cache) == 7
+    ax = plots_forgetting.cache_cost(agent)
+    heights = [p.get_height() for p in ax.patches]
+    assert sum(h > 0 for h in heights) >= len(cache)
+    plots_forgetting.close(ax)
+
+
+def test_fleet_legend_clears_the_share_axis_and_anchors_say_what_they_measure():
+    """The ledger's legend stands beyond the right axis's tick labels and label even in a narrow
+    subplot (notebook 07's fleet figure: it covered the label), and no reference line cites an
+    issue number instead of saying what was measured."""
+    import re
+
+    import matplotlib.pyplot as plt
+
+    import adfkit
+    from adfkit import plots_forgetting
+
+    ledger = adfkit.open(sample("long-runner")).compaction_ledger()
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
+    ax = plots_forgetting.ledger_by_kind(ledger, ax=axes[0])
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    (right,) = [a for a in fig.axes if a is not ax and a.bbox.bounds == ax.bbox.bounds]
+    legend = right.get_legend().get_window_extent(r)
+    label = right.yaxis.label.get_window_extent(r)
+    ticks = max(t.get_window_extent(r).x1 for t in right.get_yticklabels() if t.get_text())
+    assert legend.x0 >= max(label.x1, ticks), (legend.x0, label.x1, ticks)
+    plt.close(fig)
+    for _value, text in plots_forgetting.ANCHORS.values():
+        assert not re.search(r"#\d", text), text
+
+
+def test_a_report_on_a_session_without_compaction_has_no_empty_sections(tmp_path):
+    """Notebook 02 as a report on a conversation with no compaction: no "What it swept" /
+    "What the summary dropped" headings over nothing; on an agent with compactions they are
+    there."""
+    pytest.importorskip("nbclient")
+    from adfkit._facade.report import write_report
+
+    none = SAMPLES / "openhands/conversations/e82659d1ad6244a3809906d6698e1087"
+    import adfkit
+
+    assert adfkit.open(none).compactions().empty
+    html = write_report(none, tmp_path / "none.html", notebook="02").read_text()
+    assert "One compaction up close" in html and "no compaction here has both" in html
+    for heading in ("What it swept", "The summary that replaced it", "What the summary dropped"):
+        assert heading not in html, heading
+    html = write_report(sample("clean"), tmp_path / "clean.html", notebook="02").read_text()
+    for heading in ("What it swept", "The summary that replaced it", "What the summary dropped"):
+        assert heading in html, heading

@@ -352,7 +352,7 @@ def write_report(
         handle.info()
     nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    nb = _for_readers(nb, agent_p, prices)
+    nb = without_empty_sections(_for_readers(nb, agent_p, prices))
     nb.cells.insert(
         0, _header(name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
     )
@@ -396,6 +396,46 @@ def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) ->
                 if key.startswith("text/") and isinstance(val, str):
                     out["data"][key] = _scrub(val, abs_agent, folder, agent.name)
     return nb
+
+
+def without_empty_sections(nb: Any) -> Any:
+    """The executed notebook without the sections that show nothing: a markdown heading, and
+    every cell up to the next heading of its level or higher, when that span holds code cells
+    and none of them printed or displayed anything (a session with no compaction gets no
+    "What it swept" heading over nothing). A section whose code shows something stays whole.
+
+    Examples
+    --------
+    >>> import nbformat.v4 as v4
+    >>> nb = v4.new_notebook(cells=[
+    ...     v4.new_markdown_cell("## Compactions"),
+    ...     v4.new_code_cell("print(0)", outputs=[v4.new_output("stream", text="0")]),
+    ...     v4.new_markdown_cell("### What it swept"), v4.new_code_cell("pass"),
+    ...     v4.new_markdown_cell("## Next"), v4.new_markdown_cell("text only")])
+    >>> [c.source for c in without_empty_sections(nb).cells]
+    ['## Compactions', 'print(0)', '## Next', 'text only']
+    """
+    levels = [_heading_level(c) for c in nb.cells]
+    drop: set[int] = set()
+    for i, level in enumerate(levels):
+        if level is None:
+            continue
+        end = next(
+            (j for j in range(i + 1, len(levels)) if (levels[j] or 99) <= level), len(levels)
+        )
+        code = [c for c in nb.cells[i + 1 : end] if c.cell_type == "code"]
+        if code and not any(c.get("outputs") for c in code):
+            drop.update(range(i, end))
+    nb.cells = [c for k, c in enumerate(nb.cells) if k not in drop]
+    return nb
+
+
+def _heading_level(cell: Any) -> int | None:
+    """1 for a markdown cell opening with ``# ``, 2 for ``## ``...; None for any other cell."""
+    if cell.cell_type != "markdown":
+        return None
+    m = re.match(r"(#{1,6})\s", cell.source)
+    return len(m.group(1)) if m else None
 
 
 _KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
