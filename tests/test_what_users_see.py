@@ -285,3 +285,109 @@ def test_a_report_on_a_session_without_compaction_has_no_empty_sections(tmp_path
     html = write_report(sample("clean"), tmp_path / "clean.html", notebook="02").read_text()
     for heading in ("What it swept", "The summary that replaced it", "What the summary dropped"):
         assert heading in html, heading
+
+
+# item 4 ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def md_session(tmp_path):
+    import mdsession
+
+    return mdsession.write(tmp_path / "projects" / "-home-u-webapp")
+
+
+def test_transcript_markdown_is_rendered_and_stays_data(md_session):
+    """A reply's markdown is shown as a reader expects (a heading, a table, a code block), and
+    nothing in it becomes markup: its HTML and script are text, no image is fetched, no
+    javascript: link is made, TeX stays inside an element MathJax leaves alone."""
+    import adfkit
+    from adfkit.widgets import rows_html
+
+    html = rows_html(adfkit.open(md_session).history())
+    assert "<h3>Plan</h3>" in html and "###" not in html
+    assert "<th>step</th>" in html and "|---|" not in html
+    assert '<pre><code class="language-go">' in html
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in html  # in the code block, as written
+    for active in ("<script", "<img", 'onerror="', 'href="javascript', 'src="http'):
+        assert active not in html, active
+    assert "[click](javascript:window.pwned=3)" in html  # not a link: shown as written
+    assert "$$x^2$$" in html and 'class="adf-loop tex2jax_ignore mathjax_ignore"' in html
+    # tool inputs and results stay folded, as written
+    assert '<details class="adf-tool-use"><summary>call <b>Read</b>' in html
+    assert '<details class="adf-tool-result"><summary>&#8627; result of <b>Read</b>' in html
+
+
+def test_loop_browser_searches_all_text_and_says_when_nothing_matches(md_session):
+    """The search looks at a row's tool inputs and results too (a file named only there was
+    found in no row: the text column of a tool call is empty), and a search that matches
+    nothing says so instead of "rows 0-0 of 0"."""
+    import mdsession
+
+    import adfkit
+    from adfkit.widgets import LoopBrowser
+
+    agent = adfkit.open(md_session)
+    history = agent.history()
+    assert not history["text"].str.contains(mdsession.HIDDEN, regex=False).any()
+    b = LoopBrowser(agent, history=True)
+    b.search.value = "EXPLAIN.GO"  # any case
+    assert list(b.page_frame["kind"]) == ["assistant", "tool_result"]
+    assert b.status.value.startswith("rows 1-2 of 2 (filtered from 4)")
+    assert b.html.value.count("<mark>") == 2
+    b.search.value = "no such words"
+    assert b.n_matches == 0
+    assert b.status.value == 'no rows match "no such words" (in 4 rows of the history)'
+    b.role.value = "assistant"
+    assert b.status.value.endswith('"no such words" with role assistant (in 4 rows of the history)')
+    assert "rows 0-0" not in b.status.value
+
+
+def test_loop_browser_search_counts_rows_holding_the_text_anywhere():
+    """On the Claude Code sample: the rows a search finds are every row whose content holds
+    the text (counted here from the raw JSON, for a text with nothing to escape), more than
+    the text column alone holds."""
+    import adfkit
+    from adfkit.widgets import LoopBrowser
+
+    agent = adfkit.open(SESSION)
+    history = agent.history()
+    word = "webapp/src/"  # in tool inputs and results (paths), seldom in the text
+    in_content = int(history["content"].str.lower().str.contains(word, regex=False).sum())
+    in_text = int(history["text"].str.lower().str.contains(word, regex=False).sum())
+    b = LoopBrowser(agent, history=True)
+    b.search.value = word
+    assert b.n_matches == in_content > in_text
+
+
+def test_replay_player_has_a_speed_control():
+    """ReplayPlayer plays at a chosen speed: at the fastest, an agent of 4,571 calls plays in
+    seconds (at the 2 calls/s it had, 38 minutes)."""
+    import math
+
+    import adfkit
+    from adfkit.widgets import ReplayPlayer
+
+    p = ReplayPlayer(adfkit.open(sample("long-runner")))
+    labels = [label for label, _ in p.speed.options]
+    assert p.speed.label == "2 calls/s" and (p.play.interval, p.play.step) == (500, 1)
+    p.speed.value = len(labels) - 1
+    seconds = math.ceil(4571 / p.play.step) * p.play.interval / 1000
+    assert seconds < 10 and p.speed.label == labels[-1]
+    assert p.speed in p.widget.children[1].children
+
+
+def test_a_report_is_titled_by_the_session_and_renders_its_markdown(md_session, tmp_path):
+    """A report's title is the session's title (with its project), the uuid beside it; its
+    rows are rendered markdown."""
+    pytest.importorskip("nbclient")
+    import mdsession
+
+    from adfkit._facade.report import write_report
+
+    html = write_report(md_session, tmp_path / "r.html", notebook="01").read_text()
+    title = f"webapp · {mdsession.TITLE}"
+    assert f"<title>adfkit report: {title} ({md_session.name})</title>" in html
+    assert f'">adfkit report: {title}<a class="anchor-link"' in html  # the heading
+    assert f"({mdsession.SID})" in html  # the session id beside the file
+    assert "<h3>Plan</h3>" in html and "<script>window.pwned" not in html  # its rows

@@ -346,33 +346,39 @@ def write_report(
     from adfkit._facade.agent import (
         open_one as open_agent,  # the readers load when a report is made
     )
+    from adfkit._facade.fleet import agent_label
 
     with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()
+        title = agent_label(handle)  # a session's project and title, not its uuid
     nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     nb = without_empty_sections(_for_readers(nb, agent_p, prices))
     nb.cells.insert(
-        0, _header(name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
+        0, _header(title, name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
     )
-    title = f"adfkit report: {name} ({agent_p.name})"
+    title = f"adfkit report: {title} ({agent_p.name})"
     html = to_html(nb, title=title)
     out_p.parent.mkdir(parents=True, exist_ok=True)
     out_p.write_text(html, encoding="utf-8")
     return out_p
 
 
-def _header(name: str, file: str, notebook: str, when: str, version: str) -> Any:
-    """The report's first cell: which agent, which file, which notebook, when, which adfkit."""
+def _header(title: str, name: str, file: str, notebook: str, when: str, version: str) -> Any:
+    """The report's first cell: which agent (its readable title; its name or session id
+    beside it when that differs), which file, which notebook, when, which adfkit."""
     import html
 
     import nbformat
 
-    e = html.escape
+    def e(text: str) -> str:  # agent text: no markup of markdown's or HTML's from it
+        return html.escape(re.sub(r"([\\`*_\[\]()!|~$#{}])", r"\\\1", text))
+
+    ident = "" if name == title else f" ({e(name)})"
     return nbformat.v4.new_markdown_cell(
-        f"# adfkit report: {e(name)}\n\n"
-        f"Agent file **{e(file)}** · notebook `{e(notebook)}` · made {when} with adfkit "
+        f"# adfkit report: {e(title)}\n\n"
+        f"Agent file **{e(file)}**{ident} · notebook `{e(notebook)}` · made {when} with adfkit "
         f"{e(version)}. The agent file was read, never written."
     )
 
