@@ -391,3 +391,138 @@ def test_a_report_is_titled_by_the_session_and_renders_its_markdown(md_session, 
     assert f'">adfkit report: {title}<a class="anchor-link"' in html  # the heading
     assert f"({mdsession.SID})" in html  # the session id beside the file
     assert "<h3>Plan</h3>" in html and "<script>window.pwned" not in html  # its rows
+
+
+def test_replay_player_ends_on_the_last_call_at_any_speed():
+    """The browser's Play stops when a stride would pass the last call: the player then shows
+    the last call (at 250 calls a stride, the last ones were never shown)."""
+    import adfkit
+    from adfkit.widgets import ReplayPlayer
+
+    p = ReplayPlayer(adfkit.open(sample("long-runner")))
+    p.speed.value = len(p.speed.options) - 1
+    n = int(p.play.max)
+    p.play.value = p.call.value = 1 + ((n - 1) // p.play.step) * p.play.step  # the last stride
+    assert p.call.value < n
+    p.play.playing = True
+    p.play.playing = False  # what the browser sends when the next stride would pass the end
+    assert p.call.value == n and p.call_seq == int(p.calls["seq"].iloc[-1])
+
+
+# item 9 ---------------------------------------------------------------------------------------
+
+
+def _call(n: int, prompt: int, parent: str) -> list[dict]:
+    """Call ``n`` of a hand-built Claude Code session: a user record, then the assistant's."""
+    usage = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 100,
+        "cache_read_input_tokens": prompt - 110,
+        "output_tokens": 50,
+    }
+    env = {"isSidechain": False, "sessionId": "w", "version": "2.1.90", "cwd": "/home/u/p"}
+    stamp = f"2026-03-01T10:{n // 3600 % 60:02d}:{n % 60:02d}.000Z"
+    user = {**env, "type": "user", "uuid": f"u{n}", "parentUuid": parent, "timestamp": stamp}
+    user["message"] = {"role": "user", "content": f"step {n}: " + "pad " * 60}
+    message = {"id": f"msg_{n}", "type": "message", "role": "assistant"}
+    message |= {"model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}]}
+    message |= {"usage": usage, "stop_reason": "end_turn"}
+    asst = {**env, "type": "assistant", "uuid": f"a{n}", "parentUuid": f"u{n}", "timestamp": stamp}
+    asst["message"] = message
+    return [user, asst]
+
+
+def _lines(records: list[dict]) -> bytes:
+    import json
+
+    return "".join(json.dumps(r) + "\n" for r in records).encode()
+
+
+def _session(first: int, last: int, parent: str = "") -> bytes:
+    recs = []
+    for n in range(first, last):
+        recs += _call(n, 20_000 + n % 5_000, parent or f"a{n - 1}")
+        parent = ""
+    return _lines(recs)
+
+
+def test_watch_reads_only_what_was_appended(tmp_path):
+    """A large session (20,000 calls, ~18 MB) followed by `adfkit watch`: appending 1,000 lines
+    (500 calls) costs exactly the bytes appended (counted by the reader, not timed), and the
+    figures after it are those of a full read of the file (calls, the latest prompt, cost)."""
+    from adfkit._base.tail import CHECK
+    from adfkit._facade.watch import Watched, figures_of
+
+    path = tmp_path / "p" / "5e551011-0000-4000-8000-0000000000aa.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(_session(0, 20_000))
+    size = path.stat().st_size
+    assert size > 15_000_000
+    w = Watched(path)
+    assert w.incremental
+    w.update()
+    assert w.tail.bytes_read == size and w.figures.calls == 20_000
+    more = _session(20_000, 20_500, parent="a19999")
+    assert more.count(b"\n") == 1_000
+    with open(path, "ab") as f:
+        f.write(more)
+    assert w.update() == []
+    # the appended bytes, and the 64 before them compared to notice a rewritten file
+    assert w.tail.bytes_read - size == len(more) + CHECK
+    full, threshold = figures_of(path)
+    assert (w.figures.calls, w.figures.context_tokens) == (full.calls, full.context_tokens)
+    assert w.figures.calls == 20_500
+    assert w.figures.cost_usd == pytest.approx(full.cost_usd, abs=1e-6)
+    assert w.threshold == threshold == 167_000
+    before = w.tail.bytes_read
+    assert w.update() == [] and w.tail.bytes_read == before + CHECK  # nothing new appended
+
+
+def test_watch_shows_each_compaction_as_it_lands_and_rereads_a_rewritten_file(tmp_path):
+    """A compaction appended to a running session lands in the next update with what the
+    record says of it; a half-written line waits for its end; a file cut or rewritten is read
+    again from its start, with a note."""
+    import json
+
+    from adfkit._facade.watch import Watched
+
+    path = tmp_path / "5e551011-0000-4000-8000-0000000000bb.jsonl"
+    path.write_bytes(_session(0, 10))
+    w = Watched(path)
+    w.update()
+    boundary = {"type": "system", "subtype": "compact_boundary", "uuid": "b1", "sessionId": "w"}
+    boundary |= {"timestamp": "2026-03-01T11:00:00.000Z", "parentUuid": None}
+    boundary["compactMetadata"] = {"trigger": "auto", "preTokens": 20_009, "postTokens": 900}
+    line = json.dumps(boundary).encode() + b"\n"
+    with open(path, "ab") as f:
+        f.write(line[:40])  # the agent is writing it
+    assert w.update() == [] and w.figures.landed == []
+    with open(path, "ab") as f:
+        f.write(line[40:])
+    (landed,) = w.update()
+    assert (landed.trigger, landed.tokens_before, landed.tokens_after) == ("auto", 20_009, 900)
+    assert (landed.swept, landed.unit) == (20, "records")  # 10 calls: 10 user + 10 assistant
+    path.write_bytes(_session(0, 3))  # cut: a shorter file under the name
+    assert w.update() == []
+    assert w.notes and "read again from its start" in w.notes[-1] and "cut to" in w.notes[-1]
+    assert w.figures.calls == 3 and w.figures.landed == []
+
+
+def test_watch_command_prints_the_figures(capsys):
+    """`adfkit watch --once` on the Claude Code sample (incremental) and an ADF file (read in
+    full, read-only): the compactions, then one status line each, figures from the tables."""
+    import adfkit
+
+    assert main(["watch", "--once", str(SESSION), str(sample("long-runner"))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    session = adfkit.open(SESSION)
+    usage = session.usage()
+    n = int((session.events()["event"] == "compaction").sum())
+    status = [line for line in out if " calls · $" in line]
+    assert status[0] == (
+        f"{SESSION.name}: context {int(usage['tokens_input'].iloc[-1]):,} of 167,000 tokens "
+        f"({int(usage['tokens_input'].iloc[-1]) / 167_000:.0%}) · {len(usage)} calls · "
+        f"${usage['cost_usd'].sum():,.2f} · {n} compactions, 2 microcompactions"
+    )
+    assert status[1].startswith("long-runner.adf: context ") and "· 346 calls ·" in status[1]
+    assert sum(line.startswith(f"{SESSION.name}: compaction (") for line in out) == n

@@ -32,6 +32,7 @@ from adfkit._base.files import open_text_stream
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.live import Follower
     from adfkit._core.source import AgentSource
 
 #: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
@@ -192,6 +193,9 @@ class FormatSpec:
     ``stem(path)``: the name output files made from the input start with (default: the
     file's stem; a format whose file has the same name in every session names it by its
     folder). ``words``: how text for a person names its parts (:class:`Words`).
+    ``follow()``: a new :class:`adfkit._core.live.Follower` of the format's appended JSON lines,
+    for ``adfkit watch`` to read a running session incrementally (None: it is read in full
+    each time it changes).
     """
 
     name: str
@@ -210,6 +214,7 @@ class FormatSpec:
     many: bool = False
     stem: Callable[[Path], str] = _file_stem
     words: Words = Words()
+    follow: Callable[[], Follower] | None = None
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).

@@ -20,10 +20,19 @@ from adfkit.cli import _observe as _cli_observe
 from adfkit.cli import _plot as _cli_plot
 from adfkit.cli import _report as _cli_report
 from adfkit.cli import _usage as _cli_usage
+from adfkit.cli import _watch as _cli_watch
 from adfkit.cli._common import error, say
 
 #: The modules that add subcommands, in the order ``--help`` lists them.
-COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_usage, _cli_report)
+COMMANDS = (
+    _cli_info,
+    _cli_plot,
+    _cli_observe,
+    _cli_fleet,
+    _cli_usage,
+    _cli_report,
+    _cli_watch,
+)
 
 
 class _Version(argparse.Action):

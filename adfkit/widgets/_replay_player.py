@@ -96,6 +96,7 @@ class ReplayPlayer(_Shown):
             layout=w.Layout(width="auto"),
         )
         self.speed.observe(lambda _: self._set_speed(), names="value")
+        self.play.observe(lambda ch: self._finish_play(ch["new"]), names="playing")
         self.prev_call = w.Button(description="prev call", layout=w.Layout(width="auto"))
         self.next_call = w.Button(description="next call", layout=w.Layout(width="auto"))
         self.prev_call.on_click(lambda _: self._go(int(self.call.value) - 1))
@@ -152,6 +153,13 @@ class ReplayPlayer(_Shown):
         """The Play control's tick and stride for the chosen :data:`SPEEDS` entry."""
         _, interval, step = SPEEDS[int(self.speed.value)]
         self.play.interval, self.play.step = interval, step
+
+    def _finish_play(self, playing: bool) -> None:
+        """Play stops when a stride would pass the last call (the browser's Play steps only to
+        ``value + step <= max``): then show the last call, so every speed ends there."""
+        if not playing and int(self.play.max) - int(self.play.value) < int(self.play.step):
+            self.play.value = int(self.play.max)
+            self._go(int(self.play.max))
 
     def _go(self, k: int) -> None:
         self.call.value = min(max(1, int(k)), int(self.call.max))

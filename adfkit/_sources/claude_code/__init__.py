@@ -92,6 +92,13 @@ def _list(folder: Path) -> pd.DataFrame:
     return list_claude_code_sessions(folder)
 
 
+def follow() -> Any:
+    """A :class:`.live.ClaudeCodeFollower` (imported when a session is watched)."""
+    from adfkit._sources.claude_code.live import ClaudeCodeFollower
+
+    return ClaudeCodeFollower()
+
+
 SPEC = FormatSpec(
     name="claude_code",
     label="Claude Code session",
@@ -106,4 +113,5 @@ SPEC = FormatSpec(
     provider=lambda model: "anthropic",
     # a record is stamped with its event's time and some are written after later ones
     stamped_on_append=False,
+    follow=follow,
 )
