@@ -526,3 +526,44 @@ def test_watch_command_prints_the_figures(capsys):
     )
     assert status[1].startswith("long-runner.adf: context ") and "· 346 calls ·" in status[1]
     assert sum(line.startswith(f"{SESSION.name}: compaction (") for line in out) == n
+
+
+def test_watch_follows_an_adf_file_through_its_wal_read_only(tmp_path):
+    """An ADF agent running (its writer holds the file open in WAL mode, commits only in the
+    -wal): each update sees the new calls, and the watcher writes nothing (the file and its
+    -wal are byte for byte as the writer left them)."""
+    import json
+    import sqlite3
+
+    from adfbuild import build, row, text
+    from conftest import fingerprint
+
+    from adfkit._facade.watch import Watched
+
+    f = build(tmp_path / "live.adf", loop=[row(1, "user", text("start"))])
+    con = sqlite3.connect(f, isolation_level=None)
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute("PRAGMA wal_autocheckpoint=0")
+
+    def call(n: int) -> None:
+        con.execute(
+            "INSERT INTO adf_loop (role, content_json, model, tokens, created_at) "
+            "VALUES ('assistant', ?, 'claude-sonnet-4-5', ?, ?)",
+            (json.dumps(text(f"reply {n}")), json.dumps({"input": 1000 * n, "output": 5}), n),
+        )
+
+    try:
+        call(1)
+        w = Watched(f)
+        assert not w.incremental
+        w.update()
+        assert (w.figures.calls, w.figures.context_tokens) == (1, 1000)
+        call(2)
+        before = fingerprint(tmp_path)
+        w.update()
+        assert (w.figures.calls, w.figures.context_tokens) == (2, 2000)
+        after = fingerprint(tmp_path)
+        assert after["live.adf"] == before["live.adf"]
+        assert after["live.adf-wal"] == before["live.adf-wal"]
+    finally:
+        con.close()
