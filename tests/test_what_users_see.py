@@ -567,3 +567,27 @@ def test_watch_follows_an_adf_file_through_its_wal_read_only(tmp_path):
         assert after["live.adf-wal"] == before["live.adf-wal"]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        SESSION,
+        SAMPLES / "codex/sessions/2026/03/14/"
+        "rollout-2026-03-14T09-12-33-51ea40b0-7088-4482-8231-74d06cde3e3a.jsonl",
+    ],
+    ids=["claude_code", "codex"],
+)
+def test_watch_followers_agree_with_a_full_read(path):
+    """Read record by record, a Claude Code session (replays, a rewind, microcompactions) and a
+    Codex rollout give the figures of the tables: calls, the latest prompt, cost, compactions."""
+    from adfkit._facade.watch import Watched, figures_of
+
+    w = Watched(path)
+    assert w.incremental
+    w.update()
+    full, threshold = figures_of(path)
+    got = (w.figures.calls, w.figures.context_tokens, len(w.figures.landed), w.threshold)
+    assert got == (full.calls, full.context_tokens, len(full.landed), threshold)
+    assert w.figures.cost_usd == pytest.approx(full.cost_usd, abs=1e-8)
+    assert w.figures.microcompactions == full.microcompactions

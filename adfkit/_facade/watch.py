@@ -1,12 +1,13 @@
 """A running agent followed as it writes (``adfkit watch``): its figures after each change, and
 the compactions that landed since the last look.
 
-A format with a follower (:attr:`adfkit.FormatSpec.follow`: Claude Code) whose input is one
-plain JSONL file is read incrementally: each update reads only the bytes appended
-(:class:`adfkit._base.tail.Tail`); a file that was rewritten or cut is read again from its start
-with a note. Any other input (an ADF file, opened read-only with its WAL as every reader opens
-it; a Codex, pi, Copilot CLI, OpenHands or Inspect record) is read in full whenever its size or
-modification time changes.
+A format with a follower (:attr:`adfkit.FormatSpec.follow`: Claude Code, Codex) whose input is
+one plain JSONL file is read incrementally: each update reads only the bytes appended
+(:class:`adfkit._base.tail.Tail`); a file that was rewritten or cut is read again from its
+start with a note. Any other input (an ADF file, opened read-only with its WAL as every reader
+opens it; a compressed Codex rollout, a pi, Copilot CLI, OpenHands or Inspect record) is read
+in full whenever its size or modification time changes. A last line without its newline is
+taken as still being written, and waits for it.
 """
 
 from __future__ import annotations

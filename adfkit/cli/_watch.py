@@ -16,8 +16,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     the compaction threshold, the model calls and the cost so far; each compaction is printed
     as it lands, with the context before and after it and the rows it swept.
 
-    A Claude Code session is read incrementally (each update reads only the bytes appended; a
-    file rewritten or cut is read again from its start, with a note); other records are read
+    A Claude Code session or a Codex rollout (.jsonl) is read incrementally (each update reads
+    only the bytes appended; a file rewritten or cut is read again from its start, with a
+    note); other records are read
     again in full when they change (an ADF file read-only, its WAL included). Stop with
     Ctrl-C; --once prints the figures once and exits.
 

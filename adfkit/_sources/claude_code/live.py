@@ -7,8 +7,13 @@ A call is a ``message.id`` (its block records share one usage: the last one coun
 is a compaction (``compactMetadata``: trigger, ``preTokens``, ``postTokens``), and what it
 swept is counted in records: the conversation's records since the previous one (user and
 assistant records, one per ``message.id``; the history's rows, which walk the chain, can be
-fewer). Abandoned branches are counted like any other record (the figures of a
-live view; ``adfkit usage`` and the tables walk the chain).
+fewer). A sidechain record (an inline subagent's) is not the session's; a record repeating an
+earlier uuid (a replay) counts once, the first, as the reader keeps it. Calls on abandoned
+branches count, as in ``usage()``. Not followed: a 1.0.x summary without a boundary (the
+tables find it as a compaction). Against a full read of the 16 real Claude Code and Codex
+fixture sessions and the 4 samples: calls, the latest prompt, compactions and cost agree on 17;
+one session's last line has no newline (its call waits for it), one sample's compaction is such
+a summary, and one session's cost differs by 0.02% ($23.9503 against $23.9548), not explained.
 """
 
 from __future__ import annotations
@@ -34,8 +39,20 @@ class ClaudeCodeFollower:
         self._known = 0.0  # the sum of the others
         self._rows = 0  # conversation rows since the last compaction
         self._ids: set[str] = set()  # message ids counted in _rows since then
+        self._uuids: set[str] = set()  # every record's uuid, for replays
+        self._side: bool | None = None  # whether the file is a subagent's (its first record)
 
     def feed(self, record: dict[str, Any]) -> list[Landed]:
+        side = record.get("isSidechain") is True
+        if self._side is None and record.get("type") in ("user", "assistant"):
+            self._side = side  # a subagent's own file is all sidechain
+        if side and not self._side:
+            return []  # a subagent's record, inline: not this session's (as the reader splits)
+        uuid = record.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self._uuids:
+                return []  # a replay of a record written before: the first one counts
+            self._uuids.add(uuid)
         kind = record.get("type")
         if kind == "assistant":
             self._assistant(record)
