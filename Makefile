@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint samples bench lab clean record docs
+.PHONY: demo test chromium lint samples bench lab clean record docs
 
 #: The editable install with every extra. uv installs the same versions as pip, bytecode
 #: compiled as pip compiles it, in less than half the time (23 s from a cold cache against
@@ -66,7 +66,7 @@ lint: $(STAMP)
 #: is printed after the tests'. The tests: one worker per core (pytest-xdist), each test file
 #: on one worker (a file's slow jobs, notebook kernels, reports, the wheel's venv, are
 #: started by its own fixtures, once).
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/ruff check $(CODE)
 	$(BIN)/ruff format --check $(CODE)
 	@mkdir -p build
@@ -78,6 +78,24 @@ test: $(STAMP)
 #: The documentation site into build/site (strict: a broken reference fails it).
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
+
+#: Chromium for the browser tests (tests/test_browser.py drives JupyterLab in it), found as
+#: they look for it ($$ADFKIT_CHROMIUM, then chromium or chromium-browser on the PATH) or
+#: installed from Debian as .ci/run does, when this runs as root with apt-get (the machines
+#: reach only package registries: Playwright's own browser download would fail). Otherwise a
+#: note says the browser tests will be skipped, and how to get them.
+chromium:
+	@[ -n "$$ADFKIT_CHROMIUM" ] || command -v chromium >/dev/null || \
+	  command -v chromium-browser >/dev/null || \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing Chromium for the browser tests (apt-get install chromium)"; \
+	    { apt-get install -y -qq chromium >/dev/null 2>&1 || \
+	      { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }; } \
+	    || echo "Chromium could not be installed: the browser tests will be skipped"; \
+	  else \
+	    echo "no Chromium: the browser tests (tests/test_browser.py) will be skipped;" \
+	      "apt-get install chromium (as root), or set ADFKIT_CHROMIUM to a Chromium"; \
+	  fi
 
 samples: $(STAMP)
 	$(BIN)/python -m adfsynth sample_agents/

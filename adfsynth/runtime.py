@@ -449,7 +449,10 @@ class Sim:
         inp = self.estimate() + sys_tokens + (math.ceil(js_len(dyn) / 3.5) if dyn else 0)
         inp += self.rng.randint(0, 60)
         out = max(1, math.ceil(row_chars(content) / 3.5) + self.rng.randint(-4, 18))
-        tok: dict[str, int] = {"input": inp, "output": out}
+        # Anthropic reports its cache parts on every call (0 when nothing was read or written),
+        # and the runtime stores what the provider reported: so every call has both keys (a
+        # missing key is "not reported", unknown, and leaves compaction_cache's costs NA)
+        tok: dict[str, int] = {"input": inp, "output": out, "cache_read": 0, "cache_write": 0}
         r = self.rng.random()
         if r < 0.45:
             tok["cache_read"] = int(inp * self.rng.uniform(0.55, 0.9))

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import mdsession
 import nbformat
 import pytest
 from conftest import ROOT, fingerprint
@@ -114,6 +115,14 @@ CANARY_CELLS = [
     'import sys\nprint("canary on stderr", file=sys.stderr)',
     "1 / 0",
     'print("Run All stops before this cell")',
+]
+
+#: A notebook written only in the server's copy: LoopBrowser on a hand-built Claude Code
+#: session whose reply is markdown with hostile pieces in it (tests/mdsession.py).
+TRANSCRIPT = "_transcript"
+TRANSCRIPT_CELLS = [
+    "import adfkit, adfkit.widgets\n"
+    'adfkit.widgets.LoopBrowser(adfkit.open("../sample_agents/markdown/{}"), history=True)',
 ]
 
 # JavaScript run in the page. JupyterLab is started with expose_app_in_browser, so the
@@ -415,6 +424,12 @@ def lab(playwright_browser, tmp_path_factory) -> Iterator[Lab]:
     canary = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CANARY_CELLS])
     canary.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nbformat.write(canary, root / "notebooks" / f"{CANARY}.ipynb")
+    session = mdsession.write(root / "sample_agents" / "markdown")  # in the copy only
+    transcript = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(c.format(session.name)) for c in TRANSCRIPT_CELLS]
+    )
+    transcript.metadata["kernelspec"] = canary.metadata["kernelspec"]
+    nbformat.write(transcript, root / "notebooks" / f"{TRANSCRIPT}.ipynb")
     config = tmp / "config"
     for name, values in LAB_SETTINGS.items():
         f = config / "lab" / "user-settings" / f"{name}.jupyterlab-settings"
@@ -661,7 +676,7 @@ def test_replay_player_one_number_and_a_jump_menu_that_follows(lab):
     box = _widget(lab, stem, "ReplayPlayer")
     what = f"{stem}: ReplayPlayer"
     assert not box.locator(SLIDER_READOUT).is_visible(), f"{what}: the call shown twice"
-    jump = _control(box, f"{DROPDOWN} select", what)
+    jump = _control(box, f"{DROPDOWN}:not(:has({LABEL}:text-is('speed'))) select", what)
     jump.select_option(index=1)
     title = box.locator(f"{HTML_OUT} b").first
     before = _seen(title)
@@ -671,6 +686,68 @@ def test_replay_player_one_number_and_a_jump_menu_that_follows(lab):
         "s => s.selectedIndex === 0", arg=jump.element_handle(), timeout=CHANGE_S * 1000
     )
     assert _chosen(jump).startswith("(jump to"), f"{what}: the jump menu shows {_chosen(jump)!r}"
+    _no_page_errors(lab, stem)
+
+
+def test_a_transcript_reads_as_markdown_and_search_finds_tool_text(lab):
+    """What a person sees of a reply written in markdown: a heading, a table and a code block,
+    not "###" and "|---|"; its script, image and javascript: link inert (nothing ran, nothing
+    was fetched). A search for a file named only in a tool call's input and result shows
+    those two rows, the match marked; a search for nothing there says "no rows match"."""
+    page = lab.run(TRANSCRIPT)
+    box = _widget(lab, TRANSCRIPT, "LoopBrowser")
+    html = box.locator(HTML_OUT)
+    heading = html.locator("h3", has_text="Plan")
+    heading.wait_for(state="visible", timeout=CHANGE_S * 1000)
+    seen = _seen(html)
+    assert "###" not in seen and "|---|" not in seen, seen
+    assert _texts(html.locator("table th")) == ["step", "file"]
+    assert 'fmt.Println("<b>not bold</b>")' in _seen(html.locator("pre code"))
+    assert "<script>window.pwned = 1</script>" in seen  # shown as text
+    assert html.locator("img, script").count() == 0
+    assert page.evaluate("() => window.pwned === undefined")
+    assert html.locator("a[href^='javascript']").count() == 0
+    _screenshot(page, f"{TRANSCRIPT}-markdown", box)
+    what = f"{TRANSCRIPT}: LoopBrowser"
+    search = _control(box, ".widget-text:has(label:text-is('text')) input", what)
+    rows = _rows(box)
+    search.fill(mdsession.HIDDEN)
+    search.press("Enter")
+    found = _until_changed(lambda: _rows(box), rows, f"{what}: rows after the search")
+    assert found == ["assistant:2", "tool_result:3"], found
+    status = _seen(box.locator(STATUS))
+    assert status.startswith("rows 1-2 of 2"), status
+    for fold in box.locator(f"{HTML_OUT} details").all():  # the marks are in opened folds
+        assert fold.get_attribute("open") is not None
+    assert _texts(box.locator(f"{HTML_OUT} mark")) == [mdsession.HIDDEN] * 2
+    _screenshot(page, f"{TRANSCRIPT}-search", box)
+    search.fill("no such words")
+    search.press("Enter")
+    _until_changed(lambda: _seen(box.locator(STATUS)), status, f"{what}: status")
+    assert _seen(box.locator(STATUS)) == 'no rows match "no such words" (in 4 rows of the history)'
+    _no_page_errors(lab, TRANSCRIPT)
+
+
+def test_replay_player_plays_at_the_speed_chosen(lab):
+    """The speed menu: at its fastest, Play runs through every call of the sample in a moment
+    (at the 2 calls/s it had, minutes)."""
+    stem = WIDGET_NOTEBOOKS["ReplayPlayer"][0]
+    box = _widget(lab, stem, "ReplayPlayer")
+    what = f"{stem}: ReplayPlayer"
+    speed = _control(box, f"{DROPDOWN}:has({LABEL}:text-is('speed')) select", what)
+    assert _chosen(speed) == "2 calls/s"
+    options = _texts(speed.locator("option"))
+    speed.select_option(index=len(options) - 1)
+    handle = _control(box, SLIDER_HANDLE, what)
+    last = handle.get_attribute("aria-valuemax")
+    box.locator(".widget-play button").first.click()
+    lab.pages[stem].wait_for_function(
+        "h => h.getAttribute('aria-valuenow') === h.getAttribute('aria-valuemax')",
+        arg=handle.element_handle(),
+        timeout=CHANGE_S * 1000,
+    )
+    _screenshot(lab.pages[stem], f"{stem}-ReplayPlayer-speed", box)
+    assert handle.get_attribute("aria-valuenow") == last
     _no_page_errors(lab, stem)
 
 

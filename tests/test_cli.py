@@ -179,6 +179,7 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
         "export": ["export", agent, session, "--to", "parquet"],
         "usage": ["usage", agent, session],
         "index": ["index", agent, session, "--to", "index"],
+        "watch": ["watch", "--once", agent, session],
     }
     with Background() as background:  # independent commands, two at a time
         for name, args in runs.items():
@@ -197,6 +198,32 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
     assert line.endswith(f"not installed: {NOTEBOOKS_EXTRA}"), line
     assert not (wheel.run / "r.html").exists()
     assert set(_documented_commands()) == {*runs, "report", "notebooks"}
+
+
+def test_the_readme_quick_start_runs_after_a_pip_install_outside_the_clone(wheel):
+    """README's Quick start, as a pip user pastes it: in the wheel's venv, from a folder that is
+    not the clone (its first line opened sample_agents/long-runner.adf, which only a clone
+    has). Its fleet is every ADF sample's compactions, as in the clone."""
+    import subprocess
+
+    readme = (ROOT / "README.md").read_text()
+    code = re.search(r"## Quick start\n.*?```python\n(.*?)```", readme, re.S).group(1)
+    assert "sample_agents/" not in code
+    script = "import matplotlib\nmatplotlib.use('Agg')\n" + code + "\nprint(len(df), errors.empty)"
+    assert ROOT not in wheel.run.resolve().parents
+    done = subprocess.run(
+        [str(wheel.env / "bin" / "python"), "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=wheel.run,
+        env=wheelenv.environment(),
+    )
+    assert done.returncode == 0, done.stderr
+    fleet = sum(
+        len(adfkit.open_adf(p).compactions())
+        for p in sorted((ROOT / "sample_agents").glob("*.adf"))
+    )
+    assert done.stdout.split() == [str(fleet), "True"]
 
 
 def test_with_the_notebooks_extra_every_bundled_notebook_reports(wheel_with_notebooks):
@@ -300,6 +327,6 @@ def test_info_shows_lost_history_and_times_in_words(capsys):
     assert main(["info", str(session)]) == 0
     out = capsys.readouterr().out
     n = len(adfkit.open(session).loop())
-    assert f"live loop  {n} rows, seq " in out
+    assert f"in context  {n} rows, seq " in out  # a transcript has no "live loop"
     findings = len(adfkit.open(session).integrity())
     assert f"adfkit check lists {findings} finding(s)" in out, out

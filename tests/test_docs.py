@@ -56,7 +56,7 @@ def test_readme_quick_start_runs(tmp_path):
     import matplotlib.pyplot as plt
 
     readme = (ROOT / "README.md").read_text()
-    code = re.search(r"## Quick start\n\n```python\n(.*?)```", readme, re.S).group(1)
+    code = re.search(r"## Quick start\n.*?```python\n(.*?)```", readme, re.S).group(1)
     ns: dict = {}
     exec(compile(code, "README.md", "exec"), ns)
     plt.close("all")

@@ -218,10 +218,14 @@ def test_notebook_runs(path, agent, runs):
         shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in glance.outputs)
         rows = [ln for ln in shown.splitlines() if ln.startswith(("rows", "model calls"))]
         assert rows and not re.search(r"\d\.0\b", "".join(rows)), shown
-    if path.stem == "01-quickstart":  # fields a format does not hold say so, not None
+    if path.stem == "01-quickstart":  # fields a format does not hold are named, not None
         info = next(c for c in out.cells if "agent.info()" in c.source)
-        shown = "".join(str(o.get("data", {}).get("text/plain", "")) for o in info.outputs)
+        shown = "".join(
+            str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+            for o in info.outputs
+        )
         assert "schema_version" in shown and not re.search(r"\bNone\b", shown), shown
+        assert "(not in this file)" not in shown
 
 
 def test_quickstart_says_an_unknown_cost_is_unknown(runs):

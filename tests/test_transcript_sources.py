@@ -649,7 +649,7 @@ def test_cli_info_on_a_transcript() -> None:
             cwd=ROOT,
         )
         t = adfkit.open(path).compact_threshold()
-        assert f"threshold  {t:,} tokens (assumed: " in plain.stdout, plain.stdout
+        assert re.search(rf"^threshold +{t:,} tokens \(assumed: ", plain.stdout, re.M), plain.stdout
 
 
 def test_plots_draw_transcripts(tmp_path: Path) -> None:
@@ -664,6 +664,13 @@ def test_plots_draw_transcripts(tmp_path: Path) -> None:
 
 
 # --- coverage of the facade -------------------------------------------------------------------
+
+
+def test_a_shipped_session_is_found_by_sample_path() -> None:
+    """``adfkit.sample_path`` finds a session of another format by its path below the
+    samples' folder, the file the notebooks open."""
+    rel = CC_WEBAPP.resolve().relative_to((ROOT / "sample_agents").resolve())
+    assert adfkit.sample_path(str(rel)) == CC_WEBAPP.resolve()
 
 
 def test_every_public_agentfile_member_is_exercised() -> None:

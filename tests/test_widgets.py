@@ -140,7 +140,7 @@ def test_loop_tab_rendering(agent):
     assert html.count('<details class="adf-tool-use">') == 3
     assert "&#8627; error of <b>fs_read</b>" in html
     assert "&#8627; result of <b>msg_send</b>" in html
-    assert "Loop compacted, audited" in html
+    assert "Context compacted, audited" in html
     assert "archived (audit #1)" in html
     assert "&quot;path&quot;: &quot;b.md&quot;" in html  # tool input, pretty JSON, escaped
 

@@ -55,6 +55,7 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._analysis.tables import blocks, tool_calls
+from adfkit._core import registry
 from adfkit._core.history import ranges
 from adfkit._core.source import AgentSource, Key
 
@@ -95,8 +96,13 @@ class _Range:
 
 
 class _Report:
-    def __init__(self) -> None:
+    """The findings of one source; ``history_table`` is what a finding about a row of its
+    history names, in its format's words (an ADF file's ``adf_loop``, a transcript's
+    ``transcript``: :class:`adfkit._core.registry.Words`)."""
+
+    def __init__(self, history_table: str) -> None:
         self.rows: list[dict[str, Any]] = []
+        self.history_table = history_table
 
     def add(self, check: str, severity: str, table: str, rows: Any, detail: str) -> None:
         self.rows.append(
@@ -137,8 +143,10 @@ def integrity(src: AgentSource) -> pd.DataFrame:
     Returns
     -------
     DataFrame with columns ``check`` (string), ``severity`` (ordered category info < warning
-    < error), ``table`` (string: ``adf_audit`` / ``adf_loop`` / ``adf_config``), ``rows``
-    (object: tuple of ints, audit ids for ``adf_audit``, seqs for ``adf_loop``; when more
+    < error), ``table`` (string: where the finding is, in the format's words: an ADF file's
+    ``adf_audit`` / ``adf_loop`` / ``adf_config``, a transcript's ``transcript``, an OpenHands
+    conversation's ``events``), ``rows`` (object: tuple of ints, audit ids for ``adf_audit``,
+    seqs for a finding about history rows; when more
     than :data:`LISTED_LOST` seqs are lost in all, each ``lost_seqs`` row holds a ``range`` of
     its seqs instead, so a seq far beyond the rows costs no memory), ``detail``
     (string).
@@ -154,7 +162,7 @@ def integrity(src: AgentSource) -> pd.DataFrame:
 
 
 def _integrity(src: AgentSource) -> pd.DataFrame:
-    rep = _Report()
+    rep = _Report(registry.words(src.format).history_table)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # every problem becomes a row instead
         storage = src.storage_report()
@@ -190,7 +198,7 @@ def _check_copies(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
             rep.add(
                 "duplicate_seqs",
                 "info",
-                "adf_loop",
+                rep.history_table,
                 dup,
                 f"{len(dup)} seq(s) stored twice by the provider-compatibility repair (audit "
                 f"row(s) {ranges(sorted(repaired))}): the loop was archived, its tool blocks "
@@ -201,7 +209,7 @@ def _check_copies(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
             rep.add(
                 "duplicate_seqs",
                 "warning",
-                "adf_loop",
+                rep.history_table,
                 dup,
                 f"{len(dup)} seq(s) stored more than once (archived twice, or archived and still "
                 f"live: a repair snapshot or fallback compaction): {ranges(dup)}; history() keeps "
@@ -230,7 +238,7 @@ def _check_lost(
         if cover:
             detail += f" (undecodable audit row(s) {', '.join(map(str, cover))} may hold them)"
         rows = range(lo, hi + 1)
-        rep.add("lost_seqs", "warning", "adf_loop", rows if listed else _Range(rows), detail)
+        rep.add("lost_seqs", "warning", rep.history_table, rows if listed else _Range(rows), detail)
 
     def lost(q: int) -> bool:
         i = bisect.bisect_right(lost_lo, q) - 1  # the last range starting at or before q
@@ -265,7 +273,7 @@ def _check_audit(src: AgentSource, rep: _Report, h: pd.DataFrame) -> None:
         rep.add(
             "audited_marker_unmatched",
             "warning",
-            "adf_loop",
+            rep.history_table,
             unmatched,
             f"summary row(s) {ranges(unmatched)} say [Loop Compacted, audited] but no loop audit "
             "row holds the rows they replaced (the marker follows the config, the audit may not)",
@@ -289,7 +297,7 @@ def _check_tool_pairs(
             rep.add(
                 "tool_use_without_result",
                 "warning",
-                "adf_loop",
+                rep.history_table,
                 sorted(set(rest)),
                 f"{len(rest)} tool call(s) in seq {ranges(rest)} have no tool_result "
                 f"(tool_use ids {', '.join(map(str, ids[:5]))}{' ...' if len(ids) > 5 else ''})",
@@ -298,7 +306,7 @@ def _check_tool_pairs(
             rep.add(
                 "tool_use_without_result",
                 "info",
-                "adf_loop",
+                rep.history_table,
                 running,
                 f"the latest row (seq {running[0]}) has {len(running)} tool call(s) without "
                 "result: the tools may still be running",
@@ -316,7 +324,7 @@ def _check_tool_pairs(
             rep.add(
                 "tool_result_without_call",
                 "warning",
-                "adf_loop",
+                rep.history_table,
                 other,
                 f"tool_result row(s) {ranges(other)} answer no tool_use found in the history",
             )
@@ -324,7 +332,7 @@ def _check_tool_pairs(
             rep.add(
                 "tool_result_without_call",
                 "info",
-                "adf_loop",
+                rep.history_table,
                 after_lost,
                 f"tool_result row(s) {ranges(after_lost)} answer calls that were in the lost "
                 "rows just before them",
@@ -349,7 +357,7 @@ def _check_times(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
         rep.add(
             "created_at_out_of_order",
             "warning" if src.stamped_on_append else "info",
-            "adf_loop",
+            rep.history_table,
             back,
             f"{len(back)} row(s) stamped earlier than the seq before them: {ranges(back)} {why}",
         )
@@ -358,7 +366,7 @@ def _check_times(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
         rep.add(
             "created_at_missing",
             "info",
-            "adf_loop",
+            rep.history_table,
             missing,
             f"{len(missing)} row(s) have created_at = 0 (written before the column existed): "
             f"{ranges(missing)}",
@@ -372,7 +380,7 @@ def _check_malformed(rep: _Report, h: pd.DataFrame) -> None:
         rep.add(
             "malformed_rows",
             "warning",
-            "adf_loop",
+            rep.history_table,
             bad,
             f"{len(bad)} row(s) with unreadable content_json or tokens: {ranges(bad)}",
         )

@@ -45,18 +45,22 @@ COMPARED_SAMPLES = (
 
 def sample_files() -> list[Path]:
     """Every sample file the bundled notebooks open (what the wheel ships and ``adfkit
-    notebooks`` copies), relative to :func:`sample_folder`: the sample agent, then each of
-    :data:`COMPARED_SAMPLES` with what belongs to it (a session's subagents, a folder's files;
-    hidden files such as lock files are not the agent's).
+    notebooks`` copies), relative to :func:`sample_folder`: the sample agent, the other ADF
+    sample agents beside it (notebook 04's fleet is the folder of ``AGENT``: seven agents, as
+    in a clone), then each of :data:`COMPARED_SAMPLES` with what belongs to it (a session's
+    subagents, a folder's files; hidden files such as lock files are not the agent's).
 
     Examples
     --------
-    >>> [str(p) for p in sample_files()][:2]  # doctest: +NORMALIZE_WHITESPACE
-    ['long-runner.adf',
-     'claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl']
+    >>> [str(p) for p in sample_files()][:3]  # doctest: +NORMALIZE_WHITESPACE
+    ['long-runner.adf', 'clean.adf', 'forgetful.adf']
     """
     root = sample_folder()
-    files = [Path("long-runner.adf")]
+    first = Path("long-runner.adf")
+    files = [
+        first,
+        *sorted(p.relative_to(root) for p in root.glob("*.adf") if p.name != first.name),
+    ]
     for name in COMPARED_SAMPLES:
         path = root / name.split("#")[0]
         own = [path] if path.is_file() else []
@@ -69,6 +73,34 @@ def sample_files() -> list[Path]:
 def sample_folder() -> Path:
     """The folder of the bundled sample agents."""
     return _folder("sample_agents")
+
+
+def sample_path(name: str | None = None) -> Path:
+    """A sample agent shipped with adfkit (after ``pip install`` as in a clone), to try
+    adfkit on before pointing it at your own files: ``name`` relative to the samples' folder
+    (``"long-runner.adf"``; a session of another format by its path below it, as
+    ``adfkit notebooks DIR`` copies them to ``DIR/sample_agents``), or the folder itself (a
+    fleet: its ADF agents). A name that is not there is an :class:`AdfError` naming the ones
+    that are.
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> adfkit.sample_path("long-runner.adf").name
+    'long-runner.adf'
+    >>> sorted(p.name for p in adfkit.sample_path().glob("*.adf"))[:2]
+    ['clean.adf', 'forgetful.adf']
+    """
+    root = sample_folder()
+    if name is None:
+        return root
+    path = root / name
+    if ".." in Path(name).parts or not path.exists():
+        from adfkit._base.errors import AdfError
+
+        shipped = ", ".join(str(f) for f in sample_files() if f.suffix == ".adf")
+        raise AdfError(f"no sample agent {name!r}; adfkit ships {shipped} and others", path=path)
+    return path
 
 
 #: What ``pip install "adfkit[notebooks]"`` adds: notebooks run headless (``adfkit report``,

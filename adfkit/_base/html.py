@@ -7,8 +7,10 @@ entity from a file reaches the page as markup.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -105,3 +107,70 @@ def safe_frame_html(
         )
     parts.append("</tbody></table>")
     return "".join(parts)
+
+
+#: Inline markup markdown may produce from agent text; anything else is escaped text.
+_TAG = re.compile(r"(<[^>]*>)")
+
+
+@functools.cache
+def _markdown_parser() -> Any:
+    """CommonMark with tables and strikethrough, as a transcript viewer shows them, and every
+    way agent text could become active content switched off: raw HTML (``html=False``: a
+    ``<script>`` or ``<img onerror>`` in the text is shown as text), images (no request leaves
+    the page: a report loads nothing from the network) and links to anything but http(s) and
+    mailto (markdown-it's own check already refuses ``javascript:``, ``vbscript:``, ``file:``
+    and ``data:``)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable(["table", "strikethrough"]).disable(["image", "html_block", "html_inline"])
+    md.validateLink = _web_link  # type: ignore[method-assign]
+    return md
+
+
+def _web_link(url: str) -> bool:
+    """Whether a markdown link may be a link: http(s) and mailto only."""
+    return url.strip().lower().startswith(("http://", "https://", "mailto:"))
+
+
+def markdown(value: Any, max_chars: int | None = None, mark: str = "") -> str:
+    """Agent text rendered as markdown, safely: headings, lists, tables, emphasis and code
+    blocks become HTML, while the text stays data: no raw HTML, script, image or active link
+    from it reaches the page (see :func:`_markdown_parser`), and the caller wraps it in an
+    element MathJax leaves alone. Cut at ``max_chars`` before rendering (never inside a secret),
+    with a note of how much was left out; each occurrence of ``mark`` (any case) in the text
+    shown is highlighted with ``<mark>``.
+
+    Examples
+    --------
+    >>> print(markdown("### Plan\\n\\n- read `a.go`\\n- <script>alert(1)</script>"))
+    <h3>Plan</h3>
+    <ul>
+    <li>read <code>a.go</code></li>
+    <li>&lt;script&gt;alert(1)&lt;/script&gt;</li>
+    </ul>
+    <BLANKLINE>
+    >>> markdown("![x](http://evil/x.png) [y](javascript:alert(1))")  # no image is fetched
+    '<p>!<a href="http://evil/x.png">x</a> [y](javascript:alert(1))</p>\\n'
+    >>> markdown("see a.go and A.GO", mark="a.go")
+    '<p>see <mark>a.go</mark> and <mark>A.GO</mark></p>\\n'
+    """
+    text = _text(value)
+    more = ""
+    if max_chars is not None and len(text) > max_chars:
+        cut = safe_cut(text, max_chars)
+        more = f'<span class="adf-more">... ({len(text) - cut:,} more characters)</span>'
+        text = text[:cut]
+    out: str = _markdown_parser().render(text)
+    return (_marked(out, mark) if mark else out) + more
+
+
+def _marked(rendered: str, mark: str) -> str:
+    """``<mark>`` around each occurrence of ``mark`` (any case) in the text of rendered HTML,
+    never inside a tag."""
+    pattern = re.compile(re.escape(escape(mark)), re.IGNORECASE)
+    return "".join(
+        part if part.startswith("<") else pattern.sub(lambda m: f"<mark>{m.group()}</mark>", part)
+        for part in _TAG.split(rendered)
+    )

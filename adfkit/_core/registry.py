@@ -32,6 +32,7 @@ from adfkit._base.files import open_text_stream
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.live import Follower
     from adfkit._core.source import AgentSource
 
 #: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
@@ -122,6 +123,55 @@ def _no_sessions(folder: Path) -> Iterator[Path]:
     return iter(())
 
 
+def _file_stem(path: Path) -> str:
+    return path.stem
+
+
+@dataclass(frozen=True)
+class Words:
+    """How a format names its own parts, for the text a person reads (``adfkit info``,
+    integrity findings, reports). The defaults are a transcript's; the ADF format names its
+    tables. ``live``: the rows the model sees now (after the last compaction). ``swept``: the
+    rows compactions took out of the context, and where they are kept. ``history_table`` and
+    ``archive_table``: what an integrity finding about a row, or about a swept segment, names.
+    ``audit_switches``: the format has settings that decide whether swept rows are kept (ADF's
+    audit), shown by ``adfkit info``; elsewhere the file keeps them all and there is nothing to
+    show."""
+
+    live: str = "in context"
+    swept: str = "swept"
+    history_table: str = "transcript"
+    archive_table: str = "transcript"
+    audit_switches: bool = False
+
+    def swept_text(self, archives: int, rows: int | None) -> str:
+        """What compactions swept, in these words: ``216 rows by 3 compaction(s)``;
+        ADF: ``7 archive(s) of loop rows, holding 695 loop rows``.
+
+        Examples
+        --------
+        >>> Words().swept_text(3, 216)
+        '216 rows by 3 compaction(s), kept in the file'
+        >>> ADF_WORDS.swept_text(7, 695)
+        '7 archive(s) of loop rows, holding 695 loop rows'
+        """
+        if self.audit_switches:
+            held = "" if rows is None else f", holding {rows:,} loop rows"
+            return f"{archives:,} archive(s) of loop rows{held}"
+        n = "" if rows is None else f"{rows:,} rows "
+        return f"{n}by {archives:,} compaction(s), kept in the file"
+
+
+#: The ADF format's words: its tables, its audit switches.
+ADF_WORDS = Words(
+    live="live loop",
+    swept="audit",
+    history_table="adf_loop",
+    archive_table="adf_audit",
+    audit_switches=True,
+)
+
+
 @dataclass(frozen=True)
 class FormatSpec:
     """One format adfkit reads.
@@ -142,6 +192,12 @@ class FormatSpec:
     sources its reader makes.
     ``many``: one input may hold several agents; ``open`` then returns a sequence of sources
     (each named by its ``name``) and takes ``member=NAME`` to open just that one.
+    ``stem(path)``: the name output files made from the input start with (default: the
+    file's stem; a format whose file has the same name in every session names it by its
+    folder). ``words``: how text for a person names its parts (:class:`Words`).
+    ``follow()``: a new :class:`adfkit._core.live.Follower` of the format's appended JSON lines,
+    for ``adfkit watch`` to read a running session incrementally (None: it is read in full
+    each time it changes).
     """
 
     name: str
@@ -159,6 +215,9 @@ class FormatSpec:
     provider_tools: frozenset[str] = frozenset()
     context_in_messages: bool = False
     many: bool = False
+    stem: Callable[[Path], str] = _file_stem
+    words: Words = Words()
+    follow: Callable[[], Follower] | None = None
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).
@@ -238,6 +297,21 @@ def spec(name: str) -> FormatSpec:
         got: FormatSpec = importlib.import_module(BUILTIN[name]).SPEC
         _LOADED[name] = got
     return _LOADED[name]
+
+
+def words(name: str) -> Words:
+    """How the format called ``name`` names its parts (the default :class:`Words` when the
+    format is unknown).
+
+    Examples
+    --------
+    >>> words("adf").live, words("claude_code").live
+    ('live loop', 'in context')
+    """
+    try:
+        return spec(name).words
+    except ValueError:
+        return Words()
 
 
 def label(name: str) -> str:
@@ -338,9 +412,16 @@ def agent_stem(path: str | os.PathLike[str]) -> str:
     'long-runner'
     >>> agent_stem("sample_agents/long-runner.adf#a")
     'long-runner-a'
+    >>> agent_stem("sample_agents/copilot_cli/session-state/6df5dfb8-76b8-47ef-add4-3e771030055d/"
+    ...            "events.jsonl")  # every session's file is events.jsonl: named by its folder
+    '6df5dfb8-76b8-47ef-add4-3e771030055d'
     """
     base, member = split_member(path)
-    return base.stem + (f"-{member}" if member else "")
+    try:
+        stem = recognise(base).stem(base)
+    except AdfError:  # unreadable: the command reports it; its name is still the file's
+        stem = base.stem
+    return stem + (f"-{member}" if member else "")
 
 
 def open_input(

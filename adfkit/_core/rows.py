@@ -365,6 +365,50 @@ def parse_content(raw: Any) -> tuple[list[dict[str, Any]], bool]:
     return blocks, len(blocks) != len(val)
 
 
+def row_text(raw: Any) -> str:
+    r"""Every piece of text a row holds, one per line: its text and thinking, each tool call's
+    name and the strings (and numbers) of its input, each tool result's text; what a person
+    searching a transcript means by "the row contains it". Keys of the JSON are not text.
+
+    Examples
+    --------
+    >>> row_text('[{"type":"text","text":"hi"},'
+    ...          '{"type":"tool_use","name":"Read","input":{"path":"a/explain.go","n":2}}]')
+    'hi\nRead\na/explain.go\n2'
+    >>> row_text('[{"type":"tool_result","content":[{"type":"text","text":"ok: explain.go"}]}]')
+    'ok: explain.go'
+    """
+    out: list[str] = []
+    for b in parse_content(raw)[0]:
+        t = b.get("type")
+        if t == "tool_use":
+            out.append(str(b.get("name") or ""))
+            _strings(b.get("input"), out)
+        elif t == "tool_result":
+            _strings(b.get("content"), out)
+        else:
+            _strings(b.get("text") if t == "text" else b.get("thinking", b.get("text")), out)
+    return "\n".join(x for x in out if x)
+
+
+def _strings(value: Any, out: list[str]) -> None:
+    """The strings and numbers inside a JSON value, in order (a content block's ``type`` is
+    not text: a result's ``[{"type": "text", "text": ...}]`` gives its text only)."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, bool) or value is None:
+        return
+    elif isinstance(value, int | float):
+        out.append(str(value))
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k not in ("type", "id", "tool_use_id", "cache_control"):
+                _strings(v, out)
+
+
 def blob_content(value: Any) -> Any:
     """A loop blob element's ``content_json`` as :meth:`RowBuilder.add` takes it.
 

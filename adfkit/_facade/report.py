@@ -21,6 +21,7 @@ from adfkit._base.bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, safe_name
 from adfkit._base.terminal import printable
+from adfkit._core import registry
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -338,40 +339,46 @@ def write_report(
         adfkit_version = "0.0.0"
     agent_p = Path(agent)
     if output is None:
-        output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
+        output = Path.cwd() / f"{safe_name(registry.agent_stem(agent_p))}-report.html"
     out_p = check_output(output, [agent_p])
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
     from adfkit._facade.agent import (
         open_one as open_agent,  # the readers load when a report is made
     )
+    from adfkit._facade.fleet import agent_label
 
     with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()
+        title = agent_label(handle)  # a session's project and title, not its uuid
     nb = execute_notebook(notebook, agent_p, timeout=timeout, prices=prices, progress=progress)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    nb = _for_readers(nb, agent_p, prices)
+    nb = without_empty_sections(_for_readers(nb, agent_p, prices))
     nb.cells.insert(
-        0, _header(name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
+        0, _header(title, name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
     )
-    title = f"adfkit report: {name} ({agent_p.name})"
+    title = f"adfkit report: {title} ({agent_p.name})"
     html = to_html(nb, title=title)
     out_p.parent.mkdir(parents=True, exist_ok=True)
     out_p.write_text(html, encoding="utf-8")
     return out_p
 
 
-def _header(name: str, file: str, notebook: str, when: str, version: str) -> Any:
-    """The report's first cell: which agent, which file, which notebook, when, which adfkit."""
+def _header(title: str, name: str, file: str, notebook: str, when: str, version: str) -> Any:
+    """The report's first cell: which agent (its readable title; its name or session id
+    beside it when that differs), which file, which notebook, when, which adfkit."""
     import html
 
     import nbformat
 
-    e = html.escape
+    def e(text: str) -> str:  # agent text: no markup of markdown's or HTML's from it
+        return html.escape(re.sub(r"([\\`*_\[\]()!|~$#{}])", r"\\\1", text))
+
+    ident = "" if name == title else f" ({e(name)})"
     return nbformat.v4.new_markdown_cell(
-        f"# adfkit report: {e(name)}\n\n"
-        f"Agent file **{e(file)}** · notebook `{e(notebook)}` · made {when} with adfkit "
+        f"# adfkit report: {e(title)}\n\n"
+        f"Agent file **{e(file)}**{ident} · notebook `{e(notebook)}` · made {when} with adfkit "
         f"{e(version)}. The agent file was read, never written."
     )
 
@@ -395,6 +402,46 @@ def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) ->
                 if key.startswith("text/") and isinstance(val, str):
                     out["data"][key] = _scrub(val, abs_agent, folder, agent.name)
     return nb
+
+
+def without_empty_sections(nb: Any) -> Any:
+    """The executed notebook without the sections that show nothing: a markdown heading, and
+    every cell up to the next heading of its level or higher, when that span holds code cells
+    and none of them printed or displayed anything (a session with no compaction gets no
+    "What it swept" heading over nothing). A section whose code shows something stays whole.
+
+    Examples
+    --------
+    >>> import nbformat.v4 as v4
+    >>> nb = v4.new_notebook(cells=[
+    ...     v4.new_markdown_cell("## Compactions"),
+    ...     v4.new_code_cell("print(0)", outputs=[v4.new_output("stream", text="0")]),
+    ...     v4.new_markdown_cell("### What it swept"), v4.new_code_cell("pass"),
+    ...     v4.new_markdown_cell("## Next"), v4.new_markdown_cell("text only")])
+    >>> [c.source for c in without_empty_sections(nb).cells]
+    ['## Compactions', 'print(0)', '## Next', 'text only']
+    """
+    levels = [_heading_level(c) for c in nb.cells]
+    drop: set[int] = set()
+    for i, level in enumerate(levels):
+        if level is None:
+            continue
+        end = next(
+            (j for j in range(i + 1, len(levels)) if (levels[j] or 99) <= level), len(levels)
+        )
+        code = [c for c in nb.cells[i + 1 : end] if c.cell_type == "code"]
+        if code and not any(c.get("outputs") for c in code):
+            drop.update(range(i, end))
+    nb.cells = [c for k, c in enumerate(nb.cells) if k not in drop]
+    return nb
+
+
+def _heading_level(cell: Any) -> int | None:
+    """1 for a markdown cell opening with ``# ``, 2 for ``## ``...; None for any other cell."""
+    if cell.cell_type != "markdown":
+        return None
+    m = re.match(r"(#{1,6})\s", cell.source)
+    return len(m.group(1)) if m else None
 
 
 _KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")

@@ -20,10 +20,19 @@ from adfkit.cli import _observe as _cli_observe
 from adfkit.cli import _plot as _cli_plot
 from adfkit.cli import _report as _cli_report
 from adfkit.cli import _usage as _cli_usage
+from adfkit.cli import _watch as _cli_watch
 from adfkit.cli._common import error, say
 
 #: The modules that add subcommands, in the order ``--help`` lists them.
-COMMANDS = (_cli_info, _cli_plot, _cli_observe, _cli_fleet, _cli_usage, _cli_report)
+COMMANDS = (
+    _cli_info,
+    _cli_plot,
+    _cli_observe,
+    _cli_fleet,
+    _cli_usage,
+    _cli_report,
+    _cli_watch,
+)
 
 
 class _Version(argparse.Action):
@@ -45,10 +54,18 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def _description() -> str:
+    """What adfkit reads, each built-in format by its own name (the registry's labels)."""
+    from adfkit._core import registry
+
+    kinds = ", ".join(f"{registry.spec(name).label}s" for name in registry.BUILTIN)
+    return f"Look inside the memory of LLM agents, read-only: {kinds}."
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="adfkit",
-        description="Look inside the memory of LLM agents (ADF files, read-only).",
+        description=_description(),
     )
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adfkit.cli._common import add_command, dump_json, for_each_agent, say, single
+
+if TYPE_CHECKING:
+    from adfkit._core import registry
 
 
 def _fmt_bytes(n: int) -> str:
@@ -53,6 +56,7 @@ def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
     from adfkit._core import registry
 
     kind = label or registry.label(str(info["format"]))
+    words = registry.words(str(info["format"]))
     lines: list[tuple[str, str | None]] = [
         ("agent", f"{info['name']}" + (f" (@{info['handle']})" if info["handle"] else "")),
         ("format", kind + (f" {info['tool_version']}" if info["tool_version"] else "")),
@@ -66,10 +70,10 @@ def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
         ("state", _state(info)),
         ("model", _model(info)),
         ("window", _tokens(info["context_window"])),
-        ("live loop", _live(info)),
+        (words.live, _live(info)),
         ("history", _history(info)),
-        ("audit", _audit(info)),
-        ("audit on", _audit_on(info)),
+        (words.swept, _audit(info, words)),
+        ("audit on", _audit_on(info) if words.audit_switches else None),
         ("threshold", _threshold(info)),
         (
             "subagents",
@@ -160,12 +164,16 @@ def _history(info: Mapping[str, Any]) -> str:
     return out
 
 
-def _audit(info: Mapping[str, Any]) -> str:
-    audit = info["audit_rows"]
-    text = ", ".join(f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())) or "none"
-    if info["audited_loop_entries"] is None or not audit:  # info(sizes=False)
-        return text
-    text += f", holding {info['audited_loop_entries']:,} loop rows"
+def _audit(info: Mapping[str, Any], words: registry.Words) -> str:
+    """What compactions swept and where it is kept, in the format's own words; an ADF file's
+    archives of other sources (``mind``...) are named by their source."""
+    audit = dict(info["audit_rows"])
+    if not audit:
+        return "none"
+    rows = info["audited_loop_entries"]  # None: info(sizes=False)
+    parts = [words.swept_text(audit.pop("loop"), rows)] if "loop" in audit else []
+    parts += [f"{v:,} archive(s) of {k} rows" for k, v in sorted(audit.items())]
+    text = ", ".join(parts)
     packed = info["audit_compressed_bytes"]
     return text + ("" if packed is None else f", {_fmt_bytes(packed)} compressed")
 

@@ -4,6 +4,7 @@ the bundled notebooks copied out for a pip user."""
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from adfkit._base.bundled import (
 )
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
+from adfkit._core import registry
 from adfkit._facade.report import (
     DEFAULT_NOTEBOOK,
     available_notebooks,
@@ -31,7 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     The notebook (01-quickstart by default) runs headless in a fresh kernel with AGENT set to
     PATH; plots are inline PNG and nothing is loaded from the network. Output: -o FILE.html
-    for one agent, -o FOLDER for several (default: <stem>-report.html in the current folder).
+    for one agent; -o FOLDER (<stem>-report.html in it) for several agents, or when it is a
+    folder already or ends with / (default: <stem>-report.html in the current folder).
     Progress goes to stderr; the path written goes to stdout.
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
@@ -46,12 +49,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise AdfError(
             f"-o {out} names one file, but {len(paths)} agents were given: give a folder"
         )
+    # -o is a folder for several agents, and when it is one already or ends with /
+    into_folder = out is not None and (many or out.endswith(("/", os.sep)) or os.path.isdir(out))
     # one name per agent, never two alike (two sessions of one uuid from two project folders)
-    names = iter(f"{n}-report.html" for n in unique_names(Path(p).stem for p in paths))
+    names = iter(f"{n}-report.html" for n in unique_names(registry.agent_stem(p) for p in paths))
 
     def one(path: str) -> int:
         name = next(names)
-        target = Path(out) / name if (many and out) else (Path(out) if out else Path(name))
+        target = Path(out) / name if into_folder else (Path(out) if out else Path(name))
         written = write_report(
             path,
             target,
@@ -69,32 +74,37 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_notebooks(args: argparse.Namespace) -> int:
     """Copy the bundled notebooks (and the sample agents they open) into a folder of yours.
 
-    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (long-runner.adf and the agents
-    notebook 06 compares it with: a Claude Code session, an Inspect AI log, an OpenHands
-    conversation), so the notebooks open as they do in a source checkout; then run
+    Writes DIR/notebooks/*.ipynb and DIR/sample_agents/ (the seven ADF sample agents, and the
+    agents notebook 06 compares long-runner.adf with: a Claude Code session, an Inspect AI log,
+    an OpenHands conversation), so the notebooks open as they do in a source checkout; then run
     `jupyter lab DIR/notebooks` (JupyterLab comes with: pip install "adfkit[notebooks]").
-    Existing files are kept unless --force.
+    Prints one line per folder: how many files were copied and kept. Existing files are kept
+    unless --force.
 
     Example: adfkit notebooks ~/adfkit-notebooks
     """
+    import shutil
+
     root = Path(args.dir).expanduser()
     notebooks = sorted(notebooks_dir().glob("*.ipynb"))
     if not notebooks:
         raise AdfError(f"no bundled notebooks at {notebooks_dir()}")
-    copies = [(nb, root / "notebooks" / nb.name) for nb in notebooks]
-    copies += [(sample_folder() / f, root / "sample_agents" / f) for f in sample_files()]
+    groups = {
+        root / "notebooks": [(nb, root / "notebooks" / nb.name) for nb in notebooks],
+        root / "sample_agents": [
+            (sample_folder() / f, root / "sample_agents" / f) for f in sample_files()
+        ],
+    }
     copied = 0
-    for src, dest in copies:
-        if dest.exists() and not args.force:
-            say(f"kept {dest} (exists; --force to replace)")
-            continue
-        check_output(dest, [])
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        import shutil
-
-        shutil.copyfile(src, dest)
-        say(str(dest))
-        copied += 1
+    for folder, copies in groups.items():
+        kept = [dest for _, dest in copies if dest.exists() and not args.force]
+        for src, dest in copies:
+            if dest not in kept:
+                check_output(dest, [])
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dest)
+        copied += len(copies) - len(kept)
+        say(_copied(folder, len(copies) - len(kept), len(kept)))
     lab = f"jupyter lab {root / 'notebooks'}"
     if has_jupyterlab():
         say(f"{copied} file(s) copied; open them with: {lab}", err=True)
@@ -105,6 +115,18 @@ def cmd_notebooks(args: argparse.Namespace) -> int:
             err=True,
         )
     return 0
+
+
+def _copied(folder: Path, copied: int, kept: int) -> str:
+    """One line of ``adfkit notebooks``: ``nb/notebooks: 7 file(s) copied, 0 kept``.
+
+    Examples
+    --------
+    >>> _copied(Path("nb/sample_agents"), 3, 2)
+    'nb/sample_agents: 3 file(s) copied, 2 kept (they exist; --force replaces them)'
+    """
+    text = f"{folder}: {copied} file(s) copied"
+    return text + (f", {kept} kept (they exist; --force replaces them)" if kept else "")
 
 
 def register(subparsers: Any) -> None:

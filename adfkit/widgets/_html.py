@@ -15,6 +15,7 @@ import pandas as pd
 
 from adfkit._base.errors import AdfError
 from adfkit._base.html import escape as _escape
+from adfkit._base.html import markdown
 from adfkit._base.parts import NOT_IN_FILE, PARTS
 from adfkit._base.redact import safe_cut
 from adfkit._core.rows import parse_content
@@ -47,6 +48,13 @@ _STYLE = """<style>
 .adf-head{color:#4a5568;font-size:11px}
 .adf-seq{font-family:monospace;font-weight:600}
 .adf-body{white-space:pre-wrap;word-break:break-word}
+.adf-md{word-break:break-word}
+.adf-md>:first-child{margin-top:0}.adf-md>:last-child{margin-bottom:0}
+.adf-md h1,.adf-md h2,.adf-md h3,.adf-md h4{font-size:1.05em;margin:6px 0 2px}
+.adf-md pre{background:#f6f8fa;border:1px solid #e2e8f0;padding:4px 6px;overflow-x:auto}
+.adf-md code{background:#f6f8fa;font-size:12px}
+.adf-md table{border-collapse:collapse}
+.adf-md td,.adf-md th{border:1px solid #cbd5e0;padding:1px 6px}
 .adf-row pre{white-space:pre-wrap;word-break:break-word;margin:2px 0;font-size:12px}
 .adf-user{background:#ebf8ff;border-left-color:#3182ce}
 .adf-assistant{background:#faf5ff;border-left-color:#805ad5}
@@ -127,14 +135,15 @@ def _block_body(
     t = b.get("type")
     if t == "text":
         txt = b.get("text")
-        txt = txt if isinstance(txt, str) else _json(txt)
-        return f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div>'
+        if not isinstance(txt, str):
+            return f'<div class="adf-body">{_clip(_json(txt), max_chars, mark)}</div>'
+        return f'<div class="adf-md">{markdown(txt, max_chars, mark)}</div>'
     if t == "thinking":
         txt = b.get("thinking")
         txt = txt if isinstance(txt, str) else ""
         return (
             f'<details class="adf-thinking"><summary>thinking ({len(txt):,} chars)</summary>'
-            f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div></details>'
+            f'<div class="adf-md">{markdown(txt, max_chars, mark)}</div></details>'
         )
     if t == "tool_use":
         name = escape(b.get("name"))
@@ -211,10 +220,10 @@ def _row_html(
         return f'<div class="adf-row adf-context" {attrs}>{head_html}{folded}</div>'
     if kind == "compaction_summary":
         txt = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        label = "Loop compacted" + (", audited" if sub == "audited" else "")
+        label = "Context compacted" + (", audited" if sub == "audited" else "")
         folded = _opened(
             f"<details><summary>summary ({len(txt):,} chars)</summary>"
-            f'<div class="adf-body">{_clip(txt, max_chars, mark)}</div></details>'
+            f'<div class="adf-md">{markdown(txt, max_chars, mark)}</div></details>'
         )
         return (
             f'<div class="adf-row adf-compaction" {attrs}>&#9472;&#9472; {label} '
@@ -243,8 +252,11 @@ def rows_html(
     """Render loop rows as the runtime's Loop tab does. One ``<div>`` per row, in frame order.
 
     User rows, assistant rows with their tool calls folded in ``<details>``, tool results
-    (``<details>``, red when an error), teal context blocks and compaction banners. Every piece
-    of agent text is HTML-escaped.
+    (``<details>``, red when an error), teal context blocks and compaction banners. Message,
+    thinking and summary text is rendered as markdown (headings, lists, tables, code blocks),
+    safely: raw HTML in it is shown as text, no image or script runs
+    (:func:`adfkit._base.html.markdown`); tool inputs, results and context blocks are shown as
+    written. Every piece of agent text is HTML-escaped.
 
     Parameters
     ----------

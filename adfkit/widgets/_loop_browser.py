@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from adfkit._analysis.tables import blocks_frame, tool_calls_frame
+from adfkit._core.rows import row_text
 from adfkit.widgets._html import rows_html
 from adfkit.widgets._shown import _Shown, _w
 
@@ -30,9 +31,11 @@ class LoopBrowser(_Shown):
     Attributes
     ----------
     scope, kind, role, tool, search, page, page_size : the controls (set ``.value``; the
-        tool filter's value is a tool name, or None for every tool).
+        tool filter's value is a tool name, or None for every tool). ``search`` looks through
+        all the text of each row, any case: its text and thinking, tool calls' names and
+        inputs, tool results.
     html : the ``ipywidgets.HTML`` showing the current page (``.html.value``).
-    status : a label ``rows a-b of n``.
+    status : a label ``rows a-b of n``, or ``no rows match ...`` saying what was asked.
     widget : the box holding all of them.
 
     Examples
@@ -152,15 +155,21 @@ class LoopBrowser(_Shown):
                     ]
                 )
                 m = np.isin(st["seq"], seqs)
-            else:  # text search
-                m = (
-                    st["frame"]["text"]
-                    .str.contains(value, case=False, regex=False, na=False)
-                    .to_numpy(dtype=bool)
-                )
+            else:  # text search: all the text of each row, tool inputs and results too
+                m = self._all_text(st).str.contains(value, case=False, regex=False, na=False)
+                m = m.to_numpy(dtype=bool)
             st["masks"][key] = np.asarray(m, dtype=bool)
         mask: np.ndarray = st["masks"][key]
         return mask
+
+    def _all_text(self, st: dict[str, Any]) -> pd.Series:
+        """Every row's text as the search sees it (:func:`adfkit._core.rows.row_text`), built
+        on the first search of a scope."""
+        if "all_text" not in st:
+            content = st["frame"]["content"].astype(object).tolist()
+            st["all_text"] = pd.Series([row_text(c) for c in content], dtype="string")
+        text: pd.Series = st["all_text"]
+        return text
 
     @property
     def matches(self) -> np.ndarray:
@@ -219,6 +228,28 @@ class LoopBrowser(_Shown):
     def _step(self, d: int) -> None:
         self.page.value = min(max(1, int(self.page.value) + d), int(self.page.max))
 
+    def _status(self, n: int, start: int, shown: int) -> str:
+        """``rows 1-50 of 162 (filtered from 725); page 1 of 4``, or what matched nothing:
+        ``no rows match "explain.go" (in 725 rows of the history)``."""
+        total = len(self.frame)
+        if not n:
+            asked = [f'"{self.search.value}"'] if self.search.value else []
+            asked += [
+                f"{name} {ctl.value}"
+                for name, ctl in (("kind", self.kind), ("role", self.role))
+                if ctl.value != ALL
+            ]
+            asked += [f"tool {self.tool.value}"] if self.tool.value is not None else []
+            if not asked:
+                return f"no rows in the {self.scope.value}"
+            what = asked[0] + (f" with {', '.join(asked[1:])}" if asked[1:] else "")
+            return f"no rows match {what} (in {total:,} rows of the {self.scope.value})"
+        return (
+            f"rows {start + 1:,}-{start + shown:,} of {n:,}"
+            + (f" (filtered from {total:,})" if n != total else "")
+            + f"; page {self.page.value} of {self.page.max}"
+        )
+
     def _render(self, _: Any = None) -> None:
         if self._busy:
             return
@@ -239,12 +270,7 @@ class LoopBrowser(_Shown):
                     )
                 )
             names = st["names"]
-        total = len(self.frame)
-        self.status.value = (
-            f"rows {start + 1 if n else 0}-{start + len(page)} of {n:,}"
-            + (f" (filtered from {total:,})" if n != total else "")
-            + f"; page {self.page.value} of {self.page.max}"
-        )
+        self.status.value = self._status(n, start, len(page))
         self.prev.disabled = int(self.page.value) <= 1
         self.next.disabled = int(self.page.value) >= int(self.page.max)
         self.html.value = rows_html(page, tool_names=names, mark=self.search.value)

@@ -90,11 +90,13 @@ DataFrames; the cell above says which kind this file is (`format=`).
     [
         md(
             "## What is in the file\n`info()` is cheap: it counts rows and reads settings. "
-            "A field this kind of file does not hold says so."
+            "Only the fields this kind of file holds are shown; the others are named below it."
         ),
         code(
             """info = pd.Series(agent.info(), name=agent.name)
-info.where(info.notna(), "(not in this file)").to_frame()"""
+held = info.dropna()
+print("not in this kind of file:", ", ".join(info.index.difference(held.index)) or "nothing")
+held.to_frame()"""
         ),
         md(
             """
@@ -179,8 +181,10 @@ first page is shown).
 REPLAY = notebook(
     "Compaction replay",
     """
-When the prompt reaches the threshold, the runtime **compacts**: it archives the loop to
-`adf_audit`, asks the model for a briefing, and starts again from that summary. This notebook
+When the prompt reaches the threshold, the agent **compacts**: it sweeps the older rows out of
+the context, asks the model for a summary, and goes on from that summary. Where the swept rows
+are kept depends on the agent: a transcript (Claude Code, Codex, pi...) keeps them in the file,
+an ADF agent archives them to its audit table when its audit is on. This notebook
 replays each compaction: what it swept, what the summary kept and dropped, the context window
 at a chosen call, and what a different threshold would have done.
 """,
@@ -906,7 +910,8 @@ take those frames too. Put more paths in `paths`.
             """paths = [AGENT]
 fleet_recovery = adfkit.load_fleet(paths, table="recovery", progress=False).df
 fleet_ledger = adfkit.load_fleet(paths, table="compaction_ledger", progress=False).df
-fig, axes = plt.subplots(1, 2, figsize=(14, 4.5), layout="constrained")
+# one above the other: each plot's legend stands to its right, clear of the other plot
+fig, axes = plt.subplots(2, 1, figsize=(12, 9), layout="constrained")
 adfkit.plots_forgetting.ledger_by_kind(fleet_ledger, ax=axes[0])
 adfkit.plots_forgetting.recovery_plot(fleet_recovery, ax=axes[1])
 plt.show()"""
@@ -914,9 +919,11 @@ plt.show()"""
         md(
             """
 ## Next to the published figures
-This agent's figures beside the ones reported elsewhere (the issue's anchors): the median
-post/pre prompt ratio at a compaction, the share of facts a summary keeps, and the actions to
-the first productive one.
+This agent's figures beside ones measured on other agents and published: how much smaller the
+prompt is right after a compaction than right before it (the median ratio over 142 Claude Code
+compactions), the share of facts a summary keeps (a benchmark of pi's compaction, and a text
+summary held to the same budget), and how many tool calls an agent makes before its first
+productive one, from a cold start and after a compaction (86 compactions of coding agents).
 """
         ),
         code(

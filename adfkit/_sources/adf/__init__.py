@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adfkit._core.registry import FormatSpec, Probe
+from adfkit._core.registry import ADF_WORDS, FormatSpec, Probe
 
 if TYPE_CHECKING:
     from adfkit._core.source import AgentSource
@@ -38,4 +38,5 @@ SPEC = FormatSpec(
     open=_open,
     find=_find,
     taxonomy="taxonomy.json",
+    words=ADF_WORDS,
 )

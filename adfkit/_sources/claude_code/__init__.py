@@ -119,6 +119,13 @@ def _list(folder: Path) -> pd.DataFrame:
     return list_claude_code_sessions(folder)
 
 
+def follow() -> Any:
+    """A :class:`.live.ClaudeCodeFollower` (imported when a session is watched)."""
+    from adfkit._sources.claude_code.live import ClaudeCodeFollower
+
+    return ClaudeCodeFollower()
+
+
 SPEC = FormatSpec(
     name="claude_code",
     label="Claude Code session",
@@ -135,4 +142,5 @@ SPEC = FormatSpec(
     stamped_on_append=False,
     # attachments and command records are sent as system reminders in the user's message
     context_in_messages=True,
+    follow=follow,
 )

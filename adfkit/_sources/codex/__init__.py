@@ -118,6 +118,13 @@ def _list(folder: Path) -> pd.DataFrame:
     return list_codex_sessions(folder)
 
 
+def follow() -> Any:
+    """A :class:`.live.CodexFollower` (imported when a rollout is watched)."""
+    from adfkit._sources.codex.live import CodexFollower
+
+    return CodexFollower()
+
+
 SPEC = FormatSpec(
     name="codex",
     label="Codex rollout",
@@ -131,4 +138,5 @@ SPEC = FormatSpec(
     taxonomy="taxonomy.codex.json",
     provider=lambda model: "openai",
     provider_tools=frozenset({"web_search"}),  # web_search_call: run inside the response
+    follow=follow,
 )

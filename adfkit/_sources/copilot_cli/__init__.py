@@ -89,6 +89,18 @@ def provider(model: str | None) -> str | None:
     return "github-copilot"
 
 
+def stem(path: Path) -> str:
+    """A session's name for the files made from it: its folder's (every session's file is
+    ``events.jsonl``).
+
+    Examples
+    --------
+    >>> stem(Path("session-state/6df5dfb8/events.jsonl")), stem(Path("session-state/6df5dfb8"))
+    ('6df5dfb8', '6df5dfb8')
+    """
+    return path.parent.name if path.name == EVENTS else path.name
+
+
 SPEC = FormatSpec(
     name="copilot_cli",
     label="Copilot CLI session",
@@ -101,6 +113,7 @@ SPEC = FormatSpec(
     compaction_rule=compaction_rule,
     taxonomy="taxonomy.copilot_cli.json",
     provider=provider,
+    stem=stem,
 )
 
 __all__ = ["EVENTS", "SPEC", "claims", "compaction_rule", "find", "is_start", "sessions_under"]

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._core.registry import FormatSpec, Probe, Rule, Words
 from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
 from adfkit._sources.openhands.rule import compaction_rule
 
@@ -213,6 +213,7 @@ SPEC = FormatSpec(
     compaction_rule=_rule,
     taxonomy=TAXONOMY,
     provider=provider,
+    words=Words(history_table="events", archive_table="events"),
 )
 
 

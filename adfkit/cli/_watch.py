@@ -1,0 +1,115 @@
+"""``adfkit watch``: running agents followed as they write."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from adfkit._base.errors import AdfError
+from adfkit.cli._common import add_command, agent_paths, error, say
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    """Follow running agents: one line each, updated in place, with the context size against
+    the compaction threshold, the model calls and the cost so far; each compaction is printed
+    as it lands, with the context before and after it and the rows it swept.
+
+    A Claude Code session or a Codex rollout (.jsonl) is read incrementally (each update reads
+    only the bytes appended; a file rewritten or cut is read again from its start, with a
+    note); other records are read
+    again in full when they change (an ADF file read-only, its WAL included). Stop with
+    Ctrl-C; --once prints the figures once and exits.
+
+    Example: adfkit watch ~/.claude/projects/-home-me-webapp/*.jsonl
+    """
+    from adfkit._facade.watch import Watched
+
+    watched: list[Any] = []
+    for path in agent_paths(args.paths):
+        try:
+            watched.append(Watched(path))
+        except AdfError as exc:
+            error(exc)
+    if not watched:
+        return 2
+    tty = sys.stdout.isatty() and not args.once
+    shown = 0
+    try:
+        while True:
+            lines = []
+            for w in watched:
+                for landed in w.update():
+                    lines.append(f"{w.path.name}: {landed_text(landed)}")
+                lines += w.notes
+                w.notes.clear()
+            if tty and shown:  # back over the status lines, to write them again in place
+                sys.stdout.write(f"\x1b[{shown}F\x1b[J")
+            for line in lines:
+                say(line)
+            for w in watched:
+                say(status_text(w.path.name, w.figures, w.threshold))
+            shown = len(watched)
+            sys.stdout.flush()
+            if args.once:
+                return 0
+            time.sleep(args.interval)
+    except KeyboardInterrupt:
+        return 0
+
+
+def status_text(name: str, f: Any, threshold: int | None) -> str:
+    """``s.jsonl: context 41,200 of 167,000 tokens (25%) · 212 calls · $3.41 · 2 compactions``;
+    what is unknown is ``-``.
+
+    Examples
+    --------
+    >>> from adfkit._core.live import LiveFigures
+    >>> status_text("s.jsonl", LiveFigures(calls=3, context_tokens=1200, cost_usd=None), 4000)
+    's.jsonl: context 1,200 of 4,000 tokens (30%) · 3 calls · $- · 0 compactions'
+    """
+    ctx = "-" if f.context_tokens is None else f"{f.context_tokens:,}"
+    of = ""
+    if threshold:
+        of = f" of {threshold:,}"
+        if f.context_tokens is not None:
+            of += f" tokens ({f.context_tokens / threshold:.0%})"
+        else:
+            of += " tokens"
+    else:
+        of = " tokens (threshold -)"
+    cost = "-" if f.cost_usd is None else f"{f.cost_usd:,.2f}"
+    micro = f", {f.microcompactions} microcompactions" if f.microcompactions else ""
+    return (
+        f"{name}: context {ctx}{of} · {f.calls:,} calls · ${cost} · "
+        f"{len(f.landed)} compactions{micro}"
+    )
+
+
+def landed_text(c: Any) -> str:
+    """``compaction (auto) at 2026-03-01T08:11:20: 59,794 -> - tokens, swept 41 rows``.
+
+    Examples
+    --------
+    >>> from adfkit._core.live import Landed
+    >>> landed_text(Landed("2026-03-01T08:11:20.255Z", "auto", 59794, None, 41))
+    'compaction (auto) at 2026-03-01T08:11:20: 59,794 -> - tokens, swept 41 rows'
+    """
+
+    def n(v: int | None) -> str:
+        return "-" if v is None else f"{v:,}"
+
+    when = f" at {c.when[:19]}" if c.when else ""
+    trigger = f" ({c.trigger})" if c.trigger else ""
+    return (
+        f"compaction{trigger}{when}: {n(c.tokens_before)} -> {n(c.tokens_after)} tokens, "
+        f"swept {n(c.swept)} {c.unit}"
+    )
+
+
+def register(sub: Any) -> None:
+    """Add the ``watch`` subcommand."""
+    p = add_command(sub, "watch", cmd_watch, help="follow running agents as they write")
+    p.add_argument("--interval", type=float, default=2.0, help="seconds between looks")
+    p.add_argument("--once", action="store_true", help="print the figures once and exit")
