@@ -295,7 +295,9 @@ def _progress(total: int, progress: bool | None, desc: str) -> Any:
         return _NoBar()
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=desc, unit="file", leave=False)
+    # every file drawn (mininterval 0): a bar's last state never depends on the machine's
+    # speed (at the default 0.1 s a quick run showed 0/3 and cleared)
+    return tqdm(total=total, desc=desc, unit="file", leave=False, mininterval=0)
 
 
 def _run(
