@@ -237,15 +237,17 @@ if event is not None:
         md(
             """
 ### What the summary dropped
-Identifiers (paths, URLs, tools, message ids, numbers, cited seqs) in the swept rows, and
-whether the summary repeats them. The ones it does not were forgotten, unless the agent wrote
-them to its mind.
+The items of the swept rows (paths, URLs, code names, commands, error lines, instructions,
+todos, numbers with a unit: the loss ledger's, by the one rule of `adfkit/_analysis/kept.py`)
+and whether the summary kept them, exactly or in other words. adfkit's own seq numbers and
+tool names are never items. The ones it lost were forgotten, unless the agent wrote them to
+its mind.
 """
         ),
         code(
             """if event is not None:
     recall = agent.summary_recall(int(event["event_id"]))
-    display(recall.groupby("kind")["recalled"].agg(identifiers="size", recalled="sum"))
+    display(recall.groupby("kind")["recalled"].agg(items="size", kept="sum"))
     display(recall[~recall["recalled"]].head(15))"""
         ),
         md("### Re-fetches: calls after a compaction that repeat a call it swept"),
@@ -420,9 +422,10 @@ info[["label", "agent", "schema_version", "model", "loop_rows", "audited_loop_en
 ## Which agents compact most, and what do they lose?
 One row per event of every agent (the `event` column: `compaction`, `clear`, and Claude
 Code's `microcompaction`, which clears old tool results but summarises nothing, counted apart):
-how much each compaction swept, how small its summary was, and how many of the swept
-identifiers (paths, ids, numbers) the summary still names (`recall`). Compactions with audit
-off have no swept rows to measure: their sizes are unknown (NaN).
+how much each compaction swept, how small its summary was, and the share of the swept items
+(paths, URLs, code names, commands, errors, instructions, todos, numbers with a unit) the
+summary kept (`recall`: `1 - loss_rate` of notebook 07's ledger, the same items). Compactions
+with audit off have no swept rows to measure: their sizes are unknown (NaN).
 """
         ),
         code(
@@ -558,8 +561,8 @@ plt.show()"""
         md(
             """
 **Exercise 2.** Summaries are short, so they lose things. Which compaction squeezed hardest
-(the highest `compression_ratio`), and what share of the identifiers it swept (paths, ids,
-numbers) does its summary still name?
+(the highest `compression_ratio`), and what share of the items it swept (paths, URLs, code
+names, commands, numbers with a unit...) did its summary keep?
 
 *Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`.
 """
@@ -569,8 +572,8 @@ numbers) does its summary still name?
 if len(comp):
     hardest = comp.loc[comp["compression_ratio"].idxmax()]
     print(f"compaction {hardest['event_id']} ({hardest['kind']}): "
-          f"{hardest['compression_ratio']:.1f}x smaller; its summary names "
-          f"{hardest['recall']:.0%} of the {hardest['n_identifiers']} identifiers it swept")
+          f"{hardest['compression_ratio']:.1f}x smaller; its summary kept "
+          f"{hardest['recall']:.0%} of the {hardest['n_identifiers']} items it swept")
 else:
     print("no compaction here has its swept rows in the file")""",
             answer=True,
@@ -719,8 +722,8 @@ pd.DataFrame({label: pd.Series(glance(a), dtype=object) for label, a in agents.i
             """
 ## What each compaction kept, and what it forgot
 One row per compaction of each agent: the rows it swept, the summary that replaced them, how
-much smaller the summary is, and the share of the swept identifiers (paths, ids, numbers) the
-summary still names.
+much smaller the summary is, and the share of the swept items (paths, URLs, code names,
+commands, numbers with a unit...) the summary kept (`recall`, the loss ledger's items).
 """
         ),
         code(
@@ -744,8 +747,8 @@ plt.show()"""
         md(
             """
 ## What a summary dropped, in detail
-The identifiers of the first compaction with a summary to compare, per agent, that the
-summary does not name: what the agent can no longer see unless it wrote it down elsewhere.
+The items of the first compaction with a summary to compare, per agent, that the summary
+lost: what the agent can no longer see unless it wrote it down elsewhere.
 """
         ),
         code(
@@ -756,7 +759,7 @@ summary does not name: what the agent can no longer see unless it wrote it down 
         print(f"{label}: no compaction with both its swept rows and its summary")
         continue
     recall = a.summary_recall(int(known["event_id"].iloc[0]))
-    print(f"{label}: {int(recall['recalled'].sum())} of {len(recall)} identifiers kept")
+    print(f"{label}: {int(recall['recalled'].sum())} of {len(recall)} items kept")
     display(recall[~recall["recalled"]].head(8))"""
         ),
         md(
@@ -915,8 +918,9 @@ plt.show()"""
             """
 ## Next to the published figures
 This agent's figures beside the ones reported elsewhere (the issue's anchors): the median
-post/pre prompt ratio at a compaction, the share of facts a summary keeps, and the actions to
-the first productive one.
+post/pre prompt ratio at a compaction, the share of items a summary keeps (the mean over its
+compactions of `recall`, the figure notebook 04 shows per agent), and the actions to the first
+productive one.
 """
         ),
         code(
@@ -924,12 +928,15 @@ the first productive one.
     s = pd.to_numeric(s, errors="coerce").dropna()
     return float(s.median()) if len(s) else float("nan")
 
-known = ledger[ledger["kept"].notna()]
+def mean(s):
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.mean()) if len(s) else float("nan")
+
 rows = [
     ("median post/pre prompt ratio", median(cache["input_after"] / cache["input_before"]),
      "0.203 over 142 Claude Code compactions"),
-    ("share of items a summary keeps", float((known["kept"] != "lost").mean())
-     if len(known) else float("nan"), "6.2/10 facts (pi benchmark); 35.6% (text summary)"),
+    ("share of items a summary keeps (mean recall)", 1 - mean(forgot["loss_rate"]),
+     "6.2/10 facts (pi benchmark); 35.6% (text summary)"),
     ("actions to first productive, cold", median(
         recovery.loc[recovery["start"] == "cold", "actions_to_productive"]), "median 10"),
     ("actions to first productive, after", median(
