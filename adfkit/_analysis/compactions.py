@@ -329,11 +329,11 @@ def _recall_columns(src: AgentSource, j: int) -> dict[str, Any]:
     rec["recall"] = sw.n_kept / len(sw) if len(sw) else None
     by_kind: dict[str, list[int]] = {}
     for k, v in zip(sw.kinds, sw.kept, strict=True):
-        n = by_kind.setdefault(k, [0, 0])
-        n[0] += v != "lost"
-        n[1] += 1
-    for k, (kept, n) in by_kind.items():
-        rec[f"recall_{k}"] = kept / n
+        counts = by_kind.setdefault(k, [0, 0])
+        counts[0] += v != "lost"
+        counts[1] += 1
+    for k, (n_kept, n_all) in by_kind.items():
+        rec[f"recall_{k}"] = n_kept / n_all
     return rec
 
 

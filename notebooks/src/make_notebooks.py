@@ -188,9 +188,9 @@ at a chosen call, and what a different threshold would have done.
         md("## Each compaction (and clear)"),
         code(
             """compactions = agent.compactions()
-threshold = agent.compact_threshold()
+threshold, source = agent.compact_threshold(), agent.settings().threshold_source
 print(f"{len(compactions)} event(s); threshold now "
-      + (f"{threshold:,} tokens" if threshold is not None else "not set (out of range)"))
+      + (f"{threshold:,} tokens ({source})" if threshold is not None else "not set (out of range)"))
 compactions[["event_id", "event", "kind", "summary_seq", "audited", "n_swept", "swept_tokens",
              "summary_tokens", "compression_ratio", "recall", "n_refetches", "threshold"]]"""
         ),
@@ -275,12 +275,22 @@ window[["part", "seq", "kind", "subkind", "est_tokens"]].tail(12)"""
 ## Counterfactual: other thresholds
 `adfkit.simulate_sweep` replays the recorded conversation under other thresholds with the
 runtime's rules (no model call): how many compactions there would have been, and how many
-tokens would have been sent.
+tokens would have been sent. The threshold in force says where it comes from (`configured`,
+`recorded` from the tokens the file states before each automatic compaction, or `assumed`
+from the tool's documented rule); thresholds above the context window are left out (no agent
+could run them; `past_window` marks any you add).
 """
         ),
         code(
-            """threshold = agent.compact_threshold() or 100_000
+            """settings = agent.settings()
+threshold = settings.compact_threshold or 100_000
+source = settings.threshold_source or "none set: 100,000 for the sweep"
+window = settings.context_window
 thresholds = sorted({max(1000, int(threshold * f)) for f in (0.5, 0.75, 1, 1.5, 2, 4)})
+if window:  # past the window the context can never reach the threshold
+    thresholds = [t for t in thresholds if t <= window]
+print(f"threshold in force: {threshold:,} tokens ({source}); window: "
+      + (f"{window:,} tokens ({settings.window_source})" if window else "unknown"))
 sweep = adfkit.simulate_sweep(agent, thresholds)
 sweep"""
         ),
@@ -289,7 +299,7 @@ sweep"""
 ax.plot(sweep["threshold"], sweep["n_compactions"], marker="o", label="compactions")
 ax.set_xlabel("compaction threshold (tokens)")
 ax.set_ylabel("compactions")
-ax.axvline(threshold, color="grey", linestyle=":", label="configured")
+ax.axvline(threshold, color="grey", linestyle=":", label=f"threshold in force ({source})")
 ax2 = ax.twinx()
 ax2.plot(sweep["threshold"], sweep["tokens_sent_ratio"], color="tab:red", marker="s",
          label="tokens sent / actual")
@@ -553,8 +563,8 @@ replaced by a summary. Plotting the prompt size per call shows a sawtooth.
 """
         ),
         code(
-            """threshold = agent.compact_threshold()
-print("threshold:", f"{threshold:,} tokens" if threshold is not None else "not set")
+            """threshold, source = agent.compact_threshold(), agent.settings().threshold_source
+print("threshold:", f"{threshold:,} tokens ({source})" if threshold is not None else "not set")
 ax = adfkit.plots.context_sawtooth(agent)
 plt.show()"""
         ),
