@@ -79,40 +79,48 @@ def learned_settings(
     >>> learned_settings(base, ev, None, [(5, 160_000), (9, 154_668)]).threshold_source
     'assumed'
     """
-    st = base
-    seen = [c.tokens_before for _, _, c in events if c.tokens_before]
-    seen += [n for _, n in calls]
-    most = max(seen, default=0)
-    w = st.context_window
-    if rule is not None and w and most > w and st.window_source != "recorded":
-        r = rule(most)
-        note = f"; the record shows {most:,} tokens in context, more than a {w:,}-token window"
-        st = dataclasses.replace(st, context_window=r.window, window_source="assumed")
-        if st.threshold_source == "assumed":
-            st = dataclasses.replace(
-                st, compact_threshold=r.threshold, threshold_rule=r.text + note
-            )
+    seen = [c.tokens_before for _, _, c in events if c.tokens_before] + [n for _, n in calls]
+    st = _window(base, max(seen, default=0), rule)
     auto = [(b, c.tokens_before or 0) for k, b, c in events if automatic(k, c)]
     if not auto or st.threshold_source not in (None, "assumed"):
         return st
+    return _recorded_threshold(st, auto, calls)
+
+
+def _window(st: Settings, most: int, rule: RuleFor | None) -> Settings:
+    """``st`` with the window the format's rule gives for a context of ``most`` tokens when
+    that is more than its assumed window (and that rule's threshold, if it was assumed)."""
+    w = st.context_window
+    if rule is None or not w or most <= w or st.window_source == "recorded":
+        return st
+    r = rule(most)
+    st = dataclasses.replace(st, context_window=r.window, window_source="assumed")
+    if st.threshold_source != "assumed":
+        return st
+    note = f"; the record shows {most:,} tokens in context, more than a {w:,}-token window"
+    return dataclasses.replace(st, compact_threshold=r.threshold, threshold_rule=r.text + note)
+
+
+def _recorded_threshold(
+    st: Settings, auto: list[tuple[int, int]], calls: Sequence[tuple[int, int]]
+) -> Settings:
+    """``st`` with the fewest tokens before an automatic compaction (``(boundary, tokens)``
+    of each) as the threshold, ``recorded``, unless a call contradicts it."""
     t, prior = min(n for _, n in auto), st.compact_threshold
-    said = f"the tool's rule would say {prior:,}" if prior else "the tool's rule gives none"
     over = _uncompacted_over(calls, [b for b, _ in auto], t)
     if over is not None:
-        return dataclasses.replace(
-            st,
-            threshold_rule=(st.threshold_rule or "")
-            + f"; the fewest tokens recorded before an automatic compaction ({t:,}) is not the "
-            f"threshold: the call at seq {over[0]} reached {over[1]:,} and none followed",
+        why = (
+            f"; the fewest tokens recorded before an automatic compaction ({t:,}) is not the "
+            f"threshold: the call at seq {over[0]} reached {over[1]:,} and none followed"
         )
+        return dataclasses.replace(st, threshold_rule=(st.threshold_rule or "") + why)
+    said = f"the tool's rule would say {prior:,}" if prior else "the tool's rule gives none"
+    rule = (
+        f"the fewest tokens in context before an automatic compaction ({t:,}, the least of "
+        f"{len(auto)}); {said}"
+    )
     return dataclasses.replace(
-        st,
-        compact_threshold=t,
-        threshold_source="recorded",
-        threshold_rule=(
-            f"the fewest tokens in context before an automatic compaction ({t:,}, the least of "
-            f"{len(auto)}); {said}"
-        ),
+        st, compact_threshold=t, threshold_source="recorded", threshold_rule=rule
     )
 
 
