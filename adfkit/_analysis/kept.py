@@ -140,6 +140,17 @@ class Summary:
     words: set[str]
     #: the summary's words in order, one space between, padded with one at each end
     run: str
+    #: every :data:`GRAM` characters of ``text``: a value none of whose first ones are there
+    #: is not in it, found without a scan of the text (many items against a long summary)
+    grams: set[str]
+
+    def holds(self, value: str) -> bool:
+        """Whether ``text`` contains ``value`` (``value in text``, most misses in O(1))."""
+        return (len(value) < GRAM or value[:GRAM] in self.grams) and value in self.text
+
+
+#: Length of the character runs :attr:`Summary.grams` holds.
+GRAM = 8
 
 
 def summary_of(text: str | None) -> Summary | None:
@@ -148,7 +159,8 @@ def summary_of(text: str | None) -> Summary | None:
         return None
     found = text_items(text, "summary", every_sentence=True)
     ws = words(text)
-    return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ")
+    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)}
+    return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ", grams)
 
 
 def summary_text(st: ReplayState, j: int) -> str | None:
@@ -177,13 +189,14 @@ def kept_by(kind: str, value: str, key: str, s: Summary) -> str:
     for a name (a path: the words of its last part; a URL, identifier, command, quantity:
     all its words) all of them in order and next to each other, so ``harvest-70-1.md`` is
     not kept by ``harvest-70-2.md`` and ``1 test``) or ``lost``."""
-    if (kind, key) in s.keys or value in s.text:  # the set first: most kept items are in it
+    if (kind, key) in s.keys or s.holds(value):
         return "exact"
     ws = words(value.rsplit("/", 1)[-1] if kind == "path" else value)
     if not ws:
         return "lost"
-    if kind not in PROSE:
-        return "normalised" if f" {' '.join(ws)} " in s.run else "lost"
+    if kind not in PROSE:  # every word there (a set look-up) before the run is scanned
+        run = all(w in s.words for w in ws) and f" {' '.join(ws)} " in s.run
+        return "normalised" if run else "lost"
     hit = sum(1 for w in ws if w in s.words)
     need = len(ws) if len(ws) < 3 else math.ceil(WORD_SHARE * len(ws))
     return "normalised" if hit >= need else "lost"
