@@ -425,7 +425,7 @@ print(f"agents in {folder.name}/")"""
             """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
 display(errors)
 info[["label", "agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
-      "compact_threshold"]]"""
+      "compact_threshold", "threshold_source", "context_window", "window_source"]]"""
         ),
         md(
             """
