@@ -45,7 +45,7 @@ MAX_LABELS = 40
 X_TOKENS = "tokens over the lifetime (input + output; the total where only it is recorded)"
 RECALL_TITLE = "Does a summary that compresses harder forget more?"
 X_RATIO = "median compression (swept tokens / summary tokens)"
-Y_RECALL = "mean recall of swept identifiers"
+Y_RECALL = "mean recall (share of swept items kept)"
 
 
 def _fleet_frame(data: FleetData, table: str) -> pd.DataFrame:
@@ -140,8 +140,9 @@ def fleet_tokens(data: FleetData, *, ax: Axes | None = None, title: str | None =
 
 def fleet_recall(data: FleetData, *, ax: Axes | None = None, title: str | None = None) -> Axes:
     """Does a summary that compresses harder forget more? One point per agent: the median
-    compression ratio of its compactions against the mean recall of the identifiers they
-    swept, sized by how many compactions it had, labelled with the agent's label.
+    compression ratio of its compactions against the mean recall of the items they swept
+    (``recall`` of :meth:`compactions`: the loss ledger's items, ``1 - loss_rate``), sized
+    by how many compactions it had, labelled with the agent's label.
 
     Parameters
     ----------

@@ -215,8 +215,9 @@ CALLS: dict[str, str] = {
     },
 }
 
-#: Kinds of identifiers whose recall :func:`compactions` measures (one column each).
-ID_KINDS = ("path", "url", "tool", "message_id", "number", "seq")
+#: Kinds of items the loss ledger finds (:mod:`adfkit._analysis.items`); ``compactions()``
+#: has a recall column for each.
+ITEM_KINDS = ("path", "identifier", "url", "error", "command", "instruction", "todo", "quantity")
 
 COMPACTIONS: dict[str, str] = {
     "event_id": "Int64",
@@ -252,7 +253,7 @@ COMPACTIONS: dict[str, str] = {
     "n_identifiers": "Int64",
     "n_recalled": "Int64",
     "recall": "Float64",
-    **{f"recall_{k}": "Float64" for k in ID_KINDS},
+    **{f"recall_{k}": "Float64" for k in ITEM_KINDS},
     "n_refetches": "Int64",
     "refetch_tokens": "Int64",
     "cache_write_before": "Int64",
@@ -311,16 +312,15 @@ REFETCHES: dict[str, str] = {
     "call_tokens_input": "Int64",
 }
 
-#: One row per identifier a compaction swept: is it in the summary?
+#: One row per item a compaction swept: did its summary keep it? (the ledger's items)
 SUMMARY_RECALL: dict[str, str] = {
     "kind": "string",
     "value": "string",
+    "item_key": "string",
     "first_seq": "Int64",
+    "kept": "string",
     "recalled": "bool",
 }
-
-#: Kinds of items the loss ledger finds (:mod:`adfkit._analysis.items`).
-ITEM_KINDS = ("path", "identifier", "url", "error", "command", "instruction", "todo", "quantity")
 
 #: ``compaction_ledger()``: one row per item in a compaction's swept span.
 COMPACTION_LEDGER: dict[str, str] = {

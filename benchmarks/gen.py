@@ -467,7 +467,7 @@ def ensure_shapes(root: Path, *, quick: bool = False) -> dict[str, Any]:
     compaction summary after every archive), ``tiny`` (n archives -> file), ``loose``
     ((``spaced`` or ``chained``, n one-row archives without summaries) -> file), ``live``
     (n rows in the live loop, no compaction -> file), ``recall``
-    (n numbers swept -> file) and ``text`` ((kind, bytes) -> file: ``a-`` repeated, or
+    (n numbers with a unit swept -> file) and ``text`` ((kind, bytes) -> file: ``a-`` repeated, or
     base64url text, in one swept row).
     """
     root.mkdir(parents=True, exist_ok=True)
@@ -532,9 +532,9 @@ def ensure_shapes(root: Path, *, quick: bool = False) -> dict[str, Any]:
         out["live"][n] = p
     out["recall"] = {}
     for n in size["recall_ids"]:
-        p = root / f"recall-numbers-{n}.adf"
-        if not p.exists():
-            nums = [str(100_000 + 7 * i) for i in range(n)]
+        p = root / f"recall-quantities-{n}.adf"
+        if not p.exists():  # numbers with a unit: items (a bare number is none)
+            nums = [f"{100_000 + 7 * i} ms" for i in range(n)]
             swept = [" ".join(nums[i : i + 100]) for i in range(0, n, 100)]
             write_recall_agent(p, swept, "kept " + " ".join(nums[::3]))
             made.append(p.name)

@@ -290,7 +290,7 @@ def bench_scale(shapes: dict) -> None:
         return best
 
     print("summary_recall() of one compaction")
-    _growth("numbers", {n: recall_time(p) for n, p in shapes["recall"].items()}, "swept")
+    _growth("quantities", {n: recall_time(p) for n, p in shapes["recall"].items()}, "swept")
     for kind in ("dashes", "base64url"):
         texts = {n: recall_time(p) for (k, n), p in shapes["text"].items() if k == kind}
         what = '"a-" repeated' if kind == "dashes" else "base64url text"

@@ -105,6 +105,8 @@ def test_claude_code_settings_follow_its_rule() -> None:
     assert (st.context_window, st.window_source) == (window, "assumed")
     assert (st.compact_threshold, st.threshold_source) == (window - 20_000 - 13_000, "assumed")
     assert st.threshold_rule is not None and "13,000" in st.threshold_rule
+    # the generated sample records preTokens that no one threshold explains: not taken
+    assert "is not the threshold" in st.threshold_rule
     assert dict(st.audit) == {"loop": True, "inbox": None, "outbox": None, "files": None}
 
 

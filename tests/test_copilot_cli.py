@@ -419,9 +419,13 @@ def test_adfkit_open_reads_copilot_sessions(synth: Path) -> None:
             a = adfkit.open(p)
         assert a.format == "copilot_cli"
         cfg = a.source.config()
-        # the window the session recorded (tokenLimit), 80% of it as the documented threshold
+        # the window the session recorded (tokenLimit); the threshold its automatic
+        # compaction shows (preCompactionTokens of the one whose trigger is "threshold"),
+        # recorded, where the documented 80% of the window would say 102,400
         assert cfg["context_window"] == 128_000
-        assert cfg["context"]["compact_threshold"] == 102_400
+        assert cfg["context"]["compact_threshold"] == 7_843
+        st = a.settings()
+        assert st.threshold_source == "recorded" and "would say 102,400" in str(st.threshold_rule)
         assert a.info()["provider"] == "github-copilot"
 
 

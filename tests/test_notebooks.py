@@ -188,7 +188,9 @@ def test_teaching_answers_are_worth_finding_on_the_sample(runs):
     ]
     assert len(texts) == 5
     assert re.search(r"\d+% ?\)?", texts[0])  # a share of the loop's tokens
-    assert re.search(r"compaction \d+ \(\w+\): [\d.]+x smaller; its summary names \d+%", texts[1])
+    assert re.search(
+        r"compaction \d+ \(\w+\): [\d.]+x smaller; its summary kept \d+% of the \d+ items", texts[1]
+    )
     assert "re-fetch" in texts[2]
     assert re.search(r"fs_read: 8 of 46 calls failed \(17%\)", texts[3])
     assert re.search(r"\w+: \d+ turns, [\d.]+ tool calls each", texts[4])

@@ -4,7 +4,7 @@ Seqs far beyond the rows (a row at seq 10**12, or ``sqlite_sequence`` saying so)
 never one object per missing seq: exact answers, and a memory bound measured in a fresh process.
 The path scanner of summary recall, rewritten to run in linear time, finds exactly what the
 regular expression it replaces finds (checked against that expression on short texts, where
-backtracking costs nothing); recall of numbers and seqs likewise. Many one-row archives give
+backtracking costs nothing); summary recall of many items stays fast. Many one-row archives give
 the events, windows and compactions they should.
 """
 
@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 
 import adfkit
 import adfkit._sources.adf.source
-from adfkit._analysis import recall as _recall
+from adfkit._analysis import paths as _path_scan
 from adfkit._analysis.integrity import LISTED_LOST
+from adfkit._analysis.items import text_items
 from adfkit._base.js import js_length
 from adfkit._core import rows as _rows
 from adfkit._core.loopframe import side_frame
@@ -273,7 +274,7 @@ class _Tag(int):
     """An int the fast path does not take (its type is not exactly int)."""
 
 
-# -- summary recall: the path scanner and the number/seq lookups ---------------------------
+# -- summary recall: the path scanner and many items ------------------------------------------
 
 #: The expression the scanner replaces (quadratic on "a-a-a-..."; harmless on short texts).
 OLD_PATH = re.compile(
@@ -287,7 +288,7 @@ def _old_paths(t: str) -> list[str]:
 
 
 def _paths(t: str) -> list[str]:
-    return [t[a:b] for a, b in _recall._paths(t)]
+    return [t[a:b] for a, b in _path_scan._paths(t)]
 
 
 @pytest.mark.parametrize(
@@ -322,58 +323,17 @@ def test_path_scanner_on_pathological_text():
     assert _paths(t + "x.md") == [t + "x.md"]
     b64 = "Zm9v-YmFy_YmF6-" * 5000
     assert _paths("k/" + b64 + ".json") == ["k/" + b64 + ".json"]
-    numbers = []
-    _recall._scan_text("see " + "a-" * 10_000 + " 12345 and x/1234.md", numbers, numbers=True)
-    assert ("number", "12345") in numbers and ("number", "1234") not in numbers
+    found = text_items("see " + "a-" * 10_000 + " 12345 ms and x/1234.md", "assistant")
+    assert ("quantity", "12345 ms", "12345ms") in found and (
+        "path",
+        "x/1234.md",
+        "x/1234.md",
+    ) in found
 
 
-def _old_recalled(kind: str, value: str, summary: str) -> bool:
-    if kind == "seq":
-        return re.search(rf"\bS{re.escape(value)}\b", summary) is not None
-    if kind == "number":
-        return re.search(rf"(?<!\d){re.escape(value)}(?!\d)", summary) is not None
-    return value in summary
-
-
-@pytest.mark.parametrize(
-    ("kind", "value", "summary", "want"),
-    [
-        ("number", "123", "id 123.", True),
-        ("number", "123", "id 1234", False),
-        ("number", "123", "x-123", True),
-        ("number", "-123", "x-123", True),
-        ("number", "-123", "5-123", False),
-        ("number", "123", "٣123", False),
-        ("seq", "12", "see [S12].", True),
-        ("seq", "12", "see S123", False),
-        ("seq", "12", "see XS12", False),
-        ("seq", "12", "S12_a", False),
-        ("seq", "-5", "S-5 here", True),
-        ("path", "a/b.md", "kept a/b.mdx", True),
-    ],
-)
-def test_recall_exact(kind, value, summary, want):
-    assert _recall.recalled_all([(kind, value)], summary) == [want]
-    assert _old_recalled(kind, value, summary) == want
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.text(alphabet="S1239-_ a٣x", max_size=20),
-    st.lists(
-        st.tuples(
-            st.sampled_from(["seq", "number"]), st.from_regex(r"-?[12٣]{1,3}", fullmatch=True)
-        ),
-        max_size=6,
-    ),
-)
-def test_recall_matches_the_expressions(summary, ids):
-    assert _recall.recalled_all(ids, summary) == [_old_recalled(k, v, summary) for k, v in ids]
-
-
-def test_recall_of_many_numbers(tmp_path):
-    """A compaction that swept 3,000 numbers; the summary names every third one."""
-    nums = [str(100_000 + 7 * i) for i in range(3000)]
+def test_recall_of_many_quantities(tmp_path):
+    """A compaction that swept 3,000 numbers with a unit; the summary names every third one."""
+    nums = [f"{100_000 + 7 * i} ms" for i in range(3000)]
     summary = "[Loop Compacted, audited] kept " + " ".join(nums[::3])
     swept = [
         row(1, "user", text("numbers: " + " ".join(nums))),
@@ -385,7 +345,7 @@ def test_recall_of_many_numbers(tmp_path):
         audit=[{"source": "loop", "rows": swept}],
     )
     r = adfkit.open_adf(f).summary_recall(0)
-    got = dict(zip(r.loc[r["kind"] == "number", "value"], r["recalled"], strict=False))
+    got = dict(zip(r.loc[r["kind"] == "quantity", "value"], r["recalled"], strict=False))
     assert len(got) == 3000
     assert [n for n in nums if got[n]] == nums[::3]
 

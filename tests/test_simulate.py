@@ -176,6 +176,7 @@ class _State:
         self.live = list(live)
         self.recorded = recorded
         self.moves = []
+        self.flush_nudge = True  # the ADF runtime's: the nudge and a grace call first
 
     def est(self, rows=None):
         return sum(r.chars for r in (self.live if rows is None else rows) if r.conv)

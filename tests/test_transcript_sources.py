@@ -354,7 +354,7 @@ def test_recall_and_refetches(case: tuple[AgentFile, dict[str, Any]]) -> None:
                 agent.summary_recall(int(j))
             continue
         r = agent.summary_recall(int(j))
-        assert list(r.columns) == ["kind", "value", "first_seq", "recalled"]
+        assert list(r.columns) == list(schema.SUMMARY_RECALL)
         assert len(r) == c.loc[j, "n_identifiers"]
         assert set(r["first_seq"]) <= set(c.loc[j, "swept_seqs"])
     f = agent.refetches()

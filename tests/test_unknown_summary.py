@@ -59,7 +59,7 @@ def test_h82_encrypted_summary_has_na_size_ratio_and_recall(tmp_path: Path) -> N
     assert c["summary_encrypted"] is np.True_
     for col in ("summary_chars", "summary_tokens", "compression_ratio", "n_recalled", "recall"):
         assert c[col] is pd.NA, col
-    assert all(c[f"recall_{k}"] is pd.NA for k in adfkit.schema.ID_KINDS)
+    assert all(c[f"recall_{k}"] is pd.NA for k in adfkit.schema.ITEM_KINDS)
     # what was swept is still known: the rows left out of the replacement history
     assert c["n_swept"] == 4 and c["swept_tokens"] > 0 and c["n_identifiers"] > 0
 

@@ -10,29 +10,23 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-import numpy as np
 import orjson
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.recall import identifiers, recalled_all
+from adfkit._analysis.kept import summary_text, swept_items
 from adfkit._analysis.replay import ReplayRow, ReplayState, as_int, replay_state
 from adfkit._analysis.settings import threshold_of_event
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.timeline import gap_between
 from adfkit._base.errors import AdfError
-from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
+from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens
 from adfkit._core.source import AgentSource, Key, WindowChange
 
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
 _REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
-ID_KINDS = schema.ID_KINDS
+ITEM_KINDS = schema.ITEM_KINDS
 _NOTHING_STATED = WindowChange()
-
-
-def _row_text(r: ReplayRow) -> str:
-    blocks, _ = parse_content(r.content)
-    return "\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str))
 
 
 # -- compactions -------------------------------------------------------------------------
@@ -88,10 +82,13 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
       is its own count of the context before compacting: for an automatic compaction it
       exceeds ``trigger_tokens`` (the provider's count of the last call) by the rows written
       since that call (TRANSCRIPTS.md §0)
-    - ``n_identifiers``, ``n_recalled`` (Int64), ``recall`` and ``recall_<kind>`` for each
-      kind in ``path, url, tool, message_id, number, seq`` (Float64): the share of the
-      swept identifiers that the summary repeats (:meth:`summary_recall`; NA, never 0,
-      when the summary text is not in the record)
+    - ``n_identifiers`` (Int64: the items the compaction swept, the rows of
+      :meth:`summary_recall` and of the loss ledger; NA when the swept rows are not in the
+      record), ``n_recalled`` (Int64: those the summary kept, exactly or in other words),
+      ``recall`` and ``recall_<kind>`` for each item kind in ``path, identifier, url, error,
+      command, instruction, todo, quantity`` (Float64: the share kept, ``1 - loss_rate`` of
+      :meth:`forgetting`; NA, never 0, when the summary text is not in the record or there
+      is no item). One rule for all of them: :mod:`adfkit._analysis.kept`
     - ``n_refetches``, ``refetch_tokens`` (Int64: see :meth:`refetches`)
     - ``cache_write_before``, ``cache_write_after``, ``cache_read_before``,
       ``cache_read_after`` (Int64: summed over ``cache_window`` model calls before and after
@@ -178,7 +175,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "recorded_duration_ms": stated.duration_ms,
             "threshold": threshold_of_event(src, b, created),
         }
-        rec.update(_recall_columns(src, st, j))
+        rec.update(_recall_columns(src, j))
         rec["n_refetches"], rec["refetch_tokens"] = ref_counts.get(j, (0, 0))
         rec.update(_cache_around(st, calls, k, cache_window))
         for name, v in rec.items():
@@ -317,95 +314,51 @@ def _event_kind(st: ReplayState, j: int) -> str | None:
 
 
 def _summary_readable(st: ReplayState, j: int) -> bool:
-    """Whether the record holds event ``j``'s summary text: not when it is encrypted, nor
-    when a transcript's summary row is empty (the format wrote no text: its size and what it
-    recalls are unknown, not 0; an ADF summary row is what the model wrote, even empty)."""
-    if st.encrypted and st.encrypted[j]:
-        return False
-    s_seq = st.summaries[j]
-    row = st.rows.get(s_seq) if s_seq is not None else None
-    return not (st.stated and row is not None and row.chars == 0)
+    """Whether the record holds event ``j``'s summary text (:func:`summary_text`: not when it
+    is encrypted, nor when a transcript's summary row is empty)."""
+    return summary_text(st, j) is not None
 
 
-def _recall_columns(src: AgentSource, st: ReplayState, j: int) -> dict[str, Any]:
+def _recall_columns(src: AgentSource, j: int) -> dict[str, Any]:
+    """``n_identifiers``, ``n_recalled``, ``recall`` and ``recall_<kind>`` of event ``j``:
+    the items of :func:`swept_items` (the loss ledger's) and how many its summary kept."""
     rec: dict[str, Any] = {"n_identifiers": None, "n_recalled": None, "recall": None}
-    for k in ID_KINDS:
+    for k in ITEM_KINDS:
         rec[f"recall_{k}"] = None
-    found = _find_recall(st, j)  # not kept: summary_recall() finds one event's again
-    if found is None:
+    sw = swept_items(src).get(j)
+    if sw is None:
         return rec
-    kinds, flags = found[0], found[3]
-    rec["n_identifiers"] = len(kinds)
-    if not _summary_readable(st, j):  # what was swept is known, what the summary kept is not
+    rec["n_identifiers"] = len(sw)
+    if sw.n_kept is None:  # what was swept is known, what the summary kept is not
         return rec
-    rec["n_recalled"] = sum(flags)
-    rec["recall"] = sum(flags) / len(flags) if flags else None
+    rec["n_recalled"] = sw.n_kept
+    rec["recall"] = sw.n_kept / len(sw) if len(sw) else None
     by_kind: dict[str, list[int]] = {}
-    for k, f in zip(kinds, flags, strict=True):
-        by_kind.setdefault(k, [0, 0])
-        by_kind[k][0] += f
-        by_kind[k][1] += 1
-    for k in ID_KINDS:
-        if k in by_kind:
-            rec[f"recall_{k}"] = by_kind[k][0] / by_kind[k][1]
+    for k, v in zip(sw.kinds, sw.kept, strict=True):
+        counts = by_kind.setdefault(k, [0, 0])
+        counts[0] += v != "lost"
+        counts[1] += 1
+    for k, (n_kept, n_all) in by_kind.items():
+        rec[f"recall_{k}"] = n_kept / n_all
     return rec
 
 
-#: Identifiers of one event: kinds, values, first seqs and whether the summary recalls each.
-_Found = tuple[list[str], list[str], list[int], list[bool]]
-_FOUND: Key[_Found | None] = Key("compactions.recall")
-
-
-def _recall_found(src: AgentSource, st: ReplayState, j: int) -> _Found | None:
-    return src.memo.get(_FOUND, lambda: _find_recall(st, j), j)
-
-
-def _find_recall(st: ReplayState, j: int) -> _Found | None:
-    s_seq = st.summaries[j]
-    if st.kinds[j] != "compaction" or s_seq is None or s_seq not in st.rows:
-        return None
-    if not st.audit_ids[j]:
-        return None
-    summary = strip_summary(_row_text(st.rows[s_seq]))
-    tail = set(st.tails[j])
-    rows = [st.rows[q] for q in st.swept[j] if q not in tail]
-    ids = identifiers(rows)
-    return (
-        [k for k, _, _ in ids],
-        [v for _, v, _ in ids],
-        [q for _, _, q in ids],
-        recalled_all([(k, v) for k, v, _ in ids], summary),
-    )
-
-
-def _recall_frame(src: AgentSource, st: ReplayState, j: int) -> pd.DataFrame | None:
-    found = _recall_found(src, st, j)
-    if found is None:
-        return None
-    kinds, values, seqs, flags = found
-    return pd.DataFrame(
-        {
-            "kind": pd.array(kinds, dtype="string"),
-            "value": pd.array(values, dtype="string"),
-            "first_seq": pd.array(seqs, dtype="Int64"),
-            "recalled": np.array(flags, dtype=bool),
-        }
-    )
-
-
 def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
-    """Which identifiers of what a compaction swept its summary repeats. One row per
-    distinct identifier in the swept conversation rows (tail excluded).
+    """Which items of what a compaction swept its summary kept. One row per distinct item in
+    the swept rows (tail excluded): the loss ledger's items and verdicts
+    (:meth:`compaction_ledger`), by the one rule of :mod:`adfkit._analysis.kept`; adfkit's
+    own identifiers (seqs, row numbers, tool names) are never items.
 
     Parameters
     ----------
     event : the ``event_id`` of a compaction in :meth:`compactions`.
 
-    Columns: ``kind`` (string: ``path``, ``url``, ``tool``, ``message_id``, ``number``,
-    ``seq``), ``value`` (string), ``first_seq`` (Int64: the first swept row holding it),
-    ``recalled`` (bool: the summary text contains it; for ``seq`` as ``S<seq>``, for numbers
-    as a whole number). ``seq`` identifiers are the seqs of the swept rows that made tool
-    calls (and ``[S<n>]`` citations in the swept text): what a summary should cite.
+    Columns: ``kind`` (string: ``path``, ``identifier``, ``url``, ``error``, ``command``,
+    ``instruction``, ``todo``, ``quantity``), ``value`` (string: as first written),
+    ``item_key`` (string: its identity), ``first_seq`` (Int64: the first swept row holding
+    it), ``kept`` (string: ``exact``, ``normalised`` or ``lost``, as the ledger's),
+    ``recalled`` (bool: kept, exactly or in other words). The mean of ``recalled`` is the
+    compaction's ``recall`` in :meth:`compactions`, ``1 - loss_rate`` in :meth:`forgetting`.
 
     Raises
     ------
@@ -417,7 +370,7 @@ def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
     --------
     >>> import adfkit
     >>> r = adfkit.open_adf("sample_agents/long-runner.adf").summary_recall(0)
-    >>> set(r["kind"]) <= {"path", "url", "tool", "message_id", "number", "seq"}
+    >>> set(r["kind"]) <= set(adfkit.schema.ITEM_KINDS)
     True
     """
     st = replay_state(src)
@@ -425,14 +378,24 @@ def summary_recall(src: AgentSource, event: int) -> pd.DataFrame:
         raise AdfError(
             f"no compaction event {event} (there are {len(st.events)} events)", path=src.path
         )
-    df = _recall_frame(src, st, int(event))
-    if df is None or not _summary_readable(st, int(event)):
+    sw = swept_items(src).get(int(event))
+    if sw is None or sw.n_kept is None:
         raise AdfError(
             f"event {event} has no summary recall: it is a clear, or its swept rows or its "
             "summary are not in the file (lost, or encrypted: a Codex remote compaction)",
             path=src.path,
         )
-    return df.copy()
+    return schema.frame(
+        {
+            "kind": sw.kinds,
+            "value": sw.values,
+            "item_key": sw.keys,
+            "first_seq": [q[0] for q in sw.seqs],
+            "kept": sw.kept,
+            "recalled": [v != "lost" for v in sw.kept],
+        },
+        schema.SUMMARY_RECALL,
+    )
 
 
 # -- refetches ---------------------------------------------------------------------------

@@ -20,24 +20,24 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._analysis.compactions import compactions
-from adfkit._analysis.items import ITEM_KINDS, input_items, result_items, text_items, words
+from adfkit._analysis.items import ITEM_KINDS, input_items, text_items
+from adfkit._analysis.kept import (
+    Found,
+    compaction_ids,
+    kept_by,
+    row_items,
+    summary_of,
+    summary_text,
+    swept_items,
+)
 from adfkit._analysis.observe import classify_call, default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
 from adfkit._core.prices import price_for
-from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content, strip_summary
+from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from adfkit._core.source import AgentSource, Key
 
-#: What a normalised match of a multi-word item needs: this share of its words in the summary.
-WORD_SHARE = 0.8
-#: Tool names whose call saves what it writes (a todo list), wherever they run.
-_TODO_TOOLS = frozenset(("TodoWrite",))
-#: Tools that write a file: a save when the file is a memory file (:func:`_memory_path`).
-_WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit", "fs_write", "NotebookEdit"))
-
-Found = tuple[str, str, str, str]  # kind, value, key, how
-_ROW_ITEMS: Key[dict[int, list[Found]]] = Key("forgetting.row_items")
 _LEDGER: Key[pd.DataFrame] = Key("forgetting.ledger")
 
 
@@ -52,111 +52,10 @@ def provider_of(model: str | None) -> str | None:
     return None
 
 
-# -- items per row -------------------------------------------------------------------------
-def _result_text(c: Any) -> str:
-    """A tool result's text; a JSON object with an ``output`` string (how Codex stores a
-    command's result) is read as that string."""
-    if isinstance(c, str):
-        if c.startswith('{"output"'):
-            try:
-                v = orjson.loads(c)
-            except orjson.JSONDecodeError:
-                return c
-            if isinstance(v, dict) and isinstance(v.get("output"), str):
-                return str(v["output"])
-        return c
-    if isinstance(c, list):
-        return "\n".join(
-            str(b.get("text")) for b in c if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
-    return ""
-
-
-def _items_of(kind: str, role: str, content: str) -> list[Found]:
-    blocks, _ = parse_content(content)
-    out: list[Found] = []
-    for b in blocks:
-        t = b.get("type")
-        if t == "tool_use":
-            out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
-        elif t == "tool_result":
-            text = _result_text(b.get("content"))
-            out += [
-                (k, v, key, "tool_result")
-                for k, v, key in result_items(text, bool(b.get("is_error")))
-            ]
-        elif t == "text" and isinstance(b.get("text"), str):
-            if kind == "compaction_summary":
-                how = "summary"
-                text = strip_summary(b["text"])
-            elif kind == "assistant":
-                how, text = "assistant", b["text"]
-            elif kind == "message" and role == "user":
-                how, text = "user", b["text"]
-            else:
-                continue
-            out += [(k, v, key, how) for k, v, key in text_items(text, how)]
-    return out
-
-
-def row_items(src: AgentSource) -> dict[int, list[Found]]:
-    """Items of every row of the history, by seq (cached on the source)."""
-
-    def build() -> dict[int, list[Found]]:
-        h = src.history()
-        out: dict[int, list[Found]] = {}
-        for q, kind, role, content in zip(
-            h["seq"].tolist(),
-            h["kind"].astype(str),
-            h["role"].astype(str),
-            h["content"],
-            strict=True,
-        ):
-            if kind in ("context", "unknown") or not isinstance(content, str):
-                continue
-            found = _items_of(kind, role, content)
-            if found:
-                out[int(q)] = found
-        return out
-
-    return src.memo.get(_ROW_ITEMS, build)
-
-
-def _summary_text(st: ReplayState, j: int) -> str | None:
-    s = st.summaries[j]
-    if s is None or s not in st.rows:
-        return None
-    blocks, _ = parse_content(st.rows[s].content)
-    return strip_summary("\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
-
-
-@dataclass
-class _Summary:
-    text: str
-    keys: set[tuple[str, str]]
-    words: set[str]
-
-
-def _summary(text: str | None) -> _Summary | None:
-    if text is None:
-        return None
-    found = text_items(text, "summary", every_sentence=True)
-    return _Summary(text, {(k, key) for k, _, key in found}, set(words(text)))
-
-
-def kept_by(kind: str, value: str, key: str, s: _Summary) -> str:
-    """``exact`` (the summary holds the value, or an item of the same kind and key),
-    ``normalised`` (it holds the item's words: for a path, the words of its last part; for a
-    multi-word item, :data:`WORD_SHARE` of them) or ``lost``."""
-    if value in s.text or (kind, key) in s.keys:
-        return "exact"
-    target = value.rsplit("/", 1)[-1] if kind == "path" else value
-    ws = words(target)
-    if not ws:
-        return "lost"
-    hit = sum(1 for w in ws if w in s.words)
-    need = len(ws) if len(ws) < 3 else math.ceil(WORD_SHARE * len(ws))
-    return "normalised" if hit >= need else "lost"
+#: Tool names whose call saves what it writes (a todo list), wherever they run.
+_TODO_TOOLS = frozenset(("TodoWrite",))
+#: Tools that write a file: a save when the file is a memory file (:func:`_memory_path`).
+_WRITE_TOOLS = frozenset(("Write", "Edit", "MultiEdit", "fs_write", "NotebookEdit"))
 
 
 # -- saves ---------------------------------------------------------------------------------
@@ -260,10 +159,6 @@ def _calls(src: AgentSource, prices: PricesArg = None) -> _Calls:
     )
 
 
-def _compaction_ids(st: ReplayState) -> list[int]:
-    return [j for j in range(len(st.events)) if st.kinds[j] == "compaction"]
-
-
 _BOUNDS: Key[list[int]] = Key("forgetting.bounds")
 
 
@@ -281,7 +176,11 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
 
     Items (file paths, identifiers, URLs, error lines, commands, user instructions and
     corrections, todos, numbers with a unit) are found by the rules of :mod:`adfkit._analysis.items`
-    (linear in the text, documented there). An item is one ``kind`` and ``item_key``.
+    (linear in the text, documented there). An item is one ``kind`` and ``item_key``. Which
+    items a compaction swept and whether its summary kept each is the one rule of
+    :mod:`adfkit._analysis.kept`, shared with :meth:`summary_recall` and the recall columns of
+    :meth:`compactions`: a tool's name, a seq or a row number is never an item. A compaction
+    whose swept rows the record does not hold has no rows here.
 
     Columns (dtype):
 
@@ -295,8 +194,10 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
       compaction's summary that this one swept)
     - ``kept`` (string: ``exact`` when the summary holds the value or an item of the same
       kind and key, ``normalised`` when it holds the item's words (for a path the words of
-      its last part; for three words or more 80% of them), ``lost`` otherwise; NA when the
-      summary is not in the record)
+      its last part, for a URL, identifier, command or quantity all its words, in order; for
+      an instruction, todo or error line 80% of them when there are three or more),
+      ``lost`` otherwise; NA when the summary's text is not in the record: lost, encrypted,
+      an empty transcript row)
     - ``saved`` (bool: a call before the compaction wrote it to memory: a todo list
       (``TodoWrite``) or a memory file (``mind.md``, ``mind/*.md``, ``CLAUDE.md``,
       ``AGENTS.md``, ``MEMORY.md``, a ``memory/`` folder); Codex has none),
@@ -332,49 +233,38 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     calls = _calls(src, prices)
     h = src.history()
     at = dict(zip(h["seq"].astype("int64").tolist(), h["created_at"].tolist(), strict=True))
-    summary_rows = {s for s in st.summaries if s is not None}
     results = _results_of(src)
     recs: list[dict[str, Any]] = []
-    for j in _compaction_ids(st):
+    for j, sw in swept_items(src).items():
         b = int(st.events["boundary_seq"].iloc[j])
         tail = set(st.tails[j])
-        swept = [q for q in st.swept[j] if q not in tail]
-        found: dict[tuple[str, str], dict[str, Any]] = {}
-        for q in sorted(swept):
-            for k, v, key, _how in items.get(q, ()):
-                e = found.get((k, key))
-                if e is None:
-                    e = found[(k, key)] = {"value": v, "seqs": [], "carried": True}
-                if not e["seqs"] or e["seqs"][-1] != q:
-                    e["seqs"].append(q)
-                if q not in summary_rows:
-                    e["carried"] = False
-        summ = _summary(_summary_text(st, j))
         s_seq = st.summaries[j]
         back = _needed(src, st, j, items, tail, results)
         t0 = at.get(s_seq if s_seq is not None else b)
-        for (k, key), e in found.items():
+        for k, v, key, seqs, carried, kept in zip(
+            sw.kinds, sw.values, sw.keys, sw.seqs, sw.carried, sw.kept, strict=True
+        ):
             saved = saves.get((k, key))
             saved = saved if saved is not None and saved[0] <= b else None
-            need = back.get((k, key))
             rec = {
                 "event_id": j,
                 "summary_seq": s_seq,
                 "boundary_seq": b,
                 "kind": k,
-                "value": e["value"],
+                "value": v,
                 "item_key": key,
-                "first_seq": e["seqs"][0],
-                "last_seq": e["seqs"][-1],
-                "n_seen": len(e["seqs"]),
-                "seqs": tuple(e["seqs"]),
-                "carried": e["carried"],
-                "kept": None if summ is None else kept_by(k, e["value"], key, summ),
+                "first_seq": seqs[0],
+                "last_seq": seqs[-1],
+                "n_seen": len(seqs),
+                "seqs": seqs,
+                "carried": carried,
+                "kept": kept,
                 "saved": saved is not None,
                 "saved_seq": saved[0] if saved else None,
                 "saved_to": saved[1] if saved else None,
-                "needed_again": need is not None,
+                "needed_again": (k, key) in back,
             }
+            need = back.get((k, key))
             if need is not None:
                 nq, how, ntok = need
                 _, n, tok, cost = calls.between(b, nq)
@@ -446,10 +336,11 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     Columns (dtype):
 
     - ``event_id``, ``summary_seq``, ``boundary_seq`` (Int64)
-    - ``n_items`` (Int64: ledger rows), ``n_kept_exact``, ``n_kept_normalised``, ``n_lost``
-      (Int64; NA when the summary is not in the record), ``n_saved`` (Int64)
-    - ``loss_rate`` (Float64: ``n_lost / n_items``), ``loss_rate_<kind>`` (Float64: the same
-      per item kind; NA for a kind with no item)
+    - ``n_items`` (Int64: ledger rows; NA when the swept rows are not in the record, as
+      ``n_identifiers`` of :meth:`compactions`), ``n_kept_exact``, ``n_kept_normalised``,
+      ``n_lost`` (Int64; NA when the summary is not in the record), ``n_saved`` (Int64)
+    - ``loss_rate`` (Float64: ``n_lost / n_items``, ``1 - recall`` of :meth:`compactions`),
+      ``loss_rate_<kind>`` (Float64: the same per item kind; NA for a kind with no item)
     - ``n_needed_again`` (Int64: items brought back after), ``n_forgotten`` (Int64: lost,
       not saved, and needed again: what forgetting cost), ``forgetting_rows`` (Int64: the
       distinct rows that brought forgotten items back), ``forgetting_tokens`` (Int64: their
@@ -470,9 +361,12 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     recs = []
     groups = {int(k): g for k, g in led.groupby("event_id")} if len(led) else {}
     empty = led.iloc[:0]
-    for j in _compaction_ids(st):
+    swept = swept_items(src)
+    for j in compaction_ids(st):
         g = groups.get(j, empty)
         known = g["kept"].notna()
+        sw = swept.get(j)
+        judged = sw is not None and sw.summary is not None  # items and summary both known
         lost = (g["kept"] == "lost").fillna(False).to_numpy(bool)
         forgot = g.loc[lost & ~g["saved"].to_numpy(bool) & g["needed_again"].to_numpy(bool)]
         b = int(st.events["boundary_seq"].iloc[j])
@@ -484,10 +378,10 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
             "event_id": j,
             "summary_seq": st.summaries[j],
             "boundary_seq": b,
-            "n_items": len(g),
-            "n_kept_exact": int((g["kept"] == "exact").sum()) if known.any() else None,
-            "n_kept_normalised": int((g["kept"] == "normalised").sum()) if known.any() else None,
-            "n_lost": int(lost.sum()) if known.any() else None,
+            "n_items": len(g) if j in swept else None,
+            "n_kept_exact": int((g["kept"] == "exact").sum()) if judged else None,
+            "n_kept_normalised": int((g["kept"] == "normalised").sum()) if judged else None,
+            "n_lost": int(lost.sum()) if judged else None,
             "n_saved": int(g["saved"].sum()),
             "loss_rate": lost.sum() / known.sum() if known.any() else None,
             "n_needed_again": int(g["needed_again"].sum()),
@@ -533,8 +427,8 @@ def item_survival(src: AgentSource) -> pd.DataFrame:
     """
     led = compaction_ledger(src)
     st = replay_state(src)
-    events = _compaction_ids(st)
-    summaries = {j: _summary(_summary_text(st, j)) for j in events}
+    events = compaction_ids(st)
+    summaries = {j: summary_of(summary_text(st, j)) for j in events}
     fresh: dict[int, set[tuple[str, str]]] = {j: set() for j in events}
     first: dict[tuple[str, str], tuple[int, str]] = {}
     for j, k, key, v, carried in zip(
@@ -735,7 +629,7 @@ def compaction_cache(
     ]
     ins = [x for x in cols["tokens_input"] if x is not None and not pd.isna(x)]
     stable = int(min(ins)) if ins else None
-    for j in _compaction_ids(st):
+    for j in compaction_ids(st):
         b = int(st.events["boundary_seq"].iloc[j])
         end = _epoch_end(src, st, j)
         a = bisect.bisect_right(calls.seqs, b)
@@ -893,7 +787,7 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     if st.order:
         bounds = sorted(int(b) for b in st.events["boundary_seq"])
         starts.append(("cold", None, st.order[0], bounds[0] if bounds else st.order[-1]))
-    for j in _compaction_ids(st):
+    for j in compaction_ids(st):
         b = int(st.events["boundary_seq"].iloc[j])
         s = st.summaries[j]
         starts.append(("compaction", j, s if s is not None else b, _epoch_end(src, st, j)))

@@ -35,7 +35,7 @@ space, with digit runs replaced by ``#`` in errors (line numbers and addresses c
 
 Every pattern has bounded repetitions and no nested quantifier, and each is run once over a
 text, so extraction is linear in the text's size (paths:
-:func:`adfkit._analysis.recall.find_paths`).
+:func:`adfkit._analysis.paths.find_paths`).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from adfkit import schema
-from adfkit._analysis.recall import URL, find_paths
+from adfkit._analysis.paths import URL, find_paths
 
 #: Kinds of items, in the order tables list them.
 ITEM_KINDS = schema.ITEM_KINDS

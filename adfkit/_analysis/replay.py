@@ -649,7 +649,9 @@ def replay(src: AgentSource) -> pd.DataFrame:
       conversation right after a compaction or clear)
     - ``threshold`` (Int64: in force at the call, following ``sys_update_config`` changes of
       ``context.compact_threshold``), ``threshold_source`` (string: ``config``,
-      ``sys_update_config``, ``warning_text`` or ``assumed``), ``over_threshold`` (boolean:
+      ``sys_update_config``, ``warning_text``, ``recorded`` (the tokens a transcript states
+      before its automatic compactions, :mod:`adfkit._core.thresholds`) or ``assumed``),
+      ``over_threshold`` (boolean:
       ``tokens_total >= threshold``, which makes the next call's check fire)
 
     :meth:`composition` is a view of these columns.

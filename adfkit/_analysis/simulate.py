@@ -27,6 +27,7 @@ mean real compaction output (or the summary estimate).
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +38,11 @@ from adfkit import schema
 from adfkit._analysis.replay import ReplayRow, ReplayState, as_int, replay_state
 from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._base.config import threshold_value
+from adfkit._base.errors import AdfWarning
 from adfkit._base.js import js_length
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from adfkit._core.source import AgentSource
+from adfkit._core.thresholds import automatic
 
 #: Summary size (estimator characters, marker and footer included) used for a simulated
 #: compaction when the agent has no real summary to measure.
@@ -84,20 +87,29 @@ class _Policy:
 
 @dataclass(frozen=True)
 class ThresholdPolicy(_Policy):
-    """The runtime's policy (§5.1): automatic compaction when the last call's reported
-    ``input + output`` reaches ``threshold``, after the memory-flush nudge and one grace call,
-    plus the pre-flight guard on ``max(chatTokens, estimate)``.
+    """Automatic compaction at a threshold, as the agent's tool fires it.
+
+    With the memory-flush nudge (the ADF runtime, §5.1): when the last call's reported
+    ``input + output`` reaches ``threshold``, the nudge, one grace call, then the compaction;
+    plus the pre-flight guard on ``max(chatTokens, estimate)``. Without it (Claude Code and the
+    other transcripts' tools): before a call, when the last call's ``input + output`` plus the
+    estimate of what was written since reaches ``threshold`` (Claude Code's ``preTokens``),
+    the compaction at once.
 
     Parameters
     ----------
-    threshold : tokens; None uses the threshold in force at each call (the real one).
+    threshold : tokens; None uses the threshold in force at each call (the real one:
+        configured, recorded, or assumed, :func:`adfkit._analysis.settings.threshold_schedule`).
     preserve : conversation rows kept after an automatic compaction (the runtime keeps 0).
     manual : replay the model's ``loop_compact`` calls (their compactions keep 2 rows).
+    nudge : the memory-flush nudge and grace call; None: the agent's own
+        (:attr:`adfkit._core.source.AgentSource.flush_nudge`: ADF yes, transcripts no).
     """
 
     threshold: int | None = None
     preserve: int = 0
     manual: bool = True
+    nudge: bool | None = None
 
     def __post_init__(self) -> None:
         if self.threshold is not None and threshold_value(self.threshold) is None:
@@ -115,13 +127,31 @@ class ThresholdPolicy(_Policy):
         """``manual``."""
         return self.manual
 
+    def _nudges(self, sim: _Sim) -> bool:
+        return sim.flush_nudge if self.nudge is None else self.nudge
+
     def before_call(
         self, sim: _Sim, call: int, nudge: ReplayRow | None, summary: ReplayRow | None
     ) -> ReplayRow | None:
-        """Compact when the runtime's counter reached the threshold and the nudge was sent;
-        send the nudge when it reached it first."""
+        """With the nudge: compact when the runtime's counter reached the threshold and the
+        nudge was sent; send the nudge when it reached it first. Without: compact when the
+        counter and what was written since reach it."""
         t = self.threshold_at(sim, call)
-        if t is None or sim.chat < t:  # no usable threshold: never compacts automatically
+        if t is None:  # no usable threshold: never compacts automatically
+            return summary
+        if not self._nudges(sim):
+            if sim.count(summary) >= t:
+                keep = sim.real_tail(summary) if summary is not None and not self.preserve else None
+                sim.compact(
+                    "auto",
+                    call=call,
+                    keep=self.preserve if keep is None else keep,
+                    real_summary=summary,
+                    threshold=t,
+                )
+                return None
+            return summary
+        if sim.chat < t:
             return summary
         if sim.flushed:
             sim.compact("auto", call=call, keep=self.preserve, real_summary=summary, threshold=t)
@@ -130,10 +160,10 @@ class ThresholdPolicy(_Policy):
         return summary
 
     def preflight(self, sim: _Sim, call: int, summary: ReplayRow | None) -> None:
-        """Compact when ``max(chatTokens, estimate)`` reaches the threshold (the grace bound
-        during the grace call)."""
+        """With the nudge: compact when ``max(chatTokens, estimate)`` reaches the threshold
+        (the grace bound during the grace call). Without it there is no other check."""
         t = self.threshold_at(sim, call)
-        if t is None:
+        if t is None or not self._nudges(sim):
             return
         bound = min(t + GRACE_EXTRA, math.floor(t * GRACE_FACTOR)) if sim.grace else t
         if max(sim.chat, sim.est()) >= bound:
@@ -305,8 +335,12 @@ class _Sim:
     ):
         self.st, self.policy = st, policy
         self.sched = threshold_schedule(src)
+        self.flush_nudge = src.flush_nudge
         self.live: list[_SRow] = []
+        self.mark = 0  # live[mark:]: the last model call's row and the rows after it
         self.chat = 0
+        self.chat_in = 0  # the last call's (simulated) input
+        self.shift = 0  # the last call's simulated input less its real one
         self.flushed = False
         self.grace = False
         self.events: list[dict[str, Any]] = []
@@ -333,6 +367,13 @@ class _Sim:
             round(sum(r.chars for r in nudges) / len(nudges)) if nudges else DEFAULT_NUDGE_CHARS
         )
         self.comp_overhead, self.comp_output = self._compaction_call_model()
+        # summary seq -> the count the record states before that automatic compaction
+        changes = src.window_changes() or []
+        self.counted = {
+            sj: c.tokens_before
+            for sj, kind, c in zip(self.ev_summary, self.ev_kind, changes, strict=False)
+            if sj is not None and automatic(kind, c)
+        }
         # the segment before the next model call: its real nudge and summary, and the context
         # rows written after the call's trigger (they join the window after the policy acted)
         self.seg_nudge: ReplayRow | None = None
@@ -466,8 +507,25 @@ class _Sim:
         self.live = tail if kind == "recorded" else [summ, *tail]
         self.after_reset()
 
+    def count(self, summary: ReplayRow | None) -> int:
+        """The tool's count of the context before a call, what its threshold is compared with:
+        where a real automatic compaction took place here and the record states its count
+        (Claude Code's ``preTokens``), that count moved by what the simulated context differs
+        from the real one; else the last call's input and the estimate of its reply and of
+        the rows written since (a reply's recorded output can be short of what it wrote)."""
+        rec = self.counted.get(summary.seq) if summary is not None else None
+        if rec is not None:
+            return rec + self.shift
+        return self.chat_in + self.est(self.live[self.mark :])
+
+    def real_tail(self, summary: ReplayRow) -> set[int]:
+        """The rows the real compaction whose summary this is kept (its preserved tail)."""
+        j = self.event_of_summary.get(summary.seq)
+        return set(self.st.tails[j]) if j is not None else set()
+
     def after_reset(self) -> None:
-        self.chat = self.est()
+        self.mark = len(self.live)
+        self.chat = self.chat_in = self.est()
         self.flushed = False
         self.grace = False
         self.epoch += 1
@@ -595,6 +653,7 @@ class _Sim:
         self._flush_trailing()
         self.policy.preflight(self, s, left)
         self.record_call(r)
+        self.mark = len(self.live)
         self.live.append(self.srow(r))
         self.last_seq = s
         self.seg_nudge = self.seg_summary = None
@@ -649,6 +708,8 @@ class _Sim:
         else:
             tin_sim = max(0, base + e_sim - e_real)
         total_sim = tin_sim + out
+        self.chat_in = tin_sim
+        self.shift = 0 if base is None else tin_sim - base
         self.call_recs.append(
             {
                 "seq": r.seq,
@@ -767,6 +828,17 @@ def _sweep(
     summary_chars: int | None,
 ) -> pd.DataFrame:
     recs = []
+    st = src.settings()
+    win = st.context_window
+    past = [int(t) for t in thresholds if win and (threshold_value(t) or 0) > win]
+    if past:
+        warnings.warn(
+            f"{src.path}: thresholds {', '.join(f'{t:,}' for t in past)} are above the context "
+            f"window ({win:,} tokens, {st.window_source}): the agent's tool would never let the "
+            "context reach them; those rows (past_window) are counterfactuals no agent could run",
+            AdfWarning,
+            stacklevel=3,
+        )
     for t in thresholds:
         res = _simulate(
             src,
@@ -787,6 +859,9 @@ def _sweep(
                 "mean_context_tokens": float(res.calls["tokens_total_sim"].mean())
                 if len(res.calls)
                 else None,
+                "context_window": win,
+                "window_source": st.window_source if win else None,
+                "past_window": None if not win else (threshold_value(t) or 0) > win,
             }
         )
     return schema.frame(
@@ -801,5 +876,8 @@ def _sweep(
             "tokens_saved": "Int64",
             "max_context_tokens": "Int64",
             "mean_context_tokens": "Float64",
+            "context_window": "Int64",
+            "window_source": "string",
+            "past_window": "boolean",
         },
     )

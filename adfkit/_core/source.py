@@ -193,6 +193,7 @@ class Info(TypedDict):
     threshold_source: str | None
     threshold_rule: str | None
     context_window: int | None
+    window_source: str | None
     audit_settings: dict[str, bool | None]
     loop_rows: int | None
     loop_seq_range: tuple[int | None, int | None]
@@ -252,6 +253,7 @@ def info_record(src: AgentSource, settings: Settings, **values: Any) -> Info:
         threshold_source=settings.threshold_source,
         threshold_rule=settings.threshold_rule,
         context_window=settings.context_window,
+        window_source=settings.window_source,
         # a switch the record does not state is left out (a table shows no None)
         audit_settings={k: v for k, v in settings.audit.items() if v is not None},
     )
@@ -287,6 +289,12 @@ class AgentSource(ABC):
     #: reminders in the user's message), so a call's window holds them; else only delivered
     #: ``loop_inject`` text is (ADF_FORMAT.md §7).
     context_in_messages: bool = False
+    #: How automatic compaction fires: True for a runtime that first sends a memory-flush
+    #: nudge and allows one grace call (the ADF runtime, ADF_FORMAT.md §5.1); False for a tool
+    #: that compacts before the call at which its count of the context (the last call's input
+    #: and output, and what was written since) reaches the threshold (Claude Code and the
+    #: other transcripts' tools). What :class:`adfkit.ThresholdPolicy` simulates by default.
+    flush_nudge: bool = False
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

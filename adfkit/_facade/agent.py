@@ -334,10 +334,14 @@ class AgentFile:
         where the record does not say.
 
         Fields: ``compact_threshold`` (tokens; None when unknown, or configured out of range),
-        ``threshold_source`` (``recorded``: the record states it; ``configured``: the agent's
+        ``threshold_source`` (``recorded``: the record states it, or the tokens in context it
+        records before each automatic compaction show it (the fewest of them: Claude Code's
+        ``preTokens``, Copilot CLI's ``preCompactionTokens``); ``configured``: the agent's
         configuration sets it, the runtime's default included; ``assumed``: the rule of the
         tool that wrote the record, which records none), ``threshold_rule`` (where it comes
-        from, in words), ``context_window`` (tokens) and ``window_source``, ``audit`` (``loop``,
+        from, in words; the one rule: :mod:`adfkit._core.thresholds`), ``context_window``
+        (tokens; a larger window than the model's when the record shows more tokens in
+        context) and ``window_source``, ``audit`` (``loop``,
         ``inbox``, ``outbox``, ``files``: True, False, or None where the record has no such
         part), ``model``, ``provider``.
 
@@ -671,8 +675,8 @@ class AgentFile:
         - ``model``, ``provider``: the configured model, else the model of the latest live
           model call (``model_source`` says which: ``config``, ``loop``, ``transcript`` or None)
         - ``compact_threshold`` (None when the config's number is out of range),
-          ``threshold_source``, ``threshold_rule``, ``context_window``, ``audit_settings``:
-          as in :meth:`settings`
+          ``threshold_source``, ``threshold_rule``, ``context_window``, ``window_source``,
+          ``audit_settings``: as in :meth:`settings`
         - ``loop_rows``, ``loop_seq_range``, ``history_rows`` (transcripts: counted when read),
           ``highest_seq``; ``first_live_at`` and ``last_live_at`` (ISO text): the live loop's
           first and last stamped rows; ``first_archived_at``: when the oldest loop archive was
@@ -1086,7 +1090,12 @@ def simulate_sweep(
         ``tokens_sent``, ``tokens_sent_actual`` (Int64), ``tokens_sent_ratio`` (Float64:
         simulated / actual), ``tokens_saved`` (Int64: actual - simulated),
         ``max_context_tokens``, ``mean_context_tokens`` (Float64: mean simulated
-        ``input + output`` per call).
+        ``input + output`` per call), ``context_window`` (Int64: the agent's window,
+        :meth:`AgentFile.settings`; NA when unknown), ``window_source`` (string:
+        ``recorded`` or ``assumed``), ``past_window`` (boolean: the threshold is above the
+        window, so the tool would never let the context reach it: the row is a
+        counterfactual no agent could run; NA when the window is unknown). A sweep with
+        thresholds past the window warns once (:class:`adfkit.AdfWarning`).
 
     Examples
     --------

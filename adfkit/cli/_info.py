@@ -69,7 +69,7 @@ def format_info(info: Mapping[str, Any], label: str | None = None) -> str:
         ),
         ("state", _state(info)),
         ("model", _model(info)),
-        ("window", _tokens(info["context_window"])),
+        ("window", _window(info)),
         (words.live, _live(info)),
         ("history", _history(info)),
         (words.swept, _audit(info, words)),
@@ -187,9 +187,17 @@ def _threshold(info: Mapping[str, Any]) -> str:
     t, rule = info["compact_threshold"], info["threshold_rule"]
     if t is None:
         return "NA" + (f": {rule}" if rule else "")
-    if info["threshold_source"] == "assumed":
-        return f"{t:,} tokens (assumed: {rule})" if rule else f"{t:,} tokens (assumed)"
+    source = info["threshold_source"]
+    if source in ("assumed", "recorded"):
+        return f"{t:,} tokens ({source}: {rule})" if rule else f"{t:,} tokens ({source})"
     return f"{t:,} tokens"
+
+
+def _window(info: Mapping[str, Any]) -> str | None:
+    """The context window and where it comes from (``assumed``: the format's rule)."""
+    text = _tokens(info["context_window"])
+    source = info.get("window_source")
+    return f"{text} ({source})" if text and source in ("assumed", "recorded") else text
 
 
 def open_agent(path: str) -> Any:

@@ -192,9 +192,9 @@ at a chosen call, and what a different threshold would have done.
         md("## Each compaction (and clear)"),
         code(
             """compactions = agent.compactions()
-threshold = agent.compact_threshold()
+threshold, source = agent.compact_threshold(), agent.settings().threshold_source
 print(f"{len(compactions)} event(s); threshold now "
-      + (f"{threshold:,} tokens" if threshold is not None else "not set (out of range)"))
+      + (f"{threshold:,} tokens ({source})" if threshold is not None else "not set (out of range)"))
 compactions[["event_id", "event", "kind", "summary_seq", "audited", "n_swept", "swept_tokens",
              "summary_tokens", "compression_ratio", "recall", "n_refetches", "threshold"]]"""
         ),
@@ -241,15 +241,17 @@ if event is not None:
         md(
             """
 ### What the summary dropped
-Identifiers (paths, URLs, tools, message ids, numbers, cited seqs) in the swept rows, and
-whether the summary repeats them. The ones it does not were forgotten, unless the agent wrote
-them to its mind.
+The items of the swept rows (paths, URLs, code names, commands, error lines, instructions,
+todos, numbers with a unit: the loss ledger's, by the one rule of `adfkit/_analysis/kept.py`)
+and whether the summary kept them, exactly or in other words. adfkit's own seq numbers and
+tool names are never items. The ones it lost were forgotten, unless the agent wrote them to
+its mind.
 """
         ),
         code(
             """if event is not None:
     recall = agent.summary_recall(int(event["event_id"]))
-    display(recall.groupby("kind")["recalled"].agg(identifiers="size", recalled="sum"))
+    display(recall.groupby("kind")["recalled"].agg(items="size", kept="sum"))
     display(recall[~recall["recalled"]].head(15))"""
         ),
         md("### Re-fetches: calls after a compaction that repeat a call it swept"),
@@ -277,12 +279,22 @@ window[["part", "seq", "kind", "subkind", "est_tokens"]].tail(12)"""
 ## Counterfactual: other thresholds
 `adfkit.simulate_sweep` replays the recorded conversation under other thresholds with the
 runtime's rules (no model call): how many compactions there would have been, and how many
-tokens would have been sent.
+tokens would have been sent. The threshold in force says where it comes from (`configured`,
+`recorded` from the tokens the file states before each automatic compaction, or `assumed`
+from the tool's documented rule); thresholds above the context window are left out (no agent
+could run them; `past_window` marks any you add).
 """
         ),
         code(
-            """threshold = agent.compact_threshold() or 100_000
+            """settings = agent.settings()
+threshold = settings.compact_threshold or 100_000
+source = settings.threshold_source or "none set: 100,000 for the sweep"
+window = settings.context_window
 thresholds = sorted({max(1000, int(threshold * f)) for f in (0.5, 0.75, 1, 1.5, 2, 4)})
+if window:  # past the window the context can never reach the threshold
+    thresholds = [t for t in thresholds if t <= window]
+print(f"threshold in force: {threshold:,} tokens ({source}); window: "
+      + (f"{window:,} tokens ({settings.window_source})" if window else "unknown"))
 sweep = adfkit.simulate_sweep(agent, thresholds)
 sweep"""
         ),
@@ -291,7 +303,7 @@ sweep"""
 ax.plot(sweep["threshold"], sweep["n_compactions"], marker="o", label="compactions")
 ax.set_xlabel("compaction threshold (tokens)")
 ax.set_ylabel("compactions")
-ax.axvline(threshold, color="grey", linestyle=":", label="configured")
+ax.axvline(threshold, color="grey", linestyle=":", label=f"threshold in force ({source})")
 ax2 = ax.twinx()
 ax2.plot(sweep["threshold"], sweep["tokens_sent_ratio"], color="tab:red", marker="s",
          label="tokens sent / actual")
@@ -417,16 +429,17 @@ print(f"agents in {folder.name}/")"""
             """info, errors = adfkit.load_fleet(paths, "info", engine="serial")
 display(errors)
 info[["label", "agent", "schema_version", "model", "loop_rows", "audited_loop_entries",
-      "compact_threshold"]]"""
+      "compact_threshold", "threshold_source", "context_window", "window_source"]]"""
         ),
         md(
             """
 ## Which agents compact most, and what do they lose?
 One row per event of every agent (the `event` column: `compaction`, `clear`, and Claude
 Code's `microcompaction`, which clears old tool results but summarises nothing, counted apart):
-how much each compaction swept, how small its summary was, and how many of the swept
-identifiers (paths, ids, numbers) the summary still names (`recall`). Compactions with audit
-off have no swept rows to measure: their sizes are unknown (NaN).
+how much each compaction swept, how small its summary was, and the share of the swept items
+(paths, URLs, code names, commands, errors, instructions, todos, numbers with a unit) the
+summary kept (`recall`: `1 - loss_rate` of notebook 07's ledger, the same items). Compactions
+with audit off have no swept rows to measure: their sizes are unknown (NaN).
 """
         ),
         code(
@@ -554,16 +567,16 @@ replaced by a summary. Plotting the prompt size per call shows a sawtooth.
 """
         ),
         code(
-            """threshold = agent.compact_threshold()
-print("threshold:", f"{threshold:,} tokens" if threshold is not None else "not set")
+            """threshold, source = agent.compact_threshold(), agent.settings().threshold_source
+print("threshold:", f"{threshold:,} tokens ({source})" if threshold is not None else "not set")
 ax = adfkit.plots.context_sawtooth(agent)
 plt.show()"""
         ),
         md(
             """
 **Exercise 2.** Summaries are short, so they lose things. Which compaction squeezed hardest
-(the highest `compression_ratio`), and what share of the identifiers it swept (paths, ids,
-numbers) does its summary still name?
+(the highest `compression_ratio`), and what share of the items it swept (paths, URLs, code
+names, commands, numbers with a unit...) did its summary keep?
 
 *Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`.
 """
@@ -573,8 +586,8 @@ numbers) does its summary still name?
 if len(comp):
     hardest = comp.loc[comp["compression_ratio"].idxmax()]
     print(f"compaction {hardest['event_id']} ({hardest['kind']}): "
-          f"{hardest['compression_ratio']:.1f}x smaller; its summary names "
-          f"{hardest['recall']:.0%} of the {hardest['n_identifiers']} identifiers it swept")
+          f"{hardest['compression_ratio']:.1f}x smaller; its summary kept "
+          f"{hardest['recall']:.0%} of the {hardest['n_identifiers']} items it swept")
 else:
     print("no compaction here has its swept rows in the file")""",
             answer=True,
@@ -723,8 +736,8 @@ pd.DataFrame({label: pd.Series(glance(a), dtype=object) for label, a in agents.i
             """
 ## What each compaction kept, and what it forgot
 One row per compaction of each agent: the rows it swept, the summary that replaced them, how
-much smaller the summary is, and the share of the swept identifiers (paths, ids, numbers) the
-summary still names.
+much smaller the summary is, and the share of the swept items (paths, URLs, code names,
+commands, numbers with a unit...) the summary kept (`recall`, the loss ledger's items).
 """
         ),
         code(
@@ -748,8 +761,8 @@ plt.show()"""
         md(
             """
 ## What a summary dropped, in detail
-The identifiers of the first compaction with a summary to compare, per agent, that the
-summary does not name: what the agent can no longer see unless it wrote it down elsewhere.
+The items of the first compaction with a summary to compare, per agent, that the summary
+lost: what the agent can no longer see unless it wrote it down elsewhere.
 """
         ),
         code(
@@ -760,7 +773,7 @@ summary does not name: what the agent can no longer see unless it wrote it down 
         print(f"{label}: no compaction with both its swept rows and its summary")
         continue
     recall = a.summary_recall(int(known["event_id"].iloc[0]))
-    print(f"{label}: {int(recall['recalled'].sum())} of {len(recall)} identifiers kept")
+    print(f"{label}: {int(recall['recalled'].sum())} of {len(recall)} items kept")
     display(recall[~recall["recalled"]].head(8))"""
         ),
         md(
@@ -921,9 +934,10 @@ plt.show()"""
 ## Next to the published figures
 This agent's figures beside ones measured on other agents and published: how much smaller the
 prompt is right after a compaction than right before it (the median ratio over 142 Claude Code
-compactions), the share of facts a summary keeps (a benchmark of pi's compaction, and a text
-summary held to the same budget), and how many tool calls an agent makes before its first
-productive one, from a cold start and after a compaction (86 compactions of coding agents).
+compactions), the share of items a summary keeps (the mean over its compactions of `recall`,
+the figure notebook 04 shows per agent; a benchmark of pi's compaction, and a text summary held
+to the same budget), and how many tool calls an agent makes before its first productive one,
+from a cold start and after a compaction (86 compactions of coding agents).
 """
         ),
         code(
@@ -931,12 +945,15 @@ productive one, from a cold start and after a compaction (86 compactions of codi
     s = pd.to_numeric(s, errors="coerce").dropna()
     return float(s.median()) if len(s) else float("nan")
 
-known = ledger[ledger["kept"].notna()]
+def mean(s):
+    s = pd.to_numeric(s, errors="coerce").dropna()
+    return float(s.mean()) if len(s) else float("nan")
+
 rows = [
     ("median post/pre prompt ratio", median(cache["input_after"] / cache["input_before"]),
      "0.203 over 142 Claude Code compactions"),
-    ("share of items a summary keeps", float((known["kept"] != "lost").mean())
-     if len(known) else float("nan"), "6.2/10 facts (pi benchmark); 35.6% (text summary)"),
+    ("share of items a summary keeps (mean recall)", 1 - mean(forgot["loss_rate"]),
+     "6.2/10 facts (pi benchmark); 35.6% (text summary)"),
     ("actions to first productive, cold", median(
         recovery.loc[recovery["start"] == "cold", "actions_to_productive"]), "median 10"),
     ("actions to first productive, after", median(

@@ -104,6 +104,7 @@ class AdfSource(AgentSource):
     """
 
     format = "adf"
+    flush_nudge = True  # the runtime's nudge and grace call before an automatic compaction
 
     #: ``history()`` decodes the next blob on a second thread while this one flattens rows;
     #: ``load_fleet``'s process engine turns it off (every core already runs a loader there).

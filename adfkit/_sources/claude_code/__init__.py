@@ -80,24 +80,30 @@ def is_claude_record(rec: dict[str, Any]) -> bool:
 
 def rule(model: str | None, window: int | None = None) -> Rule:
     """Claude Code records no window and no threshold. The window comes from the model (200,000;
-    1,000,000 for a ``[1m]`` model id); the threshold is ``window - 20,000 - 13,000`` (the
-    output reserved for the reply, then Claude Code's auto-compact buffer): 167,000 on a 200k
-    model. Source: Claude Code's bundled ``cli.js`` as quoted in anthropics/claude-code issue
-    #12004 (``available input - 13000``, output reserve 20,000); it agrees with the
-    ``preTokens`` observed in real files, 136k-173k on 200k windows (TRANSCRIPTS.md §1.6).
-    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and newer releases can move it (not recorded).
+    1,000,000 for a ``[1m]`` model id), or from ``window``, the most tokens the file shows in
+    context (none is recorded): above 200,000 the session ran with the 1M-token window. The
+    threshold is ``window - 20,000 - 13,000`` (the output reserved for the reply, then Claude
+    Code's auto-compact buffer): 167,000 on a 200k model. Source: Claude Code's bundled
+    ``cli.js`` as quoted in anthropics/claude-code issue #12004 (``available input - 13000``,
+    output reserve 20,000). Real files compact earlier than that (``preTokens`` about 155,300
+    in 2.0.76-2.1.7): where a file records them, the threshold is taken from them
+    (:func:`adfkit._core.thresholds.learned_settings`). ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` and
+    ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` move it too; no file records them.
 
     Examples
     --------
     >>> rule("claude-sonnet-4-5-20250929")[:2]
     (200000, 167000)
+    >>> rule("claude-opus-5", 297_190)[:2]
+    (1000000, 967000)
     """
-    w = WINDOW_1M if model and "[1m]" in model.lower() else WINDOW
+    big = bool(model and "[1m]" in model.lower()) or bool(window and window > WINDOW)
+    w = max(WINDOW_1M if big else WINDOW, window or 0)
+    why = "the 1M window: model id or tokens in context" if big else "window from the model id"
     return Rule(
         w,
         w - OUTPUT_RESERVE - AUTOCOMPACT_BUFFER,
-        "Claude Code auto-compact: context window - 20,000 output reserve - 13,000 buffer "
-        "(window from the model id)",
+        f"Claude Code auto-compact: context window - 20,000 output reserve - 13,000 buffer ({why})",
     )
 
 

@@ -59,6 +59,7 @@ from adfkit._core.source import (
     WindowChange,
     info_record,
 )
+from adfkit._core.thresholds import learned_settings
 from adfkit._sources.transcript.figures import event_bounds, meta_of, name_of, writes_1h
 from adfkit._sources.transcript.kit import (
     ParsedTranscript,
@@ -193,14 +194,17 @@ class TranscriptSource(AgentSource):
 
     def settings(self) -> Settings:
         """The model (the last model call's) and its provider (the format's spec), the context
-        window (``recorded`` when the file states it, else ``assumed`` from the format's rule)
-        and the automatic-compaction threshold of :func:`compaction_rule` (``assumed``: no
-        transcript records it; None where the format has no rule); audit: ``loop`` on (the file
-        keeps every swept row), the rest NA (a transcript has no inbox, outbox or files)."""
+        window (``recorded`` when the file states it, else ``assumed`` from the format's rule,
+        a larger one when the file shows more tokens in context) and the automatic-compaction
+        threshold: ``recorded`` from the tokens the file states before its automatic
+        compactions, else :func:`compaction_rule`'s (``assumed``; None where the format has no
+        rule), by the one rule of :func:`adfkit._core.thresholds.learned_settings`; audit:
+        ``loop`` on (the file keeps every swept row), the rest NA (a transcript has no inbox,
+        outbox or files)."""
         model = self.model()
         recorded = self.context_window()
         window, threshold, rule = compaction_rule(self.format, model, recorded)
-        return Settings(
+        base = Settings(
             compact_threshold=threshold,
             threshold_source=None if threshold is None else "assumed",
             threshold_rule=rule,
@@ -209,6 +213,29 @@ class TranscriptSource(AgentSource):
             audit={"loop": True, "inbox": None, "outbox": None, "files": None},
             model=model,
             provider=self._spec.provider(model),
+        )
+        ev = self._ev
+        events = list(
+            zip(
+                [str(e) for e in ev["event"]],
+                [int(b) for b in ev["boundary_seq"]],
+                self._changes,
+                strict=True,
+            )
+        )
+        h = self._history
+        sized = h.loc[
+            (h["kind"] == "assistant").to_numpy(bool) & h["tokens_total"].notna().to_numpy(bool)
+        ]
+        calls = list(
+            zip(
+                sized["seq"].astype("int64").tolist(),
+                sized["tokens_total"].astype("int64").tolist(),
+                strict=True,
+            )
+        )
+        return learned_settings(
+            base, events, lambda least: compaction_rule(self.format, model, least), calls
         )
 
     def config(self) -> dict[str, Any]:

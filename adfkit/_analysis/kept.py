@@ -1,0 +1,276 @@
+"""What a compaction's summary kept: the one rule behind every "kept", "recall" and "loss"
+figure adfkit shows.
+
+``summary_recall()``, the recall columns of ``compactions()``, the loss ledger
+(``compaction_ledger()``), ``forgetting()``'s loss rates, ``item_survival()`` and every
+notebook, plot and widget built on them count the same things, decided here:
+
+- **The items** of a compaction are the items (:mod:`adfkit._analysis.items`: paths, URLs,
+  identifiers, error lines, commands, instructions, todos, numbers with a unit) of the rows it
+  swept, its preserved tail excluded, deduplicated by ``(kind, item_key)``. They are known
+  when the record holds the swept rows (an audit archive, or a transcript's stated sweep);
+  otherwise the count is NA, not 0.
+- **adfkit's own identifiers are never items**: seq numbers and row numbers are not
+  extracted at all, and a tool's name (``Bash``, ``Edit``, ``loop_compact``...: any tool the
+  history calls or the format's taxonomy names) is not an item even when the agent's text
+  spells it as a code name. No
+  summary can be asked to name them.
+- **Kept**: each item is ``exact`` (the summary holds its value, or an item of the same kind
+  and key), ``normalised`` (it holds the item's words: for a name (a path's last part, a
+  URL, an identifier, a command, a quantity) all of them in order; for prose (an
+  instruction, a todo, an error line) :data:`WORD_SHARE` of them) or ``lost``
+  (:func:`kept_by`). Known only when the record holds the summary's text
+  (:func:`summary_text`): not when it is lost, encrypted (a Codex remote compaction) or an
+  empty transcript row; then every verdict is NA.
+- **Recall** of a compaction is the share of its items kept (exact or normalised):
+  ``n_recalled / n_identifiers`` in ``compactions()``, ``1 - loss_rate`` in ``forgetting()``,
+  the mean of ``recalled`` in ``summary_recall()``; NA when there is no item or the summary
+  is not known.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from adfkit._analysis.items import input_items, result_items, text_items, words
+from adfkit._analysis.observe import default_taxonomy
+from adfkit._analysis.replay import ReplayState, replay_state
+from adfkit._core.rows import parse_content, strip_summary
+from adfkit._core.source import AgentSource, Key
+
+#: What a normalised match of a multi-word item needs: this share of its words in the summary.
+WORD_SHARE = 0.8
+#: Verdicts of :func:`kept_by`; the first two count as kept.
+VERDICTS = ("exact", "normalised", "lost")
+
+Found = tuple[str, str, str, str]  # kind, value, key, how
+_ROW_ITEMS: Key[dict[int, list[Found]]] = Key("kept.row_items")
+_SWEPT: Key[dict[int, SweptItems]] = Key("kept.swept_items")
+
+
+# -- items per row -------------------------------------------------------------------------
+def _result_text(c: Any) -> str:
+    """A tool result's text; a JSON object with an ``output`` string (how Codex stores a
+    command's result) is read as that string."""
+    if isinstance(c, str):
+        if c.startswith('{"output"'):
+            try:
+                v = orjson.loads(c)
+            except orjson.JSONDecodeError:
+                return c
+            if isinstance(v, dict) and isinstance(v.get("output"), str):
+                return str(v["output"])
+        return c
+    if isinstance(c, list):
+        return "\n".join(
+            str(b.get("text")) for b in c if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]:
+    out: list[Found] = []
+    for b in blocks:
+        t = b.get("type")
+        if t == "tool_use":
+            out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
+        elif t == "tool_result":
+            text = _result_text(b.get("content"))
+            out += [
+                (k, v, key, "tool_result")
+                for k, v, key in result_items(text, bool(b.get("is_error")))
+            ]
+        elif t == "text" and isinstance(b.get("text"), str):
+            if kind == "compaction_summary":
+                how = "summary"
+                text = strip_summary(b["text"])
+            elif kind == "assistant":
+                how, text = "assistant", b["text"]
+            elif kind == "message" and role == "user":
+                how, text = "user", b["text"]
+            else:
+                continue
+            out += [(k, v, key, how) for k, v, key in text_items(text, how)]
+    return out
+
+
+def row_items(src: AgentSource) -> dict[int, list[Found]]:
+    """Items of every row of the history, by seq (cached on the source). An identifier that
+    is a tool's name (a tool the history calls, or one the format's taxonomy names) is not
+    an item."""
+
+    def build() -> dict[int, list[Found]]:
+        h = src.history()
+        out: dict[int, list[Found]] = {}
+        tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
+        for q, kind, role, content in zip(
+            h["seq"].tolist(),
+            h["kind"].astype(str),
+            h["role"].astype(str),
+            h["content"],
+            strict=True,
+        ):
+            if kind in ("context", "unknown") or not isinstance(content, str):
+                continue
+            blocks, _ = parse_content(content)
+            tools.update(str(b.get("name")) for b in blocks if b.get("type") == "tool_use")
+            found = _items_of(kind, role, blocks)
+            if found:
+                out[int(q)] = found
+        for q, found in out.items():
+            if any(k == "identifier" and key in tools for k, _, key, _ in found):
+                out[q] = [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
+        return {q: f for q, f in out.items() if f}
+
+    return src.memo.get(_ROW_ITEMS, build)
+
+
+# -- the summary ---------------------------------------------------------------------------
+@dataclass
+class Summary:
+    """A summary's text, its items' ``(kind, key)`` and its words: what :func:`kept_by`
+    compares an item with."""
+
+    text: str
+    keys: set[tuple[str, str]]
+    words: set[str]
+    #: the summary's words in order, one space between, padded with one at each end
+    run: str
+    #: every :data:`GRAM` characters of ``text``: a value none of whose first ones are there
+    #: is not in it, found without a scan of the text (many items against a long summary)
+    grams: set[str]
+
+    def holds(self, value: str) -> bool:
+        """Whether ``text`` contains ``value`` (``value in text``, most misses in O(1))."""
+        return (len(value) < GRAM or value[:GRAM] in self.grams) and value in self.text
+
+
+#: Length of the character runs :attr:`Summary.grams` holds.
+GRAM = 8
+
+
+def summary_of(text: str | None) -> Summary | None:
+    """The :class:`Summary` of a summary text (None for None)."""
+    if text is None:
+        return None
+    found = text_items(text, "summary", every_sentence=True)
+    ws = words(text)
+    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)}
+    return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ", grams)
+
+
+def summary_text(st: ReplayState, j: int) -> str | None:
+    """The text of event ``j``'s summary (marker and footer stripped), or None when the
+    record does not hold it: no summary row, a summary held encrypted, or a transcript's
+    empty summary row (the format wrote no text: what it kept is unknown, not nothing; an
+    ADF summary row is what the model wrote, even empty)."""
+    if st.encrypted and st.encrypted[j]:
+        return None
+    s = st.summaries[j]
+    row = st.rows.get(s) if s is not None else None
+    if row is None or (st.stated and row.chars == 0):
+        return None
+    blocks, _ = parse_content(row.content)
+    return strip_summary("\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
+
+
+#: Kinds of items that are prose: kept in other words when most of their words are there.
+PROSE = frozenset(("instruction", "todo", "error"))
+
+
+def kept_by(kind: str, value: str, key: str, s: Summary) -> str:
+    """``exact`` (the summary holds the value, or an item of the same kind and key),
+    ``normalised`` (it holds the item's words: for prose (an instruction, a todo, an error
+    line) :data:`WORD_SHARE` of them when there are three or more, else all, in any order;
+    for a name (a path: the words of its last part; a URL, identifier, command, quantity:
+    all its words) all of them in order and next to each other, so ``harvest-70-1.md`` is
+    not kept by ``harvest-70-2.md`` and ``1 test``) or ``lost``."""
+    if (kind, key) in s.keys or s.holds(value):
+        return "exact"
+    ws = words(value.rsplit("/", 1)[-1] if kind == "path" else value)
+    if not ws:
+        return "lost"
+    if kind not in PROSE:  # every word there (a set look-up) before the run is scanned
+        run = all(w in s.words for w in ws) and f" {' '.join(ws)} " in s.run
+        return "normalised" if run else "lost"
+    hit = sum(1 for w in ws if w in s.words)
+    need = len(ws) if len(ws) < 3 else math.ceil(WORD_SHARE * len(ws))
+    return "normalised" if hit >= need else "lost"
+
+
+# -- one compaction's items ----------------------------------------------------------------
+@dataclass
+class SweptItems:
+    """The items one compaction swept, in the order first met (by seq), and the verdicts.
+
+    ``seqs[i]`` are the swept rows holding item ``i``; ``carried[i]`` says it was seen only
+    in an earlier summary this compaction swept; ``kept[i]`` is its verdict, None when the
+    summary is not known."""
+
+    kinds: list[str]
+    values: list[str]
+    keys: list[str]
+    seqs: list[tuple[int, ...]]
+    carried: list[bool]
+    kept: list[str | None]
+    summary: Summary | None
+
+    def __len__(self) -> int:
+        return len(self.kinds)
+
+    @property
+    def n_kept(self) -> int | None:
+        """Items kept (exact or normalised); None when the summary is not known."""
+        if self.summary is None:
+            return None
+        return sum(1 for v in self.kept if v != "lost")
+
+
+def compaction_ids(st: ReplayState) -> list[int]:
+    """The events that are compactions (not clears, repairs or microcompactions)."""
+    return [j for j in range(len(st.events)) if st.kinds[j] == "compaction"]
+
+
+def swept_items(src: AgentSource) -> dict[int, SweptItems]:
+    """Event id -> the items each compaction swept whose swept rows the record holds (see
+    the module docstring); a compaction whose swept rows were discarded is absent."""
+    return src.memo.get(_SWEPT, lambda: _swept_items(src))
+
+
+def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
+    st = replay_state(src)
+    items = row_items(src)
+    summary_rows = {s for s in st.summaries if s is not None}
+    out: dict[int, SweptItems] = {}
+    for j in compaction_ids(st):
+        if not st.audit_ids[j]:  # the swept rows were discarded: what went is unknown
+            continue
+        tail = set(st.tails[j])
+        found: dict[tuple[str, str], tuple[str, list[int], list[bool]]] = {}
+        for q in sorted(q for q in st.swept[j] if q not in tail):
+            for k, v, key, _how in items.get(q, ()):
+                e = found.get((k, key))
+                if e is None:
+                    e = found[(k, key)] = (v, [], [True])
+                if not e[1] or e[1][-1] != q:
+                    e[1].append(q)
+                if q not in summary_rows:
+                    e[2][0] = False
+        summ = summary_of(summary_text(st, j))
+        out[j] = SweptItems(
+            kinds=[k for k, _ in found],
+            values=[e[0] for e in found.values()],
+            keys=[key for _, key in found],
+            seqs=[tuple(e[1]) for e in found.values()],
+            carried=[e[2][0] for e in found.values()],
+            kept=[
+                None if summ is None else kept_by(k, e[0], key, summ)
+                for (k, key), e in found.items()
+            ],
+            summary=summ,
+        )
+    return out
