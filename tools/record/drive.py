@@ -62,18 +62,23 @@ class Recorded:
     notes: list[str] = field(default_factory=list)
 
 
-def npm_install(ctx: Context, package: str, version: str) -> Path:
-    """``package@version`` in its own prefix under the build folder; its ``.bin``."""
+def npm_install(
+    ctx: Context, package: str, version: str, node: Path | None = None
+) -> Path:
+    """``package@version`` in its own prefix under the build folder; its ``.bin``. ``node``:
+    a Node ``bin`` to put first on PATH for the install scripts (OpenClaw's refuses Node 20)."""
     prefix = ctx.build / "npm"
     marker = prefix / f".installed-{version}"
     if not marker.exists():
         shutil.rmtree(prefix, ignore_errors=True)
         prefix.mkdir(parents=True)
         subprocess.run(["npm", "init", "-y"], cwd=prefix, check=True, capture_output=True)
+        env = {**os.environ, "PATH": f"{node}:{os.environ['PATH']}"} if node else None
         subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
             cwd=prefix,
             check=True,
+            env=env,
         )
         marker.touch()
     return prefix / "node_modules" / ".bin"
