@@ -4,9 +4,9 @@
 A request's ``contents`` hold ``parts``: ``text`` (``thought: true`` marks thinking),
 ``functionCall`` {``id``, ``name``, ``args``} and ``functionResponse`` {``id``, ``name``,
 ``response``}. Each content is one neutral message (``model`` is ``assistant``); a function
-response stays in its ``user`` message as a ``tool_result``. The answer streams as one chunk; its function calls carry
-an ``id`` (the API's optional field), so an agent that would make up one of its own (from the
-clock) keeps the server's and recordings stay byte-stable."""
+response stays in its ``user`` message as a ``tool_result``. The answer streams as one chunk;
+its function calls carry an ``id`` (the API's optional field), so an agent that would make up
+one of its own (from the clock) keeps the server's and recordings stay byte-stable."""
 
 from __future__ import annotations
 

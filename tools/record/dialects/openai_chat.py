@@ -103,7 +103,9 @@ def _blocks(content: Any) -> list[dict[str, Any]]:
         if not isinstance(b, dict):
             continue
         kind = b.get("type")
-        out.append({"type": "text", "text": b.get("text", "")} if kind == "text" else {"type": kind})
+        out.append(
+            {"type": "text", "text": b.get("text", "")} if kind == "text" else {"type": kind}
+        )
     return out
 
 

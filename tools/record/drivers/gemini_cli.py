@@ -40,11 +40,15 @@ def summary(call: Call) -> str:
 
 def _long(kind: str) -> str:
     """A long answer text (about 12 KB): a turn big enough to move towards the threshold."""
-    return "".join(f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240))
+    return "".join(
+        f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240)
+    )
 
 
 def scenario(project: Path) -> Scenario:
-    app, notes, plan, report = (str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md"))
+    app, notes, plan, report = (
+        str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md")
+    )
     # Each task's last tool step is the long one: a threshold crossed in a task is crossed
     # before its final answer (a compaction in the middle would drop the task's next steps).
     tasks = {
@@ -73,7 +77,10 @@ def scenario(project: Path) -> Scenario:
         ],
         "s1": [
             Step("Copying.", [Want("shell", {"command": "cp app.py out/app.py"})]),
-            Step("Reporting.", [Want("=complete_task", {"result": {"response": "Copied app.py into out/."}})]),
+            Step(
+                "Reporting.",
+                [Want("=complete_task", {"result": {"response": "Copied app.py into out/."}})],
+            ),
         ],
         "g3": [
             Step(
@@ -104,7 +111,11 @@ def record(ctx: Context) -> Recorded:
         env = ctx.env(GOOGLE_GEMINI_BASE_URL=rec.url, GEMINI_API_KEY="dummy")
         prompts = [
             ("turn 1", [], "Please do task-g1: look at the project and write a plan."),
-            ("turn 2", ["--resume", "latest"], "Now task-g2: get a helper to copy app.py, then review."),
+            (
+                "turn 2",
+                ["--resume", "latest"],
+                "Now task-g2: get a helper to copy app.py, then review.",
+            ),
             ("turn 3", ["--resume", "latest"], "Then task-g3: check app.py and write a report."),
             ("turn 4", ["--resume", "latest"], "Next task-g4: summarise the plan."),
             ("turn 5", ["--resume", "latest"], "Finally task-g5: list the project."),

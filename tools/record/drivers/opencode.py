@@ -42,11 +42,15 @@ def summary(call: Call) -> str:
 
 def _long(kind: str) -> str:
     """A long answer text (about 12 KB): a turn big enough to move towards the threshold."""
-    return "".join(f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240))
+    return "".join(
+        f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240)
+    )
 
 
 def scenario(project: Path) -> Scenario:
-    app, notes, plan, report = (str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md"))
+    app, notes, plan, report = (
+        str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md")
+    )
     # Each task's last tool step is the long one: a threshold crossed in a task is crossed
     # before its final answer (a compaction in the middle would drop the task's next steps).
     tasks = {

@@ -43,7 +43,9 @@ def summary(call: Call) -> str:
 
 
 def scenario(project: Path) -> Scenario:
-    app, notes, plan, report = (str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md"))
+    app, notes, plan, report = (
+        str(project / n) for n in ("app.py", "notes.txt", "plan.md", "report.md")
+    )
     # Turns grow by the model's own long texts (a file read or written is embedded again
     # after a compaction, which then may not shrink the history), and each task's last tool
     # step is the long one, so the threshold is crossed before the task's final answer (a
@@ -90,7 +92,9 @@ def scenario(project: Path) -> Scenario:
 
 def _long(kind: str) -> str:
     """A long answer text (about 12 KB): a turn big enough to move towards the threshold."""
-    return "".join(f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240))
+    return "".join(
+        f"- {kind} {i}: tidy module part {i} and note what changed\n" for i in range(240)
+    )
 
 
 def record(ctx: Context) -> Recorded:
