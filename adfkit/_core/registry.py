@@ -43,6 +43,7 @@ BUILTIN: dict[str, str] = {
     "openhands": "adfkit._sources.openhands",
     "pi": "adfkit._sources.pi",
     "copilot_cli": "adfkit._sources.copilot_cli",
+    "qwen_code": "adfkit._sources.qwen_code",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.
