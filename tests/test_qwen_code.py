@@ -148,3 +148,12 @@ def test_failed_compression_is_no_event_and_bad_lines_are_findings(tmp_path: Pat
         assert _usage(a)["tokens_input"].tolist() == [10]
     checks = set(a.integrity()["check"]) if "check" in a.integrity() else set()
     assert "compression_not_applied" in checks
+
+
+def test_window_is_the_recorded_one_and_the_threshold_assumed(agent: Any) -> None:
+    """Each reply records contextWindowSize (64,000: the recording's setting); the threshold
+    is Qwen Code's default rule on it (min(0.85 x 64,000, 64,000 - 33,000)): the lowered
+    autoCompactThreshold (0.39) is not on disk."""
+    s = agent.settings()
+    assert (s.context_window, s.window_source) == (64_000, "recorded")
+    assert (s.compact_threshold, s.threshold_source) == (31_000, "assumed")

@@ -106,6 +106,8 @@ class _State:
     #: Tokens and model of the main agent's last telemetry call no assistant record took.
     pending: tuple[dict[str, int], str | None] | None = None
     meta: dict[str, str] = field(default_factory=dict)
+    #: The context window the last reply was given (``contextWindowSize``).
+    window_size: int | None = None
 
 
 # --- content --------------------------------------------------------------------------------
@@ -201,7 +203,7 @@ def _message(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
             st.inputs.call(tokens["input"])
         window = as_count(rec.get("contextWindowSize"))
         if window is not None:
-            st.meta["context_window"] = str(window)
+            st.window_size = window
     elif rec.get("subtype") == "notification":
         row.kind_hint = "message"
         row.note = "notification"
@@ -281,6 +283,7 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
         preserved=preserved,
         summary=srow,
         extra={"triggerReason": reason} if isinstance(reason, str) else {},
+        context_window=st.window_size,
     )
     st.inputs.event(ev)
     st.events.append(ev)
