@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint samples bench lab clean record
+.PHONY: demo test lint samples bench lab clean record docs
 
 #: The editable install with every extra. uv installs the same versions as pip, bytecode
 #: compiled as pip compiles it, in less than half the time (23 s from a cold cache against
@@ -74,6 +74,10 @@ test: $(STAMP)
 	  MPLBACKEND=Agg $(BIN)/python -m pytest -q -n auto --dist loadfile; t=$$?; \
 	  wait $$m; s=$$?; echo "$(BIN)/mypy"; cat build/mypy.log; rm -f build/mypy.log; \
 	  [ $$t -eq 0 ] && [ $$s -eq 0 ]
+
+#: The documentation site into build/site (strict: a broken reference fails it).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
 
 samples: $(STAMP)
 	$(BIN)/python -m adfsynth sample_agents/

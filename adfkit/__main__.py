@@ -4,4 +4,5 @@ import sys
 
 from adfkit._entry import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not on import (a docs builder imports every module it documents)
+    sys.exit(main())

@@ -1,7 +1,8 @@
-"""GitHub Copilot CLI sessions: no real ``events.jsonl`` exists to test on, so the reader is
-tested on the adfsynth session (written from the published schema, with ground truth) and on
-hand-built files with every expected value written here, strictness first: whatever the
-schema does not name gives a finding."""
+"""GitHub Copilot CLI sessions: the reader is tested on the adfsynth session (written from the
+published schema, with ground truth), on hand-built files with every expected value written
+here, strictness first (whatever the schema does not name gives a finding), and on the session
+Copilot CLI 1.0.102 wrote against the scripted model server (``tests/fixtures/recorded``; its
+request log is the truth)."""
 
 from __future__ import annotations
 
@@ -461,3 +462,128 @@ def test_the_committed_samples_are_what_adfsynth_writes(tmp_path: Path) -> None:
     assert sorted(mine) == sorted(theirs) and len(mine) >= 2
     for rel, p in mine.items():
         assert p.read_bytes() == theirs[rel].read_bytes(), rel
+
+
+# -- 1.0.102, as a recording of the release wrote it (tests/fixtures/recorded/copilot-cli) ----
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded" / "copilot-cli" / "1.0.102"
+
+
+def _recorded() -> tuple[Path, list[dict[str, Any]]]:
+    (folder,) = (RECORDED / "home" / ".copilot" / "session-state").iterdir()
+    with (RECORDED / "requests.jsonl").open(encoding="utf-8") as f:
+        log = [json.loads(line) for line in f]
+    return folder, log
+
+
+def test_usage_record_gives_every_call_its_usage() -> None:
+    """1.0.102 writes a ``session.usage_record`` before every reply (main agent and subagent),
+    its ``apiCallId`` the reply's: each call is a usage row with the input, cache read and
+    output the server reported for that call (``chatcmpl-rec<n>`` is the log's line ``n``)."""
+    folder, log = _recorded()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = parse_copilot_cli(folder)
+    sent = {f"chatcmpl-rec{x['n']:05d}": x["answer"]["usage"] for x in log if x["kind"] == "turn"}
+    got = {}
+    for tr in [t, *t.subagents]:
+        for c in tr.calls:
+            row = next((r for r in tr.rows if r.seq == c.seq), None)
+            if row is None or row.kind_hint == "compaction_summary":
+                continue  # a compaction's call (one cancelled: on no row)
+            got[row.uuid] = c.tokens
+    assert len(got) == len(sent) == 18
+    by_id = _api_call_ids(folder)
+    for uuid, tokens in got.items():
+        want = sent[by_id[uuid]]
+        assert (tokens["input"], tokens["cache_read"], tokens["output"]) == (
+            want["input"],
+            want["cache_read"],
+            want["output"],
+        )
+
+
+def _api_call_ids(folder: Path) -> dict[str, str]:
+    """Event id of each ``assistant.message`` -> its ``apiCallId``."""
+    out = {}
+    for line in (folder / "events.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["type"] == "assistant.message":
+            out[rec["id"]] = rec["data"]["apiCallId"]
+    return out
+
+
+def test_a_cancelled_compaction_is_no_compaction() -> None:
+    """The last automatic compaction of the recording starts in the background and is
+    cancelled when ``copilot -p`` exits (``success: false``, ``outcome: cancelled``): the
+    window is unchanged, three compactions remain (two automatic, one manual). Its call was
+    made and its usage recorded (``compactionTokensUsed``): a call of ``calls()`` on no row,
+    with the tokens the server reported for it (the log's last line)."""
+    folder, _ = _recorded()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = adfkit.open(folder)
+    comp = a.compactions()
+    assert list(comp["kind"]) == ["threshold", "threshold", "manual"]
+    t = parse_copilot_cli(folder, warn=False)
+    assert [f.check for f in t.findings].count("compaction_failed") == 1
+    loose = a.calls()[a.calls()["seq"].isna()]
+    last = _recorded()[1][-1]
+    assert last["kind"] == "compaction" and len(loose) == 1
+    u = last["answer"]["usage"]
+    assert loose[["tokens_input", "tokens_cache_read", "tokens_output"]].values.tolist() == [
+        [u["input"], u["cache_read"], u["output"]]
+    ]
+
+
+def test_an_outcome_other_than_applied_changes_nothing(tmp_path: Path) -> None:
+    c = Co()
+    c.user("hi")
+    c.asst("hello")
+    c.ev("session.compaction_start", {"trigger": "threshold", "currentTokens": 900})
+    c.ev(
+        "session.compaction_complete",
+        {"success": True, "outcome": "cancelled", "summaryContent": "S", "trigger": "threshold"},
+    )
+    c.asst("more")
+    t = parse_copilot_cli(c.write(tmp_path / SID), warn=False)
+    assert t.events == [] and [r.role for r in t.rows] == ["user", "assistant", "assistant"]
+    assert [f.check for f in t.findings] == ["compaction_failed"]
+
+
+def test_trigger_tokens_are_copilots_own_count(tmp_path: Path) -> None:
+    """Copilot compacts on its own count of the context, written as ``preCompactionTokens``
+    (issue 33 item 7: 160,540 before the compaction, where the last call's recorded output was
+    468 and its input is not on disk): ``trigger_tokens`` is that count, never the output."""
+    c = Co()
+    c.user("work")
+    c.asst("working", out=468)
+    c.ev("session.compaction_start", {"trigger": "threshold", "currentTokens": 160_000})
+    c.ev(
+        "session.compaction_complete",
+        {
+            "success": True,
+            "preCompactionTokens": 160_540,
+            "postCompactionTokens": 20_000,
+            "summaryContent": "S",
+            "trigger": "threshold",
+        },
+    )
+    c.asst("on", out=5)
+    a = adfkit.AgentFile(spec.open_session(c.write(tmp_path / SID)))
+    assert list(a.compactions()["trigger_tokens"]) == [160_540]
+
+
+def test_trigger_tokens_on_the_recording_are_the_recorded_counts() -> None:
+    """With every call's usage on disk, the last call before a compaction has an input too;
+    the count Copilot compacted on stays ``preCompactionTokens``."""
+    folder, _ = _recorded()
+    pre = [
+        json.loads(line)["data"].get("preCompactionTokens")
+        for line in (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+        if '"session.compaction_complete"' in line
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comp = adfkit.open(folder).compactions()
+    assert list(comp["trigger_tokens"]) == [p for p in pre if p is not None]
+    assert list(comp["trigger_tokens"]) == [16_585, 14_510, 10_769]

@@ -17,8 +17,8 @@ from test_claude_code import Log
 from test_claude_code import text as block
 
 import adfkit
+from adfkit._facade.catalog import catalog
 from adfkit._facade.fleet import (
-    TABLES,
     _batch_spilled,
     _batches,
     _claim,
@@ -123,7 +123,7 @@ def test_sample_agents_history_matches_each_file():
 
 def test_registry_dict_tables_and_bad_names(fleet):
     """Non-method tables come from the registry; dict results become one row; names checked."""
-    assert "turns" in TABLES
+    assert "turns" in catalog()
     good = [fleet[0], fleet[1]]
     turns, errors = load_fleet(good, "turns", engine="serial", progress=False)
     assert errors.empty and set(turns["agent"]) == {"agent0", "agent1"}

@@ -720,3 +720,53 @@ def test_the_committed_samples_are_what_adfsynth_writes(tmp_path: Path) -> None:
     assert sorted(mine) == sorted(theirs) and len(mine) >= 2
     for rel, p in mine.items():
         assert p.read_bytes() == theirs[rel].read_bytes(), rel
+
+
+# -- 0.73.1, as a recording of the release wrote it (tests/fixtures/recorded/pi) -------------
+RECORDED = Path(__file__).resolve().parent / "fixtures" / "recorded" / "pi" / "0.73.1"
+
+
+def _recorded_session() -> tuple[Path, list[dict[str, Any]]]:
+    (path,) = sorted((RECORDED / "home").rglob("*.jsonl"))
+    with (RECORDED / "requests.jsonl").open(encoding="utf-8") as f:
+        return path, [json.loads(line) for line in f]
+
+
+def test_recorded_compactions_have_no_trigger_and_no_tokens_after() -> None:
+    """pi 0.73.1 writes ``tokensBefore`` but no trigger and no ``tokensAfter`` on a compaction
+    entry (two automatic, one through the RPC ``compact`` command on the recording): the kind
+    and the recorded size after are NA, never guessed; the compaction call leaves no usage."""
+    path, _ = _recorded_session()
+    entries = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
+    comp_entries = [e for e in entries if e["type"] == "compaction"]
+    assert all("trigger" not in e and "tokensAfter" not in e for e in comp_entries)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        comp = adfkit.open(path).compactions()
+    assert len(comp) == len(comp_entries) == 3
+    assert comp["kind"].isna().all() and comp["recorded_tokens_after"].isna().all()
+    assert comp["compaction_input"].isna().all()
+    assert list(comp["recorded_tokens_before"]) == [e["tokensBefore"] for e in comp_entries]
+
+
+def test_recorded_replay_sends_the_summary_first() -> None:
+    """pi sends a compaction's summary ahead of the entries it kept (buildSessionContext); the
+    file writes the compaction entry after them. The first call after the first compaction
+    (the log's first turn call after a compaction call) opens with the summary in adfkit's
+    replay, as in the request."""
+    path, log = _recorded_session()
+    calls = [x for x in log if x["kind"] in ("turn", "compaction")]
+    first_after = next(
+        i for i, x in enumerate(calls) if x["kind"] == "turn" and calls[i - 1]["kind"] != "turn"
+    )
+    sent = calls[first_after]["call"]["messages"]
+    assert "steps-done" in sent[0]["content"][0]["text"]  # the summary opens the request
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = adfkit.open(path)
+    turns = a.usage()
+    turns = turns[turns["call_kind"] == "assistant"]
+    n_turn = sum(1 for x in calls[:first_after] if x["kind"] == "turn")
+    ctx = a.context_at(int(turns["seq"].iloc[n_turn]), context=False)
+    assert ctx["kind"].iloc[0] == "compaction_summary"
+    assert len(ctx) == len(sent)

@@ -73,8 +73,10 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
     - ``compaction_input``, ``compaction_output`` (Int64: the compaction call's own usage,
       stored on the summary row), ``compaction_model`` (string)
     - ``tail_seqs`` (object: tuple of the preserved tail's original seqs), ``n_tail``
-    - ``trigger_tokens`` (Int64: ``input + output`` of the last model call before the
-      event, in its epoch; where no call before it is known, the size the record states,
+    - ``trigger_tokens`` (Int64: the count the agent compared with its threshold where the
+      record states it (Copilot CLI ``preCompactionTokens``); else ``input + output`` of the
+      last model call before the event, in its epoch; where no call before it is known, the
+      size the record states,
       ``recorded_tokens_before``; NA when rows discarded without audit lie between, so the
       triggering call is unknown), ``threshold`` (Int64: in force then; a change known only
       from ``adf_tasks`` whose place among the seqs was lost to the gap that holds the event
@@ -170,7 +172,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             "compaction_model": h_model[at[s_seq]] if srow else None,
             "tail_seqs": tuple(tail),
             "n_tail": len(tail),
-            "trigger_tokens": trig if trig is not None else stated.tokens_before,
+            "trigger_tokens": _first_known(stated.trigger_tokens, trig, stated.tokens_before),
             "recorded_tokens_before": stated.tokens_before,
             "recorded_tokens_after": stated.tokens_after,
             "recorded_duration_ms": stated.duration_ms,
@@ -185,6 +187,10 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             prev_bound, prev_tail = b, list(tail)
     df = schema.frame(cols, schema.COMPACTIONS)
     return df.copy(deep=False)
+
+
+def _first_known(*values: int | None) -> int | None:
+    return next((v for v in values if v is not None), None)
 
 
 def _event_time(

@@ -252,13 +252,19 @@ class _Live:
     def seqs(self) -> list[int]:
         return list(self.rows)
 
-    def add(self, r: ReplayRow) -> None:
+    def add(self, r: ReplayRow, before: int | None = None) -> None:
+        """Add a row to the window, in display order; ``before``: a seq of the window that the
+        row is placed just before (a summary the agent sends ahead of the rows it kept)."""
         self.rows[r.seq] = r
         self.by_aid.setdefault(r.audit_id, {})[r.seq] = None
         if not r.conv:
             return
         k = (r.key, r.seq)
-        if not self.keys or k > self.keys[-1]:
+        if before is not None and before in self.conv:
+            i = self.conv.index(before)
+            self.keys.insert(i, self.keys[i])
+            self.conv = [*self.conv[:i], r.seq, *self.conv[i:]]
+        elif not self.keys or k > self.keys[-1]:
             self.keys.append(k)
             self.conv.append(r.seq)
         else:  # an ord places it before rows written earlier: a new list (see window())
@@ -400,6 +406,19 @@ def _apply(e: _Events, j: int, live: _Live, rows: dict[int, ReplayRow]) -> None:
     live.remove(out)
 
 
+_SUMMARY = "compaction_summary"
+
+
+def _ahead_of(e: _Events, j: int | None, live: _Live) -> int | None:
+    """The kept row a summary goes ahead of, where the record says the agent sends the
+    summary first (:attr:`WindowChange.summary_first`): the first kept conversation row that
+    is not context (a system message stays in the system part)."""
+    if j is None or e.changes is None or not e.changes[j].summary_first:
+        return None
+    kept = [q for q in _display(live, e.tails[j]) if q in live]
+    return next((q for q in kept if live[q].conv and live[q].kind != "context"), None)
+
+
 def _build_replay(src: AgentSource) -> ReplayState:
     h = src.history()
     e = _events_of(src, h)
@@ -435,7 +454,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
             ctx[s], est[s], part_sums[s] = live.window()
             rebuilt[s] = live.rebuilt()
             calls.append(s)
-        live.add(r)
+        live.add(r, _ahead_of(e, event_of_summary.get(s), live) if r.kind == _SUMMARY else None)
         # a fallback-path summary: its preserved tail is the originals of the copies after it
         if r.kind == "compaction_summary" and r.ord is None and s + 1 in copies:
             fe = event_of_summary.get(s)

@@ -102,7 +102,11 @@ class WindowChange:
     ``trigger``: ``auto`` or ``manual`` when recorded; ``instructions``: the user's focus text
     of a manual compaction; ``tokens_before``, ``tokens_after``, ``duration_ms``: the sizes
     and time the record itself states (Claude Code ``compactMetadata.preTokens``,
-    ``postTokens``, ``durationMs``), None where it states none; ``summary_encrypted``: the
+    ``postTokens``, ``durationMs``), None where it states none; ``trigger_tokens``: the count
+    the agent itself compared with its threshold, where the record says that its stated size
+    is that count (Copilot CLI ``preCompactionTokens``), else None; ``summary_first``: the
+    agent sends the summary ahead of the rows it kept (Copilot CLI, pi: seen in their requests),
+    where the record writes it after them; ``summary_encrypted``: the
     summary exists but the record holds it encrypted (a Codex remote compaction), so its size
     and what it recalls are unknown.
     """
@@ -116,6 +120,8 @@ class WindowChange:
     tokens_before: int | None = None
     tokens_after: int | None = None
     duration_ms: int | None = None
+    trigger_tokens: int | None = None
+    summary_first: bool = False
     summary_encrypted: bool = False
 
 

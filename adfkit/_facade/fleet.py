@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
+from adfkit._facade.catalog import catalog, exported
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
 from adfkit._facade.usage_table import FLEET_COLUMNS
 
@@ -38,35 +39,6 @@ if TYPE_CHECKING:
 # process pool's modules (a run that reads an index needs none of them).
 
 ENGINES = ("serial", "processes", "dask")
-
-
-def _observation(attr: str) -> Callable[..., pd.DataFrame]:
-    def get(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
-        from adfkit._facade.agent import observe
-
-        frame: pd.DataFrame = getattr(observe(agent, **kwargs), attr)
-        return frame
-
-    get.__name__ = f"observe_{attr}"
-    return get
-
-
-def usage_days(agent: AgentFile, **kwargs: Any) -> pd.DataFrame:
-    """:func:`adfkit._facade.fleet_usage.usage_days` (imported on first use)."""
-    from adfkit._facade.fleet_usage import usage_days as days
-
-    return days(agent, **kwargs)
-
-
-#: Tables that are not an ``AgentFile`` method of the same name: name -> ``f(agent, **kw)``.
-TABLES: dict[str, Callable[..., Any]] = {
-    "turns": _observation("turns"),
-    "observe_calls": _observation("calls"),
-    "signatures": _observation("signatures"),
-    "streaks": _observation("streaks"),
-    "anomalies": _observation("anomalies"),
-    "usage_days": usage_days,
-}
 
 
 class FleetResult(NamedTuple):
@@ -120,7 +92,7 @@ def _is_one_input(path: str) -> bool:
 
 
 def _check_table(table: str) -> None:
-    if table in TABLES:
+    if table in catalog():
         return
     from adfkit._facade.agent import AgentFile
 
@@ -133,7 +105,7 @@ def _check_table(table: str) -> None:
             if n not in ("close", "read_file", "read_text", "decode_audit")
         )
         raise ValueError(
-            f"table must be an AgentFile method or one of {sorted(TABLES)}; got {table!r} "
+            f"table must be one of {sorted(catalog())} or an AgentFile method; got {table!r} "
             f"(methods: {names})"
         )
 
@@ -142,7 +114,8 @@ def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
     """One table of one open agent as a DataFrame (a dict result becomes a one-row frame)."""
     import pandas as pd
 
-    value = TABLES[table](agent, **kwargs) if table in TABLES else getattr(agent, table)(**kwargs)
+    known = catalog().get(table)
+    value = known.build(agent, **kwargs) if known else getattr(agent, table)(**kwargs)
     if isinstance(value, dict):
         return pd.DataFrame([value])
     if not isinstance(value, pd.DataFrame):
@@ -613,8 +586,9 @@ def load_fleet(
         a path, or a list of any of those.
     table : an :class:`AgentFile` method returning a DataFrame (``history``, ``loop``,
         ``audit``, ``events``, ``compactions``, ``usage``, ...; a dict result such as
-        ``info`` becomes one row) or a name in :data:`TABLES` (``turns``, ``signatures``,
-        ``streaks``, ``anomalies``, ``observe_calls``: frames of ``adfkit.observe``).
+        ``info`` becomes one row) or a name in the catalog (:mod:`adfkit._facade.catalog`:
+        ``turns``, ``signatures``, ``streaks``, ``anomalies``, ``observe_calls``: frames of
+        ``adfkit.observe``; ``usage_days``).
     engine : ``"processes"`` (default: a process pool over all cores), ``"serial"``, or
         ``"dask"`` (on ``client``, a ``dask.distributed.Client``; with none, a
         ``LocalCluster`` is started and closed for the call).
@@ -747,26 +721,6 @@ def _manifest_rows(table: str, df: pd.DataFrame | None) -> list[dict[str, Any]] 
 
 # -- export ------------------------------------------------------------------------------------
 
-#: Tables written by :func:`export`: file stem -> (table name, keyword arguments).
-EXPORT_TABLES: dict[str, tuple[str, dict[str, Any]]] = {
-    "history": ("history", {}),
-    "loop": ("loop", {}),
-    "events": ("events", {}),
-    "history_gaps": ("history_gaps", {}),
-    "audit": ("audit", {}),
-    "blocks": ("blocks", {"history": True}),
-    "tool_calls": ("tool_calls", {"history": True}),
-    "inbox": ("inbox", {}),
-    "outbox": ("outbox", {}),
-    "files": ("files", {}),
-    "logs": ("logs", {}),
-    "tasks": ("tasks", {}),
-    "timers": ("timers", {}),
-    "compactions": ("compactions", {}),
-    "usage": ("usage", {}),
-    "turns": ("turns", {}),
-}
-
 
 def _export_one(
     path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
@@ -818,13 +772,12 @@ def _export_agent(
             fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
         written.append((name, stem, fn, 1))
     problems = []
-    for stem, (table, kw) in EXPORT_TABLES.items():
-        if table not in TABLES and not hasattr(agent, table):
-            continue  # a table this version of adfkit does not have
+    for table in exported():
+        stem, kw = table.name, dict(table.export or {})
         try:
-            if table == "usage" and prices is not None:
-                kw = {**kw, "prices": prices}
-            df = get_table(agent, table, **kw)
+            if prices is not None and table.takes("prices"):
+                kw["prices"] = prices
+            df = table.build(agent, **kw)
             if redact:
                 df = redact_frame(df)
             fn = os.path.join(out_dir, f"{stem}.parquet")
@@ -850,12 +803,14 @@ def export(
     """Write every table of each agent to Parquet, one folder per agent under ``to``.
 
     Each folder (named after the file, made a safe name, ``-2``, ``-3`` ... on clashes) holds
-    ``<table>.parquet``
-    for every table in :data:`EXPORT_TABLES` (``history``, ``loop``, ``events``, ``audit``,
-    ``blocks`` and ``tool_calls`` of the history, the side tables, ``compactions``, ``usage``,
-    ``turns``) and ``meta.json``, ``config.json`` (secrets redacted) and ``info.json``.
+    ``<table>.parquet`` for every table of the catalog that takes no argument
+    (:func:`adfkit._facade.catalog.exported`: ``history``, ``loop``, ``blocks`` and
+    ``tool_calls`` of the history, the side tables, ``compactions``, ``replay``, ``usage``,
+    ``integrity``, the forgetting tables, the observation tables, ``usage_days``...) and
+    ``meta.json``, ``config.json`` (secrets redacted) and ``info.json``.
     Parquet files carry pandas metadata, so ``pd.read_parquet`` gives back the same dtypes
-    (Int64, string, category, bool, boolean, datetime64[ms, UTC]); tuple cells come back as
+    (Int64, string, category, bool, boolean, datetime64[ms, UTC]; an empty table's category
+    columns come back with no categories, as Parquet keeps none); tuple cells come back as
     arrays. ``adf_identity`` is never read. The input files are only read.
 
     Parameters

@@ -72,7 +72,10 @@ def _compaction_times(agent: AgentFile) -> list[tuple[str, int | None]]:
 
 def usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     """Usage of ``agent`` (with its subagents) per UTC day: the columns of :data:`USAGE_DAYS`
-    (the rule: :func:`adfkit._facade.usage_table.day_rows`)."""
+    (the rule: :func:`adfkit._facade.usage_table.day_rows`): ``day`` (string, UTC),
+    ``calls``, ``input``, ``output``, ``cache_write``, ``cache_read`` (Int64), ``cost_usd``
+    (float64, NaN when a model has no price), ``compactions``, ``microcompactions``,
+    ``max_context`` (Int64), ``first_at``, ``last_at`` (string: ISO times)."""
     calls = _calls(agent, prices)
     at = calls["at"]
     ms = at.to_numpy(dtype="datetime64[ms]").astype("int64").tolist()

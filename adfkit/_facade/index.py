@@ -156,11 +156,18 @@ def _from_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def to_parquet(df: pd.DataFrame, path: str) -> None:
     """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
-    and object columns Arrow cannot type are stored as JSON text."""
+    and object columns Arrow cannot type are stored as JSON text. A category column with no
+    categories (an empty table) is given text categories: Arrow would type them null, and
+    they would come back as object."""
     import orjson
     import pandas as pd
     import pyarrow as pa
 
+    empty = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
+    empty = [c for c in empty if len(df[c].cat.categories) == 0]
+    if empty:
+        text = pd.Index([], dtype="string")
+        df = df.assign(**{c: df[c].cat.set_categories(text) for c in empty})
     try:
         df.to_parquet(path, engine="pyarrow", index=False)
     except (pa.ArrowException, TypeError, ValueError):

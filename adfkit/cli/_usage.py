@@ -111,11 +111,15 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     Example: adfkit index ~/.claude/projects --to build/index
     """
+    from adfkit._facade.catalog import exported
     from adfkit._facade.fleet import load_fleet
 
     paths = session_paths(args.paths)
     status = 0
-    for table in args.table or INDEX_TABLES:
+    tables = args.table or INDEX_TABLES
+    if "all" in tables:
+        tables = [t.name for t in exported()]
+    for table in tables:
         df, errors = load_fleet(paths, table, engine=args.engine, progress=False, cache=args.to)
         for path, _err, msg in errors.itertuples(index=False):
             error(f"{path}: {table}: {msg}")
@@ -131,7 +135,8 @@ def _register_index(sub: argparse._SubParsersAction) -> None:
         "--table",
         action="append",
         metavar="TABLE",
-        help=f"a table to keep (repeatable; default {', '.join(INDEX_TABLES)})",
+        help=f"a table to keep (repeatable; 'all': every table export writes; default "
+        f"{', '.join(INDEX_TABLES)})",
     )
     p.add_argument(
         "--engine",

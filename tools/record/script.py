@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MARKER = re.compile(r"\btask-([a-z0-9]+)\b")
+#: What a summary says of the task it interrupted: ``task-<id> steps-done-<n>``. An agent that
+#: compacts in the middle of a task and keeps the task's prompt (or the summary) as the last
+#: marked message goes on from step ``n`` instead of starting the task over.
+PROGRESS = re.compile(r"\btask-([a-z0-9]+) steps-done-(\d+)\b")
 
 
 @dataclass
@@ -231,6 +235,10 @@ def locate(call: Call) -> tuple[str | None, int]:
         if m["role"] != "user":
             continue
         texts = " ".join(b.get("text", "") for b in m["content"] if b["type"] == "text")
+        done = PROGRESS.findall(texts)
+        if done:
+            task, n = done[-1]
+            return task, int(n) + _assistant_turns(call.messages[i + 1 :])
         found = MARKER.findall(texts)
         if found:
             return found[-1], _assistant_turns(call.messages[i + 1 :])
@@ -247,12 +255,16 @@ def _assistant_turns(messages: list[dict[str, Any]]) -> int:
 
 
 def default_summary(call: Call) -> str:
-    """A summary that names what the conversation touched (no task marker in it)."""
+    """A summary that names what the conversation touched and how far the task it
+    interrupted went (``task-<id> steps-done-<n>``, :data:`PROGRESS`)."""
     words = sorted(set(re.findall(r"[\w./-]+\.(?:py|md|txt|json|toml)", call.canonical())))
     named = ", ".join(words[:12]) or "nothing in particular"
+    task, step = locate(call)
+    pending = f"task-{task} steps-done-{step}" if task else "none"
     return (
         "<summary>\n1. Primary request: keep the demo project tidy.\n"
-        f"2. Files touched: {named}.\n3. Next: continue with the pending job.\n</summary>"
+        f"2. Files touched: {named}.\n3. Next: continue with the pending job ({pending}).\n"
+        "</summary>"
     )
 
 

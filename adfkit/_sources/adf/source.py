@@ -399,7 +399,9 @@ class AdfSource(AgentSource):
         pa.default_memory_pool().release_unused()
         h["copies"] = pd.array(copies, dtype="Int64")
         ev = self._events_from(h, tops, rewritten)
-        return _history.add_epochs(h, ev), ev
+        h = _history.add_epochs(h, ev)
+        h["copies"] = h.pop("copies")  # the schema's order, as every format: epoch, copies
+        return h, ev
 
     def _add_loops(
         self, rows: RowBuilder, spans: list[tuple[int, int, int]], errors: str

@@ -2,7 +2,8 @@
 
 Light on purpose (the registry imports every format's package to recognise an input): the
 reader is :mod:`.parser`, imported when a session is opened. Built from the writer's published
-schema; no real ``events.jsonl`` was available (see :mod:`.events`).
+schema, then checked on a session Copilot CLI 1.0.102 wrote against the scripted model server
+(``tests/fixtures/recorded/copilot-cli/1.0.102``; see :mod:`.events`).
 """
 
 from __future__ import annotations

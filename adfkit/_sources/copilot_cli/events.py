@@ -1,6 +1,8 @@
 """What this reader knows of GitHub Copilot CLI's ``events.jsonl``: event types and fields.
 
-From the writer's published schema, not from real files (none was found): github/copilot-sdk
+From the writer's published schema and, since 1.0.102, from real files (a recording under
+``tests/fixtures/recorded/copilot-cli/``: the types and fields it showed are added here):
+github/copilot-sdk
 ``nodejs/src/generated/session-events.ts`` (``SessionEvent`` and its ``*Data`` interfaces) and
 ``python/copilot/generated/session_events.py`` (``SessionEventType``, the full list of type
 names), as summarised in ``SOURCES-NEXT.md`` §3. The schema grows between releases, so the
@@ -68,6 +70,8 @@ EVENT_TYPES = _f(
     session.canvas.opened session.canvas.registry_changed session.canvas.closed
     session.canvas.unavailable session.canvas.recorded session.canvas.removed
     session.extensions.attachments_pushed mcp_app.tool_call_complete
+    session.usage_record model.turn_started model.model_call_started model.model_call_success
+    model.message model.response model.turn_ended model.messages_snapshot
     """
 )
 
@@ -95,29 +99,31 @@ EPHEMERAL = frozenset(
 DATA_FIELDS: dict[str, frozenset[str]] = {
     "session.start": _f(
         "sessionId copilotVersion producer selectedModel startTime version context alreadyInUse "
-        "detachedFromSpawningParentSessionId reasoningEffort reasoningSummary remoteSteerable"
+        "detachedFromSpawningParentSessionId reasoningEffort reasoningSummary remoteSteerable "
+        "contextTier"
     ),
     "session.resume": _f(
         "resumeTime eventCount context alreadyInUse continuePendingWork reasoningEffort "
-        "reasoningSummary remoteSteerable selectedModel sessionWasActive"
+        "reasoningSummary remoteSteerable selectedModel sessionWasActive eventsFileSizeBytes "
+        "contextTier sessionLimits"
     ),
     "session.model_change": _f(
         "newModel previousModel cause previousReasoningEffort previousReasoningSummary "
-        "reasoningEffort reasoningSummary"
+        "reasoningEffort reasoningSummary source contextTier"
     ),
-    "system.message": _f("content role name metadata"),
+    "system.message": _f("content role name metadata interactionId"),
     "user.message": _f(
         "content transformedContent attachments source agentMode interactionId turnId "
         "isAutopilotContinuation nativeDocumentPathFallbackPaths parentAgentTaskId "
-        "supportedNativeDocumentMimeTypes"
+        "supportedNativeDocumentMimeTypes messageId delivery"
     ),
-    "assistant.turn_start": _f("turnId interactionId"),
-    "assistant.turn_end": _f("turnId"),
+    "assistant.turn_start": _f("turnId interactionId parentToolCallId"),
+    "assistant.turn_end": _f("turnId parentToolCallId"),
     "assistant.reasoning": _f("content reasoningId"),
     "assistant.message": _f(
         "messageId content toolRequests model outputTokens parentToolCallId requestId "
         "reasoningText reasoningOpaque encryptedContent interactionId phase turnId "
-        "anthropicAdvisorBlocks anthropicAdvisorModel"
+        "anthropicAdvisorBlocks anthropicAdvisorModel originatingMessageId rte apiCallId"
     ),
     "assistant.usage": _f(
         "model inputTokens outputTokens cacheReadTokens cacheWriteTokens reasoningTokens cost "
@@ -125,29 +131,37 @@ DATA_FIELDS: dict[str, frozenset[str]] = {
         "interTokenLatencyMs providerCallId quotaSnapshots reasoningEffort ttftMs"
     ),
     "tool.execution_start": _f(
-        "toolCallId toolName arguments parentToolCallId mcpServerName mcpToolName turnId"
+        "toolCallId toolName arguments parentToolCallId mcpServerName mcpToolName turnId model "
+        "toolTitle shellToolInfo"
     ),
     "tool.execution_complete": _f(
         "toolCallId success result error parentToolCallId interactionId isUserRequested model "
-        "toolTelemetry turnId"
+        "toolTelemetry turnId rte shellExecution fileEdits"
     ),
-    "subagent.started": _f("toolCallId agentName agentDisplayName agentDescription model"),
+    "subagent.started": _f(
+        "toolCallId agentName agentDisplayName agentDescription model taskModelSource "
+        "modelSelectionSource resumable agentType executionMode"
+    ),
     "subagent.completed": _f(
-        "toolCallId agentName agentDisplayName durationMs model totalTokens totalToolCalls"
+        "toolCallId agentName agentDisplayName durationMs model totalTokens totalToolCalls "
+        "firstDispatchedModel modelSelectionSource"
     ),
     "subagent.failed": _f(
         "toolCallId agentName agentDisplayName durationMs error model totalTokens totalToolCalls"
     ),
     "session.compaction_start": _f(
         "conversationTokens systemTokens toolDefinitionsTokens currentTokens tokenLimit model "
-        "trigger"
+        "trigger compactionAttemptId"
     ),
     "session.compaction_complete": _f(
         "success error statusCode preCompactionTokens postCompactionTokens "
         "preCompactionMessagesLength messagesRemoved tokensRemoved conversationTokens "
         "systemTokens toolDefinitionsTokens tokenLimit summaryContent customInstructions "
-        "checkpointNumber checkpointPath compactionTokensUsed requestId serviceRequestId trigger"
+        "checkpointNumber checkpointPath compactionTokensUsed requestId serviceRequestId "
+        "trigger outcome outcomeReason compactionAttemptId behaviorModelId tokenAccountingBasis"
     ),
+    #: 1.0.102: one per model call (main and subagent), its counts under ``usage``
+    "session.usage_record": _f("usage"),
     "session.truncation": _f(
         "preTruncationTokensInMessages postTruncationTokensInMessages "
         "preTruncationMessagesLength postTruncationMessagesLength "
@@ -156,7 +170,8 @@ DATA_FIELDS: dict[str, frozenset[str]] = {
     "session.shutdown": _f(
         "shutdownType errorReason totalPremiumRequests totalApiDurationMs sessionStartTime "
         "codeChanges modelMetrics currentModel currentTokens conversationTokens systemTokens "
-        "toolDefinitionsTokens tokenDetails totalNanoAiu"
+        "toolDefinitionsTokens tokenDetails totalNanoAiu accountingSnapshot "
+        "providerModelMetrics usageAccountingWatermarks eventsFileSizeBytes agentMetrics"
     ),
 }
 
@@ -165,7 +180,8 @@ TOOL_REQUEST_FIELDS = _f(
     "toolCallId name arguments type intentionSummary mcpServerName mcpToolName toolTitle"
 )
 COMPACTION_USAGE_FIELDS = _f(
-    "inputTokens outputTokens cacheReadTokens cacheWriteTokens duration model copilotUsage"
+    "inputTokens outputTokens cacheReadTokens cacheWriteTokens duration model copilotUsage "
+    "requestCount aiCreditsStatus modelDisplayName provider"
 )
 MODEL_METRIC_FIELDS = _f("requests usage tokenDetails totalNanoAiu")
 METRIC_USAGE_FIELDS = _f(

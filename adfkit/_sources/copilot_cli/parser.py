@@ -18,9 +18,12 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   ``is_error`` = not ``success``). Events with an ``agentId`` (or the older
   ``parentToolCallId``) are the sub-agent's: each sub-agent is a transcript of its own
   (:attr:`ParsedTranscript.subagents`), tied to the ``task`` call that spawned it.
-- **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Each
-  ``assistant.message`` is taken as one model call whose only recorded count is
-  ``outputTokens``; its input and cache counts are unknown (NA). The compaction call's own usage
+- **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Since 1.0.102 a
+  ``session.usage_record`` is written just before every reply (main agent and subagents), its
+  ``usage.apiCallId`` the reply's ``apiCallId``: its input (cache read included), cache read,
+  cache write, output and reasoning counts are that call's. Each ``assistant.message`` is one
+  model call; without a usage record (older releases) its only recorded count is
+  ``outputTokens`` and its input and cache counts are unknown (NA). The compaction call's own usage
   (``compactionTokensUsed``) is on its summary row (input = ``inputTokens`` as recorded, assumed
   to include the cached part as CAPI's OpenAI-style usage does: uncertain). Session totals per
   model (``session.shutdown.modelMetrics``) go to ``meta`` (``total_*`` keys, summed over
@@ -28,7 +31,8 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   that persists it) gives its call's input/cache counts, with a finding.
 - **Compaction** (``session.compaction_start`` then ``session.compaction_complete``): one event
   at the complete line with ``pre_tokens``/``post_tokens`` = ``preCompactionTokens`` /
-  ``postCompactionTokens``, the trigger as recorded (``threshold``, ``manual``,
+  ``postCompactionTokens`` (``preCompactionTokens``, Copilot's own count, is also the count it
+  compacted on: ``trigger_tokens``), the trigger as recorded (``threshold``, ``manual``,
   ``context_limit_retry``, ``memory_pressure``, ``model_switch``), a summary row holding
   ``summaryContent``, and ``messagesRemoved``, ``tokensRemoved``, ``checkpointNumber`` ...
   in ``extra``. The file names no removed message (a count only): ``swept`` is **estimated**
@@ -37,7 +41,9 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   in the background are kept): the window's rows before ``compaction_start`` except context
   rows; ``preserved`` = the context rows and the rows written between start and complete. A
   swept count that differs from ``messagesRemoved`` is a finding. A failed compaction
-  (``success: false``) changes nothing and is a finding.
+  (``success: false``) or one whose ``outcome`` is not ``applied`` (1.0.102: ``cancelled``,
+  e.g. a background compaction still running when ``copilot -p`` exits) changes nothing and
+  is a finding.
 - **Truncation** (``session.truncation``, a second mechanism that drops messages without a
   summary): a ``compaction`` event with trigger ``truncation`` and no summary, sweeping the
   window's oldest ``messagesRemovedDuringTruncation`` non-context rows (estimated).
@@ -57,6 +63,7 @@ from adfkit._core.rows import as_count
 from adfkit._sources.copilot_cli import events as ev
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
+    CallDraft,
     CallInputs,
     EventDraft,
     Findings,
@@ -297,6 +304,10 @@ class _Agent:
     window: list[_CRow] = field(default_factory=list)
     events: list[EventDraft] = field(default_factory=list)
     thinking: list[str] = field(default_factory=list)
+    #: ``session.usage_record`` counts not yet on a reply: by ``apiCallId`` (None: no id)
+    usage: dict[str | None, dict[str, int]] = field(default_factory=dict)
+    #: calls no row holds: a compaction call whose compaction was not applied
+    loose: list[CallDraft] = field(default_factory=list)
     model: str | None = None
     comp_start: tuple[_Ev, int] | None = None
     #: the calls' prompt sizes as they come, for the compactions around them
@@ -358,8 +369,10 @@ def _build(events: list[_Ev], fnd: Findings, meta: dict[str, str]) -> dict[str |
             _assistant(e, a, fnd)
         elif t == "assistant.usage":
             _late_usage(e, a, fnd)
+        elif t == "session.usage_record":
+            _usage_record(e, a, fnd)
         elif t == "tool.execution_complete":
-            a.add(_CRow(e, "user", [_tool_result(d)]))
+            _add_result(a, _CRow(e, "user", [_tool_result(d)]))
         elif t == "session.compaction_start":
             if a.comp_start is not None:
                 fnd.add(
@@ -398,6 +411,38 @@ def _tool_result(d: dict[str, Any]) -> dict[str, Any]:
         "content": _result_text(d),
         "is_error": d.get("success") is not True,
     }
+
+
+def _add_result(a: _Agent, row: _CRow) -> None:
+    """A tool result, placed among the results just before it in the order of the calls of
+    the reply that asked for them (Copilot writes them as they complete and sends them in
+    the order of the calls)."""
+    order = _call_order(a)
+    rank = order.get(row.content[0].get("tool_use_id"))
+    k = len(a.window)
+    while rank is not None and k and _is_result(a.window[k - 1]):
+        prev = order.get(a.window[k - 1].content[0].get("tool_use_id"))
+        if prev is None or prev < rank:
+            break
+        k -= 1
+    if k == len(a.window):
+        a.add(row)
+        return
+    a.rows.insert(a.rows.index(a.window[k]), row)
+    a.window.insert(k, row)
+
+
+def _is_result(row: _CRow) -> bool:
+    return len(row.content) == 1 and row.content[0].get("type") == "tool_result"
+
+
+def _call_order(a: _Agent) -> dict[Any, int]:
+    """Tool-use id -> its place among the calls of the last reply of the window."""
+    for row in reversed(a.window):
+        if row.role == "assistant":
+            uses = [b.get("id") for b in row.content if b.get("type") == "tool_use"]
+            return {u: i for i, u in enumerate(uses)}
+    return {}
 
 
 def _clear(e: _Ev, a: _Agent) -> None:
@@ -452,9 +497,29 @@ def _assistant(e: _Ev, a: _Agent, fnd: Findings) -> None:
     m = d.get("model")
     row.model = m if isinstance(m, str) else a.model
     out = _tokens(d, {"outputTokens": "output"}, fnd, e.line)
+    key = d.get("apiCallId")
+    recorded = a.usage.pop(key if isinstance(key, str) else None, None)
+    if recorded is None and a.usage:  # a record without the reply's id: the oldest waiting
+        recorded = a.usage.pop(next(iter(a.usage)))
+    if recorded is not None:
+        out = {**out, **recorded}
+        if "input" in recorded:
+            a.inputs.call(recorded["input"])
     row.tokens = dict(out)
     own_call(row, out, row.model)
-    row.note = "per-call input and cache tokens are not on disk (assistant.usage is ephemeral)"
+    if recorded is None:
+        row.note = "per-call input and cache tokens are not on disk (no session.usage_record)"
+
+
+def _usage_record(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    """A ``session.usage_record`` (1.0.102: one per call, written just before its reply):
+    its counts wait for the ``assistant.message`` of the same ``apiCallId``."""
+    u = e.data.get("usage")
+    if type(u) is not dict:
+        fnd.add("bad_event", "warning", e.line, "session.usage_record without a usage object")
+        return
+    key = u.get("apiCallId")
+    a.usage[key if isinstance(key, str) else None] = _tokens(u, _USAGE_KEYS, fnd, e.line)
 
 
 def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
@@ -474,7 +539,8 @@ def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
 
 def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[str, Any]:
     """What a compaction_complete records beyond the event's own fields."""
-    extra: dict[str, Any] = {"swept_estimated": True}
+    # Copilot sends the summary first, then the rows written while it was made
+    extra: dict[str, Any] = {"swept_estimated": True, "summary_first": True}
     for k in (
         "messagesRemoved",
         "tokensRemoved",
@@ -487,6 +553,9 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
         v = d.get(k)
         if isinstance(v, str | int) and not isinstance(v, bool):
             extra[k] = v
+    pre = as_count(d.get("preCompactionTokens"))
+    if pre is not None:  # Copilot's own count, the one it compacts on (not a call's usage)
+        extra["trigger_tokens"] = pre
     ci = d.get("customInstructions")
     if isinstance(ci, str) and ci:
         extra["user_context"] = ci
@@ -498,15 +567,17 @@ def _compaction_extra(d: dict[str, Any], start: tuple[_Ev, int] | None) -> dict[
 def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     d = e.data
     start, a.comp_start = a.comp_start, None
-    if d.get("success") is not True:
-        err = _text(d.get("error"))[:120]
+    outcome = d.get("outcome")  # 1.0.102: applied, cancelled (absent before)
+    if d.get("success") is not True or outcome not in (None, "applied"):
+        err = _text(d.get("error"))[:120] or (f"outcome {outcome}" if outcome else "")
         fnd.add(
             "compaction_failed",
             "info",
             e.line,
-            f"a compaction that did not succeed{': ' + err if err else ''}; the window is "
+            f"a compaction that was not applied{': ' + err if err else ''}; the window is "
             "unchanged",
         )
+        _loose_call(e, a, fnd)
         return
     swept, kept = _estimate(e, a, start, fnd)
     srow = _summary_row(e, fnd)
@@ -533,6 +604,18 @@ def _compaction(e: _Ev, a: _Agent, fnd: Findings) -> None:
     )
     a.events.append(x)
     a.inputs.event(x)
+
+
+def _loose_call(e: _Ev, a: _Agent, fnd: Findings) -> None:
+    """The call of a compaction that was not applied, when its usage is recorded: it was made
+    (and paid) though no row holds it."""
+    used = e.data.get("compactionTokensUsed")
+    if type(used) is not dict:
+        return
+    tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+    m = used.get("model")
+    model = m if isinstance(m, str) else None
+    a.loose.append(CallDraft(e.id or f"line-{e.line}", None, e.line, model, tokens, e.ts))
 
 
 def _estimate(
@@ -647,7 +730,10 @@ def _transcript(
     path: Path, a: _Agent, fnd: Findings | None, meta: dict[str, str], sid: str | None
 ) -> ParsedTranscript:
     rows, _ = number_rows(a.rows, ())
-    calls = final_calls(r.call for r in a.rows if r.call is not None)
+    calls = final_calls(
+        [*(r.call for r in a.rows if r.call is not None), *a.loose],
+        "the call of a compaction that was not applied (its usage recorded, no row holds it)",
+    )
     return ParsedTranscript(
         path=str(path),
         format=FORMAT,

@@ -561,8 +561,9 @@ def _compaction(e: _Entry, row: _PRow, window: list[_PRow], kept: list[_PRow]) -
 
 
 def _compaction_extra(o: dict[str, Any]) -> dict[str, Any]:
-    """What a compaction entry records beyond the event's own fields."""
-    extra: dict[str, Any] = {}
+    """What a compaction entry records beyond the event's own fields (and that pi sends the
+    summary ahead of the entries it kept: buildSessionContext)."""
+    extra: dict[str, Any] = {"summary_first": True}
     details = o.get("details")
     if isinstance(details, dict):
         for k in ("readFiles", "modifiedFiles"):

@@ -439,10 +439,13 @@ def _event_data(
     aid = 0
     for e, bound in event_bounds(parsed):  # rewinds: the abandoned rows are not in history()
         dur = e.extra.get("duration_ms")
+        trig = e.extra.get("trigger_tokens")
         stated = WindowChange(
             tokens_before=e.pre_tokens,
             tokens_after=e.post_tokens,
             duration_ms=dur if type(dur) is int else None,
+            trigger_tokens=trig if type(trig) is int else None,
+            summary_first=e.extra.get("summary_first") is True,
         )
         if e.kind == "microcompaction":
             recs.append(

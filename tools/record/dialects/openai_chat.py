@@ -1,11 +1,13 @@
-"""OpenAI Chat Completions: ``POST .../chat/completions`` (JSON, or server-sent events when
-``stream`` is set: the deltas, then a usage chunk when ``stream_options.include_usage`` asks,
-then ``[DONE]``) and ``GET .../models``.
+"""OpenAI Chat Completions: ``POST /v1/chat/completions`` (or ``/chat/completions`` under any
+base URL; JSON, or server-sent ``data:`` chunks when ``stream``, a last chunk with ``usage``
+when ``stream_options.include_usage``, then ``data: [DONE]``), and ``GET .../models`` (a list
+of one model: the one asked for last, else ``rec-model``) logged as ``models``.
 
-Neutral view: ``system``/``developer`` messages are the system prompt; a ``tool`` message is a
-neutral ``tool`` message holding one ``tool_result``; an assistant's ``tool_calls`` are
-``tool_use`` blocks after its text. (A minimal version, written for Qwen Code, OpenCode and
-OpenClaw while the fuller one is written beside Copilot CLI's driver.)"""
+Messages: ``system``/``developer`` before the first other message make ``Call.system``; one
+later is kept in place as a ``system`` message (the agent sent it there). ``assistant`` with
+``tool_calls`` gives ``tool_use`` blocks (``arguments`` parsed as JSON; a string that is not
+JSON kept as ``{"$raw": ...}``), ``reasoning_content``/``reasoning_text`` a thinking block;
+``tool`` gives a ``tool`` message with one ``tool_result``."""
 
 from __future__ import annotations
 
@@ -16,124 +18,151 @@ from ..script import Answer, Call
 from ..server import Model, Reply, Request
 
 NAME = "openai_chat"
-CREATED = 1_700_000_000  # a fixed time: answers stay byte-stable
+#: A fixed ``created`` time: recordings stay byte-stable.
+CREATED = 1764720000
+DEFAULT_MODEL = "rec-model"
+_last_model = [DEFAULT_MODEL]
 
 
 def match(method: str, path: str) -> bool:
-    path = path.rstrip("/")
-    return (method == "POST" and path.endswith("/chat/completions")) or (
-        method == "GET" and path.endswith("/models")
-    )
+    p = path.rstrip("/")
+    if method == "POST":
+        return p.endswith("/chat/completions")
+    return method == "GET" and (p.endswith("/models") or "/models/" in p) and ":" not in p
 
 
 def handle(req: Request, model: Model) -> Reply:
+    body = req.body if isinstance(req.body, dict) else {}
     if req.method == "GET":
         model.write(req, NAME, "models")
-        return Reply.json({"object": "list", "data": []})
-    body = req.body or {}
+        return Reply.json(_models(req.path))
     call = parse(body, len(json.dumps(body)))
+    if call.model:
+        _last_model[0] = call.model
     answer = model.answer(req, NAME, call)
-    message = _message(answer)
-    out = {
-        "id": f"chatcmpl-rec{answer.n:05d}",
-        "object": "chat.completion",
-        "created": CREATED,
-        "model": body.get("model", ""),
-        "choices": [{"index": 0, "message": message, "finish_reason": _finish(answer)}],
-        "usage": _usage(answer),
-    }
     if not body.get("stream"):
-        return Reply.json(out)
-    return Reply.sse(_events(out, bool((body.get("stream_options") or {}).get("include_usage"))))
+        return Reply.json(_completion(body, answer))
+    opts = body.get("stream_options") or {}
+    return Reply.sse((None, c) for c in _chunks(body, answer, bool(opts.get("include_usage"))))
+
+
+def _model_entry(name: str) -> dict[str, Any]:
+    return {"id": name, "object": "model", "created": CREATED, "owned_by": "rec"}
+
+
+def _models(path: str) -> dict[str, Any]:
+    p = path.rstrip("/")
+    if "/models/" in p:
+        return _model_entry(p.rsplit("/models/", 1)[1])
+    return {"object": "list", "data": [_model_entry(_last_model[0])]}
+
+
+# --- the request ----------------------------------------------------------------------------
 
 
 def parse(body: dict[str, Any], size: int) -> Call:
     system: list[str] = []
     messages: list[dict[str, Any]] = []
     for m in body.get("messages") or []:
+        if not isinstance(m, dict):
+            continue
         role = m.get("role")
         if role in ("system", "developer"):
-            system.append(_text(m.get("content")))
+            if messages:
+                messages.append({"role": "system", "content": _parts(m.get("content"))})
+            else:
+                system.append(_text(m.get("content")))
         elif role == "tool":
-            result = {
-                "type": "tool_result",
-                "tool_use_id": m.get("tool_call_id", ""),
-                "content": _text(m.get("content")),
-                "is_error": False,
-            }
-            messages.append({"role": "tool", "content": [result]})
+            messages.append({"role": "tool", "content": [_tool_result(m)]})
+        elif role == "assistant":
+            messages.append({"role": "assistant", "content": _assistant(m)})
         else:
-            blocks = _blocks(m.get("content"))
-            for c in m.get("tool_calls") or []:
-                f = c.get("function") or {}
-                blocks.append(
-                    {
-                        "type": "tool_use",
-                        "id": c.get("id", ""),
-                        "name": f.get("name", ""),
-                        "input": _args(f.get("arguments")),
-                    }
-                )
-            messages.append({"role": role or "user", "content": blocks})
-    tools = [
-        {
-            "name": (t.get("function") or {}).get("name", ""),
-            "description": (t.get("function") or {}).get("description", ""),
-            "parameters": (t.get("function") or {}).get("parameters") or {},
-        }
-        for t in body.get("tools") or []
-    ]
-    stream = bool(body.get("stream"))
-    return Call(NAME, body.get("model", ""), "\n".join(system), messages, tools, stream, size)
+            messages.append({"role": str(role), "content": _parts(m.get("content"))})
+    tools = [_tool(t) for t in body.get("tools") or [] if isinstance(t, dict)]
+    return Call(
+        NAME,
+        str(body.get("model") or ""),
+        "\n\n".join(system),
+        messages,
+        tools,
+        bool(body.get("stream")),
+        size,
+    )
 
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return "\n".join(b.get("text", "") for b in _blocks(content) if b["type"] == "text")
+    return "\n".join(b["text"] for b in _parts(content) if b["type"] == "text")
 
 
-def _blocks(content: Any) -> list[dict[str, Any]]:
-    if content is None or content == "":
+def _parts(content: Any) -> list[dict[str, Any]]:
+    if content is None:
         return []
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
-    out = []
-    for b in content:
-        if not isinstance(b, dict):
+    out: list[dict[str, Any]] = []
+    for p in content if isinstance(content, list) else []:
+        if not isinstance(p, dict):
             continue
-        kind = b.get("type")
-        out.append(
-            {"type": "text", "text": b.get("text", "")} if kind == "text" else {"type": kind}
-        )
+        kind = p.get("type")
+        if kind in ("text", "input_text"):
+            out.append({"type": "text", "text": p.get("text", "")})
+        else:
+            out.append({"type": str(kind)})
     return out
 
 
-def _args(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.loads(arguments) if arguments else {}
-    except ValueError:
-        return {"$text": arguments}
-
-
-def _message(answer: Answer) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
-    if answer.tool_uses:
-        message["tool_calls"] = [
+def _assistant(m: dict[str, Any]) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    for key in ("reasoning_content", "reasoning_text", "reasoning"):
+        r = m.get(key)
+        if isinstance(r, str) and r:
+            blocks.append({"type": "thinking", "text": r})
+            break
+    blocks += _parts(m.get("content"))
+    for tc in m.get("tool_calls") or []:
+        fn = tc.get("function") or {}
+        blocks.append(
             {
-                "id": t.id,
-                "type": "function",
-                "function": {"name": t.name, "arguments": json.dumps(t.input)},
+                "type": "tool_use",
+                "id": tc.get("id", ""),
+                "name": fn.get("name", ""),
+                "input": _arguments(fn.get("arguments")),
             }
-            for t in answer.tool_uses
-        ]
-    return message
+        )
+    return blocks
 
 
-def _finish(answer: Answer) -> str:
-    return "tool_calls" if answer.tool_uses else "stop"
+def _arguments(raw: Any) -> Any:
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {"$raw": raw}
+
+
+def _tool_result(m: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "tool_result",
+        "tool_use_id": m.get("tool_call_id", ""),
+        "content": _text(m.get("content")),
+        "is_error": False,  # Chat Completions has no error flag on a tool message
+    }
+
+
+def _tool(t: dict[str, Any]) -> dict[str, Any]:
+    inner = t.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else t
+    return {
+        "name": fn.get("name", ""),
+        "description": fn.get("description", ""),
+        "parameters": fn.get("parameters") or {},
+    }
+
+
+# --- the answer -----------------------------------------------------------------------------
 
 
 def _usage(answer: Answer) -> dict[str, Any]:
@@ -143,30 +172,65 @@ def _usage(answer: Answer) -> dict[str, Any]:
         "completion_tokens": u.output,
         "total_tokens": u.input + u.output,
         "prompt_tokens_details": {"cached_tokens": u.cache_read},
+        "completion_tokens_details": {"reasoning_tokens": 0},
     }
 
 
-def _events(out: dict[str, Any], include_usage: bool) -> list[tuple[str | None, Any]]:
-    head = {k: out[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
-    message = out["choices"][0]["message"]
-    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
-    if message["content"]:
-        deltas.append({"content": message["content"]})
-    for i, c in enumerate(message.get("tool_calls") or []):
-        deltas.append({"tool_calls": [{"index": i, **c}]})
-    chunks: list[tuple[str | None, Any]] = [
-        (None, {**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]})
-        for d in deltas
+def _tool_calls(answer: Answer) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": t.id,
+            "type": "function",
+            "function": {"name": t.name, "arguments": json.dumps(t.input)},
+        }
+        for t in answer.tool_uses
     ]
-    finish = {"index": 0, "delta": {}, "finish_reason": out["choices"][0]["finish_reason"]}
-    last = {**head, "choices": [finish]}
-    if not include_usage:
-        last["usage"] = out["usage"]
-    chunks.append((None, last))
-    if include_usage:
-        chunks.append((None, {**head, "choices": [], "usage": out["usage"]}))
-    chunks.append((None, "[DONE]"))
-    return chunks
+
+
+def _finish(answer: Answer) -> str:
+    return "tool_calls" if answer.tool_uses else "stop"
+
+
+def _completion(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": answer.text or None}
+    if answer.tool_uses:
+        message["tool_calls"] = _tool_calls(answer)
+    return {
+        "id": f"chatcmpl-rec{answer.n:05d}",
+        "object": "chat.completion",
+        "created": CREATED,
+        "model": body.get("model", ""),
+        "choices": [{"index": 0, "message": message, "finish_reason": _finish(answer)}],
+        "usage": _usage(answer),
+    }
+
+
+def _chunks(body: dict[str, Any], answer: Answer, with_usage: bool) -> list[Any]:
+    head = {
+        "id": f"chatcmpl-rec{answer.n:05d}",
+        "object": "chat.completion.chunk",
+        "created": CREATED,
+        "model": body.get("model", ""),
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    out: list[Any] = [chunk({"role": "assistant", "content": ""})]
+    if answer.text:
+        out.append(chunk({"content": answer.text}))
+    for i, tc in enumerate(_tool_calls(answer)):
+        fn = tc["function"]
+        first = {"index": i, "id": tc["id"], "type": "function", "function": {"name": fn["name"]}}
+        first["function"]["arguments"] = ""
+        out.append(chunk({"tool_calls": [first]}))
+        args = {"index": i, "function": {"arguments": fn["arguments"]}}
+        out.append(chunk({"tool_calls": [args]}))
+    out.append(chunk({}, _finish(answer)))
+    if with_usage:
+        out.append({**head, "choices": [], "usage": _usage(answer)})
+    out.append("[DONE]")
+    return out
 
 
 class _Dialect:
