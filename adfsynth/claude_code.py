@@ -624,11 +624,16 @@ class Session:
         minimal: bool = False,
         dangling: bool = False,
         hook_first: bool = True,
+        referenced: bool = False,
     ) -> None:
         """A compaction with a ``compact_boundary``. ``dangling``: its ``logicalParentUuid``
         names a uuid never written (2.1.17-2.1.42, TRANSCRIPTS.md §0 1, D4-D6); with
         ``hook_first`` a PostToolUse ``hook_progress`` off that same uuid comes just before the
-        boundary (D5)."""
+        boundary (D5). ``referenced`` (with ``preserve_last``): the preserved segment is kept
+        by reference, as Claude Code 2.1.217 writes a ``/compact`` (RECORDING.md): a
+        ``preservedSegment`` (head, anchor: the summary, tail), no copy written after the
+        summary, and the next record hangs off the segment's last record, written before the
+        boundary (a walk back from the end never meets the boundary)."""
         preserved = self.window[-preserve_last:] if preserve_last else []
         if trigger == "manual":
             self.user(
@@ -661,7 +666,13 @@ class Session:
             )
             if focus:
                 md["userContext"] = focus
-        if preserved:
+        if preserved and referenced:
+            md["preservedSegment"] = {
+                "headUuid": preserved[0].uuids[0],
+                "anchorUuid": None,
+                "tailUuid": preserved[-1].uuids[-1],
+            }
+        elif preserved:
             md["preservedMessages"] = {
                 "anchorUuid": None,
                 "uuids": [u for r in preserved for u in r.uuids],
@@ -697,7 +708,8 @@ class Session:
         s["isCompactSummary"] = True
         s["isVisibleInTranscriptOnly"] = True
         if preserved:
-            md["preservedMessages"]["anchorUuid"] = s["uuid"]
+            kept = md["preservedSegment"] if referenced else md["preservedMessages"]
+            kept["anchorUuid"] = s["uuid"]
         if not minimal:
             md["postTokens"] = len(summary_text) // 4 + sum(r.size for r in preserved)
         self.emit(b)
@@ -706,8 +718,10 @@ class Session:
         srow.uuids.append(s["uuid"])
         self.rows.append(srow)
         self.tip = s["uuid"]
+        if preserved and referenced:  # 2.1.217: what comes next hangs off the segment's tail
+            self.tip = preserved[-1].uuids[-1]
         # preserved records are written again under the summary, same uuids
-        if preserved:
+        elif preserved:
             prev = s["uuid"]
             for r in preserved:
                 for u in r.uuids:
@@ -730,6 +744,8 @@ class Session:
             "trigger_tokens": self.last_call_total,
             "tokens_after": None,
         }
+        if referenced:  # only then: the committed samples' truth stays as it was
+            ev["preserved_by_reference"] = bool(preserved)
         self.compactions.append(ev)
         self.pending_after = ev
         self.last_prompt = 0  # the cache does not survive a compaction

@@ -15,7 +15,8 @@ listing with legacy agent files and ``.jsonl.zst`` of tiny lines:
 Claude Code session against reading and orjson-parsing its lines), ``forgetting`` (the loss
 ledger, survival, cache economics and recovery as a session's stories and compactions grow,
 and the item rules on hostile text of growing size), ``chains`` (the Claude Code shapes that
-were quadratic to walk; the largest real session against its floor).
+were quadratic to walk; the largest real session against its floor), ``otlp`` (the
+OpenTelemetry export as a session's calls grow).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -47,6 +48,7 @@ import brotli  # noqa: E402
 import chains  # noqa: E402
 import fleet_real  # noqa: E402
 import orjson  # noqa: E402
+import otlp_export  # noqa: E402
 import pandas as pd  # noqa: E402
 import scale_transcripts  # noqa: E402
 
@@ -458,6 +460,7 @@ def main(argv: list[str]) -> int:
         "forgetting",
         "chains",
         "fleet-real",
+        "otlp",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -476,7 +479,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting", "fleet-real"):
+    if only not in ("transcripts", "forgetting", "fleet-real", "otlp"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -594,6 +597,8 @@ def main(argv: list[str]) -> int:
     if want("fleet-real"):  # issue 23: adfkit against ccusage 20 (benchmarks/fleet_real.py)
         fleet_real.run(quick)
         print()
+    if want("otlp"):  # the OpenTelemetry export as calls grow (benchmarks/otlp_export.py)
+        otlp_export.bench(ROOT / "build" / "bench", quick)
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -379,3 +379,39 @@ def test_a_long_session_of_every_shape_reads_as_its_truth(seed: int, tmp_path: P
     gaps = sorted(f.line for f in t.findings if f.check == "chain_gap")
     assert gaps == sorted(g["line"] for g in s.gaps) and len(gaps) >= 3
     assert not [f for f in t.findings if f.severity != "info"]
+
+
+@pytest.mark.parametrize("trigger", ["manual", "auto"])
+def test_a_segment_kept_by_reference_reads_as_its_truth(trigger: str, tmp_path: Path) -> None:
+    """Claude Code 2.1.217's ``/compact`` keeping a preserved segment by reference: the record
+    after the summary hangs off the segment's last record, before the boundary. Every
+    compaction is found with its swept and preserved rows, and the summary is displayed
+    before the preserved rows (the request Claude Code sends)."""
+    import random
+
+    from adfsynth.claude_code import Session
+
+    rng = random.Random(7)
+    sid = "5e55a0b1-0000-4000-8000-000000000217"
+    s = Session(rng, sid, "/w", "2.1.217", 1772352000000)
+    for n in range(1, 13):
+        s.turn(rng.randint(1, 3))
+        if n % 4 == 0:
+            s.compact(trigger, preserve_last=2, referenced=True, focus="keep it")
+    path = tmp_path / f"{sid}.jsonl"
+    path.write_text(s.text())
+    t = parse_claude_code(path, warn=False)
+    assert [r.uuid for r in t.rows] == [r.uuid for r in s.rows]
+    by = {r.uuid: r.seq for r in t.rows}
+    comp = [e for e in t.events if e.kind == "compaction"]
+    assert [c["preserved_by_reference"] for c in s.compactions] == [True] * 3
+    assert len(comp) == len(s.compactions) == 3
+    for ev, exp in zip(comp, s.compactions, strict=True):
+        assert ev.trigger == exp["trigger"] == trigger
+        assert ev.swept == tuple(sorted(by[u] for u in exp["swept"]))
+        assert ev.preserved == tuple(sorted(by[u] for u in exp["preserved"])) != ()
+        assert ev.summary_seq == by[exp["summary"]]
+    h = _open(path).history()
+    pos = dict(zip(h["seq"], h["position"], strict=True))
+    for ev in comp:
+        assert pos[ev.summary_seq] == min(pos[q] for q in ev.preserved) - 1

@@ -22,6 +22,7 @@ def test_row_draft_final_copies_each_attribute_to_the_field_of_its_name() -> Non
         "branch": "branch-1",
         "malformed": True,
         "note": "n",
+        "ord": 2,
     }
     for k, v in values.items():
         setattr(d, k, v)

@@ -198,9 +198,11 @@ def test_history_is_the_truth_rows_in_order(case: tuple[AgentFile, dict[str, Any
     agent, truth = case
     h = agent.history()
     assert list(h.columns) == list(schema.HISTORY)
+    assert h["position"].tolist() == list(range(len(h)))
+    _summaries_shown_before_what_they_preserved(agent, h, truth)
+    h = h.sort_values("seq", ignore_index=True)  # the truth's rows: conversation (written) order
     assert ident(agent, h["seq"]) == truth["rows"]
     assert h["role"].astype(str).tolist() == truth["roles"]
-    assert h["position"].tolist() == list(range(len(h)))
     hinted = {
         i: k for i, k in enumerate(truth["kind_hints"]) if k in ("context", "compaction_summary")
     }
@@ -209,6 +211,21 @@ def test_history_is_the_truth_rows_in_order(case: tuple[AgentFile, dict[str, Any
     assert len(summaries) == truth["n_compactions"]
     assert (h["copies"] == 1).all()
     assert not h["malformed"].any()
+
+
+def _summaries_shown_before_what_they_preserved(
+    agent: AgentFile, h: pd.DataFrame, truth: dict[str, Any]
+) -> None:
+    """A summary is displayed (``position``) right before the rows its compaction preserved,
+    which were written before it: Claude Code sends the summary, then those rows (a Codex
+    replacement history is sent before its summary, as written)."""
+    if agent.source.format != "claude_code":
+        return
+    at = dict(zip(ident(agent, h["seq"]), h["position"], strict=True))
+    for c in truth.get("compactions", []):
+        kept = [at[u] for u in c.get("preserved", []) if u in at]
+        if kept and c.get("summary") in at:
+            assert at[c["summary"]] == min(kept) - 1
 
 
 def test_events_audit_and_archives(case: tuple[AgentFile, dict[str, Any]]) -> None:
@@ -244,7 +261,8 @@ def test_loop_is_the_window_now(case: tuple[AgentFile, dict[str, Any]]) -> None:
     last = truth["compactions"][-1]
     summary_at = truth["rows"].index(last["summary"])
     after = truth["rows"][summary_at:]
-    assert ident(agent, lp["seq"]) == sorted(last["preserved"] + after, key=truth["rows"].index)
+    want = sorted(last["preserved"] + after, key=truth["rows"].index)
+    assert ident(agent, sorted(lp["seq"])) == want
     assert (lp["origin"] == "live").all() and lp["audit_id"].isna().all()
     assert len(lp) + int((h["origin"] == "audit").sum()) == len(h)
 
@@ -301,8 +319,11 @@ def test_replay_context_and_composition(case: tuple[AgentFile, dict[str, Any]]) 
     assert list(r.columns) == list(schema.REPLAY) and list(comp.columns) == list(schema.COMPOSITION)
     calls = h.loc[h["kind"] == "assistant", "seq"].tolist()
     assert r["seq"].tolist() == calls == comp["seq"].tolist()
-    parts = r[["summary_tokens", "message_tokens", "assistant_tokens", "tool_result_tokens"]]
+    sent = agent.source.context_in_messages  # Claude Code: attachments sent as reminders
+    cols = ["summary_tokens", "message_tokens", "assistant_tokens", "tool_result_tokens"]
+    parts = r[[*cols, "inject_tokens"]] if sent else r[cols]
     assert ((r["est_tokens"] - parts.sum(axis=1)) < 2).all()
+    assert (r["inject_tokens"] > 0).any() == (sent and (h["kind"] == "context").any())
     assert (r["threshold"] == agent.compact_threshold()).all()
     # the tool's rule, not a number the file states: assumed (issue 19.6)
     assert r["threshold_source"].eq("assumed").all()
@@ -310,7 +331,7 @@ def test_replay_context_and_composition(case: tuple[AgentFile, dict[str, Any]]) 
     last = int(r["seq"].iloc[-1])
     ctx = agent.context_at(last, context=False)
     live = agent.loop()
-    conv = live[(live["seq"] < last) & (live["kind"] != "context")]["seq"].tolist()
+    conv = live[(live["seq"] < last) & (sent | (live["kind"] != "context"))]["seq"].tolist()
     assert ctx["seq"].tolist() == conv
     assert (ctx["part"] == "message").all()
     # every call after a compaction sees its summary, none before it
@@ -699,7 +720,7 @@ def test_a_long_simulated_session_matches_its_truth(tmp_path: Path) -> None:
     agent = adfkit.open(path)
     assert len(s.compactions) >= 5
     h = agent.history()
-    assert ident(agent, h["seq"]) == [r.uuid for r in s.rows]
+    assert ident(agent, sorted(h["seq"])) == [r.uuid for r in s.rows]
     c = agent.compactions()
     comp = c[c["event"] == "compaction"].reset_index(drop=True)
     assert len(comp) == len(s.compactions)
@@ -724,3 +745,13 @@ def test_the_registry_lists_and_names_every_format() -> None:
 
     with pytest.raises(ValueError, match="built-in"):
         adfkit.register_format(spec("claude_code"))
+
+
+def test_a_transcript_exports_to_opentelemetry() -> None:
+    """``.to_otlp()`` on a transcript: one chat span per call (the OTel tests hold the rest)."""
+    pytest.importorskip("opentelemetry.sdk", reason='needs pip install "adfkit[otel]"')
+    agent = open_quiet(CC_WEBAPP)
+    doc = agent.to_otlp()
+    spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+    calls = len(agent.usage()) + sum(len(s.usage()) for s in agent.subagents())
+    assert sum(s["name"].startswith("chat") for s in spans) == calls

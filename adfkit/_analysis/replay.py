@@ -3,8 +3,10 @@
 Rows of the history are walked in creation (seq) order while a live set is kept: every
 compaction or clear removes the rows it swept (ADF_FORMAT.md §5.4-§5.5, §6). At every model call
 (assistant row) the live set is the context window the model saw; its size is measured with the
-runtime's own estimator (§9.1): context rows excluded except delivered ``loop_inject`` v2 text,
-16 characters per message, ``ceil(text / 3.5) + ceil(media / 100)`` over the sums. The walk
+runtime's own estimator (§9.1): context rows excluded except delivered ``loop_inject`` v2 text
+(and, where the source says its context rows are sent inside the messages,
+``AgentSource.context_in_messages``, every context row but the system part), 16 characters per
+message, ``ceil(text / 3.5) + ceil(media / 100)`` over the sums. The walk
 (:func:`replay_state`) is shared by :mod:`adfkit._analysis.compactions` and
 :mod:`adfkit._analysis.simulate`.
 """
@@ -158,10 +160,12 @@ class ReplayState:
         return out
 
 
-def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
+def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     """The history's rows by seq. A context row is part of the conversation only when it is
     ``loop_inject`` v2 text that was delivered: a keyed update superseded before the next call
-    was never sent (ADF_FORMAT.md §7)."""
+    was never sent (ADF_FORMAT.md §7); with ``context_sent`` (the source sends its context rows
+    inside the messages: Claude Code's attachments) every context row but the system part is,
+    as an inject."""
     out: dict[int, ReplayRow] = {}
     cols = [
         "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
@@ -191,6 +195,8 @@ def _rows(h: pd.DataFrame) -> dict[int, ReplayRow]:
         v2 = hdr.get("loop_inject") == "v2"
         inject = v2 or hdr.get("category") == "loop_inject"
         conv = kind != "context" or (v2 and seq not in gone)
+        if context_sent and not conv and hdr.get("category") not in _PROMPT_PARTS:
+            conv = inject = True
         body = 0
         if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
             body = js_length(context_body(texts[i]))
@@ -423,7 +429,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
     h = src.history()
     e = _events_of(src, h)
     ev = src.events()
-    rows = _rows(h)
+    rows = _rows(h, src.context_in_messages)
     order = sorted(rows)
     n_ev = len(e.bounds)
     live = _Live(rows)

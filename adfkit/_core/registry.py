@@ -43,6 +43,7 @@ BUILTIN: dict[str, str] = {
     "openhands": "adfkit._sources.openhands",
     "pi": "adfkit._sources.pi",
     "copilot_cli": "adfkit._sources.copilot_cli",
+    "otel": "adfkit._sources.otel",
     "qwen_code": "adfkit._sources.qwen_code",
 }
 
@@ -137,8 +138,9 @@ class FormatSpec:
     window)``: its automatic-compaction threshold. ``taxonomy``: the file in ``adfkit/data``
     with its tools' classes for :func:`adfkit.observe` (None: the ADF default).
     ``provider(model)``: who serves the model. ``looks_for``: what recognition looks for, for
-    the error an unclaimed input raises. ``stamped_on_append`` and ``provider_tools``: as the
-    :class:`AgentSource` attributes of those names, for the sources its reader makes.
+    the error an unclaimed input raises. ``stamped_on_append``, ``provider_tools`` and
+    ``context_in_messages``: as the :class:`AgentSource` attributes of those names, for the
+    sources its reader makes.
     ``many``: one input may hold several agents; ``open`` then returns a sequence of sources
     (each named by its ``name``) and takes ``member=NAME`` to open just that one.
     """
@@ -156,6 +158,7 @@ class FormatSpec:
     provider: Callable[[str | None], str | None] = field(default=lambda model: None)
     stamped_on_append: bool = True
     provider_tools: frozenset[str] = frozenset()
+    context_in_messages: bool = False
     many: bool = False
 
 

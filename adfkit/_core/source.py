@@ -282,6 +282,11 @@ class AgentSource(ABC):
     #: Tool names the provider runs inside the response, so no tool_result ever follows a call
     #: (Codex ``web_search_call``: ``web_search``); none by default.
     provider_tools: frozenset[str] = frozenset()
+    #: Whether the context rows other than the system part (attachments, a command's caveat)
+    #: are sent inside the conversation's messages (Claude Code renders them as system
+    #: reminders in the user's message), so a call's window holds them; else only delivered
+    #: ``loop_inject`` text is (ADF_FORMAT.md §7).
+    context_in_messages: bool = False
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

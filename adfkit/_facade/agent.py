@@ -790,6 +790,25 @@ class AgentFile:
         """
         return _observe.observe(self.source, taxonomy=taxonomy, segmentation=segmentation)
 
+    def to_otlp(self, *, with_messages: bool = False, redact: bool = False) -> dict[str, Any]:
+        """The agent (and its subagents) as an OpenTelemetry GenAI trace in OTLP/JSON: one
+        ``invoke_agent`` span per agent, one ``chat`` span per model call with its usage,
+        ``gen_ai.conversation.compacted`` on the first call after each compaction and an
+        ``adfkit.compaction`` event per compaction (:mod:`adfkit._facade.otlp` lists every
+        attribute). The same file gives the same ids. Needs ``pip install "adfkit[otel]"``.
+
+        Examples
+        --------
+        >>> import adfkit
+        >>> doc = adfkit.open_adf("sample_agents/long-runner.adf").to_otlp()
+        >>> spans = doc["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        >>> sorted({s["name"].split()[0] for s in spans})
+        ['chat', 'invoke_agent']
+        """
+        from adfkit._facade import otlp
+
+        return otlp.to_json(otlp.spans(self, with_messages=with_messages, redact=redact))
+
     def subagents(self) -> list[AgentFile]:
         """The agents this one started, each a handle of its own (empty for an ADF file).
 

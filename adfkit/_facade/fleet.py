@@ -872,3 +872,46 @@ def _export_one_star(
 
     path, out_dir = orjson.loads(job)
     return _export_one(path, out_dir, redact, open_kwargs, prices)
+
+
+# -- OpenTelemetry -------------------------------------------------------------------------------
+
+
+def export_otlp(
+    paths_or_glob: Any,
+    *,
+    to: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    with_messages: bool = False,
+    redact: bool = False,
+) -> tuple[int, list[tuple[str, str, str]]]:
+    """Every agent of the paths (files, folders, globs, as :func:`load_fleet` takes them) as
+    OTLP: one JSON line per agent into the file ``to``, and/or sent to ``endpoint``. Returns
+    the number of spans and one ``(path, error type, message)`` per input that failed (the
+    others are still exported). ``to`` may be anywhere but onto an input."""
+    import json
+
+    from adfkit._facade.agent import agents_of
+    from adfkit._facade.agent import open as open_agent
+    from adfkit._facade.otlp import send, spans, to_json
+
+    paths = resolve_paths(paths_or_glob)
+    target = check_output(to, paths) if to is not None else None
+    kw = {"with_messages": with_messages, "redact": redact}
+    errors: list[tuple[str, str, str]] = []
+    lines: list[str] = []
+    n = 0
+    for path in paths:
+        try:
+            with open_agent(path) as opened:
+                for agent in agents_of(opened):
+                    span_list = spans(agent, **kw)
+                    if endpoint is not None:
+                        send(span_list, endpoint)
+                    lines.append(json.dumps(to_json(span_list), sort_keys=True))
+                    n += len(span_list)
+        except AdfError as e:
+            errors.append((path, type(e).__name__, e.detail))
+    if target is not None:
+        target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return n, errors

@@ -17,8 +17,15 @@ def cmd_export(args: argparse.Namespace) -> int:
     tool inputs and results, and file contents. A file that cannot be read is reported on
     stderr and the others are still exported (exit 1; exit 2 when none could be).
 
+    With --otlp FILE (and/or --otlp-endpoint URL) each agent becomes an OpenTelemetry GenAI
+    trace instead: one OTLP/JSON line per agent in FILE, or OTLP/HTTP to the endpoint (a
+    Phoenix or collector's .../v1/traces); --with-messages adds the messages (redacted with
+    --redact).
+
     Example: adfkit export "sample_agents/*.adf" --to build/export --redact
     """
+    if args.otlp or args.otlp_endpoint:
+        return _export_otlp(args)
     written, errors = export(
         args.paths,
         args.to,
@@ -37,6 +44,23 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 1 if len(errors) else 0
 
 
+def _export_otlp(args: argparse.Namespace) -> int:
+    from adfkit._facade.fleet import export_otlp
+
+    n, errors = export_otlp(
+        args.paths,
+        to=args.otlp,
+        endpoint=args.otlp_endpoint,
+        with_messages=args.with_messages,
+        redact=args.redact,
+    )
+    for path, _err, msg in errors:
+        error(f"{path}: {msg}")
+    where = " and ".join(x for x in (args.otlp, args.otlp_endpoint) if x)
+    say(f"exported {n} span(s) to {where}")
+    return (2 if not n else 1) if errors else 0
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``export`` subcommand."""
     p = add_command(
@@ -50,6 +74,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--to", default=".", metavar="DIR", help="output folder (default: the current folder)"
     )
     p.add_argument("--redact", action="store_true", help="blank message bodies and contents")
+    p.add_argument("--otlp", metavar="FILE", help="OpenTelemetry GenAI spans as OTLP JSON lines")
+    p.add_argument("--otlp-endpoint", metavar="URL", help="send the spans by OTLP/HTTP")
+    p.add_argument("--with-messages", action="store_true", help="with --otlp: the messages too")
     p.add_argument(
         "--engine",
         default="serial",

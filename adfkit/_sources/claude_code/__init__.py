@@ -28,6 +28,8 @@ RECORD_TYPES = frozenset(
     | {"file-history-snapshot", "file-history-delta", "queue-operation", "last-prompt"}
     | {"custom-title", "agent-name", "ai-title", "mode", "permission-mode", "pr-link"}
     | {"agent-setting", "tag"}
+    | {"api-request", "api-request-shape", "api-request-blob", "atis-latch", "tools-used"}
+    | {"cost-state"}
 )
 #: Keys only Claude Code's records carry next to their ``type``.
 _ID_KEYS = ("uuid", "parentUuid", "sessionId", "leafUuid", "messageId")
@@ -38,17 +40,42 @@ _TYPE = re.compile(rb'"type":"(user|assistant|system|summary|progress|attachment
 
 
 def claims(probe: Probe) -> bool:
-    """A record of a Claude Code type that carries one of its id keys, among the first lines;
-    or, when the first line is longer than the head, its opening keys."""
+    """A record of Claude Code's own among the first lines (:func:`is_claude_record`); or, when
+    the first line is longer than the head, its opening keys."""
     if probe.is_dir or probe.name.endswith(".zst"):
         return False
     for rec in probe.records:
-        if rec.get("type") in RECORD_TYPES and any(k in rec for k in _ID_KEYS):
+        if is_claude_record(rec):
             return True
     if probe.records:
         return False
     first = probe.first_line
     return bool(_OPENING.match(first) and b'"sessionId":' in first and _TYPE.search(first))
+
+
+def is_claude_record(rec: dict[str, Any]) -> bool:
+    """A record of a Claude Code type that carries one of its id keys, in Claude Code's own
+    shape: a ``user``/``assistant`` record's ``message`` is an Anthropic message (``content``),
+    a ``system`` record has no ``systemPayload``. Qwen Code writes records with the same type
+    names and id keys (``uuid``, ``parentUuid``, ``sessionId``) but a Gemini message
+    (``parts``) and ``systemPayload``: never Claude Code's.
+
+    Examples
+    --------
+    >>> is_claude_record({"type": "user", "uuid": "u", "message": {"content": "hi"}})
+    True
+    >>> is_claude_record({"type": "user", "uuid": "u", "message": {"parts": [{"text": "hi"}]}})
+    False
+    """
+    t = rec.get("type")
+    if t not in RECORD_TYPES or not any(k in rec for k in _ID_KEYS):
+        return False
+    if t == "user" or t == "assistant":
+        msg = rec.get("message")
+        return isinstance(msg, dict) and "content" in msg and "parts" not in msg
+    if t == "system":
+        return "systemPayload" not in rec
+    return True
 
 
 def rule(model: str | None, window: int | None = None) -> Rule:
@@ -106,4 +133,6 @@ SPEC = FormatSpec(
     provider=lambda model: "anthropic",
     # a record is stamped with its event's time and some are written after later ones
     stamped_on_append=False,
+    # attachments and command records are sent as system reminders in the user's message
+    context_in_messages=True,
 )

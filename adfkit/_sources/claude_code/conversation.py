@@ -15,6 +15,7 @@ from adfkit._sources.transcript.kit import (
     EventDraft,
     Findings,
     ParsedTranscript,
+    TranscriptRow,
     anthropic_bad_counts,
     anthropic_usage,
     bad_usage,
@@ -131,6 +132,7 @@ def _finish(
             c.row.note = "usage holds values that are not token counts"
         c.row.tokens = {**c.tokens, **c.unknown}
     rows, branches = number_rows(built.rows, built.branches)
+    _summaries_before_preserved(built.events, rows)
     event_tokens(built.events, [_call_input(r) for r in built.rows])
     events = sorted((ev.final() for ev in built.events), key=lambda e: e.line)
     calls = final_calls(built.calls)
@@ -166,3 +168,16 @@ def _finish(
 def _call_input(row: _RowB) -> int | None:
     c = row.call
     return c.tokens.get("input") if c is not None and c.row is row else None
+
+
+def _summaries_before_preserved(events: list[EventDraft], rows: list[TranscriptRow]) -> None:
+    """A compaction's summary is sent before the rows it preserved (the model gets the summary,
+    then the preserved segment), but those rows were written before it: the summary row is
+    displayed (``ord``) right before the first of them."""
+    for ev in events:
+        s = ev.summary
+        if ev.kind != "compaction" or s is None or not ev.preserved:
+            continue
+        first = min(p.seq for p in ev.preserved)
+        if first < s.seq:
+            rows[s.seq - 1].ord = first - 1

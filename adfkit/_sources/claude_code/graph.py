@@ -105,6 +105,9 @@ class _Graph:
                 f"{replays} record(s) repeat an earlier uuid and parent (replays); first kept",
             )
         self.nodes = nodes
+        bounds = [r for r in nodes if r.type == "system" and _segment_tail(r) is not None]
+        if bounds:
+            _rehang_referenced_segments(nodes, bounds, fnd)
 
     def parent_of(self, r: _Rec) -> tuple[_Rec | None, tuple[str, int] | None]:
         """The record's parent and, when the parent uuid is not in the file, (that uuid, the
@@ -126,3 +129,69 @@ def _parent_uuid(r: _Rec) -> str | None:
         if isinstance(lp, str) and r.obj.get("subtype") == "compact_boundary":
             return lp
     return r.parent
+
+
+def _segment_tail(r: _Rec) -> str | None:
+    """The uuid of the last record a ``compact_boundary`` preserves (``preservedSegment``
+    ``tailUuid``, else the last of ``preservedMessages`` uuids), None for any other record."""
+    obj = r.obj or {}
+    if obj.get("subtype") != "compact_boundary":
+        return None
+    md = obj.get("compactMetadata")
+    if not isinstance(md, dict):
+        return None
+    seg = md.get("preservedSegment")
+    if isinstance(seg, dict) and isinstance(seg.get("tailUuid"), str):
+        return str(seg["tailUuid"])
+    pm = md.get("preservedMessages")
+    u = pm.get("uuids") or pm.get("allUuids") if isinstance(pm, dict) else None
+    if isinstance(u, list) and u and isinstance(u[-1], str):
+        return u[-1]
+    return None
+
+
+def _rehang_referenced_segments(nodes: list[_Rec], bounds: list[_Rec], fnd: Findings) -> None:
+    """Claude Code 2.1.217 keeps a compaction's preserved segment by reference: it is not
+    written again after the summary, and the record written after the summary hangs off the
+    segment's last record (written before the boundary), so the walk back from the end would go
+    through the segment and never meet the boundary or the summary. Such a record is hung off
+    the last record written under the boundary before it (the summary, or what followed it):
+    the conversation then reads segment, boundary, summary, what came after (and the summary is
+    displayed before the segment, as it was sent)."""
+    at = {id(r): i for i, r in enumerate(nodes)}
+    for b in bounds:
+        tail = _segment_tail(b)
+        tail_rec = b.pnode if b.pnode is not None and b.pnode.uuid == tail else None
+        start = at[id(b)]
+        for i in range(start + 1, len(nodes)):
+            r = nodes[i]
+            p = r.pnode
+            if p is None or p.uuid != tail or p.line > b.line or r.type == "system":
+                continue
+            if tail_rec is not None and p is not tail_rec:
+                continue
+            under = _last_under(nodes, start, i, b)
+            if under is None:
+                continue
+            r.pnode = under
+            fnd.add(
+                "preserved_segment_referenced",
+                "info",
+                r.line,
+                f"parentUuid names the last record of the segment the compaction at line {b.line} "
+                f"preserved; read as following its summary (line {under.line})",
+            )
+
+
+def _last_under(nodes: list[_Rec], start: int, end: int, b: _Rec) -> _Rec | None:
+    """The last record written between ``nodes[start]`` (the boundary ``b``) and ``nodes[end]``
+    that descends from ``b``: the summary or a record after it."""
+    for j in range(end - 1, start, -1):
+        cur: _Rec | None = nodes[j]
+        steps = 0
+        while cur is not None and cur.line > b.line and steps < 10_000:
+            cur = cur.pnode
+            steps += 1
+        if cur is b:
+            return nodes[j]
+    return None

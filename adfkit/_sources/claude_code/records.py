@@ -34,6 +34,15 @@ META_TYPES = frozenset(
         "agent-setting",
         "file-history-delta",
         "tag",
+        # Claude Code 2.1.3xx: the requests of main-chain calls (``api-request``, its
+        # ``api-request-shape`` and the ``api-request-blob`` records holding its messages), and
+        # session state (``atis-latch``, ``tools-used``, ``cost-state``): no conversation rows
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "atis-latch",
+        "tools-used",
+        "cost-state",
     }
 )
 
@@ -45,6 +54,8 @@ _SKIPPED = (
     b'{"type":"file-history-snapshot"',
     b'{"type":"file-history-delta"',
     b'{"type":"queue-operation"',
+    b'{"type":"api-request-blob"',
+    b'{"type":"api-request-shape"',
 )
 
 

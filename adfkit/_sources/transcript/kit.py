@@ -126,6 +126,10 @@ class TranscriptRow:
     branch: str | None = None
     malformed: bool = False
     note: str | None = None
+    #: Where the row is displayed when not at its ``seq`` (ADF ``ord``): a compaction summary
+    #: written after the rows its compaction preserved has the seq before the first of them,
+    #: as the model was sent it (summary, then the preserved rows).
+    ord: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +263,7 @@ class RowDraft:
         "branch",
         "malformed",
         "note",
+        "ord",
         "call",
     )
 
@@ -282,6 +287,7 @@ class RowDraft:
         self.branch: str | None = None
         self.malformed = False
         self.note: str | None = None
+        self.ord: int | None = None
         #: The model call whose usage the row carries (None: none, or the parser keeps it).
         self.call: CallDraft | None = None
 
@@ -308,6 +314,7 @@ class RowDraft:
             self.branch,
             self.malformed,
             self.note,
+            self.ord,
         )
 
 
@@ -1165,9 +1172,10 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     ``cache_creation.ephemeral_5m_input_tokens + ephemeral_1h_input_tokens`` is used for the cache
     write when present (it is authoritative), else ``cache_creation_input_tokens``. With that
     split, ``cache_write_1h`` is the part written to the 1-hour cache (billed at another rate);
-    without it, the TTL is not recorded and the key is absent. A count that is not a count
-    (:func:`anthropic_bad_counts`) is unknown, and so is every sum holding it: never summed as
-    a number.
+    without it, the TTL is not recorded and the key is absent. A split of zeros under a write
+    that is not zero (Claude Code writes one when the response carried none) is no split. A
+    count that is not a count (:func:`anthropic_bad_counts`) is unknown, and so is every sum
+    holding it: never summed as a number.
 
     Examples
     --------
@@ -1176,6 +1184,10 @@ def anthropic_tokens(usage: Any) -> dict[str, int]:
     {'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}
     >>> anthropic_tokens({"input_tokens": -3, "cache_read_input_tokens": 100, "output_tokens": 7})
     {'output': 7, 'cache_read': 100}
+    >>> anthropic_tokens({"input_tokens": 4, "cache_creation_input_tokens": 20, "output_tokens": 7,
+    ...                   "cache_creation": {"ephemeral_5m_input_tokens": 0,
+    ...                                      "ephemeral_1h_input_tokens": 0}})
+    {'input': 24, 'output': 7, 'cache_write': 20}
     """
     if not isinstance(usage, dict):
         return {}
@@ -1213,10 +1225,17 @@ def _clean_anthropic_tokens(usage: dict[str, Any]) -> dict[str, int] | None:
     for v in (inp, out, cr, cw, a, b):
         if v is not None and (type(v) is not int or as_count(v) is None):
             return None
-    if a is not None or b is not None:  # authoritative when there
+    if (a is not None or b is not None) and not _empty_split(cw, a, b):  # authoritative
         cw = (a or 0) + (b or 0)
         w1h = b or 0
     return _token_dict(inp, out, cr, cw, w1h)
+
+
+def _empty_split(total: int | None, a: int | None, b: int | None) -> bool:
+    """A ``cache_creation`` split of zeros under a cache write that is not zero: Claude Code
+    writes that when the response had no split (a gateway or proxy that drops it), so the
+    split says nothing (the total stands, its lifetime unknown)."""
+    return bool(total) and not a and not b
 
 
 def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
@@ -1228,8 +1247,9 @@ def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
     w1h = None
     if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
         a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)  # authoritative when there
-        cw = (a or 0) + (b or 0)
-        w1h = b or 0
+        if not _empty_split(cw, a, b):
+            cw = (a or 0) + (b or 0)
+            w1h = b or 0
     if cw_bad:
         cw = w1h = None
     input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)

@@ -9,10 +9,11 @@ simulate...) reads it exactly as it reads an ADF file:
 - **rows**: every row of the active conversation goes through the one row rule
   (:class:`adfkit._core.loopframe.RowBuilder`), with the kind the record states (``kind_hint``:
   compaction summary, injected context, steering message, error notice). ``seq`` is the
-  parser's conversation order (1..N), ``ord`` is never set, so display order is conversation
-  order. Rows of abandoned branches (a Claude Code rewind, a Codex rollback) are not in
-  :meth:`~TranscriptSource.history`: they never were in the conversation that went on; they are
-  in :meth:`~TranscriptSource.branches`.
+  parser's conversation order (1..N), and display order is conversation order, except where a
+  reader sets ``ord`` (:attr:`TranscriptRow.ord`: a Claude Code summary shown before the rows
+  its compaction preserved, which were written before it). Rows of abandoned branches (a
+  Claude Code rewind, a Codex rollback) are not in :meth:`~TranscriptSource.history`: they
+  never were in the conversation that went on; they are in :meth:`~TranscriptSource.branches`.
 - **events**: one ``compaction`` per compaction (``summary_seq`` its summary row,
   ``boundary_seq`` the row before it, ``audit_ids`` its archive) and one ``microcompaction`` per
   Claude Code microcompaction (no summary, no archive: the tool results it cleared stay in the
@@ -122,6 +123,7 @@ class TranscriptSource(AgentSource):
         self._spec = registry.spec(parsed.format)
         self.stamped_on_append = self._spec.stamped_on_append
         self.provider_tools = self._spec.provider_tools
+        self.context_in_messages = self._spec.context_in_messages
         self._subagents: list[AgentSource] | None = None
         with gc_paused():
             self._ev, self._changes, swept_by = _event_data(parsed)
@@ -507,7 +509,7 @@ def _add_rows(b: RowBuilder, rows: list[TranscriptRow], swept_by: dict[int, int]
         aid = get(r.seq)
         add(
             r.seq,
-            None,
+            r.ord,
             r.role,
             r.content,
             r.model,

@@ -77,15 +77,18 @@ def _block(b: dict[str, Any]) -> dict[str, Any]:
     return {"type": str(kind)}
 
 
-def _usage(body: dict[str, Any], answer: Answer) -> dict[str, int]:
+def _usage(body: dict[str, Any], answer: Answer) -> dict[str, Any]:
     """The prompt split as Anthropic reports it: read from cache, written to cache (when the
-    request marks a breakpoint), and the rest."""
+    request marks a breakpoint; with the ``cache_creation`` split by lifetime the API sends, all
+    of it to the 5-minute cache: a client that finds no split writes zeros there), and the
+    rest."""
     rest = answer.usage.input - answer.usage.cache_read
     written = max(0, rest - 4) if "cache_control" in json.dumps(body) else 0
     return {
         "input_tokens": rest - written,
         "cache_creation_input_tokens": written,
         "cache_read_input_tokens": answer.usage.cache_read,
+        "cache_creation": {"ephemeral_5m_input_tokens": written, "ephemeral_1h_input_tokens": 0},
         "output_tokens": answer.usage.output,
     }
 

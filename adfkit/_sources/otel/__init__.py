@@ -1,0 +1,57 @@
+"""OpenTelemetry GenAI traces in OTLP JSON lines (the OpenTelemetry file exporter's format,
+``adfkit export --otlp``, Copilot CLI's ``COPILOT_OTEL_FILE_EXPORTER_PATH``): recognition and
+opening. The reader is :mod:`.parser`, imported when a file is opened."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from adfkit._core.registry import FormatSpec, Probe
+
+#: The start of an OTLP/JSON trace export (its one top-level field), after a byte-order mark.
+_START = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"resourceSpans"\s*:\s*\[')
+
+
+def claims(probe: Probe) -> bool:
+    """Positive recognition: a file that opens as an OTLP trace export
+    (``{"resourceSpans": [...]``, read from its first bytes: one line can be longer than what
+    recognition reads) and names a GenAI attribute (``"gen_ai.``) in them."""
+    if probe.is_dir:
+        return False
+    head = probe.head
+    return bool(_START.match(head)) and b'"gen_ai.' in head
+
+
+def open_trace(path: str | os.PathLike[str], **options: Any) -> Any:
+    """The trace's agent as a :class:`adfkit._sources.transcript.source.TranscriptSource`."""
+    from adfkit._sources.otel.parser import parse_otlp
+    from adfkit._sources.transcript.source import TranscriptSource
+
+    return TranscriptSource(parse_otlp(Path(path)))
+
+
+def provider(model: str | None) -> str | None:
+    """Who serves ``model``, from its id (the spans name it too, on each call)."""
+    m = (model or "").lower()
+    if m.startswith("claude"):
+        return "anthropic"
+    if m.startswith(("gpt", "codex", "o1", "o3", "o4")):
+        return "openai"
+    if m.startswith("gemini"):
+        return "google"
+    return None
+
+
+SPEC = FormatSpec(
+    name="otel",
+    label="OpenTelemetry GenAI trace",
+    looks_for='a first line {"resourceSpans": [...]} (OTLP JSON) with gen_ai.* attributes',
+    claims=claims,
+    open=open_trace,
+    provider=provider,
+)
+
+__all__ = ["SPEC", "claims"]
