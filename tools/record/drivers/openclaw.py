@@ -18,7 +18,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from ..drive import Context, Recorded, node24, npm_install, run
+from ..drive import Context, Recorded, neutral_text, node24, npm_install, run
 from ..script import Call, Scenario, Step, Want
 from ..server import Recorder
 
@@ -140,6 +140,35 @@ def _compact(ctx: Context, openclaw: Path, env: dict[str, str], port: int) -> No
         log.close()
 
 
+def neutral_zstd_rows(store: Path, ctx: Context) -> None:
+    """Machine paths neutralised inside the zstd-compressed transcript rows too (the common
+    copy rewrites text columns only): each row decompressed, rewritten, compressed again, its
+    ``event_utf8_bytes`` set to the new length (``navigation_json``'s byte counts are left as
+    OpenClaw wrote them)."""
+    import zstandard
+
+    con = sqlite3.connect(store)
+    try:
+        rows = con.execute(
+            "select session_id, seq, event_zstd, event_utf8_bytes from transcript_events "
+            "where event_zstd is not null"
+        ).fetchall()
+        for sid, seq, blob, size in rows:
+            text = zstandard.ZstdDecompressor().decompress(blob, max_output_size=size).decode()
+            new = neutral_text(text, ctx)
+            if new != text:
+                data = new.encode()
+                packed = zstandard.ZstdCompressor(level=3).compress(data)
+                con.execute(
+                    "update transcript_events set event_zstd = ?, event_utf8_bytes = ? "
+                    "where session_id = ? and seq = ?",
+                    (packed, len(data), sid, seq),
+                )
+        con.commit()
+    finally:
+        con.close()
+
+
 def record(ctx: Context) -> Recorded:
     node = node24(ctx)
     openclaw = npm_install(ctx, PACKAGE, VERSION, node) / "openclaw"
@@ -175,6 +204,7 @@ def record(ctx: Context) -> Recorded:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         con.close()
+    neutral_zstd_rows(store, ctx)
     return Recorded(
         VERSION,
         [store],
