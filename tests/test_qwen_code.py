@@ -7,7 +7,7 @@ import json
 import warnings
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -24,7 +24,7 @@ def _chat() -> Path:
 
 
 def _truth() -> dict[str, Any]:
-    return json.loads((RECORDED / "truth.json").read_text())
+    return cast(dict[str, Any], json.loads((RECORDED / "truth.json").read_text()))
 
 
 @pytest.fixture(scope="module")
@@ -41,12 +41,12 @@ def _usage(a: Any) -> Any:
 
 
 def test_qwen_code_claims_the_recorded_chat() -> None:
-    """Positive recognition: the Qwen spec claims the chat and its subagent's file. (Claude
-    Code's spec claimed Qwen chats too; its fix is made on its own branch.)"""
+    """Positive recognition: the chat and its subagent's file are claimed by qwen_code alone
+    (Claude Code's spec claimed Qwen chats before main's fix)."""
     (sub,) = sorted(PROJECTS.glob("*/subagents/*/agent-*.jsonl"))
     for f in (_chat(), sub):
         names = [s.name for s in registry.claimants(registry.Probe(f))]
-        assert "qwen_code" in names
+        assert names == ["qwen_code"]
 
 
 def test_qwen_code_does_not_claim_a_claude_code_session(tmp_path: Path) -> None:
@@ -143,7 +143,7 @@ def test_failed_compression_is_no_event_and_bad_lines_are_findings(tmp_path: Pat
     f.write_text("\n".join(lines) + "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        a = adfkit.open(f, format="qwen_code")
+        a = cast(adfkit.AgentFile, adfkit.open(f, format="qwen_code"))
         assert len(a.compactions()) == 0
         assert _usage(a)["tokens_input"].tolist() == [10]
     checks = set(a.integrity()["check"]) if "check" in a.integrity() else set()

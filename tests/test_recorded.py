@@ -348,16 +348,14 @@ def _calls_by_phase(runs: list[list[dict[str, Any]]]) -> dict[str, int]:
 
 # -- Qwen Code -----------------------------------------------------------------------------------
 def qwen_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
-    """The chat under ``home/.qwen/projects/<project>/chats/`` with its subagent (opened as
-    ``qwen_code``: recognition is tested in tests/test_qwen_code.py). Every call has a record:
+    """The chat under ``home/.qwen/projects/<project>/chats/`` with its subagent. Every call
+    has a record:
     a reply its assistant record, a compaction call its telemetry event (its usage on the
     summary row). The main agent's replies are placed by order: the n-th reply of the chat is
     the n-th turn call of the log that is not the subagent's (the subagent's first message is
     its task prompt); the subagent's, the same way in its own file."""
     (chat,) = sorted((folder / "home").rglob("chats/*.jsonl"))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        session = adfkit.open(chat, format="qwen_code")
+    session = _quiet_open(chat)
     agents = [session, *session.subagents()]
     usage = pd.concat([a.usage() for a in agents], ignore_index=True)
     turns = usage[usage["call_kind"] == "assistant"]

@@ -24,8 +24,9 @@ on files its release wrote against a recording model server, tests/fixtures/reco
   ``payload_overflow``/``image_overflow`` automatic too) and ``compressedHistory``, the whole
   history that replaces the conversation: the summary as a user message, the model's
   acknowledgement, files embedded again, then the kept tail. The summary and the new messages
-  are rows; the kept tail is the rows whose blocks it repeats (``preserved``); the rest of the
-  window is swept. The compaction call writes no assistant record: its usage is the
+  are rows, displayed (``ord``) before the kept tail as Qwen Code sends them (the tail is the
+  rows whose blocks the compressed history repeats, ``preserved``); the rest of the window is
+  swept. The compaction call writes no assistant record: its usage is the
   ``ui_telemetry`` ``qwen-code.api_response`` event of the main agent (``prompt_id`` without an
   agent part) just before the compaction record, put on the summary row.
 """
@@ -81,6 +82,8 @@ TRIGGERS = {
 }
 #: ``compressionStatus`` of a compression that replaced the history (CompressionStatus).
 COMPRESSED = 1
+#: The note of a row the compressed history adds (an acknowledgement, files embedded again).
+_WRITTEN = "written by the compaction"
 _UUID_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})")
 
 
@@ -108,6 +111,8 @@ class _State:
     meta: dict[str, str] = field(default_factory=dict)
     #: The context window the last reply was given (``contextWindowSize``).
     window_size: int | None = None
+    #: Per compaction: the rows it writes and the rows it kept (displayed after them).
+    ahead: list[tuple[list[_QRow], list[_QRow]]] = field(default_factory=list)
 
 
 # --- content --------------------------------------------------------------------------------
@@ -260,14 +265,21 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
     else:
         srow.note = "the compaction call's usage is not in the file"
     kept_sigs = {_sig(b) for _r, bs in rest for b in bs}
-    preserved = [r for r in st.window if r.content and all(_sig(b) in kept_sigs for b in r.content)]
+    preserved = [
+        r
+        for r in st.window
+        if r.content
+        and r.note != _WRITTEN
+        and r.kind_hint != "compaction_summary"
+        and all(_sig(b) in kept_sigs for b in r.content)
+    ]
     old_sigs = {_sig(b) for r in preserved for b in r.content}
     new_rows = []
     for role, bs in rest:
         if bs and not all(_sig(b) in old_sigs for b in bs):
             row = _QRow(rec, line, "assistant" if role == "model" else "user", bs)
-            row.kind_hint = "context" if role != "model" else None
-            row.note = "written by the compaction"
+            # sent as messages of the conversation (a user message of files embedded again)
+            row.note = _WRITTEN
             new_rows.append(row)
     kept = set(map(id, preserved))
     reason = info.get("triggerReason")
@@ -289,6 +301,7 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
     st.events.append(ev)
     st.rows += [srow, *new_rows]
     st.window = [srow, *new_rows, *preserved]
+    st.ahead.append(([srow, *new_rows], preserved))
 
 
 def _record(rec: dict[str, Any], line: int, st: _State, fnd: Findings, unknown: TypeCounts) -> None:
@@ -329,6 +342,7 @@ def _parse_file(path: Path, max_line_bytes: int) -> tuple[ParsedTranscript, str 
         raise NotTranscriptError("no complete JSON record: not a Qwen Code chat", path=path)
     unknown.report(fnd, "unknown_record_type", "warning", _unknown)
     rows, _ = number_rows(st.rows, [])
+    _display_ahead(st, rows)
     calls = [r.call for r in st.rows if r.call is not None]
     if sid is None:
         m = _UUID_RE.search(path.name)
@@ -349,6 +363,17 @@ def _parse_file(path: Path, max_line_bytes: int) -> tuple[ParsedTranscript, str 
         name = agent.get("agentName", "")
         parsed.parent_tool_use_id = aid.removeprefix(f"{name}-") if name else None
     return parsed, sid
+
+
+def _display_ahead(st: _State, rows: list[Any]) -> None:
+    """Qwen Code sends a compaction's summary and the messages it adds before the tail it
+    kept, which was written before them: those rows are displayed (``ord``) right before the
+    first kept row."""
+    for written, kept in st.ahead:
+        if kept:
+            first = min(r.seq for r in kept)
+            for r in written:
+                rows[r.seq - 1].ord = first - 1
 
 
 def _unknown(n: int, t: str) -> str:
