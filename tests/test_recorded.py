@@ -397,12 +397,53 @@ def codex(folder: Path, log: list[dict[str, Any]]) -> Observed:
     )
 
 
+# -- Qwen Code -----------------------------------------------------------------------------------
+def qwen_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The chat under ``home/.qwen/projects/<project>/chats/`` with its subagent. Every call
+    has a record:
+    a reply its assistant record, a compaction call its telemetry event (its usage on the
+    summary row). The main agent's replies are placed by order: the n-th reply of the chat is
+    the n-th turn call of the log that is not the subagent's (the subagent's first message is
+    its task prompt); the subagent's, the same way in its own file."""
+    (chat,) = sorted((folder / "home").rglob("chats/*.jsonl"))
+    session = _quiet_open(chat)
+    agents = [session, *session.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp_rows = usage[usage["call_kind"] == "compaction"]
+    comp = session.compactions()
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    summaries = ["\0summary"]
+    calls_in_log = [x for x in log if x["kind"] in MODEL_KINDS]
+
+    def sub(x: dict[str, Any]) -> bool:
+        first = x["call"]["messages"][0]["content"] if x["call"]["messages"] else []
+        return any(MARKER.match(b.get("text", "").strip()) for b in first if b["type"] == "text")
+
+    windows: dict[int, list[Message]] = {}
+    for a, mine in ((session, False), *((s, True) for s in session.subagents())):
+        lines = [x["n"] for x in calls_in_log if x["kind"] == "turn" and sub(x) == mine]
+        u = a.usage()
+        for n, seq in zip(lines, u[u["call_kind"] == "assistant"]["seq"], strict=False):
+            rows = a.context_at(int(seq), context=False)
+            windows[n] = skeleton(_rows_as_messages(rows), summaries)
+    return Observed(
+        calls={"turn": len(turns), "compaction": len(comp_rows)},
+        tokens={"turn": _sums(turns), "compaction": _sums(comp_rows)},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=dict(Counter(comp["kind"])),
+        windows=windows,
+        unplaced={"compaction": "the file holds a compaction call's summary, not its request"},
+    )
+
+
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": claude_code,
     "codex": codex,
     "copilot-cli": copilot_cli,
     "pi": pi,
+    "qwen-code": qwen_code,
 }
 
 

@@ -45,6 +45,7 @@ BUILTIN: dict[str, str] = {
     "pi": "adfkit._sources.pi",
     "copilot_cli": "adfkit._sources.copilot_cli",
     "otel": "adfkit._sources.otel",
+    "qwen_code": "adfkit._sources.qwen_code",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

@@ -62,18 +62,21 @@ class Recorded:
     notes: list[str] = field(default_factory=list)
 
 
-def npm_install(ctx: Context, package: str, version: str) -> Path:
-    """``package@version`` in its own prefix under the build folder; its ``.bin``."""
+def npm_install(ctx: Context, package: str, version: str, node: Path | None = None) -> Path:
+    """``package@version`` in its own prefix under the build folder; its ``.bin``. ``node``:
+    a Node ``bin`` to put first on PATH for the install scripts (OpenClaw's refuses Node 20)."""
     prefix = ctx.build / "npm"
     marker = prefix / f".installed-{version}"
     if not marker.exists():
         shutil.rmtree(prefix, ignore_errors=True)
         prefix.mkdir(parents=True)
         subprocess.run(["npm", "init", "-y"], cwd=prefix, check=True, capture_output=True)
+        env = {**os.environ, "PATH": f"{node}:{os.environ['PATH']}"} if node else None
         subprocess.run(
             ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
             cwd=prefix,
             check=True,
+            env=env,
         )
         marker.touch()
     return prefix / "node_modules" / ".bin"
@@ -136,25 +139,51 @@ def _is_sqlite(data: bytes) -> bool:
 
 
 def _neutral_sqlite(db: Path, ctx: Context) -> None:
-    """Every text column of every table rewritten with the paths neutralised."""
+    """Every text column of every table rewritten with the paths neutralised: by ``rowid``,
+    or by value in a ``WITHOUT ROWID`` table (OpenClaw's store has some). Virtual tables
+    (full-text indexes) are left alone: their shadow tables are rewritten as tables."""
     con = sqlite3.connect(db)
+    # OpenClaw's CHECK constraints call octet_length (SQLite 3.43), newer than some Pythons'
+    con.create_function("octet_length", 1, _octet_length, deterministic=True)
     try:
         con.execute("PRAGMA journal_mode=DELETE")
-        tables = [r[0] for r in con.execute("select name from sqlite_master where type='table'")]
+        tables = [
+            r[0]
+            for r in con.execute(
+                "select name from sqlite_master where type='table' "
+                "and coalesce(sql, '') not like 'CREATE VIRTUAL TABLE%'"
+            )
+        ]
         for t in tables:
             cols = [r[1] for r in con.execute(f'pragma table_info("{t}")')]
+            keyed = _has_rowid(con, t)
             for c in cols:
+                key = "rowid" if keyed else f'"{c}"'
                 rows = con.execute(
-                    f'select rowid, "{c}" from "{t}" where typeof("{c}") = \'text\''
+                    f'select {key}, "{c}" from "{t}" where typeof("{c}") = \'text\''
                 ).fetchall()
-                for rowid, value in rows:
+                for k, value in rows:
                     new = neutral_text(value, ctx)
                     if new != value:
-                        con.execute(f'update "{t}" set "{c}" = ? where rowid = ?', (new, rowid))
+                        con.execute(f'update "{t}" set "{c}" = ? where {key} = ?', (new, k))
         con.commit()
         con.execute("VACUUM")
     finally:
         con.close()
+
+
+def _octet_length(v: object) -> int | None:
+    if v is None:
+        return None
+    return len(v.encode() if isinstance(v, str) else v if isinstance(v, bytes) else str(v).encode())
+
+
+def _has_rowid(con: sqlite3.Connection, table: str) -> bool:
+    try:
+        con.execute(f'select rowid from "{table}" limit 1')
+    except sqlite3.OperationalError:
+        return False
+    return True
 
 
 def finish(ctx: Context, agent: str, rec: Recorded) -> Path:
