@@ -335,6 +335,19 @@ def test_cli_check_json_shape(tmp_path, capsys):
                 "detail": d["findings"][0]["detail"],
             }
         ],
+        "compaction_audit": {
+            "compactions": 0,
+            "counts": {
+                "early": 0,
+                "summary_grew": 0,
+                "back_to_back": 0,
+                "did_not_shrink": 0,
+                "cache_never_read": 0,
+                "missed": 0,
+            },
+            "flagged": [],
+            "missed": [],
+        },
     }
     assert "seq 1..2 (2 row(s))" in d["findings"][0]["detail"]
 

@@ -41,8 +41,13 @@ class Table:
     doc: Any = None
 
     def takes(self, parameter: str) -> bool:
-        """Whether the table takes the keyword argument ``parameter`` (``prices``...)."""
-        return parameter in inspect.signature(self.doc or self.build).parameters
+        """Whether the table takes the keyword argument ``parameter`` (``prices``...): its
+        builder names it, or the method a builder calls does."""
+        return any(
+            parameter in inspect.signature(f).parameters
+            for f in (self.build, self.doc)
+            if f is not None and callable(f) and not isinstance(f, type)
+        )
 
 
 def method(name: str) -> Builder:
