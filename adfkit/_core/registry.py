@@ -136,8 +136,11 @@ class FormatSpec:
     window)``: its automatic-compaction threshold. ``taxonomy``: the file in ``adfkit/data``
     with its tools' classes for :func:`adfkit.observe` (None: the ADF default).
     ``provider(model)``: who serves the model. ``looks_for``: what recognition looks for, for
-    the error an unclaimed input raises. ``stamped_on_append`` and ``provider_tools``: as the
-    :class:`AgentSource` attributes of those names, for the sources its reader makes.
+    the error an unclaimed input raises. ``session_folder(path)``: by name only, the folder of
+    the session an input path inside it names (a Copilot CLI ``events.jsonl``: its session
+    folder), else None; adfkit writes nothing inside it. ``stamped_on_append`` and
+    ``provider_tools``: as the :class:`AgentSource` attributes of those names, for the sources
+    its reader makes.
     ``many``: one input may hold several agents; ``open`` then returns a sequence of sources
     (each named by its ``name``) and takes ``member=NAME`` to open just that one.
     """
@@ -153,6 +156,7 @@ class FormatSpec:
     compaction_rule: Callable[[str | None, int | None], Rule] | None = None
     taxonomy: str | None = None
     provider: Callable[[str | None], str | None] = field(default=lambda model: None)
+    session_folder: Callable[[Path], Path | None] = field(default=lambda path: None)
     stamped_on_append: bool = True
     provider_tools: frozenset[str] = frozenset()
     many: bool = False
@@ -338,6 +342,31 @@ def agent_stem(path: str | os.PathLike[str]) -> str:
     """
     base, member = split_member(path)
     return base.stem + (f"-{member}" if member else "")
+
+
+def input_places(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """What the inputs ``paths`` are on disk, for the output rule
+    (:func:`adfkit._base.outputs.check_output`): each one's container (``log.eval`` for
+    ``log.eval#sample``) and, where a format says so by name, the session folder an input file
+    or folder lies in (a Copilot CLI session's folder for its ``events.jsonl``).
+
+    Examples
+    --------
+    >>> [p.name for p in input_places(["sample_agents/long-runner.adf#x"])]
+    ['long-runner.adf']
+    """
+    out: list[Path] = []
+    for item in paths:
+        base, _ = split_member(item)
+        out.append(base)
+        for s in specs():
+            try:
+                folder = s.session_folder(base)
+            except Exception:  # noqa: BLE001, S112 - a plug-in's mistake widens nothing
+                continue
+            if folder is not None:
+                out.append(Path(folder))
+    return out
 
 
 def open_input(

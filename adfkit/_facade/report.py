@@ -339,7 +339,9 @@ def write_report(
     agent_p = Path(agent)
     if output is None:
         output = Path.cwd() / f"{safe_name(agent_p.stem)}-report.html"
-    out_p = check_output(output, [agent_p])
+    from adfkit._core.registry import input_places
+
+    out_p = check_output(output, input_places([agent_p]))
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
     from adfkit._facade.agent import (

@@ -46,10 +46,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         )
     # one name per agent, never two alike (two sessions of one uuid from two project folders)
     names = iter(f"{n}-report.html" for n in unique_names(Path(p).stem for p in paths))
+    from adfkit._core.registry import input_places
+
+    places = input_places(paths)
 
     def one(path: str) -> int:
         name = next(names)
         target = Path(out) / name if (many and out) else (Path(out) if out else Path(name))
+        check_output(target, places)  # onto no input of the run, not only its own
         written = write_report(
             path,
             target,

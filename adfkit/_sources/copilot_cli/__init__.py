@@ -88,6 +88,12 @@ def provider(model: str | None) -> str | None:
     return "github-copilot"
 
 
+def session_folder(path: Path) -> Path | None:
+    """The session folder of an ``events.jsonl`` (by name: the output rule keeps writes out of
+    the whole session)."""
+    return path.parent if path.name == EVENTS else None
+
+
 SPEC = FormatSpec(
     name="copilot_cli",
     label="Copilot CLI session",
@@ -100,6 +106,7 @@ SPEC = FormatSpec(
     compaction_rule=compaction_rule,
     taxonomy="taxonomy.copilot_cli.json",
     provider=provider,
+    session_folder=session_folder,
 )
 
 __all__ = ["EVENTS", "SPEC", "claims", "compaction_rule", "find", "is_start", "sessions_under"]
