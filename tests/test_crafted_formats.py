@@ -7,8 +7,10 @@ process that reports its own time and peak RSS (``ru_maxrss``), as ``test_hostil
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,224 @@ def test_h402_export_never_follows_a_link_left_in_its_folder_onto_an_input(tmp_p
     _, errors = adfkit.export(member, tmp_path / "out")
     assert len(errors) == 1 and "refusing to write" in errors["message"].iloc[0]
     assert log.read_bytes() == before
+
+
+# -- class 4: raw errors -----------------------------------------------------------------------
+
+
+def _inspect_members() -> list[tuple[str, bytes]]:
+    from adfkit._sources.inspect_eval.zipread import EvalZip
+
+    z = EvalZip(INSPECT)
+    return [(n, z.read(n)) for n in z.names()]
+
+
+def _deep_log(path: Path, levels: int, where: str) -> Path:
+    """The sample log with ``samples/1_epoch_1.json`` holding a value ``levels`` lists and
+    objects deep in a message's content (``where="content"``) or in an event."""
+    from adfsynth.inspect_eval import write_zip
+
+    text = '"x"'
+    for _ in range(levels // 2):
+        text = '{"content":[' + text + "]}"
+    out = []
+    for name, data in _inspect_members():
+        if name == "samples/1_epoch_1.json":
+            d = json.loads(data)
+            if where == "content":
+                d["messages"][1]["content"] = ["@@DEEP@@"]
+            else:
+                d["events"].append({"event": "info", "data": "@@DEEP@@"})
+            data = json.dumps(d).replace('"@@DEEP@@"', text).encode()
+        out.append((name, data))
+    write_zip(path, out, method=0)
+    return path
+
+
+def _every_table(path: str | Path) -> None:
+    with adfkit.open(path) as opened:
+        for a in opened if isinstance(opened, adfkit.AgentCollection) else [opened]:
+            a.history()
+            a.replay()
+            a.usage()
+            a.compactions()
+            a.integrity()
+            a.info()
+
+
+@pytest.mark.parametrize("where", ["content", "event"])
+@pytest.mark.parametrize("levels", [300, 1000])
+def test_h403_inspect_content_nested_hundreds_of_levels(tmp_path, capsys, where, levels):
+    """A sample nested 300 or 1,000 levels deep (raw RecursionError / TypeError on main):
+    ``EvalLogError`` naming the member and the place; CLI one line. 180 levels read."""
+    log = _deep_log(tmp_path / "deep.eval", levels, where)
+    with pytest.raises(adfkit.AdfError, match=r"deep\.eval: member 'samples/1_epoch_1\.json'"):
+        _every_table(log)
+    assert main(["info", f"{log}#1_epoch_1"]) == 2
+    line = _one_error_line(capsys, "samples/1_epoch_1.json")
+    if levels == 300:  # orjson itself stops at 1,024: that message names the column
+        assert ("messages[1].content[0]" if where == "content" else "events[") in line
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        _every_table(_deep_log(tmp_path / "ok.eval", 180, where))
+
+
+def test_h404_a_link_to_proc_self_mem_in_every_format(tmp_path, capsys):
+    """A regular file whose every read fails (``/proc/self/mem``) named as each format's input
+    or inside one: one ``AdfError`` line (an Inspect log: "internal error (OSError)" on main)."""
+    if not os.path.exists("/proc/self/mem"):
+        pytest.skip("no /proc/self/mem on this system")
+    names = [
+        "a.eval",
+        "a.jsonl",
+        "a.adf",
+        "2026-01-01T00-00-00-000Z_0b0e3d4c-1f2a-4b5c-8d9e-0123456789ab.jsonl",
+        "rollout-2025-01-01T00-00-00-0b0e3d4c-1f2a-4b5c-8d9e-0123456789ab.jsonl",
+    ]
+    for name in names:
+        os.symlink("/proc/self/mem", tmp_path / name)
+        assert main(["info", str(tmp_path / name)]) == 2
+        _one_error_line(capsys, name, "Input/output error")
+    session = tmp_path / "s1"
+    session.mkdir()
+    os.symlink("/proc/self/mem", session / "events.jsonl")
+    assert main(["info", str(session)]) == 2
+    _one_error_line(capsys)
+
+
+def test_h405_openhands_event_names_with_huge_numbers(tmp_path):
+    """``event-<25 digits>-<id>.json`` and a marker of 200 digits (raw OverflowError in
+    ``row_index`` on main): the file is not read, a ``bad_event_index`` warning names it; every
+    table reads."""
+    conv = _copy(OPENHANDS, tmp_path / "conv")
+    ev = sorted((conv / "events").iterdir())[10]
+    ev.rename(ev.with_name("event-" + "9" * 25 + "-" + ev.name.split("-", 2)[2]))
+    (conv / "events" / (".eventlog-len-" + "9" * 200 + ".marker")).write_bytes(b"")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        a = adfkit.open(conv)
+        _every_table(conv)
+        a.source.row_index()
+        a.calls()
+        found = a.integrity()
+    bad = found[found["check"] == "bad_event_index"]
+    assert len(bad) == 1 and "9" * 25 in bad["detail"].iloc[0]
+
+
+def test_h406_token_counts_whose_sum_passes_int64(tmp_path):
+    """Claude Code usage with 2**62 in each of four parts (each fits Int64, their sum does not:
+    raw TypeError/OverflowError in ``calls()`` on main): over the count rule's bound
+    (``MAX_COUNT``, 10**12), each is NA and flagged; every table reads."""
+    src = sorted(SAMPLES.glob("claude-code/projects/*/*.jsonl"))[0]
+    out = []
+    for line in src.read_text().splitlines():
+        d = json.loads(line)
+        u = d.get("message", {}).get("usage") if d.get("type") == "assistant" else None
+        if isinstance(u, dict):
+            u.update({k: 2**62 for k in ("input_tokens", "output_tokens",
+                      "cache_read_input_tokens", "cache_creation_input_tokens")})  # fmt: skip
+            u.pop("cache_creation", None)
+        out.append(json.dumps(d))
+    f = tmp_path / src.name
+    f.write_text("\n".join(out) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        _every_table(f)
+        calls = adfkit.open(f).calls()
+        found = adfkit.open(f).integrity()
+    for col in ("tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"):
+        assert calls[col].isna().all(), col
+    assert (found["check"] == "bad_token_count").any()
+
+
+def test_h407_index_to_a_file(tmp_path, capsys):
+    """``adfkit index --to FILE`` ("internal error (NotADirectoryError)" on main): one line."""
+    target = tmp_path / "index"
+    target.write_text("mine")
+    assert main(["index", str(SAMPLES / "clean.adf"), "--to", str(target)]) == 2
+    _one_error_line(capsys, "is a file, not a folder")
+    assert target.read_text() == "mine"
+
+
+def test_h408_a_plugin_whose_claims_raises(tmp_path, capsys):
+    """A registered format whose ``claims()`` raises (every unknown file an "internal error" on
+    main): one warning naming it, the format skipped; files still open, an unknown file is
+    still ``UnknownFormatError``."""
+    from adfkit._core import registry
+
+    def claims(probe: registry.Probe) -> bool:
+        raise KeyError("boom")
+
+    spec = registry.FormatSpec(name="broken", label="Broken", looks_for="x", claims=claims,
+                               open=lambda p, **k: None)  # fmt: skip
+    adfkit.register_format(spec)
+    registry._BROKEN.discard("broken")
+    try:
+        unknown = tmp_path / "notes.txt"
+        unknown.write_text("hello\n")
+        warned = pytest.warns(adfkit.AdfWarning, match="'broken': its claims\\(\\) raised KeyError")
+        with warned, pytest.raises(adfkit.UnknownFormatError):
+            adfkit.open(unknown)
+        assert main(["info", str(SAMPLES / "clean.adf")]) == 0
+        assert main(["info", str(unknown)]) == 2
+        assert "internal error" not in capsys.readouterr().err
+    finally:
+        registry.unregister_format("broken")
+
+
+# -- class 5: unknown became a number ----------------------------------------------------------
+
+
+def test_h409_copilot_model_metrics_with_unreadable_parts(tmp_path):
+    """``session.shutdown.modelMetrics`` where a second model has no request count and
+    unreadable token counts (main summed the rest as if they were 0): each total that holds an
+    unknown part is NA (no ``total_*`` key); the totals every model recorded are their sums."""
+    session = _copy(COPILOT, tmp_path / COPILOT.name)
+    f = session / "events.jsonl"
+    out = []
+    for line in f.read_text().splitlines():
+        if not line.endswith("}"):  # the sample's last line is cut on purpose
+            out.append(line)
+            continue
+        d = json.loads(line)
+        if d.get("type") == "session.shutdown":
+            d["data"]["modelMetrics"]["gpt-5"] = {
+                "requests": {"cost": 1},
+                "usage": {"inputTokens": -5, "outputTokens": "many", "cacheReadTokens": 10,
+                          "cacheWriteTokens": 4},
+            }  # fmt: skip
+        out.append(json.dumps(d))
+    f.write_text("\n".join(out) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        meta = adfkit.open(session).meta()
+    for key in ("total_requests", "total_input_tokens", "total_output_tokens"):
+        assert meta.get(key) is None, (key, meta.get(key))
+    assert meta["total_cache_read_tokens"] == str(114297 + 10)
+    assert meta["total_cache_write_tokens"] == str(44106 + 4)
+
+
+def test_h410_claude_code_counts_that_cannot_be_read_stay_na(tmp_path):
+    """A Claude Code usage with ``input_tokens: null`` (main: ``input`` = cache read + write, as
+    if the uncached part were 0) and a ``cache_creation`` without its 1-hour part (main: 0):
+    ``tokens_input`` and ``tokens_cache_write_1h`` are NA; the counts that are there stay."""
+    src = sorted(SAMPLES.glob("claude-code/projects/*/*.jsonl"))[0]
+    out = []
+    for line in src.read_text().splitlines():
+        d = json.loads(line)
+        u = d.get("message", {}).get("usage") if d.get("type") == "assistant" else None
+        if isinstance(u, dict):
+            u["input_tokens"] = None
+            u["cache_creation"] = {"ephemeral_5m_input_tokens": u["cache_creation_input_tokens"]}
+        out.append(json.dumps(d))
+    f = tmp_path / src.name
+    f.write_text("\n".join(out) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        calls = adfkit.open(f).calls()
+        usage = adfkit.open(f).usage()
+    assert len(calls) > 0
+    assert calls["tokens_input"].isna().all()
+    assert calls["tokens_cache_write_1h"].isna().all()
+    assert calls["tokens_output"].notna().all() and calls["tokens_cache_write"].notna().all()
+    assert usage["tokens_input"].isna().all()

@@ -300,3 +300,50 @@ def loads_or_none(text: Any) -> Any:
         return parse_json(text)
     except JSONError:
         return None
+
+
+#: Containers deeper than this in one parsed document are refused by :func:`too_deep`'s
+#: callers: agents write tens of levels; the recursive walks after parsing (and orjson's own
+#: ``dumps``, which stops at 255) cannot take much more.
+MAX_DEPTH = 200
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Where ``value`` holds a list or object nested more than ``limit`` levels deep (a path
+    such as ``messages[1].content[0]``), or None. Iterative: any depth is measured.
+
+    Examples
+    --------
+    >>> too_deep({"a": [[[1]]]}, limit=3)
+    'a[0][0]'
+    >>> too_deep({"a": [1]}, limit=3) is None
+    True
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return _place_of_depth(value, limit)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+    return None
+
+
+def _place_of_depth(value: Any, limit: int) -> str:
+    """The path of the first container found more than ``limit`` levels deep (only walked
+    when there is one)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, place = stack.pop()
+        if depth > limit:
+            place = place.lstrip(".")
+            return place if len(place) <= 80 else f"{place[:60]}...{place[-16:]}"
+        items: Any = ()
+        if isinstance(node, dict):
+            items = ((f"{place}.{k}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            items = ((f"{place}[{i}]", v) for i, v in enumerate(node))
+        stack.extend((v, depth + 1, p) for p, v in items if isinstance(v, dict | list))
+    return ""  # pragma: no cover - only called when too_deep found one

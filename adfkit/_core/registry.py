@@ -290,7 +290,32 @@ def claimants(pr: Probe, *, plugins: bool = True) -> list[FormatSpec]:
     chosen = [spec(name) for name in BUILTIN] + [
         s for n, s in _REGISTERED.items() if n not in BUILTIN
     ]
-    return [s for s in chosen if s.claims(pr)]
+    return [s for s in chosen if _claims(s, pr)]
+
+
+def _claims(s: FormatSpec, pr: Probe) -> bool:
+    """``s.claims(pr)``; a format whose recognition raises is reported by name (one warning per
+    format and process) and skipped, so one broken plug-in never makes every file an error."""
+    try:
+        return bool(s.claims(pr))
+    except Exception as exc:  # noqa: BLE001 - a plug-in's bug, not the input's
+        if s.name not in _BROKEN:
+            _BROKEN.add(s.name)
+            import warnings
+
+            from adfkit._base.errors import AdfWarning
+
+            warnings.warn(
+                f"adfkit format {s.name!r}: its claims() raised {type(exc).__name__}: "
+                f"{str(exc)[:200]}; that format is skipped",
+                AdfWarning,
+                stacklevel=3,
+            )
+        return False
+
+
+#: Formats whose ``claims`` raised in this process (warned about once).
+_BROKEN: set[str] = set()
 
 
 def _what(pr: Probe) -> str:

@@ -29,6 +29,7 @@ import zstandard
 
 from adfkit._base.errors import AdfError, NotTranscriptError
 from adfkit._base.files import open_text_stream
+from adfkit._base.js import MAX_DEPTH, too_deep
 
 #: Default cap on one member's decompressed bytes (a sample of a long agent run is tens of MB).
 DEFAULT_MAX_MEMBER_BYTES = 256 * 1024**2
@@ -108,6 +109,12 @@ class EvalZip:
     ) -> None:
         self.path = Path(path)
         self.max_member_bytes = int(max_member_bytes)
+        try:
+            self._read_directory(max_members)
+        except OSError as e:  # a read that fails (a link to /proc/self/mem, a failing disk)
+            raise EvalLogError(f"cannot read the file: {e.strerror or e}", path=self.path) from None
+
+    def _read_directory(self, max_members: int) -> None:
         with open_text_stream(self.path, buffering=0) as fh:
             st = os.fstat(fh.fileno())
             self.size = st.st_size
@@ -219,6 +226,8 @@ class EvalZip:
                 return self._member(m, fh, cap)
             except (zlib.error, zstandard.ZstdError, EOFError) as e:
                 raise self._fail(m, f"damaged data ({str(e)[:100]})") from None
+            except OSError as e:
+                raise self._fail(m, f"cannot be read ({e.strerror or e})") from None
 
     def _member(self, m: Member, fh: IO[bytes], cap: int) -> bytes:
         fh.seek(m.offset)
@@ -256,11 +265,19 @@ class EvalZip:
         it is not valid JSON)."""
         data = self.read(name)
         try:
-            return orjson.loads(data)
+            value = orjson.loads(data)
         except orjson.JSONDecodeError as e:
             raise EvalLogError(
                 f"member {name!r} is not valid JSON ({str(e)[:80]})", path=self.path
             ) from None
+        place = too_deep(value)
+        if place is not None:
+            raise EvalLogError(
+                f"member {name!r} is nested more than {MAX_DEPTH} levels deep (at {place}); "
+                "adfkit does not read it",
+                path=self.path,
+            )
+        return value
 
 
 class _Inflate:

@@ -1213,9 +1213,8 @@ def _clean_anthropic_tokens(usage: dict[str, Any]) -> dict[str, int] | None:
     for v in (inp, out, cr, cw, a, b):
         if v is not None and (type(v) is not int or as_count(v) is None):
             return None
-    if a is not None or b is not None:  # authoritative when there
-        cw = (a or 0) + (b or 0)
-        w1h = b or 0
+    if a is not None and b is not None:  # authoritative when both are there
+        cw, w1h = a + b, b
     return _token_dict(inp, out, cr, cw, w1h)
 
 
@@ -1226,10 +1225,10 @@ def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
     cw_bad = bool(bad) and any(k.startswith("cache_creation") for k in bad)
     cc = get("cache_creation")
     w1h = None
-    if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
-        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)  # authoritative when there
-        cw = (a or 0) + (b or 0)
-        w1h = b or 0
+    if isinstance(cc, dict):
+        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)
+        if a is not None and b is not None:  # authoritative when both are there; one alone
+            cw, w1h = a + b, b  # leaves the 1-hour part unknown (NA), never 0
     if cw_bad:
         cw = w1h = None
     input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)
@@ -1246,10 +1245,10 @@ def _token_dict(
     with_input: bool = True,
 ) -> dict[str, int]:
     """ADF token keys of an Anthropic usage's counts: ``input`` is the whole prompt (uncached
-    plus cache read and write) where any part is known and ``with_input``; absent counts are
-    left out."""
+    plus cache read and write) where the uncached part is known and ``with_input`` (cache
+    counts a layout did not write are 0: it had no cache); absent counts are left out."""
     res: dict[str, int] = {}
-    if with_input and (inp is not None or cr is not None or cw is not None):
+    if with_input and inp is not None:
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
         res["output"] = out
