@@ -327,3 +327,94 @@ def test_h410_claude_code_counts_that_cannot_be_read_stay_na(tmp_path):
     assert calls["tokens_cache_write_1h"].isna().all()
     assert calls["tokens_output"].notna().all() and calls["tokens_cache_write"].notna().all()
     assert usage["tokens_input"].isna().all()
+
+
+# -- class 6: secrets kept by export --redact --------------------------------------------------
+
+GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
+
+
+def test_h411_export_redact_walks_every_metadata_field(tmp_path):
+    """A GitHub token in a pi session's title and an AWS key in a Copilot CLI session's branch
+    name (both kept in ``meta.json`` on main): ``export --redact`` passes every field of
+    ``meta.json``, ``info.json`` and ``config.json`` through the one secret rule; ids, counts
+    and the rest of the text stay."""
+    pi_src = next(SAMPLES.glob("pi/sessions/--home-user-src-tree-tool--/*.jsonl"))
+    pi = tmp_path / "pi" / pi_src.name
+    pi.parent.mkdir()
+    pi.write_text(pi_src.read_text().replace('"Tree refactor"', f'"Tree refactor {GITHUB_TOKEN}"'))
+    copilot = _copy(COPILOT, tmp_path / "cp" / COPILOT.name)
+    ev = copilot / "events.jsonl"
+    ev.write_text(ev.read_text().replace('"branch":"main"', f'"branch":"fix/{AWS_KEY}"', 1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        assert GITHUB_TOKEN in adfkit.open(pi).meta()["title"]  # the crafted fields are read
+        assert AWS_KEY in adfkit.open(copilot).meta()["git_branch"]
+        _, errors = adfkit.export([str(pi), str(copilot)], tmp_path / "out", redact=True)
+    assert errors.empty
+    texts = {p.name + p.parent.name: p.read_text() for p in (tmp_path / "out").rglob("*.json")}
+    assert len(texts) == 6
+    for name, text in texts.items():
+        assert GITHUB_TOKEN not in text and AWS_KEY not in text, name
+    metas = {k: json.loads(v) for k, v in texts.items() if k.startswith("meta.json")}
+    titles = [m["title"] for m in metas.values() if "title" in m]
+    assert titles == ["Tree refactor __redacted__"]
+    cp = next(m for m in metas.values() if m.get("format") == "copilot_cli")
+    assert cp["git_branch"] == "fix/__redacted__"
+    assert cp["total_input_tokens"] == "158403" and cp["session_id"] == COPILOT.name
+    # a cell holding a list or a mapping (a table column of tuples) is walked too
+    import pandas as pd
+
+    from adfkit._base.redact import redact_frame
+
+    cells = redact_frame(pd.DataFrame({"names": [("ls", f"x {GITHUB_TOKEN}")], "n": [1]}))
+    assert cells["names"].iloc[0] == ("ls", "x __redacted__") and cells["n"].iloc[0] == 1
+
+
+# -- class 3: time without a bound -------------------------------------------------------------
+
+
+def _child(code: str, timeout: float = 20) -> dict[str, float]:
+    """Run ``code`` in a fresh interpreter (a child process, killed after ``timeout`` s); its
+    last stdout line is JSON, to which the child's wall time and peak RSS (MiB) are added."""
+    import subprocess
+    import sys
+
+    wrapped = (
+        "import json, resource, time\nt0 = time.perf_counter()\n"
+        + code
+        + "\nout = dict(result, seconds=time.perf_counter() - t0,"
+        " rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)\n"
+        "print(json.dumps(out))\n"
+    )
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", wrapped], capture_output=True, text=True, timeout=timeout,
+            cwd=str(SAMPLES.parent),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"no answer in {timeout} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_h412_globs_and_listings_follow_no_link_cycle(tmp_path):
+    """A tree holding ``a/up -> ..`` and ``a/root -> <top>`` beside a Copilot CLI session: a
+    ``**`` glob (``adfkit info 'TOP/**/*.jsonl'``, every command's PATH) never ended on main
+    (``glob.glob`` follows each link again, ``a/up/a/up/...``); it ends finding the session
+    once, and every format's listing of the tree finds it at most once."""
+    top = tmp_path / "top"
+    _copy(COPILOT, top / "a" / COPILOT.name)
+    os.symlink("..", top / "a" / "up")
+    os.symlink(top, top / "a" / "root")
+    code = (
+        "import adfkit\nfrom adfkit._facade.fleet import resolve_paths\n"
+        f"found = resolve_paths({str(top / '**' / '*.jsonl')!r})\n"
+        f"n = {{f: len(adfkit.list_sessions({str(top)!r}, format=f)) for f in adfkit.formats()}}\n"
+        "result = dict(found=found, n=n)\n"
+    )
+    got = _child(code)
+    assert got["found"] == [str(top / "a" / COPILOT.name / "events.jsonl")]
+    assert got["n"]["copilot_cli"] == 1 and max(got["n"].values()) == 1
+    assert got["seconds"] < 20

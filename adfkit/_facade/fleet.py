@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from adfkit._base.errors import AdfError
+from adfkit._base.files import expand_glob
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
@@ -92,7 +93,7 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
     for item in items:
         p = os.fspath(item)
         if glob.has_magic(p):
-            found = sorted(glob.glob(os.path.expanduser(p), recursive=True))
+            found = expand_glob(p)
             if not found:
                 raise AdfError(f"no file matches the pattern {p!r}")
             out += found
@@ -807,7 +808,7 @@ def _export_agent(
     :func:`adfkit._base.outputs.check_output`: a file left in the folder may link to one)."""
     import orjson
 
-    from adfkit._base.redact import redact_config, redact_frame
+    from adfkit._base.redact import redact_config, redact_frame, redact_value
 
     os.makedirs(check_output(out_dir, places), exist_ok=True)
     name = agent.name
@@ -816,6 +817,8 @@ def _export_agent(
         "config": redact_config(agent.config()),
         "info": agent.info(sizes=True),
     }
+    if redact:  # every field of every format, whatever it is called (a title, a branch name)
+        docs = {stem: redact_value(doc) for stem, doc in docs.items()}
     for stem, doc in docs.items():
         fn = str(check_output(os.path.join(out_dir, f"{stem}.json"), places))
         with open(fn, "wb") as fh:
