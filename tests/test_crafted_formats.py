@@ -418,3 +418,60 @@ def test_h412_globs_and_listings_follow_no_link_cycle(tmp_path):
     assert got["found"] == [str(top / "a" / COPILOT.name / "events.jsonl")]
     assert got["n"]["copilot_cli"] == 1 and max(got["n"].values()) == 1
     assert got["seconds"] < 20
+
+
+def overlapping_log(path: Path, n: int, mib: int) -> Path:
+    """An Inspect log whose ``n`` sample entries all point at one deflated member of ``mib``
+    MiB of JSON whitespace around ``{}`` (a zip no writer makes: on main each entry decompressed
+    the same bytes again). Also used by the measurement command in the closing note."""
+    import struct
+    import zlib
+
+    data = b" " * (mib * 1024**2) + b"{}"
+    co = zlib.compressobj(9, zlib.DEFLATED, -15)
+    comp = co.compress(data) + co.flush()
+    crc = zlib.crc32(data)
+    header = json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}).encode()
+    local = bytearray()
+    entries = []
+    for name, body, method, c in (("header.json", header, 0, header), ("s", data, 8, comp)):
+        entries.append((name, len(local), body, method, c))
+        nb = name.encode()
+        local += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, 0, method, 0, 0x5C21,
+                             zlib.crc32(body), len(c), len(body), len(nb), 0) + nb + c  # fmt: skip
+    central = bytearray()
+    names = [("header.json", entries[0])] + [
+        (f"samples/{k}_epoch_1.json", entries[1]) for k in range(1, n + 1)
+    ]
+    for name, (_, off, body, method, c) in names:
+        nb = name.encode()
+        central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 20, 20, 0, method, 0, 0x5C21,
+                               zlib.crc32(body), len(c), len(body), len(nb), 0, 0, 0, 0, 0,
+                               off) + nb  # fmt: skip
+    eocd = struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, len(names), len(names), len(central),
+                       len(local), 0)  # fmt: skip
+    assert crc == zlib.crc32(data)
+    path.write_bytes(bytes(local + central + eocd))
+    return path
+
+
+def test_h413_inspect_members_that_overlap_and_names_written_twice(tmp_path, capsys):
+    """24 sample entries pointing at one member's bytes (main decompressed them 24 times: 41 s
+    for 24 x 250 MB): ``EvalLogError`` naming two of them, before any is decompressed; CLI one
+    line. Two members of one name (main: one silently read): a ``duplicate_member`` warning."""
+    from adfsynth.inspect_eval import write_zip
+
+    log = overlapping_log(tmp_path / "overlap.eval", 24, 1)
+    with pytest.raises(adfkit.AdfError, match=r"members 'samples/.*' and 'samples/.*' overlap"):
+        adfkit.open(log)
+    assert main(["info", str(log)]) == 2
+    _one_error_line(capsys, "overlap", "a crafted zip")
+    members = _inspect_members()
+    first = next(d for n, d in members if n == "samples/1_epoch_1.json")
+    twice = tmp_path / "twice.eval"
+    write_zip(twice, [*members, ("samples/1_epoch_1.json", first)], method=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        found = adfkit.open(twice)[0].integrity()
+    dup = found[found["check"] == "duplicate_member"]
+    assert len(dup) == 1 and "samples/1_epoch_1.json" in dup["detail"].iloc[0]

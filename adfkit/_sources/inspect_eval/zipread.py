@@ -130,6 +130,8 @@ class EvalZip:
             #: found by walking the local headers, and this says how far that got.
             self.recovered: str | None = None
             self.members: dict[str, Member] = {}
+            #: Names the central directory holds more than once (the last entry is read).
+            self.duplicates: list[str] = []
             try:
                 with zipfile.ZipFile(fh) as zf:
                     infos = zf.infolist()
@@ -155,10 +157,30 @@ class EvalZip:
         for i in infos:
             if i.is_dir():
                 continue
+            if i.filename in self.members:
+                self.duplicates.append(i.filename)
             self.members[i.filename] = Member(
                 i.filename, i.compress_type, i.compress_size, i.file_size, i.CRC,
                 i.header_offset, i.flag_bits,
             )  # fmt: skip
+        self._refuse_overlaps(infos)
+
+    def _refuse_overlaps(self, infos: list[zipfile.ZipInfo]) -> None:
+        """:class:`EvalLogError` when two members' bytes overlap (each entry's local header
+        and compressed data, in offset order): a zip no writer makes, whose members would each
+        decompress the same bytes again (24 of 250 MB took 41 s)."""
+        spans = sorted(
+            (i.header_offset, i.header_offset + _LOCAL.size + len(i.orig_filename.encode())
+             + i.compress_size, i.filename)
+            for i in infos
+        )  # fmt: skip
+        for (_, end, a), (start, _, b) in zip(spans, spans[1:], strict=False):
+            if start < end:
+                raise EvalLogError(
+                    f"members {a!r} and {b!r} overlap (bytes {start:,}-{end:,} belong to both): "
+                    "a crafted zip; not read",
+                    path=self.path,
+                )
 
     def _walk_local(self, fh: IO[bytes], max_members: int) -> None:
         """The members of a zip whose central directory is gone (the file was cut): walk the
@@ -179,6 +201,8 @@ class EvalZip:
             end = off + _LOCAL.size + nlen + xlen + csize
             if end > self.size:
                 break  # this member's data was cut
+            if name in self.members:
+                self.duplicates.append(name)
             self.members[name] = Member(name, method, csize, size, crc, off, flags)
             off = end
         self.recovered = (
