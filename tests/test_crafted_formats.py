@@ -475,3 +475,20 @@ def test_h413_inspect_members_that_overlap_and_names_written_twice(tmp_path, cap
         found = adfkit.open(twice)[0].integrity()
     dup = found[found["check"] == "duplicate_member"]
     assert len(dup) == 1 and "samples/1_epoch_1.json" in dup["detail"].iloc[0]
+
+
+def test_h414_info_on_a_log_of_very_many_samples(tmp_path, capsys, monkeypatch):
+    """``adfkit info`` on a log of 100,000 samples parsed every one (no answer in 120 s on main,
+    13 s now: ``benchmarks/hostile.py inspect-100000-members``): it summarises the first
+    ``MAX_AGENTS`` (50) and says, on one warning line, how many there are and how to name
+    another. Shown here with the bound set to 2 on the 4-sample log."""
+    from adfkit.cli import _info
+
+    monkeypatch.setattr(_info, "MAX_AGENTS", 2)
+    log = _copy(INSPECT, tmp_path / "run.eval")
+    assert main(["info", str(log), "--json"]) == 0
+    got = capsys.readouterr()
+    assert len(json.loads(got.out)) == 2
+    assert got.err.strip() == (
+        f"adfkit: warning: {log}: 4 agents; the first 2 are shown (name one as {log}#NAME)"
+    )
