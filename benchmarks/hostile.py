@@ -75,7 +75,58 @@ def many_members(tmp: Path) -> list[str]:
     return ["info", str(tmp / "many.eval")]
 
 
+def _bomb(mib: int, item: bytes = b"{},") -> bytes:
+    """``mib`` MiB of a JSON list of empty objects: tens of millions of dicts once parsed."""
+    n = mib * 1024**2 // len(item)
+    return b"[" + item * n + b"{}]"
+
+
+def inspect_bomb(tmp: Path) -> list[str]:
+    """A log whose header.json and one sample are each 100 MB of ``[{},{},...]``."""
+    members = [("header.json", _bomb(100)), ("samples/1_epoch_1.json", _bomb(100))]
+    _zip(tmp / "bomb.eval", members, [(n, i) for i, (n, _) in enumerate(members)])
+    return ["info", str(tmp / "bomb.eval")]
+
+
+def openhands_bomb(tmp: Path) -> list[str]:
+    """The sample conversation with three more event files of 30 MB of ``{}`` each."""
+    src = next((SAMPLES / "openhands" / "conversations").iterdir())
+    conv = tmp / src.name
+    shutil.copytree(src, conv)
+    n = len(list((conv / "events").glob("event-*.json")))
+    for k in range(n, n + 3):
+        name = f"event-{k:05d}-bomb{k}.json"
+        (conv / "events" / name).write_bytes(b'{"kind": "x", "x": ' + _bomb(30) + b"}")
+    return ["info", str(conv)]
+
+
+def _line_bomb(src: Path, dest: Path) -> None:
+    lines = src.read_bytes().rstrip(b"\n").split(b"\n")
+    big = b'{"type": "custom", "id": "b0mb", "x": ' + _bomb(60) + b"}"
+    dest.write_bytes(b"\n".join([*lines[:3], big, big, *lines[3:]]) + b"\n")
+
+
+def pi_bomb(tmp: Path) -> list[str]:
+    """The sample pi session with two 60 MB lines of ``{}`` after its third."""
+    src = sorted((SAMPLES / "pi").rglob("*.jsonl"))[-1]
+    dest = tmp / src.name
+    _line_bomb(src, dest)
+    return ["info", str(dest)]
+
+
+def copilot_bomb(tmp: Path) -> list[str]:
+    """The sample Copilot CLI session with two 60 MB lines of ``{}`` after its third."""
+    src = next((SAMPLES / "copilot_cli" / "session-state").iterdir())
+    (tmp / src.name).mkdir()
+    _line_bomb(src / "events.jsonl", tmp / src.name / "events.jsonl")
+    return ["info", str(tmp / src.name)]
+
+
 CASES: dict[str, Callable[[Path], list[str]]] = {
+    "inspect-100MB-of-{}": inspect_bomb,
+    "openhands-3x30MB-of-{}": openhands_bomb,
+    "pi-2x60MB-lines-of-{}": pi_bomb,
+    "copilot-2x60MB-lines-of-{}": copilot_bomb,
     "inspect-overlap-24x250MB": overlap,
     "inspect-100000-members": many_members,
 }

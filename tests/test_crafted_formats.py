@@ -492,3 +492,83 @@ def test_h414_info_on_a_log_of_very_many_samples(tmp_path, capsys, monkeypatch):
     assert got.err.strip() == (
         f"adfkit: warning: {log}: 4 agents; the first 2 are shown (name one as {log}#NAME)"
     )
+
+
+# -- class 2: memory without a bound -----------------------------------------------------------
+
+BOMB = b"[" + b"{}," * (4 * 1024**2 // 3) + b"{}]"  # 4 MiB: 1.4 million dicts once parsed
+
+
+def _with_bomb_line(src: Path, dest: Path) -> Path:
+    lines = src.read_bytes().rstrip(b"\n").split(b"\n")
+    big = b'{"type": "custom", "id": "b0mb", "x": ' + BOMB + b"}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(b"\n".join([*lines[:3], big, *lines[3:]]) + b"\n")
+    return dest
+
+
+def _bomb_inputs(tmp: Path) -> dict[str, tuple[Path, str]]:
+    """One crafted input per format: (path, the place the finding or error names)."""
+    from adfsynth.inspect_eval import write_zip
+
+    members = [(n, BOMB if n == "samples/2_epoch_1.json" else d) for n, d in _inspect_members()]
+    write_zip(tmp / "bomb.eval", members, method=0)
+    conv = _copy(OPENHANDS, tmp / "conv")
+    ev = sorted((conv / "events").glob("event-*.json"))[5]
+    ev.write_bytes(b'{"kind": "x", "x": ' + BOMB + b"}")
+    cc = sorted(SAMPLES.glob("claude-code/projects/*/*.jsonl"))[0]
+    pi = next(SAMPLES.glob("pi/sessions/--home-user-src-tree-tool--/*.jsonl"))
+    cp = tmp / "cp" / COPILOT.name / "events.jsonl"
+    _with_bomb_line(COPILOT / "events.jsonl", cp)
+    return {
+        "inspect_eval": (tmp / "bomb.eval", "samples/2_epoch_1.json"),
+        "openhands": (conv, ev.name),
+        "claude_code": (_with_bomb_line(cc, tmp / "cc" / cc.name), "line 4"),
+        "pi": (_with_bomb_line(pi, tmp / "pi" / pi.name), "line 4"),
+        "copilot_cli": (cp.parent, "line 4"),
+    }
+
+
+def test_h415_a_text_of_millions_of_empty_objects_in_every_format(tmp_path, capsys):
+    """4 MiB of ``{},`` (1.4 million dicts, about 100 MB parsed; 100 MB of it was 3.3 GB on main)
+    as an Inspect sample, an OpenHands event file, a Claude Code, pi and Copilot CLI line: not
+    parsed (at most one list or object per 32 bytes, ``adfkit._base.js.too_many_containers``),
+    reported naming the place: an ``EvalLogError`` for the sample (CLI one line), a finding
+    for the event file and the lines, the rest read."""
+    inputs = _bomb_inputs(tmp_path)
+    log, member = inputs.pop("inspect_eval")
+    with pytest.raises(adfkit.AdfError, match=f"member '{member}' holds 1,398,103 lists"):
+        adfkit.open(log)["2_epoch_1"].history()
+    assert main(["info", f"{log}#2_epoch_1"]) == 2
+    _one_error_line(capsys, member, "lists and objects")
+    for fmt, (path, place) in inputs.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", adfkit.AdfWarning)
+            a = adfkit.open(path)
+            assert a.source.format == fmt
+            found = a.integrity()
+            assert len(a.history()) > 0, fmt
+        hit = found[found["detail"].str.contains("lists and objects", regex=False)]
+        assert len(hit) == 1, (fmt, found[["check", "detail"]].to_dict("records"))
+        assert place in hit["detail"].iloc[0] or fmt != "openhands", (fmt, hit["detail"].iloc[0])
+
+
+def test_h416_peak_memory_of_the_bombs_in_a_child():
+    """``benchmarks/hostile.py`` cases (100 MB of ``{}`` as an Inspect header and sample, 3 x
+    30 MB OpenHands event files, 2 x 60 MB pi and Copilot CLI lines; 3.3-3.5 GB on main), run in
+    a child each: every peak RSS under 1 GiB and every case under 20 s is checked where the
+    machine allows (skipped under ``ADFKIT_SKIP_HEAVY``)."""
+    if os.environ.get("ADFKIT_SKIP_HEAVY"):
+        pytest.skip("ADFKIT_SKIP_HEAVY set")
+    import subprocess
+    import sys
+
+    script = SAMPLES.parent / "benchmarks" / "hostile.py"
+    cases = ["pi-2x60MB-lines-of-{}"]
+    done = subprocess.run([sys.executable, str(script), "--timeout", "20", *cases],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line.split() for line in done.stdout.strip().splitlines()]
+    assert len(rows) == 1, done.stdout
+    for r in rows:
+        assert float(r[1]) < 20 and float(r[3]) < 1024, r

@@ -347,3 +347,38 @@ def _place_of_depth(value: Any, limit: int) -> str:
             items = ((f"{place}[{i}]", v) for i, v in enumerate(node))
         stack.extend((v, depth + 1, p) for p, v in items if isinstance(v, dict | list))
     return ""  # pragma: no cover - only called when too_deep found one
+
+
+#: A JSON text of ``n`` bytes may hold at most ``n // CONTAINER_BYTES`` lists and objects (and
+#: always :data:`MIN_CONTAINERS`): real agent files hold one per 100-800 bytes, while 100 MB of
+#: ``{},`` is 33 million dicts, 3.3 GB parsed. So a parsed text costs at most about 3x its size.
+CONTAINER_BYTES = 32
+MIN_CONTAINERS = 100_000
+_STRING = re.compile(rb'"[^"]*"')  # once escaped quotes are gone
+
+
+def too_many_containers(data: bytes) -> str | None:
+    """Why ``data`` (a JSON text) would hold too many lists and objects to parse (their count
+    and the bound), or None. Cheap in the usual case (two byte counts); only a text with more
+    brackets than the bound has its strings removed to count the real ones.
+
+    Examples
+    --------
+    >>> too_many_containers(b"[" + b"{}," * 200_000 + b"{}]")
+    'holds 200,002 lists and objects, more than 100,000 for its 600,004 bytes (one per 32 bytes)'
+    >>> too_many_containers(b'["' + b"{}" * 200_000 + b'"]') is None
+    True
+    """
+    limit = max(MIN_CONTAINERS, len(data) // CONTAINER_BYTES)
+    if data.count(b"{") + data.count(b"[") <= limit:
+        return None
+    # Outside strings only: escaped backslashes and quotes removed, every other piece between
+    # quotes is outside a string (30-100 MB a second, by how many strings there are).
+    bare = _STRING.sub(b"", data.replace(b"\\\\", b"").replace(b'\\"', b""))
+    n = bare.count(b"{") + bare.count(b"[")
+    if n <= limit:
+        return None
+    return (
+        f"holds {n:,} lists and objects, more than {limit:,} for its {len(data):,} bytes "
+        f"(one per {CONTAINER_BYTES} bytes)"
+    )

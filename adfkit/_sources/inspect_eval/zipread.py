@@ -29,7 +29,7 @@ import zstandard
 
 from adfkit._base.errors import AdfError, NotTranscriptError
 from adfkit._base.files import open_text_stream
-from adfkit._base.js import MAX_DEPTH, too_deep
+from adfkit._base.js import MAX_DEPTH, too_deep, too_many_containers
 
 #: Default cap on one member's decompressed bytes (a sample of a long agent run is tens of MB).
 DEFAULT_MAX_MEMBER_BYTES = 256 * 1024**2
@@ -288,6 +288,9 @@ class EvalZip:
         """Member ``name`` parsed as JSON (raises :class:`EvalLogError` naming the member when
         it is not valid JSON)."""
         data = self.read(name)
+        many = too_many_containers(data)
+        if many is not None:
+            raise EvalLogError(f"member {name!r} {many}; adfkit does not read it", path=self.path)
         try:
             value = orjson.loads(data)
         except orjson.JSONDecodeError as e:

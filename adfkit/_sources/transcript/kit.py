@@ -59,6 +59,7 @@ import orjson
 
 from adfkit._base.errors import AdfWarning, NotTranscriptError
 from adfkit._base.files import open_text_stream, read_head
+from adfkit._base.js import too_many_containers
 from adfkit._core.rows import KIND_HINTS as _ROW_KIND_HINTS
 from adfkit._core.rows import as_count
 
@@ -684,14 +685,23 @@ def _fix_surrogate(m: re.Match[str]) -> str:
     return prefix + "\\ufffd"
 
 
+#: Lines at least this long are checked for too many lists and objects before parsing (a
+#: shorter one holds at most 500,000: about 35 MB parsed).
+_CHECKED_LINE = 1 << 20
+
+
 def loads_line(data: bytes) -> tuple[Any, str | None]:
     """Parse one JSON line. Returns ``(value, problem)``.
 
     The common case is one ``orjson.loads``. When that fails, the line is decoded as UTF-8 with
     replacement and lone surrogate escapes are replaced by U+FFFD; if that parses, ``problem``
     names what was repaired (``"non-UTF-8 bytes replaced"``...), else ``value`` is None and
-    ``problem`` says why (never echoing the line's content).
+    ``problem`` says why (never echoing the line's content). A line of 1 MiB or more holding
+    more lists and objects than :func:`adfkit._base.js.too_many_containers` allows is not
+    parsed (its memory would be many times its size).
     """
+    if len(data) >= _CHECKED_LINE and (many := too_many_containers(data)) is not None:
+        return None, f"not parsed: {many}"
     try:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as e:
@@ -924,6 +934,8 @@ class JsonLines:
                     if skip and data.startswith(skip):
                         self.n_skipped += 1
                         continue
+                    if len(data) >= _CHECKED_LINE and self._too_many(n, data):
+                        continue
                     try:
                         obj = loads(data)  # a line opening "{" that parses is an object
                     except decode_error:
@@ -957,6 +969,13 @@ class JsonLines:
                 n,
                 f"line longer than max_line_bytes={self.max_line_bytes:,}; skipped",
             )
+
+    def _too_many(self, n: int, data: bytes) -> bool:
+        """Whether line ``n`` holds too many lists and objects to parse (then a finding)."""
+        many = too_many_containers(data)
+        if many is not None:
+            self.fnd.add("too_many_containers", "warning", n, f"{many}; line not parsed")
+        return many is not None
 
     def _rare(self, n: int, data: bytes, complete: bool) -> dict[str, Any] | None:
         """A line off the usual path: not valid JSON (repaired if it can be), not an object,
