@@ -572,3 +572,24 @@ def test_h416_peak_memory_of_the_bombs_in_a_child():
     assert len(rows) == 1, done.stdout
     for r in rows:
         assert float(r[1]) < 20 and float(r[3]) < 1024, r
+
+
+def test_h417_openhands_subagents_linking_to_ancestors(tmp_path):
+    """``subagents/`` holding three links to ``..`` and one to its own sub-agent (main parsed
+    3 + 9 + 27 copies of the conversation, re-reading it for each link; 10 links: 1,110): each
+    real folder is read once, the links are one ``subagent_link`` warning naming them."""
+    conv = _copy(OPENHANDS, tmp_path / "conv")
+    sub = conv / "subagents"
+    (real,) = [p.name for p in sub.iterdir()]
+    for name in ("up1", "up2", "up3"):
+        os.symlink("..", sub / name)
+    os.symlink(real, sub / "twin")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        a = adfkit.open(conv)
+        subs = a.source.subagents()
+        found = a.integrity()
+    assert len(subs) == 1 and subs[0].name.endswith(real)
+    hit = found[found["check"] == "subagent_link"]
+    assert len(hit) == 1
+    assert "twin, up1, up2, up3; not read again" in hit["detail"].iloc[0]
