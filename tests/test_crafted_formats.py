@@ -593,3 +593,43 @@ def test_h417_openhands_subagents_linking_to_ancestors(tmp_path):
     hit = found[found["check"] == "subagent_link"]
     assert len(hit) == 1
     assert "twin, up1, up2, up3; not read again" in hit["detail"].iloc[0]
+
+
+# -- class 7: quieter defects ------------------------------------------------------------------
+
+
+def test_h418_sample_ids_with_slashes_and_dots_open_again(tmp_path):
+    """Sample ids ``a/b``, ``../x`` and ``c#d`` (member ``samples/a/b_epoch_1.json``...): every
+    name ``AgentCollection.paths`` gives opens that sample again (main: "no such file" for the
+    first two, whose ``#`` is not in the last path part)."""
+    from adfsynth.inspect_eval import write_zip
+
+    members = _inspect_members()
+    first = next(d for n, d in members if n == "samples/1_epoch_1.json")
+    extra = [
+        (f"samples/{i}_epoch_1.json", json.dumps({**json.loads(first), "id": i}).encode())
+        for i in ("a/b", "../x", "c#d")
+    ]
+    log = tmp_path / "ids.eval"
+    write_zip(log, [*members, *extra], method=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        coll = adfkit.open(log)
+        for path, name in zip(coll.paths, coll.names, strict=True):
+            with adfkit.open(path) as one:
+                assert one.name == name, (path, one.name)
+    assert {"a/b_epoch_1", "../x_epoch_1", "c#d_epoch_1"} <= set(coll.names)
+
+
+def test_h419_check_of_a_log_cut_before_its_first_sample(tmp_path, capsys):
+    """An Inspect log cut at 10 % (no sample complete): ``adfkit check`` exited 0 with no
+    output on main; now exit 1, one ``no_agent`` error (also in ``--json``)."""
+    data = INSPECT.read_bytes()
+    log = tmp_path / "cut.eval"
+    log.write_bytes(data[: len(data) // 10])
+    assert main(["check", str(log)]) == 1
+    out = capsys.readouterr().out
+    assert "no_agent: the input holds no agent" in out
+    assert main(["check", str(log), "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["findings"][0]["check"] == "no_agent" and not doc["clean"]

@@ -348,10 +348,19 @@ def split_member(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
     (PosixPath('sample_agents/long-runner.adf'), None)
     """
     p = Path(path).expanduser()
-    if MEMBER not in p.name or p.exists():
+    text = os.fspath(path)
+    if MEMBER not in text or p.exists():
         return p, None
-    base, _, member = os.fspath(p).rpartition(MEMBER)
-    return (Path(base), member) if Path(base).exists() else (p, None)
+    # The first '#' after an input file (a member's name may hold '/', '..' or '#': an Inspect
+    # sample id), else the last after an input folder.
+    cuts = [i for i, c in enumerate(text) if c == MEMBER]
+    for at in cuts:
+        if Path(text[:at]).expanduser().is_file():
+            return Path(text[:at]).expanduser(), text[at + 1 :]
+    for at in reversed(cuts):
+        if Path(text[:at]).expanduser().is_dir():
+            return Path(text[:at]).expanduser(), text[at + 1 :]
+    return p, None
 
 
 def agent_stem(path: str | os.PathLike[str]) -> str:

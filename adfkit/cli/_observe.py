@@ -70,6 +70,19 @@ def check_dict(path: str, report: Any) -> dict[str, Any]:
     }
 
 
+def _no_agent(path: str) -> dict[str, Any]:
+    """The check of an input that holds no agent at all, in :func:`check_dict`'s shape."""
+    detail = "the input holds no agent (a log cut before its first sample, or still written)"
+    return {
+        "path": path,
+        "clean": False,
+        "counts": {"error": 1, "warning": 0, "info": 0},
+        "findings": [
+            {"check": "no_agent", "severity": "error", "table": "", "rows": [], "detail": detail}
+        ],
+    }
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Integrity checks: lost or duplicated history, bad audit blobs and counters, orphan
     tool calls, rows out of time order, loop audit switched off.
@@ -87,6 +100,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         with open_agent(path) as opened:
             found = [check_dict(a.path, a.integrity()) for a in agents_of(opened)]
+        if not found:  # an input holding no agent (a log cut before its first sample): an error
+            found = [_no_agent(path)]
         for d in found:
             docs.append(d)
             if args.json:
