@@ -633,3 +633,42 @@ def test_h419_check_of_a_log_cut_before_its_first_sample(tmp_path, capsys):
     assert main(["check", str(log), "--json"]) == 1
     doc = json.loads(capsys.readouterr().out)
     assert doc["findings"][0]["check"] == "no_agent" and not doc["clean"]
+
+
+def _refs_log(path: Path, times: int) -> Path:
+    """The sample log with every model event's ``input_refs`` repeated ``times`` times."""
+    from adfsynth.inspect_eval import write_zip
+
+    out = []
+    for name, data in _inspect_members():
+        if name.startswith("samples/"):
+            d = json.loads(data)
+            for ev in d["events"]:
+                if ev.get("event") == "model" and ev.get("input_refs"):
+                    ev["input_refs"] = ev["input_refs"] * times
+            data = json.dumps(d).encode()
+        out.append((name, data))
+    write_zip(path, out, method=0)
+    return path
+
+
+def test_h420_inspect_input_refs_that_multiply(tmp_path, monkeypatch):
+    """Every call's ``input_refs`` repeated 300 times (main expanded each repeat: the windows
+    300 times too long): each pool message is expanded once per call, the repeats are
+    ``bad_ref`` errors, ``replay()`` equals the untouched log's. All calls of a sample together
+    name at most ``MAX_EXPANDED_REFS`` messages (an ``input_refs_cap`` error past it)."""
+    from adfkit._sources.inspect_eval import parser as inspect_parser
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        want = adfkit.open(INSPECT)["1_epoch_1"].replay()
+        a = adfkit.open(_refs_log(tmp_path / "refs.eval", 300))["1_epoch_1"]
+        got = a.replay()
+        found = a.integrity()
+    assert got["context_seqs"].tolist() == want["context_seqs"].tolist()
+    assert (found["check"] == "bad_ref").sum() > 0
+    monkeypatch.setattr(inspect_parser, "MAX_EXPANDED_REFS", 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        found = adfkit.open(_refs_log(tmp_path / "cap.eval", 1))["1_epoch_1"].integrity()
+    assert (found["check"] == "input_refs_cap").sum() == 1

@@ -71,11 +71,11 @@ def _inside_input(output: str | os.PathLike[str], inputs: list[str | os.PathLike
     if not folders:
         return
     for place in _ancestors(Path(output).expanduser()):
-        item = folders.get(_inode(place) or (-1, -1))
-        if item is not None:
+        hit = folders.get(_inode(place) or (-1, -1))
+        if hit is not None:
             raise OutputPathError(
                 f"refusing to write {os.fspath(output)}: it is inside the input folder "
-                f"{os.fspath(item)}; adfkit never writes to an input"
+                f"{os.fspath(hit)}; adfkit never writes to an input"
             )
 
 
