@@ -918,6 +918,7 @@ _TEST_FILES = (
     "test_transcript_hostile.py",
     "test_widgets.py",
     "test_export.py",
+    "test_crafted_formats.py",
     "test_report.py",
     "test_claude_code_chains.py",
     "test_well_formed.py",
@@ -930,7 +931,7 @@ def robustness_rows() -> list[dict[str, str]]:
     rows = []
     for line in ROBUSTNESS.read_text().splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 4 and re.fullmatch(r"H\d\d", cells[0]):
+        if len(cells) >= 4 and re.fullmatch(r"H\d{2,3}", cells[0]):
             rows.append({"id": cells[0], "case": cells[1], "outcome": cells[2], "file": cells[3]})
     return rows
 
@@ -944,7 +945,7 @@ def test_robustness_table_matches_the_tests():
     functions: dict[str, set[str]] = {}
     for name in _TEST_FILES:
         src = Path(__file__).with_name(name).read_text()
-        for cid in re.findall(r"^def test_(h\d\d)_", src, flags=re.M):
+        for cid in re.findall(r"^def test_(h\d{2,3})_", src, flags=re.M):
             functions.setdefault(cid.upper(), set()).add(name)
     for r in rows:
         assert r["file"].strip("`") in functions.get(r["id"], set()), r

@@ -99,3 +99,35 @@ def read_head(path: Path, n: int = 4096) -> bytes:
             raise NotTranscriptError("a directory, not a transcript file", path=path) from None
         except OSError as e:
             raise NotTranscriptError(f"cannot read the file ({e.strerror})", path=path) from None
+
+
+def expand_glob(pattern: str) -> list[str]:
+    """The paths a glob pattern matches, sorted, as :func:`glob.glob` with ``recursive=True``
+    gives them, except that ``**`` never descends through a symbolic link to a folder: a link
+    cycle (``a/up -> ..``) would make that walk exponential (``a/up/a/up/...``, never ending).
+
+    Examples
+    --------
+    >>> expand_glob("sample_agents/**/long-runner.adf")
+    ['sample_agents/long-runner.adf']
+    """
+    import glob
+
+    pattern = os.path.expanduser(pattern)
+    if "**" not in pattern:
+        return sorted(glob.glob(pattern))
+    parts = Path(pattern).parts
+    first = next(i for i, part in enumerate(parts) if glob.has_magic(part))
+    base = Path(*parts[:first]) if first else Path(".")
+    rest = parts[first:]
+    hidden = any(part.startswith(".") for part in rest)
+    found = set(base.glob(str(Path(*rest))))  # pathlib: ``**`` follows no link to a folder
+    if rest[-1] == "**":  # pathlib's trailing ``**`` gives folders only; glob's, files too
+        found.update(base.glob(str(Path(*rest, "*"))))
+    out = []
+    for p in found:
+        tail = p.parts[len(base.parts) if first else 0 :]
+        if not hidden and any(t.startswith(".") for t in tail):
+            continue  # as glob.glob: wildcards match no hidden name
+        out.append(os.fspath(p))
+    return sorted(out)

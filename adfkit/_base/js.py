@@ -300,3 +300,85 @@ def loads_or_none(text: Any) -> Any:
         return parse_json(text)
     except JSONError:
         return None
+
+
+#: Containers deeper than this in one parsed document are refused by :func:`too_deep`'s
+#: callers: agents write tens of levels; the recursive walks after parsing (and orjson's own
+#: ``dumps``, which stops at 255) cannot take much more.
+MAX_DEPTH = 200
+
+
+def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
+    """Where ``value`` holds a list or object nested more than ``limit`` levels deep (a path
+    such as ``messages[1].content[0]``), or None. Iterative: any depth is measured.
+
+    Examples
+    --------
+    >>> too_deep({"a": [[[1]]]}, limit=3)
+    'a[0][0]'
+    >>> too_deep({"a": [1]}, limit=3) is None
+    True
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return _place_of_depth(value, limit)
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+    return None
+
+
+def _place_of_depth(value: Any, limit: int) -> str:
+    """The path of the first container found more than ``limit`` levels deep (only walked
+    when there is one)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, place = stack.pop()
+        if depth > limit:
+            place = place.lstrip(".")
+            return place if len(place) <= 80 else f"{place[:60]}...{place[-16:]}"
+        items: Any = ()
+        if isinstance(node, dict):
+            items = ((f"{place}.{k}", v) for k, v in node.items())
+        elif isinstance(node, list):
+            items = ((f"{place}[{i}]", v) for i, v in enumerate(node))
+        stack.extend((v, depth + 1, p) for p, v in items if isinstance(v, dict | list))
+    return ""  # pragma: no cover - only called when too_deep found one
+
+
+#: A JSON text of ``n`` bytes may hold at most ``n // CONTAINER_BYTES`` lists and objects (and
+#: always :data:`MIN_CONTAINERS`): real agent files hold one per 100-800 bytes, while 100 MB of
+#: ``{},`` is 33 million dicts, 3.3 GB parsed. So a parsed text costs at most about 3x its size.
+CONTAINER_BYTES = 32
+MIN_CONTAINERS = 100_000
+_STRING = re.compile(rb'"[^"]*"')  # once escaped quotes are gone
+
+
+def too_many_containers(data: bytes) -> str | None:
+    """Why ``data`` (a JSON text) would hold too many lists and objects to parse (their count
+    and the bound), or None. Cheap in the usual case (two byte counts); only a text with more
+    brackets than the bound has its strings removed to count the real ones.
+
+    Examples
+    --------
+    >>> too_many_containers(b"[" + b"{}," * 200_000 + b"{}]")
+    'holds 200,002 lists and objects, more than 100,000 for its 600,004 bytes (one per 32 bytes)'
+    >>> too_many_containers(b'["' + b"{}" * 200_000 + b'"]') is None
+    True
+    """
+    limit = max(MIN_CONTAINERS, len(data) // CONTAINER_BYTES)
+    if data.count(b"{") + data.count(b"[") <= limit:
+        return None
+    # Outside strings only: escaped backslashes and quotes removed, every other piece between
+    # quotes is outside a string (30-100 MB a second, by how many strings there are).
+    bare = _STRING.sub(b"", data.replace(b"\\\\", b"").replace(b'\\"', b""))
+    n = bare.count(b"{") + bare.count(b"[")
+    if n <= limit:
+        return None
+    return (
+        f"holds {n:,} lists and objects, more than {limit:,} for its {len(data):,} bytes "
+        f"(one per {CONTAINER_BYTES} bytes)"
+    )

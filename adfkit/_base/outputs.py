@@ -1,13 +1,18 @@
 """Where adfkit may write: one rule for every output (reports, plots, exports, notebooks).
 
 adfkit never writes to an input file, nor to any name SQLite would take for an input's
-sidecar (``-wal``, ``-shm``, ``-journal``), whether the input is named directly or through a
-symbolic link; everywhere else it writes where the user says. Names made from agent file names
-are cleaned so that they stay inside the folder asked for and never collide.
+sidecar (``-wal``, ``-shm``, ``-journal``), nor to anything inside an input folder (an OpenHands
+conversation, a Copilot CLI session folder), whether the input is named directly, through a
+symbolic link or by a hard link (the same device and inode); everywhere else it writes where the
+user says. The inputs given here are files and folders on disk: a member's container (an Inspect
+log behind ``LOG.eval#SAMPLE``) is found by :func:`adfkit._core.registry.input_places`. Names
+made from agent file names are cleaned so that they stay inside the folder asked for and never
+collide.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from collections.abc import Iterable
@@ -35,9 +40,49 @@ def forbidden(inputs: Iterable[str | os.PathLike[str]]) -> set[Path]:
     return out
 
 
+def _inode(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """``(device, inode)`` of what ``path`` names (links followed), None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _ancestors(path: Path) -> list[Path]:
+    """``path`` and every folder above it, as written (absolute) and as resolved."""
+    forms = [Path(os.path.abspath(path))]
+    with contextlib.suppress(OSError, RuntimeError):  # a link cycle: the written form counts
+        forms.append(path.resolve())
+    out: list[Path] = []
+    for form in forms:
+        out += [form, *form.parents]
+    return out
+
+
+def _inside_input(output: str | os.PathLike[str], inputs: list[str | os.PathLike[str]]) -> None:
+    """:class:`OutputPathError` when ``output``, or a folder it would be written in, is an input
+    folder (by device and inode: a link or a bind mount to it is the same folder)."""
+    folders: dict[tuple[int, int], str | os.PathLike[str]] = {}
+    for item in inputs:
+        p = Path(item).expanduser()
+        if p.is_dir() and (key := _inode(p)) is not None:
+            folders[key] = item
+    if not folders:
+        return
+    for place in _ancestors(Path(output).expanduser()):
+        hit = folders.get(_inode(place) or (-1, -1))
+        if hit is not None:
+            raise OutputPathError(
+                f"refusing to write {os.fspath(output)}: it is inside the input folder "
+                f"{os.fspath(hit)}; adfkit never writes to an input"
+            )
+
+
 def check_output(output: str | os.PathLike[str], inputs: Iterable[str | os.PathLike[str]]) -> Path:
-    """The absolute output path, or :class:`OutputPathError` if it is an input or the name of
-    an input's SQLite sidecar (directly or through a link).
+    """The absolute output path, or :class:`OutputPathError` if it is an input, the name of
+    an input's SQLite sidecar, or inside an input folder (directly, through a link, or a hard
+    link to the same inode).
 
     Examples
     --------
@@ -50,9 +95,10 @@ def check_output(output: str | os.PathLike[str], inputs: Iterable[str | os.PathL
     """
     inputs = list(inputs)
     out = Path(output).expanduser()
+    _inside_input(output, inputs)
     for item in inputs:  # the same file under another name (a hard link)
         src = Path(item).expanduser()
-        if out.exists() and src.exists() and os.path.samefile(out, src):
+        if _inode(out) is not None and _inode(out) == _inode(src):
             other = os.path.abspath(out) != os.path.abspath(src)
             raise OutputPathError(
                 f"refusing to write {os.fspath(output)}: it is the input file {os.fspath(item)}"

@@ -161,6 +161,39 @@ def _scrub(value: Any, *, everything: bool = False) -> Any:
     return value
 
 
+#: Keys that name counts and identifiers, not secrets, though a word of :data:`SECRET_KEY` is in
+#: them (``total_input_tokens``, ``session_id``): their values are kept.
+_COUNT_OR_ID_KEY = re.compile(r"(?:^|_)(?:session_?id|\w*_tokens|tokens_\w*)$", re.IGNORECASE)
+
+
+def _secret_field(key: Any, value: Any) -> bool:
+    """A string under a secret-looking key that is no count or identifier."""
+    return isinstance(value, str) and _looks_secret(key) and not _COUNT_OR_ID_KEY.search(key)
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of any JSON-like value (an agent's ``meta()``, ``info()``, a cell holding a list
+    or a mapping) with every string passed through :func:`redact_text` and every string under
+    a secret-looking key replaced whole; keys, numbers, booleans and None are kept. The one
+    walk for metadata of every format, whatever fields it has.
+
+    Examples
+    --------
+    >>> redact_value({"title": "fix ghp_abcdefghijklmnopqrstuvwxyz012345 leak",
+    ...               "git_branch": "AKIAIOSFODNN7EXAMPLE", "api_token": "x",
+    ...               "total_input_tokens": "12", "session_id": "abc"})
+    {'title': 'fix __redacted__ leak', 'git_branch': '__redacted__', 'api_token': '__redacted__', \
+'total_input_tokens': '12', 'session_id': 'abc'}
+    """
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: REDACTED if _secret_field(k, v) else redact_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(redact_value(v) for v in value)
+    return value
+
+
 def redact_config(cfg: Any) -> Any:
     """A copy of an agent config with its secrets replaced by ``"__redacted__"``.
 
@@ -216,9 +249,9 @@ def _redact_text_series(s: pd.Series) -> pd.Series:
     if not (isinstance(s.dtype, pd.StringDtype) or s.dtype == object):
         return s
     vals = s.tolist()
-    if not any(isinstance(v, str) for v in vals):
+    if not any(isinstance(v, str | list | tuple | dict) for v in vals):
         return s
-    out = [redact_text(v) if isinstance(v, str) else v for v in vals]
+    out = [redact_value(v) for v in vals]  # strings, and strings inside lists and mappings
     return pd.Series(out, index=s.index, dtype=s.dtype, name=s.name)
 
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import orjson
 
 from adfkit._base.errors import AdfError, UnknownFormatError
-from adfkit._base.files import open_text_stream
+from adfkit._base.files import expand_glob, open_text_stream
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -188,9 +188,11 @@ class FormatSpec:
     window)``: its automatic-compaction threshold. ``taxonomy``: the file in ``adfkit/data``
     with its tools' classes for :func:`adfkit.observe` (None: the ADF default).
     ``provider(model)``: who serves the model. ``looks_for``: what recognition looks for, for
-    the error an unclaimed input raises. ``stamped_on_append``, ``provider_tools`` and
-    ``context_in_messages``: as the :class:`AgentSource` attributes of those names, for the
-    sources its reader makes.
+    the error an unclaimed input raises. ``session_folder(path)``: by name only, the folder of
+    the session an input path inside it names (a Copilot CLI ``events.jsonl``: its session
+    folder), else None; adfkit writes nothing inside it. ``stamped_on_append``,
+    ``provider_tools`` and ``context_in_messages``: as the :class:`AgentSource` attributes of
+    those names, for the sources its reader makes.
     ``many``: one input may hold several agents; ``open`` then returns a sequence of sources
     (each named by its ``name``) and takes ``member=NAME`` to open just that one.
     ``stem(path)``: the name output files made from the input start with (default: the
@@ -212,6 +214,7 @@ class FormatSpec:
     compaction_rule: Callable[[str | None, int | None], Rule] | None = None
     taxonomy: str | None = None
     provider: Callable[[str | None], str | None] = field(default=lambda model: None)
+    session_folder: Callable[[Path], Path | None] = field(default=lambda path: None)
     stamped_on_append: bool = True
     provider_tools: frozenset[str] = frozenset()
     context_in_messages: bool = False
@@ -364,7 +367,32 @@ def claimants(pr: Probe, *, plugins: bool = True) -> list[FormatSpec]:
     chosen = [spec(name) for name in BUILTIN] + [
         s for n, s in _REGISTERED.items() if n not in BUILTIN
     ]
-    return [s for s in chosen if s.claims(pr)]
+    return [s for s in chosen if _claims(s, pr)]
+
+
+def _claims(s: FormatSpec, pr: Probe) -> bool:
+    """``s.claims(pr)``; a format whose recognition raises is reported by name (one warning per
+    format and process) and skipped, so one broken plug-in never makes every file an error."""
+    try:
+        return bool(s.claims(pr))
+    except Exception as exc:  # noqa: BLE001 - a plug-in's bug, not the input's
+        if s.name not in _BROKEN:
+            _BROKEN.add(s.name)
+            import warnings
+
+            from adfkit._base.errors import AdfWarning
+
+            warnings.warn(
+                f"adfkit format {s.name!r}: its claims() raised {type(exc).__name__}: "
+                f"{str(exc)[:200]}; that format is skipped",
+                AdfWarning,
+                stacklevel=3,
+            )
+        return False
+
+
+#: Formats whose ``claims`` raised in this process (warned about once).
+_BROKEN: set[str] = set()
 
 
 def _what(pr: Probe) -> str:
@@ -397,10 +425,19 @@ def split_member(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
     (PosixPath('sample_agents/long-runner.adf'), None)
     """
     p = Path(path).expanduser()
-    if MEMBER not in p.name or p.exists():
+    text = os.fspath(path)
+    if MEMBER not in text or p.exists():
         return p, None
-    base, _, member = os.fspath(p).rpartition(MEMBER)
-    return (Path(base), member) if Path(base).exists() else (p, None)
+    # The first '#' after an input file (a member's name may hold '/', '..' or '#': an Inspect
+    # sample id), else the last after an input folder.
+    cuts = [i for i, c in enumerate(text) if c == MEMBER]
+    for at in cuts:
+        if Path(text[:at]).expanduser().is_file():
+            return Path(text[:at]).expanduser(), text[at + 1 :]
+    for at in reversed(cuts):
+        if Path(text[:at]).expanduser().is_dir():
+            return Path(text[:at]).expanduser(), text[at + 1 :]
+    return p, None
 
 
 def agent_stem(path: str | os.PathLike[str]) -> str:
@@ -423,6 +460,31 @@ def agent_stem(path: str | os.PathLike[str]) -> str:
     except AdfError:  # unreadable: the command reports it; its name is still the file's
         stem = base.stem
     return stem + (f"-{member}" if member else "")
+
+
+def input_places(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """What the inputs ``paths`` are on disk, for the output rule
+    (:func:`adfkit._base.outputs.check_output`): each one's container (``log.eval`` for
+    ``log.eval#sample``) and, where a format says so by name, the session folder an input file
+    or folder lies in (a Copilot CLI session's folder for its ``events.jsonl``).
+
+    Examples
+    --------
+    >>> [p.name for p in input_places(["sample_agents/long-runner.adf#x"])]
+    ['long-runner.adf']
+    """
+    out: list[Path] = []
+    for item in paths:
+        base, _ = split_member(item)
+        out.append(base)
+        for s in specs():
+            try:
+                folder = s.session_folder(base)
+            except Exception:  # noqa: BLE001, S112 - a plug-in's mistake widens nothing
+                continue
+            if folder is not None:
+                out.append(Path(folder))
+    return out
 
 
 def open_input(
@@ -488,7 +550,7 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     for item in items:
         p = os.fspath(item)
         if _glob.has_magic(p):
-            matches = sorted(_glob.glob(os.path.expanduser(p), recursive=True))
+            matches = expand_glob(p)  # ``**`` through no link to a folder (a cycle)
             if not matches:
                 problems.append(AdfError(f"no file matches the pattern {p!r}"))
             for m in matches:

@@ -328,19 +328,25 @@ def token_counts(raw: Any, na: Any = None) -> tuple[Any, Any, Any, Any, Any, Any
     return vals[0], vals[1], vals[2], vals[3], vals[4], vals[5], bad
 
 
+#: The largest token count :func:`as_count` takes: no model call reports a trillion tokens, and
+#: sums of millions of such counts (a call's parts, a session's cumulative totals) still fit
+#: Int64, so no sum of counts can overflow (2**62 in each of four parts did).
+MAX_COUNT = 10**12
+
+
 def as_count(v: Any) -> int | None:
-    """A token count: a whole number from 0 that fits Int64 (``5.0`` counts as 5), else None
-    (malformed: negative, fractional, NaN, huge, text or bool counts are flagged, never summed).
-    The one rule for every reader (ADF rows, Claude Code and Codex usage).
+    """A token count: a whole number from 0 to :data:`MAX_COUNT` (``5.0`` counts as 5), else
+    None (malformed: negative, fractional, NaN, huge, text or bool counts are flagged, never
+    summed). The one rule for every reader (ADF rows, Claude Code and Codex usage).
 
     Examples
     --------
-    >>> [as_count(v) for v in (5, 5.0, -1, 1.5, 1e300, 2**63, "5", True)]
-    [5, 5, None, None, None, None, None, None]
+    >>> [as_count(v) for v in (5, 5.0, -1, 1.5, 1e300, 2**62, 2**63, "5", True)]
+    [5, 5, None, None, None, None, None, None, None]
     """
     if type(v) is not int and type(v) is not float:
         return None
-    if not (0 <= v < _I64_MAX):  # also NaN
+    if not (0 <= v <= MAX_COUNT):  # also NaN
         return None
     if isinstance(v, float) and not v.is_integer():
         return None

@@ -726,18 +726,20 @@ def _export_one(
     path: str, out_dir: str, redact: bool, open_kwargs: dict[str, Any], prices: Any = None
 ) -> Any:
     """Write one agent's folder; returns (manifest rows, error row or None)."""
+    from adfkit._core.registry import input_places
     from adfkit._facade.agent import agents_of
     from adfkit._facade.agent import open as open_agent
 
     written: list[tuple[str, str, str, int]] = []
     try:
+        places = input_places([path])
         with open_agent(path, **open_kwargs) as opened:
             agents = agents_of(opened)
             problems: list[str] = []
             subs = unique_names(a.name for a in agents)
             for agent, sub in zip(agents, subs, strict=True):  # several agents: a folder each
                 where = out_dir if len(agents) == 1 else os.path.join(out_dir, sub)
-                problems += _export_agent(agent, where, redact, prices, written)
+                problems += _export_agent(agent, where, redact, prices, written, places)
         if problems:
             return written, (path, "ExportError", "; ".join(problems))
         return written, None
@@ -752,22 +754,26 @@ def _export_agent(
     redact: bool,
     prices: Any,
     written: list[tuple[str, str, str, int]],
+    places: list[Path],
 ) -> list[str]:
     """Write one agent's documents and tables into ``out_dir``; the problems of tables that
-    failed (the rest are written)."""
+    failed (the rest are written). No file is written onto an input (``places``, by
+    :func:`adfkit._base.outputs.check_output`: a file left in the folder may link to one)."""
     import orjson
 
-    from adfkit._base.redact import redact_config, redact_frame
+    from adfkit._base.redact import redact_config, redact_frame, redact_value
 
-    os.makedirs(out_dir, exist_ok=True)
+    os.makedirs(check_output(out_dir, places), exist_ok=True)
     name = agent.name
     docs = {
         "meta": agent.meta(),
         "config": redact_config(agent.config()),
         "info": agent.info(sizes=True),
     }
+    if redact:  # every field of every format, whatever it is called (a title, a branch name)
+        docs = {stem: redact_value(doc) for stem, doc in docs.items()}
     for stem, doc in docs.items():
-        fn = os.path.join(out_dir, f"{stem}.json")
+        fn = str(check_output(os.path.join(out_dir, f"{stem}.json"), places))
         with open(fn, "wb") as fh:
             fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
         written.append((name, stem, fn, 1))
@@ -780,7 +786,7 @@ def _export_agent(
             df = table.build(agent, **kw)
             if redact:
                 df = redact_frame(df)
-            fn = os.path.join(out_dir, f"{stem}.parquet")
+            fn = str(check_output(os.path.join(out_dir, f"{stem}.parquet"), places))
             to_parquet(df, fn)
             written.append((name, stem, fn, len(df)))
         except Exception as exc:  # noqa: BLE001 - one table failing keeps the rest
@@ -840,13 +846,16 @@ def export(
     import orjson
     import pandas as pd
 
+    from adfkit._core.registry import input_places
+
     paths, problems = resolve_inputs(paths_or_glob)
-    root_s = str(check_output(to, paths))
+    places = input_places(paths)
+    root_s = str(check_output(to, places))
     # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
     # and distinct (two ``a.adf`` from different folders give ``a`` and ``a-2``). Folders are
     # created only for agents that open, so nothing is left behind when nothing is exported.
     names = unique_names(Path(p).stem for p in paths)
-    dirs = [os.path.join(root_s, n) for n in names]
+    dirs = [str(check_output(os.path.join(root_s, n), places)) for n in names]
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     results = _run(
         _export_one_star,
@@ -897,7 +906,9 @@ def export_otlp(
     from adfkit._facade.otlp import send, spans, to_json
 
     paths = resolve_paths(paths_or_glob)
-    target = check_output(to, paths) if to is not None else None
+    from adfkit._core.registry import input_places
+
+    target = check_output(to, input_places(paths)) if to is not None else None
     kw = {"with_messages": with_messages, "redact": redact}
     errors: list[tuple[str, str, str]] = []
     lines: list[str] = []

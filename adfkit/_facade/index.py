@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from adfkit._base.errors import OutputPathError
 from adfkit._base.outputs import check_output
 from adfkit._facade.usage_table import FLOAT_COLUMNS, days_table
 
@@ -59,8 +60,13 @@ class Index:
     """One table's folder of an index: which parts are fresh, reading and writing them."""
 
     def __init__(self, root: str | os.PathLike[str], table: str, inputs: list[str]) -> None:
-        base = check_output(root, inputs)
-        self.folder = os.path.join(str(base), table)
+        from adfkit._core.registry import input_places
+
+        places = input_places(inputs)
+        base = check_output(root, places)
+        if base.exists() and not base.is_dir():
+            raise OutputPathError(f"the index folder {os.fspath(root)} is a file, not a folder")
+        self.folder = str(check_output(os.path.join(str(base), table), places))
         self.table = table
         self.version = _version()
         try:

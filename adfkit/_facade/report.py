@@ -340,7 +340,7 @@ def write_report(
     agent_p = Path(agent)
     if output is None:
         output = Path.cwd() / f"{safe_name(registry.agent_stem(agent_p))}-report.html"
-    out_p = check_output(output, [agent_p])
+    out_p = check_output(output, registry.input_places([agent_p]))
     if out_p.suffix.lower() not in (".html", ".htm"):
         raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
     from adfkit._facade.agent import (

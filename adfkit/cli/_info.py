@@ -208,6 +208,10 @@ def open_agent(path: str) -> Any:
     return open_any_agent(path)
 
 
+#: Agents of one input (an Inspect log's samples) ``adfkit info`` summarises: each is parsed.
+MAX_AGENTS = 50
+
+
 def cmd_info(args: argparse.Namespace) -> int:
     """Print a summary of each agent file (cheap: no blob is decoded; audit sizes included).
 
@@ -219,10 +223,20 @@ def cmd_info(args: argparse.Namespace) -> int:
     docs: list[dict[str, Any]] = []
 
     def one(path: str) -> int:
-        from adfkit._facade.agent import agents_of
+        import itertools
+
+        from adfkit._facade.agent import AgentCollection
 
         with open_agent(path) as opened:
-            for agent in agents_of(opened):
+            many = isinstance(opened, AgentCollection)
+            agents = iter(opened) if many else iter([opened])
+            if many and len(opened) > MAX_AGENTS:  # each costs a parse: 100,000 took hours
+                say(
+                    f"adfkit: warning: {path}: {len(opened):,} agents; the first {MAX_AGENTS} "
+                    f"are shown (name one as {path}#NAME)",
+                    err=True,
+                )
+            for agent in itertools.islice(agents, MAX_AGENTS):
                 doc: dict[str, Any] = dict(agent.info())
                 doc["lost_seqs"] = int(agent.history_gaps()["n_seqs"].sum())
                 docs.append(doc)
@@ -234,7 +248,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
     status = for_each_agent(args.paths, one)
     if args.json:
-        print(dump_json(docs[0] if docs and single(args.paths) else docs))
+        print(dump_json(docs[0] if len(docs) == 1 and single(args.paths) else docs))
     return status
 
 

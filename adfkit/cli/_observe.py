@@ -72,6 +72,19 @@ def check_dict(path: str, report: Any) -> dict[str, Any]:
     }
 
 
+def _no_agent(path: str) -> dict[str, Any]:
+    """The check of an input that holds no agent at all, in :func:`check_dict`'s shape."""
+    detail = "the input holds no agent (a log cut before its first sample, or still written)"
+    return {
+        "path": path,
+        "clean": False,
+        "counts": {"error": 1, "warning": 0, "info": 0},
+        "findings": [
+            {"check": "no_agent", "severity": "error", "table": "", "rows": [], "detail": detail}
+        ],
+    }
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     """Integrity checks: lost or duplicated history, bad audit blobs and counters, orphan
     tool calls, rows out of time order, loop audit switched off.
@@ -96,6 +109,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 {**check_dict(a.path, a.integrity()), "compaction_audit": audit_dict(a)}
                 for a in agents_of(opened)
             ]
+        if not found:  # an input holding no agent (a log cut before its first sample): an error
+            found = [_no_agent(path)]
         for d in found:
             docs.append(d)
             if args.json:
@@ -108,7 +123,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 say(f"{d['path']}: {counts}")
                 for f in d["findings"]:
                     say(f"  {f['severity']:<7}  {f['check']}: {f['detail']}")
-            if not args.json:
+            if not args.json and "compaction_audit" in d:
                 for line in audit_lines(d["compaction_audit"]):
                     say(f"  {line}")
         return 0 if all(d["clean"] for d in found) else 1

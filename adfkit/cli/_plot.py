@@ -64,7 +64,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     def one(path: str) -> int:
         name = next(names)
         if args.kind == "all":
-            check_output(folder, paths)  # type: ignore[arg-type]
+            check_output(folder, registry.input_places(paths))  # type: ignore[arg-type]
             from adfkit._facade.agent import open as open_agent
 
             with open_agent(path) as agent:
@@ -133,8 +133,9 @@ def _draw(path: str, out: str, args: argparse.Namespace, paths: list[str]) -> No
     import matplotlib.pyplot as plt
 
     from adfkit import plots
+    from adfkit._core.registry import input_places
 
-    check_output(out, paths)
+    check_output(out, input_places(paths))
     from adfkit._facade.agent import open as open_agent
 
     with open_agent(path) as agent:

@@ -53,10 +53,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     into_folder = out is not None and (many or out.endswith(("/", os.sep)) or os.path.isdir(out))
     # one name per agent, never two alike (two sessions of one uuid from two project folders)
     names = iter(f"{n}-report.html" for n in unique_names(registry.agent_stem(p) for p in paths))
+    places = registry.input_places(paths)
 
     def one(path: str) -> int:
         name = next(names)
         target = Path(out) / name if into_folder else (Path(out) if out else Path(name))
+        check_output(target, places)  # onto no input of the run, not only its own
         written = write_report(
             path,
             target,

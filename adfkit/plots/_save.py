@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from adfkit._base.outputs import check_output, safe_name
-from adfkit._core.registry import agent_stem
+from adfkit._core.registry import agent_stem, input_places
 from adfkit.plots._composition import composition_at, context_composition
 from adfkit.plots._growth import token_growth
 from adfkit.plots._matplotlib import AgentLike, _agent, figure_of
@@ -74,8 +74,9 @@ def save_all(
     with _agent(agent) as a:
         stem = safe_name(agent_stem(a.path))  # as `adfkit plot` names one plot
         paths = {kind: out_dir / f"{stem}-{kind}.png" for kind in kinds}
+        places = input_places([a.path])
         for path in [out_dir, *paths.values()]:
-            check_output(path, [a.path])
+            check_output(path, places)
         out_dir.mkdir(parents=True, exist_ok=True)
         for kind, path in paths.items():
             ax = PLOTS[kind](a)

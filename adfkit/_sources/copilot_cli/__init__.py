@@ -101,6 +101,12 @@ def stem(path: Path) -> str:
     return path.parent.name if path.name == EVENTS else path.name
 
 
+def session_folder(path: Path) -> Path | None:
+    """The session folder of an ``events.jsonl`` (by name: the output rule keeps writes out of
+    the whole session)."""
+    return path.parent if path.name == EVENTS else None
+
+
 SPEC = FormatSpec(
     name="copilot_cli",
     label="Copilot CLI session",
@@ -114,6 +120,7 @@ SPEC = FormatSpec(
     taxonomy="taxonomy.copilot_cli.json",
     provider=provider,
     stem=stem,
+    session_folder=session_folder,
 )
 
 __all__ = ["EVENTS", "SPEC", "claims", "compaction_rule", "find", "is_start", "sessions_under"]

@@ -697,8 +697,10 @@ def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
     mm = d.get("modelMetrics")
     if type(mm) is not dict:
         return
-    totals: dict[str, int] = {}  # only the counts some model recorded: absent is NA
-    requests = 0
+    # A total is known only when every model's part of it is: one model's missing or unreadable
+    # count makes the sum unknown (NA: no total_* key), never a sum of the rest as if it were 0.
+    totals: dict[str, int | None] = {}
+    requests: int | None = 0
     clean: dict[str, Any] = {}
     for model, m in mm.items():
         if type(m) is not dict:
@@ -709,14 +711,16 @@ def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
         req = m.get("requests")
         n = as_count(req.get("count")) if type(req) is dict else None
         clean[str(model)] = {"requests": n, **counts}
-        requests += n or 0
+        requests = None if n is None or requests is None else requests + n
         for k, v in counts.items():
-            if v is not None:
-                totals[k] = totals.get(k, 0) + v
+            before = totals.get(k, 0)
+            totals[k] = None if v is None or before is None else before + v
     meta["model_metrics"] = json.dumps(clean, sort_keys=True)
-    meta["total_requests"] = str(requests)
-    for k, v in totals.items():
-        meta[f"total_{k}_tokens"] = str(v)
+    if requests is not None:
+        meta["total_requests"] = str(requests)
+    for k, total in totals.items():
+        if total is not None:
+            meta[f"total_{k}_tokens"] = str(total)
     for src, dst in (("shutdownType", "shutdown_type"), ("currentModel", "current_model")):
         v = d.get(src)
         if isinstance(v, str):

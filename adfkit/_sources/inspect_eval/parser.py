@@ -228,11 +228,19 @@ def _usage(u: Any, fnd: Findings, line: int) -> tuple[dict[str, int], dict[str, 
     return tokens, unknown
 
 
+#: Pool messages all the calls of one sample may name through ``input_refs`` together: a real
+#: sample's inputs hold ~500,000 (500 calls of 1,000 messages); a crafted one can name the whole
+#: pool from every call, or one range many times in one call.
+MAX_EXPANDED_REFS = 5_000_000
+
+
 class _Pool:
     def __init__(self, msgs: Any, resolve: _Resolver) -> None:
         self.raw = msgs if isinstance(msgs, list) else []
         self.resolve = resolve
         self._done: dict[int, dict[str, Any]] = {}
+        #: Messages the calls named so far (against :data:`MAX_EXPANDED_REFS`); None once past.
+        self.named: int | None = 0
 
     def __len__(self) -> int:
         return len(self.raw)
@@ -254,23 +262,59 @@ def _expand(ev: dict[str, Any], pool: _Pool, resolve: _Resolver, fnd: Findings, 
     if not isinstance(refs, list):
         return []
     out: list[dict[str, Any]] = []
-    for r in refs:
+    again = _named_again(refs)
+    for k, r in enumerate(refs):
         ok = (
             isinstance(r, list)
             and len(r) == 2
             and all(type(x) is int for x in r)
             and 0 <= r[0] <= r[1] <= len(pool)
         )
-        if not ok:
+        if not ok or k in again:
+            why = (
+                "names messages another range of this call named (each is expanded once)"
+                if ok
+                else f"names no messages of the pool ({len(pool)} messages)"
+            )
             fnd.add(
                 "bad_ref",
                 "error",
                 line,
-                f"event {line}: input_refs range {str(r)[:40]} names no messages of the pool "
-                f"({len(pool)} messages); the call's input is incomplete",
+                f"event {line}: input_refs range {str(r)[:40]} {why}; the call's input is "
+                "incomplete",
             )
             continue
+        if pool.named is None or pool.named + (r[1] - r[0]) > MAX_EXPANDED_REFS:
+            if pool.named is not None:
+                fnd.add(
+                    "input_refs_cap",
+                    "error",
+                    line,
+                    f"event {line}: the calls' input_refs name more than {MAX_EXPANDED_REFS:,} "
+                    "pool messages in all; this call's input and the later ones are incomplete",
+                )
+            pool.named = None
+            break
+        pool.named += r[1] - r[0]
         out.extend(pool.get(i) for i in range(r[0], r[1]))
+    return out
+
+
+def _named_again(refs: list[Any]) -> set[int]:
+    """Positions in ``refs`` of the ``[start, end)`` ranges that name a pool message a range
+    before them (by start) named already; ranges that are not ranges are left to the caller."""
+    good = sorted(
+        (r[0], r[1], k)
+        for k, r in enumerate(refs)
+        if isinstance(r, list) and len(r) == 2 and all(type(x) is int for x in r) and r[0] < r[1]
+    )
+    out: set[int] = set()
+    end = 0
+    for start, stop, k in good:
+        if start < end:
+            out.add(k)
+        else:
+            end = stop
     return out
 
 

@@ -108,6 +108,17 @@ class EvalLog(Sequence[InspectSampleSource]):
         self.findings: list[Finding] = []
         if self.zip.recovered:
             self.findings.append(Finding("truncated_zip", "error", None, self.zip.recovered))
+        if self.zip.duplicates:
+            dup = self.zip.duplicates
+            self.findings.append(
+                Finding(
+                    "duplicate_member",
+                    "warning",
+                    None,
+                    f"{len(dup)} member name(s) written more than once in the zip (the last "
+                    f"entry is read): {', '.join(repr(n) for n in dup[:5])}",
+                )
+            )
         self.header: dict[str, Any] = {}
         self._read_header()
         found = []

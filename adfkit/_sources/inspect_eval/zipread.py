@@ -29,6 +29,7 @@ import zstandard
 
 from adfkit._base.errors import AdfError, NotTranscriptError
 from adfkit._base.files import open_text_stream
+from adfkit._base.js import MAX_DEPTH, too_deep, too_many_containers
 
 #: Default cap on one member's decompressed bytes (a sample of a long agent run is tens of MB).
 DEFAULT_MAX_MEMBER_BYTES = 256 * 1024**2
@@ -108,6 +109,12 @@ class EvalZip:
     ) -> None:
         self.path = Path(path)
         self.max_member_bytes = int(max_member_bytes)
+        try:
+            self._read_directory(max_members)
+        except OSError as e:  # a read that fails (a link to /proc/self/mem, a failing disk)
+            raise EvalLogError(f"cannot read the file: {e.strerror or e}", path=self.path) from None
+
+    def _read_directory(self, max_members: int) -> None:
         with open_text_stream(self.path, buffering=0) as fh:
             st = os.fstat(fh.fileno())
             self.size = st.st_size
@@ -123,6 +130,8 @@ class EvalZip:
             #: found by walking the local headers, and this says how far that got.
             self.recovered: str | None = None
             self.members: dict[str, Member] = {}
+            #: Names the central directory holds more than once (the last entry is read).
+            self.duplicates: list[str] = []
             try:
                 with zipfile.ZipFile(fh) as zf:
                     infos = zf.infolist()
@@ -148,10 +157,30 @@ class EvalZip:
         for i in infos:
             if i.is_dir():
                 continue
+            if i.filename in self.members:
+                self.duplicates.append(i.filename)
             self.members[i.filename] = Member(
                 i.filename, i.compress_type, i.compress_size, i.file_size, i.CRC,
                 i.header_offset, i.flag_bits,
             )  # fmt: skip
+        self._refuse_overlaps(infos)
+
+    def _refuse_overlaps(self, infos: list[zipfile.ZipInfo]) -> None:
+        """:class:`EvalLogError` when two members' bytes overlap (each entry's local header
+        and compressed data, in offset order): a zip no writer makes, whose members would each
+        decompress the same bytes again (24 of 250 MB took 41 s)."""
+        spans = sorted(
+            (i.header_offset, i.header_offset + _LOCAL.size + len(i.orig_filename.encode())
+             + i.compress_size, i.filename)
+            for i in infos
+        )  # fmt: skip
+        for (_, end, a), (start, _, b) in zip(spans, spans[1:], strict=False):
+            if start < end:
+                raise EvalLogError(
+                    f"members {a!r} and {b!r} overlap (bytes {start:,}-{end:,} belong to both): "
+                    "a crafted zip; not read",
+                    path=self.path,
+                )
 
     def _walk_local(self, fh: IO[bytes], max_members: int) -> None:
         """The members of a zip whose central directory is gone (the file was cut): walk the
@@ -172,6 +201,8 @@ class EvalZip:
             end = off + _LOCAL.size + nlen + xlen + csize
             if end > self.size:
                 break  # this member's data was cut
+            if name in self.members:
+                self.duplicates.append(name)
             self.members[name] = Member(name, method, csize, size, crc, off, flags)
             off = end
         self.recovered = (
@@ -219,6 +250,8 @@ class EvalZip:
                 return self._member(m, fh, cap)
             except (zlib.error, zstandard.ZstdError, EOFError) as e:
                 raise self._fail(m, f"damaged data ({str(e)[:100]})") from None
+            except OSError as e:
+                raise self._fail(m, f"cannot be read ({e.strerror or e})") from None
 
     def _member(self, m: Member, fh: IO[bytes], cap: int) -> bytes:
         fh.seek(m.offset)
@@ -255,12 +288,23 @@ class EvalZip:
         """Member ``name`` parsed as JSON (raises :class:`EvalLogError` naming the member when
         it is not valid JSON)."""
         data = self.read(name)
+        many = too_many_containers(data)
+        if many is not None:
+            raise EvalLogError(f"member {name!r} {many}; adfkit does not read it", path=self.path)
         try:
-            return orjson.loads(data)
+            value = orjson.loads(data)
         except orjson.JSONDecodeError as e:
             raise EvalLogError(
                 f"member {name!r} is not valid JSON ({str(e)[:80]})", path=self.path
             ) from None
+        place = too_deep(value)
+        if place is not None:
+            raise EvalLogError(
+                f"member {name!r} is nested more than {MAX_DEPTH} levels deep (at {place}); "
+                "adfkit does not read it",
+                path=self.path,
+            )
+        return value
 
 
 class _Inflate:

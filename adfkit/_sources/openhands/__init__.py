@@ -201,6 +201,12 @@ def _rule(model: str | None, window: int | None) -> Rule:
     return Rule(*compaction_rule(model, window))
 
 
+def session_folder(path: Path) -> Path | None:
+    """The conversation an ``events/`` folder belongs to (by name: the output rule keeps
+    writes out of the whole conversation)."""
+    return path.parent if path.name == EVENTS_DIR else None
+
+
 SPEC = FormatSpec(
     name=NAME,
     label=LABEL,
@@ -214,6 +220,7 @@ SPEC = FormatSpec(
     taxonomy=TAXONOMY,
     provider=provider,
     words=Words(history_table="events", archive_table="events"),
+    session_folder=session_folder,
 )
 
 

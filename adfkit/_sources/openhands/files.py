@@ -73,6 +73,11 @@ def read_capped(path: str | Path, cap: int) -> tuple[bytes | None, int, str | No
     return data, len(data), None
 
 
+#: Digits an event file's index may have: the writer pads to 5; more than 12 is no event
+#: log (an index must stay a row number: Int64, with room for arithmetic).
+MAX_INDEX_DIGITS = 12
+
+
 @dataclass(slots=True)
 class EventFile:
     idx: int
@@ -89,20 +94,32 @@ def list_events(folder: Path, fnd: Findings, max_events: int) -> tuple[list[Even
     if not ev.is_dir():
         fnd.add("no_events_folder", "warning", None, "no events/ folder: no event was read")
         return files, None
+    huge: list[str] = []
     with os.scandir(ev) as it:
         for entry in it:
             name = entry.name
             m = EVENT_NAME.match(name)
+            if m and len(m.group(1)) > MAX_INDEX_DIGITS:
+                huge.append(name)
+                continue
             if m:
                 files.append(EventFile(int(m.group(1)), name))
                 continue
             mk = _MARKER.match(name)
-            if mk:
+            if mk and len(mk.group(1)) <= MAX_INDEX_DIGITS:
                 marker = int(mk.group(1))
             elif not name.startswith("."):
                 other += 1
     if other:
         fnd.add("unknown_file", "info", None, f"{other} file(s) in events/ not named event-*.json")
+    if huge:
+        fnd.add(
+            "bad_event_index",
+            "warning",
+            None,
+            f"{len(huge)} event file(s) with an index of more than {MAX_INDEX_DIGITS} digits "
+            f"(the first: {huge[0][:80]}); not read",
+        )
     files.sort(key=lambda f: (f.idx, f.name))
     if len(files) > max_events:
         fnd.add(

@@ -937,6 +937,7 @@ def parse_openhands(
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
     warn: bool = True,
     _depth: int = 0,
+    _seen: set[tuple[int, int]] | None = None,
 ) -> ParsedTranscript:
     """Parse one OpenHands conversation folder (V1 SDK/CLI layout).
 
@@ -952,7 +953,9 @@ def parse_openhands(
         nor event files.
 
     The conversations under ``subagents/`` (delegation) are parsed too, as
-    ``ParsedTranscript.subagents`` (``agent_id`` their folder name), three levels deep at most.
+    ``ParsedTranscript.subagents`` (``agent_id`` their folder name), three levels deep at most,
+    each real folder once (a link to a folder already read, an ancestor or a sibling, is a
+    ``subagent_link`` finding).
     """
     p = Path(path).expanduser()
     folder = conversation_folder(p)
@@ -972,7 +975,8 @@ def parse_openhands(
         usages, cond_uid = _usages(state, fnd)
         st, branch_rows = _build(files, state, usages, cond_uid, fnd, meta)
         out = _finish(folder, st, branch_rows, meta, fnd, sid)
-    out.subagents = _subagents(folder, out, max_event_bytes, max_events, _depth)
+    seen = _seen if _seen is not None else {_real(folder)}
+    out.subagents = _subagents(folder, out, max_event_bytes, max_events, _depth, seen)
     if warn:  # each detail names its event file: no "line" before it
         warn_findings(str(folder), [dataclasses.replace(f, line=None) for f in out.findings])
     return out
@@ -982,26 +986,58 @@ def parse_openhands(
 MAX_SUBAGENT_DEPTH = 3
 
 
+def _real(folder: Path) -> tuple[int, int]:
+    """A folder's device and inode (links followed): what "the same folder" means here."""
+    st = folder.stat()
+    return st.st_dev, st.st_ino
+
+
 def _subagents(
-    folder: Path, parent: ParsedTranscript, max_event_bytes: int, max_events: int, depth: int
+    folder: Path,
+    parent: ParsedTranscript,
+    max_event_bytes: int,
+    max_events: int,
+    depth: int,
+    seen: set[tuple[int, int]],
 ) -> list[ParsedTranscript]:
     sub = folder / "subagents"
     if depth >= MAX_SUBAGENT_DEPTH or not sub.is_dir():
         return []
     out: list[ParsedTranscript] = []
+    again: list[str] = []
     for child in sorted(sub.iterdir()):
         if not is_conversation(child):
             continue
+        try:
+            real = _real(child)
+        except OSError:
+            continue
+        if real in seen:  # a link to a folder read already (an ancestor: a cycle)
+            again.append(child.name)
+            continue
+        seen.add(real)
         t = parse_openhands(
             child,
             max_event_bytes=max_event_bytes,
             max_events=max_events,
             warn=False,
             _depth=depth + 1,
+            _seen=seen,
         )
         t.agent_id = child.name
         t.parent_agent_id = parent.agent_id
         out.append(t)
         out.extend(t.subagents)  # nested ones are listed too, as Claude Code's are
         t.subagents = []
+    if again:
+        fnd = Findings()
+        fnd.add(
+            "subagent_link",
+            "warning",
+            None,
+            f"{len(again)} folder(s) in {sub.name}/ are a folder read already (a link to this "
+            f"conversation, an ancestor or another sub-agent): {', '.join(again[:5])}; not read "
+            "again",
+        )
+        parent.findings.extend(fnd.done())
     return out

@@ -59,6 +59,7 @@ import orjson
 
 from adfkit._base.errors import AdfWarning, NotTranscriptError
 from adfkit._base.files import open_text_stream, read_head
+from adfkit._base.js import too_many_containers
 from adfkit._core.rows import KIND_HINTS as _ROW_KIND_HINTS
 from adfkit._core.rows import as_count
 
@@ -691,14 +692,23 @@ def _fix_surrogate(m: re.Match[str]) -> str:
     return prefix + "\\ufffd"
 
 
+#: Lines at least this long are checked for too many lists and objects before parsing (a
+#: shorter one holds at most 500,000: about 35 MB parsed).
+_CHECKED_LINE = 1 << 20
+
+
 def loads_line(data: bytes) -> tuple[Any, str | None]:
     """Parse one JSON line. Returns ``(value, problem)``.
 
     The common case is one ``orjson.loads``. When that fails, the line is decoded as UTF-8 with
     replacement and lone surrogate escapes are replaced by U+FFFD; if that parses, ``problem``
     names what was repaired (``"non-UTF-8 bytes replaced"``...), else ``value`` is None and
-    ``problem`` says why (never echoing the line's content).
+    ``problem`` says why (never echoing the line's content). A line of 1 MiB or more holding
+    more lists and objects than :func:`adfkit._base.js.too_many_containers` allows is not
+    parsed (its memory would be many times its size).
     """
+    if len(data) >= _CHECKED_LINE and (many := too_many_containers(data)) is not None:
+        return None, f"not parsed: {many}"
     try:
         return orjson.loads(data), None
     except orjson.JSONDecodeError as e:
@@ -931,6 +941,8 @@ class JsonLines:
                     if skip and data.startswith(skip):
                         self.n_skipped += 1
                         continue
+                    if len(data) >= _CHECKED_LINE and self._too_many(n, data):
+                        continue
                     try:
                         obj = loads(data)  # a line opening "{" that parses is an object
                     except decode_error:
@@ -964,6 +976,13 @@ class JsonLines:
                 n,
                 f"line longer than max_line_bytes={self.max_line_bytes:,}; skipped",
             )
+
+    def _too_many(self, n: int, data: bytes) -> bool:
+        """Whether line ``n`` holds too many lists and objects to parse (then a finding)."""
+        many = too_many_containers(data)
+        if many is not None:
+            self.fnd.add("too_many_containers", "warning", n, f"{many}; line not parsed")
+        return many is not None
 
     def _rare(self, n: int, data: bytes, complete: bool) -> dict[str, Any] | None:
         """A line off the usual path: not valid JSON (repaired if it can be), not an object,
@@ -1225,9 +1244,8 @@ def _clean_anthropic_tokens(usage: dict[str, Any]) -> dict[str, int] | None:
     for v in (inp, out, cr, cw, a, b):
         if v is not None and (type(v) is not int or as_count(v) is None):
             return None
-    if (a is not None or b is not None) and not _empty_split(cw, a, b):  # authoritative
-        cw = (a or 0) + (b or 0)
-        w1h = b or 0
+    if a is not None and b is not None and not _empty_split(cw, a, b):  # authoritative
+        cw, w1h = a + b, b  # when both are there (one alone leaves the 1-hour part NA)
     return _token_dict(inp, out, cr, cw, w1h)
 
 
@@ -1245,11 +1263,11 @@ def _anthropic_tokens(usage: dict[str, Any], bad: list[str]) -> dict[str, int]:
     cw_bad = bool(bad) and any(k.startswith("cache_creation") for k in bad)
     cc = get("cache_creation")
     w1h = None
-    if isinstance(cc, dict) and any(cc.get(k) is not None for k in _EPHEMERAL_KEYS):
-        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)  # authoritative when there
-        if not _empty_split(cw, a, b):
-            cw = (a or 0) + (b or 0)
-            w1h = b or 0
+    if isinstance(cc, dict):
+        a, b = (as_count(cc.get(k)) for k in _EPHEMERAL_KEYS)
+        if a is not None and b is not None and not _empty_split(cw, a, b):
+            cw, w1h = a + b, b  # authoritative when both are there; one alone (or a split of
+            # zeros under a cache write) leaves the 1-hour part unknown (NA), never 0
     if cw_bad:
         cw = w1h = None
     input_bad = bool(bad) and (cw_bad or "input_tokens" in bad or "cache_read_input_tokens" in bad)
@@ -1266,10 +1284,10 @@ def _token_dict(
     with_input: bool = True,
 ) -> dict[str, int]:
     """ADF token keys of an Anthropic usage's counts: ``input`` is the whole prompt (uncached
-    plus cache read and write) where any part is known and ``with_input``; absent counts are
-    left out."""
+    plus cache read and write) where the uncached part is known and ``with_input`` (cache
+    counts a layout did not write are 0: it had no cache); absent counts are left out."""
     res: dict[str, int] = {}
-    if with_input and (inp is not None or cr is not None or cw is not None):
+    if with_input and inp is not None:
         res["input"] = (inp or 0) + (cr or 0) + (cw or 0)
     if out is not None:
         res["output"] = out
