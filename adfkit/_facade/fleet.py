@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
-from adfkit._facade.catalog import catalog, exported
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
 from adfkit._facade.usage_table import FLEET_COLUMNS
 
@@ -87,6 +86,8 @@ def resolve_inputs(
 
 
 def _check_table(table: str) -> None:
+    from adfkit._facade.catalog import catalog  # (it loads the schema: pandas)
+
     if table in catalog():
         return
     from adfkit._facade.agent import AgentFile
@@ -108,6 +109,8 @@ def _check_table(table: str) -> None:
 def get_table(agent: AgentFile, table: str, **kwargs: Any) -> pd.DataFrame:
     """One table of one open agent as a DataFrame (a dict result becomes a one-row frame)."""
     import pandas as pd
+
+    from adfkit._facade.catalog import catalog
 
     known = catalog().get(table)
     value = known.build(agent, **kwargs) if known else getattr(agent, table)(**kwargs)
@@ -778,6 +781,8 @@ def _export_agent(
             fh.write(orjson.dumps(doc, default=str, option=orjson.OPT_INDENT_2))
         written.append((name, stem, fn, 1))
     problems = []
+    from adfkit._facade.catalog import exported
+
     for table in exported():
         stem, kw = table.name, dict(table.export or {})
         try:

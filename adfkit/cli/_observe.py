@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import pandas as pd
-
 from adfkit.cli._common import LazyChoices, add_command, dump_json, for_each_agent, say, single
 
 
@@ -137,6 +135,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 def audit_dict(agent: Any) -> dict[str, Any]:
     """The compaction audit of one agent for ``check``: counts per finding, the compactions
     with findings, the missed runs."""
+    import pandas as pd
+
     from adfkit._analysis.compaction_audit import FINDINGS
 
     audit, missed = agent.compaction_audit(), agent.missed_compactions()
