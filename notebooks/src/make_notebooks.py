@@ -414,14 +414,19 @@ be read land in the error table instead of stopping the load.
 """,
     [
         code(
-            """from pathlib import Path
+            """import warnings
+from pathlib import Path
 
 import adfkit.plots_fleet
 
-# The folder of AGENT: load_fleet takes a folder (its .adf files and transcripts), a glob
-# pattern or a list of paths.
+# The folder of AGENT: load_fleet takes a folder (every agent input in it and its subfolders,
+# of every format), a glob pattern or a list of paths.
 folder = Path(AGENT).resolve().parent
 paths = str(folder)
+# The sample transcripts end mid-line, as a running agent leaves its file: each would warn
+# once while the fleet loads. This overview keeps those warnings out; each agent's
+# integrity() lists them.
+warnings.filterwarnings("ignore", category=adfkit.AdfWarning)
 print(f"agents in {folder.name}/")"""
         ),
         md("## Who is who: one summary row per agent"),
