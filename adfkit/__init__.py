@@ -60,7 +60,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         simulate,
         simulate_sweep,
     )
-    from adfkit._facade.fleet import FleetResult, export, load_fleet
+    from adfkit._facade.fleet import FleetResult, export, export_otlp, load_fleet
     from adfkit._sources.claude_code.listing import list_claude_code_sessions
     from adfkit._sources.codex.listing import list_codex_sessions
 
@@ -90,7 +90,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(["FormatSpec", "register_format"], "_core.registry"),
     "list_claude_code_sessions": "_sources.claude_code.listing",
     "list_codex_sessions": "_sources.codex.listing",
-    **dict.fromkeys(["FleetResult", "export", "load_fleet"], "_facade.fleet"),
+    **dict.fromkeys(["FleetResult", "export", "export_otlp", "load_fleet"], "_facade.fleet"),
     "Mind": "_analysis.mind",
     **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),
     **dict.fromkeys(
@@ -189,6 +189,7 @@ __all__ = [
     "UnsupportedSchemaError",
     "__version__",
     "export",
+    "export_otlp",
     "formats",
     "list_sessions",
     "list_claude_code_sessions",

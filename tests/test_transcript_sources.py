@@ -771,3 +771,13 @@ def test_a_transcript_has_a_compaction_audit() -> None:
     comp = agent.compactions()
     assert len(agent.compaction_audit()) == int((comp["event"] == "compaction").sum())
     assert list(agent.missed_compactions().columns)[:3] == ["first_seq", "last_seq", "n_calls"]
+
+
+def test_a_transcript_exports_to_an_otlp_file(tmp_path: Path) -> None:
+    """``adfkit.export_otlp(...)`` writes one OTLP JSON line per agent of the paths."""
+    pytest.importorskip("opentelemetry.sdk", reason='needs pip install "adfkit[otel]"')
+    out = tmp_path / "trace.jsonl"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        n, failed = adfkit.export_otlp([str(CC_WEBAPP)], to=out)
+    assert failed == [] and n > 0 and len(out.read_text().splitlines()) == 1

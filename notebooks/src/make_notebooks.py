@@ -164,6 +164,27 @@ first page is shown).
         code("adfkit.widgets.LoopBrowser(agent, history=True, page_size=10)"),
         md(
             """
+## In the tools you already watch agents with
+The agent as an OpenTelemetry GenAI trace: a `chat` span per model call with its tokens,
+`gen_ai.conversation.compacted` on the first call after each compaction and an
+`adfkit.compaction` event for each (tokens before and after, trigger, what it swept).
+Phoenix, Langfuse or any OpenTelemetry backend shows it; to send it to a local Arize Phoenix
+(`pip install arize-phoenix`, then `phoenix serve`), give `PHOENIX` its address,
+`"http://127.0.0.1:6006/v1/traces"`.
+"""
+        ),
+        code(
+            """PHOENIX = None  # "http://127.0.0.1:6006/v1/traces" with Phoenix running
+doc = agent.to_otlp()
+spans = [s for rs in doc["resourceSpans"] for ss in rs["scopeSpans"] for s in ss["spans"]]
+print(f"{len(spans)} spans:", sum(s["name"].startswith("chat") for s in spans), "model calls,",
+      sum(len(s.get("events", [])) for s in spans), "compaction events")
+if PHOENIX:
+    n, failed = adfkit.export_otlp(AGENT, endpoint=PHOENIX)
+    print(f"sent {n} spans to {PHOENIX}", failed or "")"""
+        ),
+        md(
+            """
 ## What to look at next
 - **02-compaction-replay**: what each compaction swept, what its summary dropped, the context
   at any call, and what another threshold would have done.
