@@ -194,3 +194,27 @@ def test_the_endpoint_gets_otlp_http_protobuf():
     spans = [s for rs in req.resource_spans for ss in rs.scope_spans for s in ss.spans]
     (agent,) = _open("sample_agents/long-runner.adf")
     assert sum(s.name.startswith("chat") for s in spans) == len(agent.usage())
+
+
+# -- Copilot CLI's own OpenTelemetry file ------------------------------------------------------
+COPILOT_OTEL = ROOT / "tests" / "fixtures" / "otel" / "copilot-cli-1.0.102"
+
+
+def test_copilot_clis_own_otel_file_gives_the_calls_tokens_and_tools_of_its_request_log():
+    """Copilot CLI 1.0.102 run against the scripted server with COPILOT_OTEL_FILE_EXPORTER_PATH
+    (two runs of one conversation, a task subagent): its file, one JS SDK span object per line
+    (not OTLP/JSON), read as the format otel, gives the model calls, tokens and tool calls the
+    server's log holds (truth.json, from requests.jsonl only)."""
+    truth = json.loads((COPILOT_OTEL / "truth.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = adfkit.open(COPILOT_OTEL / "otel.jsonl")
+    assert agent.format == "otel"
+    agents = [agent, *agent.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    assert len(usage) == truth["calls"]["turn"]
+    sums = {k: int(usage[f"tokens_{k}"].sum()) for k in ("input", "cache_read", "output")}
+    assert sums == truth["tokens"]["turn"]
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    assert tools["tool_name"].value_counts().to_dict() == truth["tool_calls_by_name"]
+    assert len(agent.subagents()) == 1  # the task subagent, a child invoke_agent span

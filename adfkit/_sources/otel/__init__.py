@@ -1,6 +1,7 @@
-"""OpenTelemetry GenAI traces in OTLP JSON lines (the OpenTelemetry file exporter's format,
-``adfkit export --otlp``, Copilot CLI's ``COPILOT_OTEL_FILE_EXPORTER_PATH``): recognition and
-opening. The reader is :mod:`.parser`, imported when a file is opened."""
+"""OpenTelemetry GenAI traces in JSON lines: OTLP/JSON (the OpenTelemetry file exporter's
+format, ``adfkit export --otlp``) or the JS SDK's span objects (Copilot CLI's
+``COPILOT_OTEL_FILE_EXPORTER_PATH``): recognition and opening. The reader is
+:mod:`.parser`, imported when a file is opened."""
 
 from __future__ import annotations
 
@@ -11,14 +12,21 @@ from typing import Any
 
 from adfkit._core.registry import FormatSpec, Probe
 
-#: The start of an OTLP/JSON trace export (its one top-level field), after a byte-order mark.
-_START = re.compile(rb'^(?:\xef\xbb\xbf)?\s*\{\s*"resourceSpans"\s*:\s*\[')
+#: The start of an OTLP/JSON trace export (its one top-level field), or of a line of the
+#: OpenTelemetry JS SDK's span/metric JSON (Copilot CLI's file exporter), after a byte-order
+#: mark.
+_START = re.compile(
+    rb"^(?:\xef\xbb\xbf)?\s*\{\s*"
+    rb'(?:"resourceSpans"\s*:\s*\[|"type"\s*:\s*"(?:span|metric)")'
+)
 
 
 def claims(probe: Probe) -> bool:
     """Positive recognition: a file that opens as an OTLP trace export
-    (``{"resourceSpans": [...]``, read from its first bytes: one line can be longer than what
-    recognition reads) and names a GenAI attribute (``"gen_ai.``) in them."""
+    (``{"resourceSpans": [...]``) or as a line of spans the OpenTelemetry JS SDK writes
+    (``{"type": "span", ...}``: Copilot CLI's ``COPILOT_OTEL_FILE_EXPORTER_PATH``), read from
+    its first bytes (one line can be longer than what recognition reads), and names a GenAI
+    attribute (``"gen_ai.``) in them."""
     if probe.is_dir:
         return False
     head = probe.head
@@ -48,7 +56,8 @@ def provider(model: str | None) -> str | None:
 SPEC = FormatSpec(
     name="otel",
     label="OpenTelemetry GenAI trace",
-    looks_for='a first line {"resourceSpans": [...]} (OTLP JSON) with gen_ai.* attributes',
+    looks_for='a first line {"resourceSpans": [...]} (OTLP JSON) or {"type": "span"} with '
+    "gen_ai.* attributes",
     claims=claims,
     open=open_trace,
     provider=provider,

@@ -107,6 +107,9 @@ def read_spans(path: Path, fnd: Findings) -> list[Span]:
     check_head(path, "OTLP trace file")
     out: list[Span] = []
     for n, obj in JsonLines(path, fnd, "trace file"):
+        if obj.get("type") == "span":  # the JS SDK's span object (Copilot CLI)
+            out.append(_sdk_span(obj, n))
+            continue
         for rs in obj.get("resourceSpans") or []:
             for ss in (rs or {}).get("scopeSpans") or []:
                 for s in (ss or {}).get("spans") or []:
@@ -136,6 +139,35 @@ def _span(s: dict[str, Any], line: int) -> Span:
     )
 
 
+def _sdk_ms(t: Any) -> int:
+    """A JS SDK time, ``[seconds, nanoseconds]``, in unix ms (0 when it is not one)."""
+    if isinstance(t, list) and len(t) == 2 and all(isinstance(x, int) for x in t):
+        return t[0] * 1000 + t[1] // 1_000_000
+    return 0
+
+
+def _sdk_span(s: dict[str, Any], line: int) -> Span:
+    """A span as the OpenTelemetry JS SDK writes it: flat ``attributes``, times as
+    ``[seconds, nanoseconds]``."""
+    attrs = s.get("attributes") if isinstance(s.get("attributes"), dict) else {}
+    events = [
+        (str(e.get("name", "")), _sdk_ms(e.get("time")), e.get("attributes") or {})
+        for e in s.get("events") or []
+        if isinstance(e, dict)
+    ]
+    return Span(
+        str(s.get("traceId", "")),
+        str(s.get("spanId", "")),
+        s.get("parentSpanId") or None,
+        str(s.get("name", "")),
+        _sdk_ms(s.get("startTime")),
+        _sdk_ms(s.get("endTime")),
+        dict(attrs),
+        events,
+        line,
+    )
+
+
 def parse_otlp(path: str | Path, *, warn: bool = True) -> ParsedTranscript:
     """Parse one OTLP JSON-lines trace file (see the module docstring)."""
     p = Path(path).expanduser()
@@ -152,12 +184,39 @@ def parse_otlp(path: str | Path, *, warn: bool = True) -> ParsedTranscript:
             root = Span("", "", None, p.stem, 0, 0, {}, [], 0)
             root.children = [s for s in spans if s.parent not in by_id]
             roots = [root]
-        for extra in roots[1:]:
-            fnd.add("extra_session", "warning", extra.line, "a second agent trace; not read")
-        out = _agent(p, roots[0], by_id, fnd)
+        roots.sort(key=lambda r: (r.start, r.line))
+        root = _session(roots, fnd)
+        out = _agent(p, root, by_id, fnd)
     if warn:
         warn_findings(str(p), out.findings)
     return out
+
+
+def _session(roots: list[Span], fnd: Findings) -> Span:
+    """The session's agent span: the first root, with the roots of the same conversation
+    (``gen_ai.conversation.id``: one per run of an agent resumed, as Copilot CLI writes a trace
+    per ``copilot -p``) joined to it; the roots of other conversations are findings."""
+    first = roots[0]
+    conv = first.attrs.get("gen_ai.conversation.id")
+    same = [r for r in roots if conv is not None and r.attrs.get("gen_ai.conversation.id") == conv]
+    for extra in roots[1:]:
+        if extra not in same:
+            fnd.add("extra_session", "warning", extra.line, "a second agent trace; not read")
+    if len(same) <= 1:
+        return first
+    joined = Span(
+        first.trace,
+        first.id,
+        None,
+        first.name,
+        first.start,
+        first.end,
+        dict(first.attrs),
+        [e for r in same for e in r.events],
+        first.line,
+    )
+    joined.children = [c for r in same for c in r.children]
+    return joined
 
 
 def _agent_above(s: Span, by_id: dict[str, Span]) -> Span | None:
@@ -171,9 +230,11 @@ def _agent_above(s: Span, by_id: dict[str, Span]) -> Span | None:
     return None
 
 
-def _own(agent: Span) -> tuple[list[Span], list[Span]]:
-    """The agent's calls (through spans between, not into subagents) and its subagents."""
+def _own(agent: Span) -> tuple[list[Span], list[Span], list[Span]]:
+    """The agent's calls and tool executions (through spans between, not into subagents) and
+    its subagents."""
     calls: list[Span] = []
+    tools: list[Span] = []
     subs: list[Span] = []
     stack = list(agent.children)
     seen: set[str] = set()
@@ -187,13 +248,17 @@ def _own(agent: Span) -> tuple[list[Span], list[Span]]:
         else:
             if s.operation in CALL_OPERATIONS:
                 calls.append(s)
+            elif s.operation == "execute_tool":
+                tools.append(s)
             stack.extend(s.children)
     calls.sort(key=lambda s: (s.start, s.end, s.line))
-    return calls, sorted(subs, key=lambda s: s.start)
+    tools.sort(key=lambda s: (s.start, s.line))
+    return calls, tools, sorted(subs, key=lambda s: s.start)
 
 
 def _agent(path: Path, agent: Span, by_id: dict[str, Span], fnd: Findings) -> ParsedTranscript:
-    calls, subs = _own(agent)
+    calls, tools, subs = _own(agent)
+    ran = _tools_of_calls(calls, tools)
     rows: list[RowDraft] = []
     drafts = []
     events = _events(agent, calls)
@@ -214,6 +279,7 @@ def _agent(path: Path, agent: Span, by_id: dict[str, Span], fnd: Findings) -> Pa
         drafts.append(own_call(row, tokens, model if isinstance(model, str) else None))
         row.tokens = tokens
         row.model = model if isinstance(model, str) else None
+        rows += _tool_rows(row, ran.get(id(c), []))
     for ev in pending:
         last_event = _place(ev, rows, last_event)
     active, _ = number_rows(rows, [])
@@ -233,6 +299,51 @@ def _agent(path: Path, agent: Span, by_id: dict[str, Span], fnd: Findings) -> Pa
         child.parent_agent_id = out.session_id
         out.subagents.append(child)
     return out
+
+
+def _tools_of_calls(calls: list[Span], tools: list[Span]) -> dict[int, list[Span]]:
+    """Each tool execution belongs to the last call that ended before it started (the call
+    that asked for it)."""
+    out: dict[int, list[Span]] = {}
+    ends = [c.end for c in calls]
+    for t in tools:
+        i = max((k for k, e in enumerate(ends) if e <= t.start), default=None)
+        if i is not None:
+            out.setdefault(id(calls[i]), []).append(t)
+    return out
+
+
+def _tool_rows(answer: RowDraft, tools: list[Span]) -> list[RowDraft]:
+    """The tool uses of a call on its assistant row, and one row of their results (the
+    spans' ``gen_ai.tool.call.arguments`` and ``.result`` where they carry them)."""
+    if not tools:
+        return []
+    results = []
+    for t in tools:
+        uid = str(t.attrs.get("gen_ai.tool.call.id") or t.id)
+        name = str(t.attrs.get("gen_ai.tool.name") or t.name.removeprefix("execute_tool "))
+        raw = t.attrs.get("gen_ai.tool.call.arguments")
+        answer.content.append({"type": "tool_use", "id": uid, "name": name, "input": _args(raw)})
+        res = t.attrs.get("gen_ai.tool.call.result")
+        results.append(
+            {
+                "type": "tool_result",
+                "tool_use_id": uid,
+                "content": res if isinstance(res, str) else "",
+                "is_error": (t.attrs.get("process.exit.code") or 0) != 0,
+            }
+        )
+    return [RowDraft("user", results, tools[0].line, tools[-1].end)]
+
+
+def _args(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return {"_raw_arguments": raw}
+        return parsed if isinstance(parsed, dict) else {"_raw_arguments": parsed}
+    return {}
 
 
 def _before(ev: EventDraft, call: Span) -> bool:
