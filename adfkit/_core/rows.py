@@ -280,8 +280,6 @@ def parse_tokens(raw: Any) -> tuple[dict[str, int | None], bool]:
 
 
 _I64_MIN, _I64_MAX = -(2**63), 2**63 - 1
-#: Counts below this fit Int64 however two of them are added.
-_SAFE = 2**62
 
 
 def token_counts(raw: Any, na: Any = None) -> tuple[Any, Any, Any, Any, Any, Any, bool]:
@@ -332,6 +330,9 @@ def token_counts(raw: Any, na: Any = None) -> tuple[Any, Any, Any, Any, Any, Any
 #: sums of millions of such counts (a call's parts, a session's cumulative totals) still fit
 #: Int64, so no sum of counts can overflow (2**62 in each of four parts did).
 MAX_COUNT = 10**12
+#: :func:`token_counts`' fast path takes a plain int below this as a count, :func:`as_count`'s
+#: rule (it took counts up to 2**62, which the bound then made NA on the slow path only).
+_SAFE = MAX_COUNT + 1
 
 
 def as_count(v: Any) -> int | None:
