@@ -90,3 +90,32 @@ def context_window(model: str | None) -> int | None:
         return None
     window = info.context_window
     return int(window) if window else None
+
+
+def maker_of(model: str | None) -> str | None:
+    """Who serves a model, from its id alone (a format that records the provider says so
+    itself): a ``provider/`` prefix (``openai/gpt-4o-mini`` -> ``openai``), else the maker a
+    bare name says (Claude: ``anthropic``; GPT, Codex and the o-series: ``openai``; Gemini:
+    ``google``; Qwen: ``qwen``), else None. The one rule of every format's ``provider``.
+
+    Examples
+    --------
+    >>> maker_of("anthropic/claude-sonnet-4-5"), maker_of("gpt-5.1-codex"), maker_of("o3")
+    ('anthropic', 'openai', 'openai')
+    >>> maker_of("gemini-2.5-pro"), maker_of("qwen3-coder"), maker_of("x"), maker_of(None)
+    ('google', 'qwen', None, None)
+    """
+    if not model:
+        return None
+    if "/" in model:
+        return model.split("/", 1)[0] or None
+    m = model.lower()
+    if m.startswith("claude"):
+        return "anthropic"
+    if m.startswith(("gpt", "codex")) or (len(m) > 1 and m[0] == "o" and m[1].isdigit()):
+        return "openai"
+    if m.startswith("gemini"):
+        return "google"
+    if m.startswith(("qwen", "qwq")):
+        return "qwen"
+    return None

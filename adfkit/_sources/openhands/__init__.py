@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule, Words
 from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
 from adfkit._sources.openhands.rule import compaction_rule
@@ -176,23 +177,8 @@ def _state_fields(state: dict[str, Any]) -> dict[str, Any]:
 
 
 def provider(model: str | None) -> str | None:
-    """Who serves a litellm model id: its ``provider/`` prefix (``openai/gpt-4o-mini`` ->
-    ``openai``), else the maker a bare OpenAI or Anthropic model name says, else None.
-
-    Examples
-    --------
-    >>> provider("anthropic/claude-sonnet-4-5"), provider("gpt-4o-mini"), provider("x")
-    ('anthropic', 'openai', None)
-    """
-    if not model:
-        return None
-    if "/" in model:
-        return model.split("/", 1)[0] or None
-    if model.startswith(("gpt-", "o1", "o3", "o4")):
-        return "openai"
-    if model.startswith("claude-"):
-        return "anthropic"
-    return None
+    """Who serves ``model``: :func:`adfkit._core.model_catalog.maker_of` (the id alone)."""
+    return maker_of(model)
 
 
 def _rule(model: str | None, window: int | None) -> Rule:

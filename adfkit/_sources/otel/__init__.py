@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe
 
 #: The start of an OTLP/JSON trace export (its one top-level field), or of a line of the
@@ -42,15 +43,8 @@ def open_trace(path: str | os.PathLike[str], **options: Any) -> Any:
 
 
 def provider(model: str | None) -> str | None:
-    """Who serves ``model``, from its id (the spans name it too, on each call)."""
-    m = (model or "").lower()
-    if m.startswith("claude"):
-        return "anthropic"
-    if m.startswith(("gpt", "codex", "o1", "o3", "o4")):
-        return "openai"
-    if m.startswith("gemini"):
-        return "google"
-    return None
+    """Who serves ``model``: :func:`adfkit._core.model_catalog.maker_of` (the id alone)."""
+    return maker_of(model)
 
 
 SPEC = FormatSpec(

@@ -142,14 +142,16 @@ def _span(s: dict[str, Any], line: int) -> Span:
 def _sdk_ms(t: Any) -> int:
     """A JS SDK time, ``[seconds, nanoseconds]``, in unix ms (0 when it is not one)."""
     if isinstance(t, list) and len(t) == 2 and all(isinstance(x, int) for x in t):
-        return t[0] * 1000 + t[1] // 1_000_000
+        seconds, nanos = int(t[0]), int(t[1])
+        return seconds * 1000 + nanos // 1_000_000
     return 0
 
 
 def _sdk_span(s: dict[str, Any], line: int) -> Span:
     """A span as the OpenTelemetry JS SDK writes it: flat ``attributes``, times as
     ``[seconds, nanoseconds]``."""
-    attrs = s.get("attributes") if isinstance(s.get("attributes"), dict) else {}
+    raw = s.get("attributes")
+    attrs: dict[str, Any] = raw if isinstance(raw, dict) else {}
     events = [
         (str(e.get("name", "")), _sdk_ms(e.get("time")), e.get("attributes") or {})
         for e in s.get("events") or []

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
 from adfkit._sources.pi.files import NAME, find, is_header, sessions_under
 
@@ -99,22 +100,8 @@ def compaction_rule(model: str | None, window: int | None = None) -> Rule:
 
 
 def provider(model: str | None) -> str | None:
-    """The provider of a model id as pi names it (pi records it on each reply; this is the
-    fallback from the id alone).
-
-    Examples
-    --------
-    >>> provider("claude-sonnet-4-5"), provider("gpt-5.1-codex"), provider("x")
-    ('anthropic', 'openai', None)
-    """
-    m = (model or "").lower()
-    if m.startswith("claude"):
-        return "anthropic"
-    if m.startswith(("gpt", "codex")) or (len(m) > 1 and m[0] == "o" and m[1].isdigit()):
-        return "openai"
-    if m.startswith("gemini"):
-        return "google"
-    return None
+    """Who serves ``model``: :func:`adfkit._core.model_catalog.maker_of` (the id alone)."""
+    return maker_of(model)
 
 
 SPEC = FormatSpec(

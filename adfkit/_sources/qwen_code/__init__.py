@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
 from adfkit._sources.qwen_code.files import NAME, find, is_record
 
@@ -81,23 +82,8 @@ def compaction_rule(model: str | None, window: int | None = None) -> Rule:
 
 
 def provider(model: str | None) -> str | None:
-    """Who serves the model, from its id (Qwen models: Alibaba's ``qwen``).
-
-    Examples
-    --------
-    >>> provider("qwen3-coder-plus"), provider("x")
-    ('qwen', None)
-    """
-    m = (model or "").lower()
-    if m.startswith(("qwen", "qwq")):
-        return "qwen"
-    if m.startswith("claude"):
-        return "anthropic"
-    if m.startswith("gpt"):
-        return "openai"
-    if m.startswith("gemini"):
-        return "google"
-    return None
+    """Who serves ``model``: :func:`adfkit._core.model_catalog.maker_of` (the id alone)."""
+    return maker_of(model)
 
 
 SPEC = FormatSpec(
