@@ -218,3 +218,22 @@ def test_copilot_clis_own_otel_file_gives_the_calls_tokens_and_tools_of_its_requ
     tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
     assert tools["tool_name"].value_counts().to_dict() == truth["tool_calls_by_name"]
     assert len(agent.subagents()) == 1  # the task subagent, a child invoke_agent span
+
+
+def test_a_folder_exports_one_line_per_agent_of_every_format(tmp_path):
+    """``adfkit export FOLDER --otlp FILE``: the one discovery rule, every agent of every format
+    under the folder (an Inspect log: one line per sample), each a trace of its own."""
+    out = tmp_path / "fleet.jsonl"
+    assert main(["export", str(SAMPLES), "--otlp", str(out)]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    inputs = adfkit.list_sessions(SAMPLES)["path"]
+    assert len(lines) == sum(len(_open(p)) for p in inputs) >= 19
+    convs = {
+        a["value"]["stringValue"]
+        for doc in lines
+        for s in _spans(doc)
+        if s["name"].startswith("invoke_agent")
+        for a in s["attributes"]
+        if a["key"] == "gen_ai.conversation.id"
+    }
+    assert len(convs) >= len(inputs)
