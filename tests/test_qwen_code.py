@@ -160,3 +160,13 @@ def test_window_is_the_recorded_one_and_the_threshold_learned(agent: Any) -> Non
     assert (s.context_window, s.window_source) == (64_000, "recorded")
     assert (s.compact_threshold, s.threshold_source) == (27_286, "recorded")
     assert 24_960 <= s.compact_threshold < 31_000
+
+
+def test_the_acknowledgement_a_compaction_writes_is_no_model_call(agent: Any) -> None:
+    """Qwen Code's compressed history holds a model turn it writes itself ("Got it..."): a
+    row of the window, not a call: replay() has one row per reply the model made, each with
+    the usage the file records (it had three rows of NA, one after each compaction)."""
+    replay = agent.replay()
+    usage = agent.usage()
+    assert len(replay) == int((usage["call_kind"] == "assistant").sum()) == 12
+    assert replay["tokens_input"].notna().all()

@@ -278,8 +278,11 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
     for role, bs in rest:
         if bs and not all(_sig(b) in old_sigs for b in bs):
             row = _QRow(rec, line, "assistant" if role == "model" else "user", bs)
-            # sent as messages of the conversation (a user message of files embedded again)
+            # sent as messages of the conversation (a user message of files embedded again;
+            # the model's acknowledgement Qwen Code writes itself, no model call: a notice)
             row.note = _WRITTEN
+            if role == "model":
+                row.kind_hint = "notice"
             new_rows.append(row)
     kept = set(map(id, preserved))
     reason = info.get("triggerReason")
