@@ -258,13 +258,12 @@ _DERIVED: tuple[tuple[str, str, Mapping[str, str] | None, Builder], ...] = (
 def _build() -> dict[str, Table]:
     from adfkit._analysis.observe import Observation
     from adfkit._facade.agent import AgentFile
-    from adfkit._facade.fleet_usage import usage_days
+    from adfkit._facade.fleet_usage import usage_days, usage_with_subagents
 
     _DOCS.update(
         dict.fromkeys(["turns", "observe_calls", "signatures", "streaks", "anomalies"], Observation)
     )
     _DOCS["usage_days"] = usage_days
-    from adfkit._facade.fleet_usage import usage_with_subagents
 
     out = {
         name: Table(name, grain, cols, method(name), kw, getattr(AgentFile, name))

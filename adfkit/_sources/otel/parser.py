@@ -23,6 +23,7 @@ The choices made:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -108,35 +109,16 @@ def read_spans(path: Path, fnd: Findings) -> list[Span]:
     out: list[Span] = []
     for n, obj in JsonLines(path, fnd, "trace file"):
         if obj.get("type") == "span":  # the JS SDK's span object (Copilot CLI)
-            out.append(_sdk_span(obj, n))
+            out.append(_span(obj, n, SDK))
             continue
         for rs in obj.get("resourceSpans") or []:
             for ss in (rs or {}).get("scopeSpans") or []:
                 for s in (ss or {}).get("spans") or []:
                     if isinstance(s, dict):
-                        out.append(_span(s, n))
+                        out.append(_span(s, n, OTLP))
     if not out:
         raise NotTranscriptError("no span in the file: not an OTLP trace export", path=path)
     return out
-
-
-def _span(s: dict[str, Any], line: int) -> Span:
-    events = [
-        (e.get("name", ""), _ms(e.get("timeUnixNano")), attributes(e.get("attributes")))
-        for e in s.get("events") or []
-        if isinstance(e, dict)
-    ]
-    return Span(
-        str(s.get("traceId", "")),
-        str(s.get("spanId", "")),
-        s.get("parentSpanId") or None,
-        str(s.get("name", "")),
-        _ms(s.get("startTimeUnixNano")),
-        _ms(s.get("endTimeUnixNano")),
-        attributes(s.get("attributes")),
-        events,
-        line,
-    )
 
 
 def _sdk_ms(t: Any) -> int:
@@ -147,13 +129,30 @@ def _sdk_ms(t: Any) -> int:
     return 0
 
 
-def _sdk_span(s: dict[str, Any], line: int) -> Span:
-    """A span as the OpenTelemetry JS SDK writes it: flat ``attributes``, times as
-    ``[seconds, nanoseconds]``."""
-    raw = s.get("attributes")
-    attrs: dict[str, Any] = raw if isinstance(raw, dict) else {}
+def _flat(raw: Any) -> dict[str, Any]:
+    return dict(raw) if isinstance(raw, dict) else {}
+
+
+@dataclass(frozen=True)
+class _Encoding:
+    """Where a span's times are and how its times and attributes are written."""
+
+    start: str
+    end: str
+    time: str
+    ms: Callable[[Any], int]
+    attrs: Callable[[Any], dict[str, Any]]
+
+
+#: OTLP/JSON: times in unix nanoseconds, attributes a list of ``{"key", "value": AnyValue}``.
+OTLP = _Encoding("startTimeUnixNano", "endTimeUnixNano", "timeUnixNano", _ms, attributes)
+#: The OpenTelemetry JS SDK's span object (Copilot CLI): ``[seconds, nanoseconds]``, flat.
+SDK = _Encoding("startTime", "endTime", "time", _sdk_ms, _flat)
+
+
+def _span(s: dict[str, Any], line: int, enc: _Encoding) -> Span:
     events = [
-        (str(e.get("name", "")), _sdk_ms(e.get("time")), e.get("attributes") or {})
+        (str(e.get("name", "")), enc.ms(e.get(enc.time)), enc.attrs(e.get("attributes")))
         for e in s.get("events") or []
         if isinstance(e, dict)
     ]
@@ -162,9 +161,9 @@ def _sdk_span(s: dict[str, Any], line: int) -> Span:
         str(s.get("spanId", "")),
         s.get("parentSpanId") or None,
         str(s.get("name", "")),
-        _sdk_ms(s.get("startTime")),
-        _sdk_ms(s.get("endTime")),
-        dict(attrs),
+        enc.ms(s.get(enc.start)),
+        enc.ms(s.get(enc.end)),
+        enc.attrs(s.get("attributes")),
         events,
         line,
     )
@@ -267,7 +266,7 @@ def _agent(path: Path, agent: Span, by_id: dict[str, Span], fnd: Findings) -> Pa
     pending = sorted(events, key=lambda e: e.created_at or 0)
     last_event = 0
     for c in calls:
-        while pending and (pending[0].created_at or 0) <= c.end and _before(pending[0], c):
+        while pending and (pending[0].created_at or 0) <= c.end:  # before the first call after it
             last_event = _place(pending.pop(0), rows, last_event)
         rows += _input_rows(c)
         row = _answer_row(c)
@@ -348,15 +347,9 @@ def _args(raw: Any) -> dict[str, Any]:
     return {}
 
 
-def _before(ev: EventDraft, call: Span) -> bool:
-    """A compaction event belongs before the first call that ends after it, or before the
-    call marked compacted that it was exported for."""
-    return (ev.created_at or 0) <= call.end
-
-
 def _place(ev: EventDraft, rows: list[RowDraft], last: int) -> int:
-    """The event sweeps the rows since the previous one (an estimate) and takes its summary
-    row when the next row is the compaction's own call."""
+    """The event sweeps the rows since the previous one (an estimate, the summary rows of
+    compaction calls left out) and stands before the next row."""
     ev.swept = [r for r in rows[last:] if r.kind_hint != "compaction_summary"]
     ev.pos = len(rows)
     return len(rows)
