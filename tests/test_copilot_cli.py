@@ -591,3 +591,59 @@ def test_trigger_tokens_on_the_recording_are_the_recorded_counts() -> None:
         comp = adfkit.open(folder).compactions()
     assert list(comp["trigger_tokens"]) == [p for p in pre if p is not None]
     assert list(comp["trigger_tokens"]) == [16_585, 14_510, 10_769]
+
+
+def _billing(**counts: int) -> dict[str, Any]:
+    lines = [
+        {"tokenType": k, "tokenCount": v, "batchSize": 1000, "costPerBatch": 3}
+        for k, v in counts.items()
+    ]
+    return {"totalNanoAiu": 12345, "model": "claude-sonnet-4.5", "tokenDetails": lines}
+
+
+def test_billing_lines_correct_the_recorded_counts(tmp_path: Path) -> None:
+    """``copilotUsage.tokenDetails`` (1.0.102's schema, ``CompactionCompleteCompactionTokensUsed``
+    and ``AssistantUsageCopilotUsage``) read as Copilot CLI reads them: a compaction recording
+    ``cacheWriteTokens`` 0 whose billing says 139,926 written has a cache write of 139,926 (on
+    main: 0); a usage record's cache read from its ``cache_read`` line; input = the ``input``
+    line plus the cached parts; a line whose count cannot be read leaves the recorded count."""
+    c = Co()
+    n = _compacting(c)
+    done = json.loads(c.lines[n["done"] - 1])
+    used = done["data"]["compactionTokensUsed"]
+    used.update(inputTokens=150_000, cacheReadTokens=0, cacheWriteTokens=0)
+    used["copilotUsage"] = _billing(input=10_074, cache_write=139_926, output=80)
+    c.lines[n["done"] - 1] = json.dumps(done).encode()
+    c.ev(
+        "session.usage_record",
+        {
+            "usage": {
+                "model": "gpt-5",
+                "inputTokens": 5_000,
+                "outputTokens": 7,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "apiCallId": "call-9",
+                "copilotUsage": _billing(input=1_000, cache_read=4_000, cache_write_1h="x"),
+            }
+        },
+    )
+    c.ev(
+        "assistant.message",
+        {"messageId": "m9", "content": "done", "toolRequests": [], "apiCallId": "call-9"},
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        calls = adfkit.open(c.write(tmp_path / SID)).usage()
+    comp = calls[calls["call_kind"] == "compaction"].iloc[0]
+    assert (comp["tokens_input"], comp["tokens_cache_write"], comp["tokens_output"]) == (
+        150_000,
+        139_926,
+        80,
+    )
+    last = calls.iloc[-1]
+    assert (last["tokens_input"], last["tokens_cache_read"], last["tokens_cache_write"]) == (
+        5_000,
+        4_000,
+        0,
+    )
