@@ -468,7 +468,11 @@ def _observed(agent: str, folder: Path) -> Observed:
 
 
 def _model_calls(folder: Path) -> list[dict[str, Any]]:
-    return [line for line in _log(folder) if line["kind"] in MODEL_KINDS]
+    """The calls the agent was answered: one whose client hung up before its held answer
+    (``hangup``, the recorder's ``phase(hold=...)``) reached no agent, as ``truth.json`` says."""
+    log = _log(folder)
+    gone = {line["of"] for line in log if line["kind"] == "hangup"}
+    return [line for line in log if line["kind"] in MODEL_KINDS and line["n"] not in gone]
 
 
 PARAMS = pytest.mark.parametrize(("agent", "version", "folder"), RECORDINGS, ids=IDS)
