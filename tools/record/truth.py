@@ -6,7 +6,8 @@
 ``tool_calls`` and ``tool_calls_by_name`` (the tool uses the server answered), ``tokens``
 (the usage the server reported, summed by kind) and ``per_call``: for every model call, in
 order, its kind, phase, model, usage and the messages it was sent as a signature (role and
-blocks: a text's sha256 prefix (times and ids in it neutralised) and length, a tool use's id and name, a tool result's id)."""
+blocks: a text's sha256 prefix (times and ids in it neutralised) and length, a tool use's id
+and name, a tool result's id)."""
 
 from __future__ import annotations
 
