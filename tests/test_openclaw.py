@@ -1,0 +1,307 @@
+"""OpenClaw sessions: the store 2026.9.6 wrote (``tests/fixtures/recorded/openclaw/``, figures
+counted here from its rows with plain ``sqlite3``, ``zstandard`` and ``json``), the same
+session as an older release's ``sessions/<id>.jsonl`` file (hand-built here from the store's
+rows: no real one was found), recognition against its neighbours, and crafted hostile stores.
+The recorded figures against the request log are ``test_recorded.py``'s."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+import adfkit
+from adfkit._base.errors import AdfError, CorruptFileError, NotTranscriptError
+from adfkit._core import registry
+from adfkit._sources.openclaw import compaction_rule
+from adfkit._sources.openclaw.parser import SentIds, strict_id
+
+ROOT = Path(__file__).resolve().parent.parent
+REC = ROOT / "tests" / "fixtures" / "recorded" / "openclaw" / "2026.9.6"
+STORE = REC / "home" / ".openclaw" / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+SID = "demo-1"
+
+
+def rows_of(store: Path) -> list[tuple[int, dict[str, Any]]]:
+    """``(seq, entry)`` of every row, decoded here without adfkit."""
+    con = sqlite3.connect(f"file:{store}?immutable=1", uri=True)
+    try:
+        got = con.execute(
+            "select seq, event_json, event_zstd, event_utf8_bytes from transcript_events "
+            "where session_id = ? order by seq",
+            (SID,),
+        ).fetchall()
+    finally:
+        con.close()
+    out = []
+    for seq, text, packed, size in got:
+        if packed is not None:
+            text = zstandard.ZstdDecompressor().decompress(packed, max_output_size=size).decode()
+        out.append((seq, json.loads(text)))
+    return out
+
+
+def entry_of(store: Path) -> dict[str, Any]:
+    con = sqlite3.connect(f"file:{store}?immutable=1", uri=True)
+    try:
+        (text,) = con.execute("select entry_json from session_nodes").fetchone()
+    finally:
+        con.close()
+    return dict(json.loads(text))
+
+
+def quiet(path: Path | str) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return adfkit.open(path)
+
+
+@pytest.fixture(scope="module")
+def session() -> adfkit.AgentFile:
+    col = quiet(STORE)
+    assert isinstance(col, adfkit.AgentCollection)
+    return col[0]
+
+
+# --- the recorded store ----------------------------------------------------------------------
+
+
+def test_the_store_is_one_agent_per_session_read_with_its_figures(
+    session: adfkit.AgentFile,
+) -> None:
+    entries = rows_of(STORE)
+    replies = [
+        e["message"]
+        for _, e in entries
+        if e["type"] == "message" and e["message"]["role"] == "assistant"
+    ]
+    usage = session.usage()
+    assert len(usage) == len(replies) == 15
+    want_in = sum(m["usage"]["input"] + m["usage"]["cacheRead"] for m in replies)
+    assert int(usage["tokens_input"].sum()) == want_in == 242_936
+    assert int(usage["tokens_output"].sum()) == sum(m["usage"]["output"] for m in replies)
+    assert session.name == SID and session.format == "openclaw"
+    assert session.path.endswith(f"openclaw-agent.sqlite#{SID}")
+    calls = [m for _, e in entries if e["type"] == "message" for m in [e["message"]]]
+    tool_names = [
+        b["name"]
+        for m in calls
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b["type"] == "toolCall"
+    ]
+    assert sorted(session.tool_calls(history=True)["tool_name"]) == sorted(tool_names)
+
+
+def test_compactions_sweep_what_their_first_kept_entry_does_not_keep(
+    session: adfkit.AgentFile,
+) -> None:
+    comp = session.compactions()
+    comps = [e for _, e in rows_of(STORE) if e["type"] == "compaction"]
+    assert list(comp["recorded_tokens_before"]) == [c["tokensBefore"] for c in comps]
+    assert list(comp["recorded_tokens_before"]) == [25_287, 15_480]
+    assert list(comp["recorded_tokens_after"]) == [c["tokensAfter"] for c in comps]
+    # 24 messages before the first, 3 kept from its first kept entry (seq 33's child on);
+    # the second: those 3, the summary and 4 messages, 1 kept (seq 43's child)
+    assert list(comp["n_swept"]) == [21, 7]
+    assert comp["kind"].isna().all()  # OpenClaw records no trigger
+    assert comp["compaction_input"].isna().all()  # nor any usage of the compaction call
+    history = session.history()
+    summaries = history[history["kind"] == "compaction_summary"]
+    assert [json.loads(c)[0]["text"] for c in summaries["content"]] == [c["summary"] for c in comps]
+
+
+def test_the_memory_flush_is_a_call_on_no_row_with_na_tokens(session: adfkit.AgentFile) -> None:
+    calls = session.calls()
+    flush = calls[calls["key"] == "memory-flush-0"]
+    assert len(flush) == 1 and flush["seq"].isna().all()
+    assert flush[["tokens_input", "tokens_output"]].isna().all().all()
+    assert entry_of(STORE)["memoryFlush"] == {"kind": "succeeded", "compactionCount": 0}
+    assert session.compactions()["event"].tolist() == ["compaction", "compaction"]
+
+
+def test_tool_call_ids_are_the_ones_sent(session: adfkit.AgentFile) -> None:
+    """On openai-completions OpenClaw sends ``call_rec00001`` as ``callrec00001`` (the request
+    log: ``test_recorded``); each call and its result keep their pair."""
+    tc = session.tool_calls(history=True)
+    assert list(tc["tool_use_id"])[:2] == ["callrec00001", "callrec00002"]
+    assert tc["tool_use_id"].str.fullmatch(r"[A-Za-z0-9]+").all()
+    assert tc["result_seq"].notna().all()
+
+
+def test_sent_ids_rule() -> None:
+    """Letters and digits; a collision takes a hash of the raw id; an id repeated is seeded
+    ``<id>:<n>``; a result takes the earliest call of its id still waiting."""
+    ids = SentIds()
+    assert [ids.call("call_a"), ids.call("call-a"), ids.call("call_a")] == [
+        "calla",
+        "calla" + hashlib.sha256(b"call-a").hexdigest()[:8],
+        "calla2",
+    ]
+    assert [ids.result("call_a"), ids.result("call_a")] == ["calla", "calla2"]
+    assert ids.result("nobody") == "nobodytoolresult1"
+    assert strict_id("functions.read:3") == "functions.read:3"
+
+
+def test_settings_window_recorded_threshold_by_openclaws_rule(session: adfkit.AgentFile) -> None:
+    st = session.settings()
+    assert (st.context_window, st.window_source) == (entry_of(STORE)["contextTokens"], "recorded")
+    status = entry_of(STORE)["contextBudgetStatus"]
+    assert (st.compact_threshold, st.threshold_source) == (
+        status["promptBudgetBeforeReserve"],
+        "assumed",
+    )
+    assert compaction_rule(None, 200_000)[1] == 180_000
+    assert compaction_rule("nobody-knows-this-model", None)[:2] == (None, None)
+
+
+def test_reading_writes_nothing_and_leaves_no_sidecar() -> None:
+    before = hashlib.sha256(STORE.read_bytes()).hexdigest()
+    names = sorted(os.listdir(STORE.parent))
+    col = quiet(STORE)
+    col[0].replay()
+    col.close()
+    assert hashlib.sha256(STORE.read_bytes()).hexdigest() == before
+    assert sorted(os.listdir(STORE.parent)) == names
+
+
+def test_listing_and_the_default_folder(tmp_path: Path) -> None:
+    df = adfkit.list_sessions(REC / "home", format="openclaw")
+    assert df["path"].tolist() == [f"{STORE}#{SID}"]
+    assert df[["session_key", "layout", "model"]].iloc[0].tolist() == [
+        "agent:main:explicit:demo-1",
+        "store",
+        "rec-model",
+    ]
+    assert registry.spec("openclaw").default_root == "~/.openclaw/agents"
+    assert quiet(df["path"][0]).name == SID
+
+
+# --- the older layout: sessions/<id>.jsonl beside sessions.json ---------------------------------
+
+
+def jsonl_session(root: Path, *, index: bool = True) -> Path:
+    """The store's session as an older release kept it: its entries as JSON lines in
+    ``agents/main/sessions/<id>.jsonl``, its entry in ``sessions.json``."""
+    folder = root / ".openclaw" / "agents" / "main" / "sessions"
+    folder.mkdir(parents=True)
+    path = folder / f"{SID}.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for _, e in rows_of(STORE)))
+    if index:
+        (folder / "sessions.json").write_text(
+            json.dumps({"agent:main:explicit:demo-1": entry_of(STORE)})
+        )
+    return path
+
+
+def test_a_session_file_reads_as_the_store_session(
+    tmp_path: Path, session: adfkit.AgentFile
+) -> None:
+    path = jsonl_session(tmp_path)
+    assert registry.recognise(path).name == "openclaw"
+    a = quiet(path)
+    assert isinstance(a, adfkit.AgentFile) and a.name == SID
+    for table in ("usage", "compactions"):
+        got, want = getattr(a, table)(), getattr(session, table)()
+        cols = [c for c in want.columns if c.startswith(("tokens_", "n_swept", "recorded_"))]
+        assert got[cols].equals(want[cols]), table
+    assert a.tool_calls(history=True)["tool_use_id"].tolist() == (
+        session.tool_calls(history=True)["tool_use_id"].tolist()
+    )
+    assert a.settings().context_window == 32_000
+    for seq in a.usage()["seq"]:
+        assert a.context_at(int(seq))["content"].tolist() == (
+            session.context_at(int(seq))["content"].tolist()
+        )
+    listed = adfkit.list_sessions(tmp_path, format="openclaw")
+    assert listed[["path", "layout"]].values.tolist() == [[str(path), "jsonl"]]
+
+
+def test_recognition_between_openclaw_pi_and_adf(tmp_path: Path) -> None:
+    # an OpenClaw file without its index is still OpenClaw's (its entries carry __openclaw)
+    assert registry.recognise(jsonl_session(tmp_path / "a", index=False)).name == "openclaw"
+    # a pi session beside a sessions.json-less folder is pi's
+    pi = tmp_path / "pi.jsonl"
+    pi.write_text(
+        json.dumps({"type": "session", "version": 3, "id": "x", "timestamp": "t", "cwd": "/"})
+        + "\n"
+    )
+    assert registry.recognise(pi).name == "pi"
+    # an unrelated SQLite database is no OpenClaw store (the ADF reader says what it lacks)
+    other = tmp_path / "notes.sqlite"
+    sqlite3.connect(other).execute("create table notes (x)").connection.close()
+    assert registry.recognise(other).name == "adf"
+    assert [s.name for s in registry.claimants(registry.Probe(STORE))] == ["openclaw"]
+    assert registry.recognise(ROOT / "sample_agents" / "long-runner.adf").name == "adf"
+
+
+# --- crafted hostile stores ---------------------------------------------------------------------
+
+
+def crafted(tmp_path: Path, sql: str, *params: Any) -> Path:
+    """A copy of the store changed by one statement."""
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    copy = folder / "openclaw-agent.sqlite"
+    shutil.copy(STORE, copy)
+    con = sqlite3.connect(copy)
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.execute(sql, params)
+    con.commit()
+    con.close()
+    return copy
+
+
+def test_a_zstd_row_cut_short_names_the_file_and_row(tmp_path: Path) -> None:
+    path = crafted(
+        tmp_path,
+        "update transcript_events set event_zstd = substr(event_zstd, 1, length(event_zstd) - 9)"
+        " where seq = 9",
+    )
+    with pytest.raises(
+        CorruptFileError,
+        match=r"session 'demo-1', transcript_events seq 9: "
+        r"event_zstd cut short",
+    ) as e:
+        quiet(path)[0]
+    assert str(path) in str(e.value)
+
+
+def test_a_zstd_row_larger_than_declared_is_refused(tmp_path: Path) -> None:
+    path = crafted(tmp_path, "update transcript_events set event_utf8_bytes = 100 where seq = 9")
+    with pytest.raises(CorruptFileError, match=r"seq 9: event_zstd more than 100 bytes"):
+        quiet(path)[0]
+
+
+def test_a_row_that_is_not_json_names_the_file_and_row(tmp_path: Path) -> None:
+    path = crafted(
+        tmp_path, "update transcript_events set event_json = ? where seq = 12", '{"type": "mess'
+    )
+    with pytest.raises(CorruptFileError, match=r"transcript_events seq 12: not valid JSON") as e:
+        quiet(path)[0]
+    assert str(path) in str(e.value)
+
+
+def test_a_database_that_is_not_openclaws(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw-agent.sqlite"
+    sqlite3.connect(path).execute("create table transcript (x)").connection.close()
+    assert registry.recognise(path).name == "openclaw"
+    with pytest.raises(NotTranscriptError, match="not an OpenClaw store") as e:
+        quiet(path)
+    assert str(path) in str(e.value)
+
+
+def test_a_fifo_in_place_of_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "openclaw-agent.sqlite"
+    os.mkfifo(path)
+    with pytest.raises(AdfError) as e:
+        quiet(path)
+    assert str(path) in str(e.value)
