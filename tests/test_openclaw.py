@@ -21,8 +21,8 @@ import zstandard
 import adfkit
 from adfkit._base.errors import AdfError, CorruptFileError, NotTranscriptError
 from adfkit._core import registry
-from adfkit._sources.openclaw import compaction_rule
-from adfkit._sources.openclaw.parser import SentIds, strict_id
+from adfkit._sources.openclaw import Store, compaction_rule
+from adfkit._sources.openclaw.parser import SentIds, parse_store_session, strict_id
 
 ROOT = Path(__file__).resolve().parent.parent
 REC = ROOT / "tests" / "fixtures" / "recorded" / "openclaw" / "2026.9.6"
@@ -305,3 +305,48 @@ def test_a_fifo_in_place_of_the_store(tmp_path: Path) -> None:
     with pytest.raises(AdfError) as e:
         quiet(path)
     assert str(path) in str(e.value)
+
+
+# --- adfsynth's store against its ground truth --------------------------------------------------
+
+
+def test_adfsynth_store_reads_back_its_ground_truth(tmp_path: Path) -> None:
+    from adfsynth.openclaw import write_store
+
+    store = write_store(tmp_path)
+    truth = json.loads(store.with_name("openclaw-agent.truth.json").read_text())
+    con = sqlite3.connect(f"file:{store}?immutable=1", uri=True)
+    (packed,) = con.execute("select count(*) from transcript_events where event_zstd is not null")
+    con.close()
+    assert packed[0] > 0  # some rows are read through the zstd reader
+    col = quiet(store)
+    assert col.names == [truth["session_id"]]
+    a = col[0]
+    store_db = Store(store)
+    t = parse_store_session(store_db.db, store_db.windows[0], max_bytes=2**20)
+    store_db.close()
+    line_of = {r.seq: r.line for r in t.rows}  # a row's line is its entry's seq
+    assert [r.line for r in t.rows] == truth["rows"]
+    assert [r.role for r in t.rows] == truth["roles"]
+    assert [r.line for r in t.other_branches] == truth["other_branches"]
+    u = a.usage()
+    assert len(u) == truth["n_calls"]
+    for k in ("input", "output", "cache_read", "cache_write"):
+        assert int(u[f"tokens_{k}"].sum()) == truth["usage"][k], k
+    comps = [e for e in t.events if e.kind == "compaction"]
+    want = truth["compactions"]
+    assert len(comps) == len(want) == 3
+    for e, c in zip(comps, want, strict=True):
+        assert e.line == c["seq"]
+        assert (e.pre_tokens, e.post_tokens) == (
+            c["tokens_before_recorded"],
+            c["tokens_after_recorded"],
+        )
+        assert sorted(line_of[q] for q in e.swept) == c["swept"]
+        assert sorted(line_of[q] for q in e.preserved) == c["preserved"]
+    comp = a.compactions()
+    assert list(comp["recorded_tokens_after"]) == [c["tokens_after_recorded"] for c in want]
+    assert list(comp["n_swept"]) == [len(c["swept"]) for c in want]
+    assert sorted(line_of[int(q)] for q in a.loop()["seq"]) == truth["window"]
+    assert a.settings().context_window == truth["context_window"]
+    assert int(a.usage()["cost_usd"].notna().sum()) == truth["n_calls"]  # priced model
