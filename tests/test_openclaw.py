@@ -350,3 +350,8 @@ def test_adfsynth_store_reads_back_its_ground_truth(tmp_path: Path) -> None:
     assert sorted(line_of[int(q)] for q in a.loop()["seq"]) == truth["window"]
     assert a.settings().context_window == truth["context_window"]
     assert int(a.usage()["cost_usd"].notna().sum()) == truth["n_calls"]  # priced model
+
+
+def test_info_of_a_store_session_has_no_file_size(session: adfkit.AgentFile) -> None:
+    """A session of a store is no file of its own: its size is unknown, not 0 B."""
+    assert session.info()["file_bytes"] is None
