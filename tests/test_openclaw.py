@@ -260,7 +260,7 @@ def crafted(tmp_path: Path, sql: str, *params: Any) -> Path:
     return copy
 
 
-def test_a_zstd_row_cut_short_names_the_file_and_row(tmp_path: Path) -> None:
+def test_h440_openclaw_zstd_row_cut_short(tmp_path: Path) -> None:
     path = crafted(
         tmp_path,
         "update transcript_events set event_zstd = substr(event_zstd, 1, length(event_zstd) - 9)"
@@ -275,13 +275,13 @@ def test_a_zstd_row_cut_short_names_the_file_and_row(tmp_path: Path) -> None:
     assert str(path) in str(e.value)
 
 
-def test_a_zstd_row_larger_than_declared_is_refused(tmp_path: Path) -> None:
+def test_h441_openclaw_zstd_row_larger_than_declared(tmp_path: Path) -> None:
     path = crafted(tmp_path, "update transcript_events set event_utf8_bytes = 100 where seq = 9")
     with pytest.raises(CorruptFileError, match=r"seq 9: event_zstd more than 100 bytes"):
         quiet(path)[0]
 
 
-def test_a_row_that_is_not_json_names_the_file_and_row(tmp_path: Path) -> None:
+def test_h442_openclaw_row_not_json(tmp_path: Path) -> None:
     path = crafted(
         tmp_path, "update transcript_events set event_json = ? where seq = 12", '{"type": "mess'
     )
@@ -290,7 +290,7 @@ def test_a_row_that_is_not_json_names_the_file_and_row(tmp_path: Path) -> None:
     assert str(path) in str(e.value)
 
 
-def test_a_database_that_is_not_openclaws(tmp_path: Path) -> None:
+def test_h443_openclaw_database_that_is_not_openclaws(tmp_path: Path) -> None:
     path = tmp_path / "openclaw-agent.sqlite"
     sqlite3.connect(path).execute("create table transcript (x)").connection.close()
     assert registry.recognise(path).name == "openclaw"
@@ -299,7 +299,7 @@ def test_a_database_that_is_not_openclaws(tmp_path: Path) -> None:
     assert str(path) in str(e.value)
 
 
-def test_a_fifo_in_place_of_the_store(tmp_path: Path) -> None:
+def test_h444_openclaw_fifo_in_place_of_the_store(tmp_path: Path) -> None:
     path = tmp_path / "openclaw-agent.sqlite"
     os.mkfifo(path)
     with pytest.raises(AdfError) as e:
