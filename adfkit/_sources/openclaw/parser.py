@@ -32,7 +32,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from adfkit._base.files import open_regular
 from adfkit._sources.openclaw.files import INDEX_NAME
@@ -55,6 +55,9 @@ from adfkit._sources.transcript.pi_entries import (
     header_meta,
     read_lines,
 )
+
+if TYPE_CHECKING:
+    from adfkit._sources.openclaw.store import StoreDb, Window
 
 FORMAT = "openclaw"
 WHAT = "OpenClaw session"
@@ -283,8 +286,8 @@ def parse_session_file(
 
 
 def parse_store_session(
-    store: Any,
-    window: Any,
+    store: StoreDb,
+    window: Window,
     *,
     max_bytes: int,
     warn: bool = True,
