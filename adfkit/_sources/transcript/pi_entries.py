@@ -274,8 +274,10 @@ def bash_text(m: dict[str, Any]) -> str:
 def pi_tokens(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
     """pi ``usage`` -> ``(ADF tokens, unknown)``: ``input`` = ``input + cacheRead +
     cacheWrite`` (pi's ``input`` is the uncached part), ``output``, ``cache_read``,
-    ``cache_write``; ``unknown`` maps each ADF key whose source is not a count to the value as
-    written (the row rule flags it).
+    ``cache_write``, and ``reasoning`` where a newer pi-ai writes ``reasoningTokens`` (a part
+    of ``output``; OpenClaw 2026.9.6 installed on 2026-12-03 writes it, 0 without reasoning);
+    ``unknown`` maps each ADF key whose source is not a count to the value as written (the row
+    rule flags it).
 
     Examples
     --------
@@ -283,11 +285,20 @@ def pi_tokens(usage: Any) -> tuple[dict[str, int], dict[str, Any]]:
     ({'input': 123, 'output': 7, 'cache_read': 100, 'cache_write': 20}, {})
     >>> pi_tokens({"input": -1, "output": 7})
     ({'output': 7}, {'input': -1})
+    >>> pi_tokens({"input": 3, "output": 7, "reasoningTokens": 5})[0]
+    {'input': 3, 'output': 7, 'reasoning': 5}
     """
     if not isinstance(usage, dict):
         return {}, {}
     same = {_AS_ANTHROPIC[k]: v for k, v in usage.items() if k in _AS_ANTHROPIC}
-    return anthropic_usage(same)
+    tokens, unknown = anthropic_usage(same)
+    if "reasoningTokens" in usage:
+        r = as_count(usage["reasoningTokens"])
+        if r is None:
+            unknown["reasoning"] = usage["reasoningTokens"]
+        else:
+            tokens["reasoning"] = r
+    return tokens, unknown
 
 
 # --- building rows --------------------------------------------------------------------------
