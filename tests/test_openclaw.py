@@ -355,3 +355,29 @@ def test_adfsynth_store_reads_back_its_ground_truth(tmp_path: Path) -> None:
 def test_info_of_a_store_session_has_no_file_size(session: adfkit.AgentFile) -> None:
     """A session of a store is no file of its own: its size is unknown, not 0 B."""
     assert session.info()["file_bytes"] is None
+
+
+def test_a_running_openclaw_is_read_through_its_wal(tmp_path: Path) -> None:
+    """OpenClaw running: its commits still in the ``-wal`` are seen, nothing is created or
+    changed beside the store (the ADF reader's ``mode=ro&readonly_shm=1``)."""
+    path = tmp_path / "openclaw-agent.sqlite"
+    shutil.copy(STORE, path)
+    writer = sqlite3.connect(path)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("PRAGMA wal_autocheckpoint=0")
+        entry = dict(rows_of(STORE)[4][1])
+        entry["message"] = {**entry["message"], "content": "task-c1 as the running agent has it"}
+        writer.execute(
+            "update transcript_events set event_json = ? where seq = 4", (json.dumps(entry),)
+        )
+        writer.commit()
+        files = {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()}
+        assert {"openclaw-agent.sqlite-wal", "openclaw-agent.sqlite-shm"} <= set(files)
+        col = quiet(path)
+        first = col[0].history()["content"].iloc[0]
+        col.close()
+        assert json.loads(first)[0]["text"] == "task-c1 as the running agent has it"
+        assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == files
+    finally:
+        writer.close()
