@@ -381,3 +381,17 @@ def test_a_running_openclaw_is_read_through_its_wal(tmp_path: Path) -> None:
         assert {p.name: p.stat().st_mtime_ns for p in tmp_path.iterdir()} == files
     finally:
         writer.close()
+
+
+def test_observe_classifies_openclaws_tools() -> None:
+    from adfkit._analysis.observe import classify_call, default_taxonomy
+
+    tax = default_taxonomy("openclaw")
+    got = {n: classify_call(n, {}, tax) for n in ("exec", "write", "read", "ls", "sessions_yield")}
+    assert got == {
+        "exec": "world",
+        "write": "world",
+        "read": "internal",
+        "ls": "internal",
+        "sessions_yield": "internal",
+    }

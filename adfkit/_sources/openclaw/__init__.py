@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from adfkit._sources.transcript.source import TranscriptSource
 
-#: Where OpenClaw keeps its agents (``OPENCLAW_STATE_DIR`` moves it).
+#: Where OpenClaw keeps its agents.
 DEFAULT_ROOT = "~/.openclaw/agents"
 #: OpenClaw's least reserve for a model's reply, for windows of 80,000 tokens and more
 #: (``DEFAULT_PI_COMPACTION_RESERVE_TOKENS_FLOOR``: 20,000 in its source; one release raised it
