@@ -395,3 +395,31 @@ def test_observe_classifies_openclaws_tools() -> None:
         "ls": "internal",
         "sessions_yield": "internal",
     }
+
+
+def test_a_store_of_two_sessions_is_two_agents(tmp_path: Path) -> None:
+    """Each session of a store is an agent of its own, ``store#<session>`` opens one."""
+    path = crafted(
+        tmp_path,
+        "insert into session_windows (session_id, session_key, created_at, updated_at) "
+        "select 'demo-2', 'agent:main:explicit:demo-2', created_at + 1, updated_at + 1 "
+        "from session_windows where session_id = 'demo-1'",
+    )
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA ignore_check_constraints = ON")  # its CHECKs need SQLite 3.43
+    con.execute(  # the second session: the first turn's rows (seq 0-12) again
+        "insert into transcript_events select 'demo-2', seq, event_json, created_at, "
+        "event_zstd, event_utf8_bytes, navigation_json from transcript_events "
+        "where session_id = 'demo-1' and seq <= 12"
+    )
+    con.commit()
+    con.close()
+    col = quiet(path)
+    assert col.names == ["demo-1", "demo-2"]
+    assert [len(a.usage()) for a in col] == [15, 3]
+    one = quiet(f"{path}#demo-2")
+    assert isinstance(one, adfkit.AgentFile) and len(one.usage()) == 3
+    listed = adfkit.list_sessions(tmp_path, format="openclaw")
+    assert sorted(listed["session_id"]) == ["demo-1", "demo-2"]
+    with pytest.raises(AdfError, match="no session 'demo-3'"):
+        quiet(f"{path}#demo-3")
