@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adfkit._core.registry import ADF_WORDS, FormatSpec, Probe, specs
+from adfkit._core.registry import ADF_WORDS, BUILTIN, FormatSpec, Probe, spec
 
 if TYPE_CHECKING:
     from adfkit._core.source import AgentSource
@@ -16,12 +16,13 @@ _SQLITE = b"SQLite format 3\x00"
 
 def _claims(probe: Probe) -> bool:
     """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header, but
-    for the stores other formats name as theirs (:attr:`FormatSpec.store_names`)."""
+    for the stores other built-in formats name as theirs (:attr:`FormatSpec.store_names`; the
+    installed plug-ins are not looked up for it)."""
     if probe.name.endswith(".adf"):
         return True
     if probe.is_dir or not probe.head.startswith(_SQLITE):
         return False
-    return not any(probe.name in s.store_names for s in specs() if s.name != "adf")
+    return not any(probe.name in spec(n).store_names for n in BUILTIN if n != "adf")
 
 
 def _open(path: Path, **options: Any) -> AgentSource:
