@@ -923,6 +923,7 @@ _TEST_FILES = (
     "test_claude_code_chains.py",
     "test_well_formed.py",
     "test_unknown_summary.py",
+    "test_openclaw.py",
 )
 
 

@@ -833,6 +833,35 @@ class _RawCapped(io.RawIOBase):
         return True
 
 
+def zstd_blob(data: bytes, limit: int) -> tuple[bytes, str | None]:
+    """One zstd-compressed value held whole (a database row), decompressed by the capped reader
+    of ``.zst`` files (:class:`_RawCapped`): ``(bytes, problem)``, ``problem`` None when the
+    blob is whole zstd data of at most ``limit`` bytes, else what is wrong (damaged, cut short
+    inside a frame, more than ``limit`` bytes: the bytes then stop at the cap).
+
+    Examples
+    --------
+    >>> import zstandard
+    >>> packed = zstandard.ZstdCompressor().compress(b"x" * 100)
+    >>> out, problem = zstd_blob(packed, 100)
+    >>> len(out), problem
+    (100, None)
+    >>> zstd_blob(packed[:-4], 100)[1]
+    'cut short inside a zstd frame'
+    >>> zstd_blob(packed, 10)[1]
+    'more than 10 bytes once decompressed'
+    """
+    raw = _RawCapped(io.BytesIO(data), limit + 1)
+    out = io.BufferedReader(raw).read()
+    if raw.error is not None:
+        return out, f"damaged zstd data ({raw.error})"
+    if len(out) > limit:
+        return out[:limit], f"more than {limit:,} bytes once decompressed"
+    if raw.cut or (data and not raw.frames):
+        return out, "cut short inside a zstd frame"
+    return out, None
+
+
 def open_lines(
     path: Path, max_decompressed_bytes: int | None
 ) -> tuple[IO[bytes], _RawCapped | None, IO[bytes]]:
