@@ -2,8 +2,9 @@
 
 A scripted model server (``server``) speaks the providers' APIs on 127.0.0.1 and logs the exact
 request of every call; a driver per agent (``drivers/<agent>.py``) installs the agent's release
-from the npm registry into ``build/record/<agent>/``, runs it with a fresh HOME against the server
-and copies the files it wrote (machine paths neutralised) into
+from the npm registry into ``/tmp/adfkit-record/<agent>/`` (the same path on every machine),
+runs it with a fresh HOME against the server and copies the files it wrote (machine paths
+neutralised) into
 ``tests/fixtures/recorded/<agent>/<version>/`` beside ``requests.jsonl`` (the log) and
 ``truth.json`` (figures computed from the log only, ``truth``).
 

@@ -14,7 +14,16 @@ from pathlib import Path
 from . import truth
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILD = ROOT / "build" / "record"
+#: Where agents are installed and run: the same path in every checkout and on every machine.
+#: An agent sends its working directory, its HOME and sometimes its install path (pi names its
+#: README), and the meter counts what was sent: under the checkout, a re-recording from another
+#: folder reported other token counts (OpenClaw also cuts its skill descriptions to a budget
+#: its install path changes). The paths are neutralised in what is committed.
+BUILD = Path("/tmp/adfkit-record")
+#: Dependencies are resolved as the registry stood at this time (``npm install --before``):
+#: ``package@version`` alone pulls the newest versions of its dependencies that match, so a
+#: re-recording later ran other code (OpenClaw's usage gained reasoning tokens).
+RESOLVED_BEFORE = "2026-12-04T00:00:00Z"
 FIXTURES = ROOT / "tests" / "fixtures" / "recorded"
 #: Where the agent's project is, in every committed file.
 PROJECT = "/home/user/proj/demo"
@@ -24,7 +33,7 @@ HOME = "/home/user"
 @dataclass
 class Context:
     agent: str
-    build: Path  # build/record/<agent>: the install, the HOME, the logs of a run
+    build: Path  # BUILD/<agent>: the install, the HOME, the logs of a run
 
     @property
     def home(self) -> Path:
@@ -63,17 +72,19 @@ class Recorded:
 
 
 def npm_install(ctx: Context, package: str, version: str, node: Path | None = None) -> Path:
-    """``package@version`` in its own prefix under the build folder; its ``.bin``. ``node``:
+    """``package@version`` in its own prefix under the build folder, its dependencies as the
+    registry stood at :data:`RESOLVED_BEFORE`; its ``.bin``. ``node``:
     a Node ``bin`` to put first on PATH for the install scripts (OpenClaw's refuses Node 20)."""
     prefix = ctx.build / "npm"
-    marker = prefix / f".installed-{version}"
+    marker = prefix / f".installed-{version}-{RESOLVED_BEFORE[:10]}"
     if not marker.exists():
         shutil.rmtree(prefix, ignore_errors=True)
         prefix.mkdir(parents=True)
         subprocess.run(["npm", "init", "-y"], cwd=prefix, check=True, capture_output=True)
         env = {**os.environ, "PATH": f"{node}:{os.environ['PATH']}"} if node else None
         subprocess.run(
-            ["npm", "install", "--no-audit", "--no-fund", f"{package}@{version}"],
+            ["npm", "install", "--no-audit", "--no-fund", f"--before={RESOLVED_BEFORE}"]
+            + [f"{package}@{version}"],
             cwd=prefix,
             check=True,
             env=env,
