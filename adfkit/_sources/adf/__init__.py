@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adfkit._core.registry import ADF_WORDS, FormatSpec, Probe
+from adfkit._sources.opencode.files import is_store as is_opencode_store
 
 if TYPE_CHECKING:
     from adfkit._core.source import AgentSource
@@ -15,8 +16,13 @@ _SQLITE = b"SQLite format 3\x00"
 
 
 def _claims(probe: Probe) -> bool:
-    """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header."""
-    return probe.name.endswith(".adf") or (not probe.is_dir and probe.head.startswith(_SQLITE))
+    """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header, but
+    not an OpenCode store (:func:`adfkit._sources.opencode.files.is_store`: its own format)."""
+    if probe.name.endswith(".adf"):
+        return True
+    if probe.is_dir or not probe.head.startswith(_SQLITE):
+        return False
+    return not is_opencode_store(probe.name, probe.is_dir, probe.head)
 
 
 def _open(path: Path, **options: Any) -> AgentSource:

@@ -315,7 +315,14 @@ class _PrivateDir:
 
 
 class Source:
-    """A read-only connection plus what was learnt about the file's layout."""
+    """A read-only connection plus what was learnt about the file's layout.
+
+    An ADF agent file by default; another agent's SQLite store (OpenCode's ``opencode.db``) is
+    opened the same way by a subclass that names the tables it may read (:attr:`allowed`) and
+    says what its store must hold (:meth:`_recognise`)."""
+
+    #: Tables this source may read (an allowlist: anything else is never selected).
+    allowed: frozenset[str] = ALLOWED_TABLES
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = pathlib.Path(path).expanduser().resolve()
@@ -342,13 +349,17 @@ class Source:
     def _open_and_probe(self) -> None:
         self.mode = self._connect()
         self.tables = self._tables()
+        self._recognise()
+        self.columns = {t: self._table_columns(t) for t in self.tables if t in self.allowed}
+
+    def _recognise(self) -> None:
+        """Raise unless the tables (:attr:`tables`) are those of the store this source reads."""
         if "adf_loop" not in self.tables and "adf_meta" not in self.tables:
             raise NotAdfError(
                 "SQLite database without ADF tables (no adf_meta, no adf_loop); "
                 "is this an agent file?",
                 path=self.name,
             )
-        self.columns = {t: self._table_columns(t) for t in self.tables if t in ALLOWED_TABLES}
 
     # -- opening ---------------------------------------------------------------------------
     def _check_header(self) -> None:
@@ -518,7 +529,7 @@ class Source:
     # -- reading ---------------------------------------------------------------------------
     def _check(self, table: str) -> None:
         """A read may go ahead: ``table`` is on the allowlist and the file is open."""
-        if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
+        if table and table not in self.allowed:  # pragma: no cover - programming error
             raise ValueError(f"table {table!r} is not on the read allowlist")
         if self.con is None:
             raise AdfError("the agent file is closed", path=self.name)
@@ -578,7 +589,7 @@ class Source:
                 "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master"
             ).fetchall()
             out = {str(r[1]) for r in rows if r[0] in ("table", "view")}
-            self._check_plain(rows, out & ALLOWED_TABLES)
+            self._check_plain(rows, out & self.allowed)
         except sqlite3.Error as exc:
             raise self.wrap(exc, "the schema") from None
         except UnicodeDecodeError as exc:  # a damaged byte in a table's name or its SQL

@@ -1,0 +1,488 @@
+"""OpenCode sessions (one ``opencode.db`` holds them all: :mod:`.store`).
+
+Reads one session's ``message`` and ``part`` rows (JSON in ``data``) into
+:class:`~adfkit._sources.transcript.kit.TranscriptRow` objects, one compaction event per
+compaction, one microcompaction per prune, the model calls; its child sessions (the ``task``
+tool's subagents, ``session.parent_id``) into ``subagents``. What OpenCode 1.18 writes (checked on
+a store its 1.18.33 release wrote against a recording model server, tests/fixtures/recorded):
+
+- **Order.** Messages in id order (OpenCode's ids ascend with time), each message's parts in id
+  order. A row's ``line`` is its place in that order (each message, then each of its parts,
+  counted from 1): a store has no lines, and the findings and errors name the message and part
+  ids as well.
+- **Rows.** A user message is one row: its text parts (``ignored`` ones are not sent), files as
+  ``[Attached mime: name]``; one whose parts are all ``synthetic`` is context OpenCode added (the
+  "Continue if you have next steps" after an automatic compaction). An assistant message is one
+  row per step (``step-start`` .. ``step-finish``; 1.18 writes one step a message): its text,
+  reasoning (``thinking``) and tool calls (``tool`` parts: ``callID``, ``tool``,
+  ``state.input``), then one row per tool result (``state.output``; an ``error`` state's
+  ``error``, ``is_error``; a call left ``pending``/``running`` as the interrupted result OpenCode
+  sends).
+- **Calls.** Each step is a model call keyed by its message id; its usage is the
+  ``step-finish`` part's ``tokens`` (the message's for a message of one step): ``input`` is the
+  part not read from or written to the cache, so adfkit's ``input`` is ``input + cache.read +
+  cache.write``; ``output``, ``reasoning``, ``cache.read``, ``cache.write`` as they are. The
+  model is ``modelID`` (``providerID`` in ``meta``). OpenCode's title call (its ``title`` agent)
+  writes no message: the session's title is its answer, its usage is nowhere in the store.
+- **Compaction.** A user message with a ``compaction`` part (``auto``: false for ``/compact``
+  and ``POST /session/ID/summarize``, ``overflow``: the provider refused the context) is the
+  compaction's request, sent to the model afterwards as "What did we do so far?"; the assistant
+  message answering it (``parentID``) with ``summary: true`` and ``mode: "compaction"`` holds
+  the summary and the compaction call's usage. ``tail_start_id`` names the first message kept
+  verbatim: the rows of the window from that message on are ``preserved``, the rest ``swept``.
+  OpenCode then sends the request and the summary first, then the kept tail, then what follows
+  (checked on every request of the recording): those two rows are displayed (``ord``) before the
+  first kept row. A compaction whose summary message has an ``error`` or no ``finish`` did not
+  replace anything (OpenCode ignores it): a finding, no event. ``trigger``: ``manual``
+  (``auto`` false), ``auto``, ``overflow``. ``pre_tokens``: the ``tokens.total`` of the last
+  finished call before the request, the count OpenCode's automatic check compares with its
+  threshold (``isOverflow``); the store records no count after a compaction (NA).
+- **Pruning.** ``compaction.prune`` replaces old tool outputs by "[Old tool result content
+  cleared]" in what it sends, keeping the output in the part and setting
+  ``state.time.compacted``: each prune is a ``microcompaction`` whose swept rows are those tool
+  results (they stay in the window as stubs), placed before the first message written after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from adfkit._core.rows import as_count
+from adfkit._sources.opencode.store import OpenCodeStore, Record
+from adfkit._sources.transcript.kit import (
+    CallInputs,
+    EventDraft,
+    Finding,
+    Findings,
+    ParsedTranscript,
+    RowDraft,
+    final_calls,
+    number_rows,
+    own_call,
+    tool_input,
+)
+
+FORMAT = "opencode"
+#: What OpenCode sends for a compaction part (message-v2.ts ``toModelMessages``).
+COMPACTION_PROMPT = "What did we do so far?"
+#: What it sends for a pruned tool output, and for a tool call that never finished.
+PRUNED = "[Old tool result content cleared]"
+INTERRUPTED = "[Tool execution was interrupted]"
+#: ``tokens`` keys -> adfkit's (``input`` is made whole in :func:`tokens_of`).
+TOKEN_KEYS = {"output": "output", "reasoning": "reasoning"}
+
+
+def tokens_of(t: Any) -> dict[str, int]:
+    """OpenCode ``tokens`` -> adfkit's: ``input`` made whole (OpenCode's ``input`` is the part
+    not read from or written to the cache), the others as they are; {} for none, or for the
+    zeros an assistant message starts with when no step finished.
+
+    Examples
+    --------
+    >>> tokens_of({"input": 345, "output": 3337, "reasoning": 0,
+    ...            "cache": {"read": 7616, "write": 0}})
+    {'input': 7961, 'output': 3337, 'reasoning': 0, 'cache_read': 7616, 'cache_write': 0}
+    >>> tokens_of({"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}})
+    {}
+    """
+    if type(t) is not dict:
+        return {}
+    cache = t.get("cache") if type(t.get("cache")) is dict else {}
+    read, write, base = (
+        as_count(cache.get("read")),
+        as_count(cache.get("write")),
+        as_count(t.get("input")),
+    )
+    out: dict[str, int] = {}
+    if base is not None:
+        out["input"] = base + (read or 0) + (write or 0)
+    for k, mine in TOKEN_KEYS.items():
+        v = as_count(t.get(k))
+        if v is not None:
+            out[mine] = v
+    if read is not None:
+        out["cache_read"] = read
+    if write is not None:
+        out["cache_write"] = write
+    return out if any(out.values()) else {}
+
+
+class _Row(RowDraft):
+    """A row being built from one message (or one step or tool result of it)."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, message: Record, role: str, content: list[Any], line: int) -> None:
+        super().__init__(role, content, line, message.time_created)
+        self.message = message.id
+        self.uuid = message.id
+
+
+@dataclass
+class _State:
+    rows: list[_Row] = field(default_factory=list)
+    window: list[_Row] = field(default_factory=list)
+    events: list[EventDraft] = field(default_factory=list)
+    inputs: CallInputs = field(default_factory=CallInputs)
+    #: Message id -> its place in the session; part id -> its line.
+    place: dict[str, int] = field(default_factory=dict)
+    line: dict[str, int] = field(default_factory=dict)
+    #: The compaction requests met (user message id -> its row and compaction part).
+    requests: dict[str, tuple[_Row, dict[str, Any]]] = field(default_factory=dict)
+    #: ``tokens.total`` of the last finished call (what OpenCode's check compares).
+    last_total: int | None = None
+    #: Per compaction: the rows it writes and the rows it kept (displayed after them).
+    ahead: list[tuple[list[_Row], list[_Row]]] = field(default_factory=list)
+    #: Pruned tool results: (time compacted, row).
+    pruned: list[tuple[int, _Row]] = field(default_factory=list)
+    #: The compaction requests a finished summary answered.
+    answered: set[str] = field(default_factory=set)
+    #: Child session id -> the call id of the ``task`` tool that made it.
+    spawned: dict[str, str] = field(default_factory=dict)
+
+
+# --- content --------------------------------------------------------------------------------
+
+
+def _user_blocks(parts: list[Record]) -> tuple[list[dict[str, Any]], bool]:
+    """A user message's blocks and whether every text of it is synthetic."""
+    out: list[dict[str, Any]] = []
+    synthetic = True
+    for p in parts:
+        d = p.data
+        t = d.get("type")
+        if t == "text" and isinstance(d.get("text"), str) and d.get("ignored") is not True:
+            out.append({"type": "text", "text": d["text"]})
+            synthetic = synthetic and d.get("synthetic") is True
+        elif t == "file":
+            name = d.get("filename") if isinstance(d.get("filename"), str) else "file"
+            out.append({"type": "text", "text": f"[Attached {d.get('mime')}: {name}]"})
+            synthetic = False
+    return out, synthetic and bool(out)
+
+
+def _tool_result(d: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
+    """A ``tool`` part's result block and when it was pruned (None: never)."""
+    st = d.get("state") if type(d.get("state")) is dict else {}
+    status = st.get("status")
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": d.get("callID")}
+    if status == "completed":
+        out = st.get("output")
+        block.update(content=out if isinstance(out, str) else "", is_error=False)
+    elif status == "error":
+        err = st.get("error")
+        block.update(content=err if isinstance(err, str) else "", is_error=True)
+    else:
+        block.update(content=INTERRUPTED, is_error=True)
+    when = st.get("time") if type(st.get("time")) is dict else {}
+    return block, as_count(when.get("compacted")) if status == "completed" else None
+
+
+def _steps(parts: list[Record]) -> list[tuple[list[Record], Record | None]]:
+    """An assistant message's parts cut into steps (``step-start`` .. ``step-finish``), each
+    with its finish part (None: the step did not finish)."""
+    steps: list[tuple[list[Record], Record | None]] = []
+    cur: list[Record] = []
+    for p in parts:
+        t = p.data.get("type")
+        if t == "step-start" and cur:
+            steps.append((cur, None))
+            cur = []
+        if t == "step-finish":
+            steps.append((cur, p))
+            cur = []
+        elif t != "step-start":
+            cur.append(p)
+    if cur or not steps:
+        steps.append((cur, None))
+    return steps
+
+
+# --- messages -------------------------------------------------------------------------------
+
+
+def _user(m: Record, parts: list[Record], st: _State) -> None:
+    ln = st.place[m.id]
+    comp = next((p.data for p in parts if p.data.get("type") == "compaction"), None)
+    if comp is not None:
+        row = _Row(m, "user", [{"type": "text", "text": COMPACTION_PROMPT}], ln)
+        row.kind_hint = "notice"
+        row.note = "compaction request"
+        st.rows.append(row)
+        st.window.append(row)
+        st.requests[m.id] = (row, comp)
+        return
+    blocks, synthetic = _user_blocks(parts)
+    row = _Row(m, "user", blocks, ln)
+    if synthetic:
+        row.kind_hint = "context"
+        row.note = "synthetic"
+    st.rows.append(row)
+    st.window.append(row)
+
+
+def _assistant(m: Record, parts: list[Record], st: _State, fnd: Findings) -> None:
+    d = m.data
+    model = d.get("modelID") if isinstance(d.get("modelID"), str) else None
+    request = st.requests.get(str(d.get("parentID")))
+    summary = request is not None and d.get("summary") is True
+    steps = _steps(parts)
+    whole = tokens_of(d.get("tokens"))
+    for i, (body, finish) in enumerate(steps):
+        row = _Row(m, "assistant", [], st.place[m.id])
+        if len(steps) > 1:
+            row.uuid = f"{m.id}:{i + 1}"
+        results = _blocks(body, row, st)
+        tokens = whole if len(steps) == 1 else {}
+        if not tokens and finish is not None:
+            tokens = tokens_of(finish.data.get("tokens"))
+        if not row.content and not tokens and not results:
+            continue
+        row.model = model
+        if tokens:
+            row.tokens = dict(tokens)
+            own_call(row, tokens, model)
+        st.rows.append(row)
+        if summary and request is not None:
+            _compaction(m, row, request, st, fnd)
+            continue
+        st.window.append(row)
+        for r in results:
+            st.rows.append(r)
+            st.window.append(r)
+        if tokens:
+            st.inputs.call(tokens.get("input", 0))
+            total = _total(finish.data.get("tokens") if finish is not None else d.get("tokens"))
+            st.last_total = total if total is not None else st.last_total
+    err = d.get("error")
+    if type(err) is dict:
+        name = err.get("name") if isinstance(err.get("name"), str) else "an error"
+        fnd.add("call_error", "info", st.place[m.id], f"message {m.id} ended with {name}")
+
+
+def _total(t: Any) -> int | None:
+    """OpenCode's count of a call (``isOverflow``): ``total``, else the sum of its parts."""
+    if type(t) is not dict:
+        return None
+    total = as_count(t.get("total"))
+    if total:
+        return total
+    got = tokens_of(t)
+    return (got.get("input", 0) + got.get("output", 0)) or None
+
+
+def _blocks(body: list[Record], row: _Row, st: _State) -> list[_Row]:
+    """Fill ``row`` with a step's text, reasoning and tool calls; the tool results' rows."""
+    results: list[_Row] = []
+    for p in body:
+        d = p.data
+        t = d.get("type")
+        if t == "text" and isinstance(d.get("text"), str) and d["text"]:
+            row.content.append({"type": "text", "text": d["text"]})
+        elif t == "reasoning" and isinstance(d.get("text"), str) and d["text"]:
+            row.content.append({"type": "thinking", "thinking": d["text"]})
+        elif t == "tool":
+            st_ = d.get("state") if type(d.get("state")) is dict else {}
+            row.content.append(
+                {
+                    "type": "tool_use",
+                    "id": d.get("callID"),
+                    "name": d.get("tool"),
+                    "input": tool_input(st_.get("input")),
+                }
+            )
+            block, pruned = _tool_result(d)
+            msg = Record(p.message_id, p.message_id, p.time_created, {})
+            res = _Row(msg, "user", [block], st.line[p.id])
+            res.uuid = p.id
+            results.append(res)
+            if pruned is not None:
+                st.pruned.append((pruned, res))
+            meta = st_.get("metadata") if type(st_.get("metadata")) is dict else {}
+            child = meta.get("sessionId")
+            if d.get("tool") == "task" and isinstance(child, str):
+                st.spawned[child] = str(d.get("callID"))
+    return results
+
+
+def _compaction(
+    m: Record,
+    srow: _Row,
+    request: tuple[_Row, dict[str, Any]],
+    st: _State,
+    fnd: Findings,
+) -> None:
+    """The summary ``srow`` of the compaction ``request``: its event, the new window."""
+    crow, part = request
+    srow.kind_hint = "compaction_summary"
+    d = m.data
+    if d.get("error") is not None or not d.get("finish"):
+        srow.kind_hint = None
+        srow.note = "compaction summary that did not finish"
+        fnd.add(
+            "compaction_failed",
+            "info",
+            st.place[m.id],
+            f"message {m.id}: the compaction's summary has an error or did not finish; "
+            "OpenCode ignores it",
+        )
+        st.window.append(srow)
+        return
+    st.answered.add(crow.message)
+    before = [r for r in st.window if r is not crow]
+    tail = part.get("tail_start_id")
+    start = st.place.get(tail) if isinstance(tail, str) else None
+    preserved = [] if start is None else [r for r in before if st.place[r.message] >= start]
+    kept = set(map(id, preserved))
+    trigger = "manual" if part.get("auto") is not True else "auto"
+    if part.get("overflow") is True:
+        trigger = "overflow"
+    extra = {k: part[k] for k in ("auto", "overflow", "tail_start_id") if k in part}
+    ev = EventDraft(
+        "compaction",
+        st.place[crow.message],
+        crow.created_at,
+        m.id,
+        trigger=trigger,
+        pre_tokens=st.last_total,
+        swept=[r for r in before if id(r) not in kept],
+        preserved=preserved,
+        summary=srow,
+        extra=extra,
+    )
+    st.inputs.event(ev)
+    st.events.append(ev)
+    st.window = [crow, srow, *preserved]
+    st.ahead.append(([crow, srow], preserved))
+
+
+# --- pruning, display -----------------------------------------------------------------------
+
+
+def _prunes(st: _State, messages: list[Record], end: int) -> None:
+    """One microcompaction per prune: the tool results pruned before the same message, the
+    event placed before the first message written after them."""
+    groups: dict[int, list[tuple[int, _Row]]] = {}
+    for when, row in st.pruned:
+        after = next((st.place[m.id] for m in messages if (m.time_created or 0) > when), end)
+        groups.setdefault(after, []).append((when, row))
+    for line, items in sorted(groups.items()):
+        st.events.append(
+            EventDraft(
+                "microcompaction",
+                line,
+                min(w for w, _ in items),
+                swept=[r for _, r in items],
+                extra={"n_tool_ids": len(items)},
+                summarises=False,
+            )
+        )
+    st.events.sort(key=lambda e: e.line)
+
+
+def _display_ahead(st: _State, rows: list[Any]) -> None:
+    """OpenCode sends a compaction's request and summary before the tail it kept, which was
+    written before them: those rows are displayed (``ord``) right before the first kept row."""
+    for written, kept in st.ahead:
+        if kept:
+            first = min(r.seq for r in kept)
+            for r in written:
+                rows[r.seq - 1].ord = first - 1
+
+
+# --- a session ----------------------------------------------------------------------------------
+
+#: ``session`` columns kept in ``meta`` (adfkit's names).
+META = {
+    "title": "title",
+    "directory": "cwd",
+    "version": "version",
+    "slug": "slug",
+    "agent": "agent",
+    "worktree": "project",
+}
+
+
+def _meta(session: dict[str, Any]) -> dict[str, str]:
+    out = {mine: str(session[k]) for k, mine in META.items() if session.get(k)}
+    if out.get("version"):
+        out["agent_version"] = out["version"]
+    return out
+
+
+def parse_session(
+    store: OpenCodeStore,
+    session: dict[str, Any],
+    children: Callable[[str], list[dict[str, Any]]],
+    *,
+    depth: int = 0,
+) -> ParsedTranscript:
+    """One session of ``store`` (a row of :meth:`.store.OpenCodeStore.sessions`) and, as its
+    subagents, its child sessions (``children(session id)``), nested ones too.
+
+    :raises MalformedRowError: a message or part row that is not a JSON object, a part of a
+        message the session does not have (naming the store, the table and the row).
+    """
+    sid = str(session["id"])
+    messages = store.messages(sid)
+    parts = store.parts(sid, {m.id for m in messages})
+    by_message: dict[str, list[Record]] = {}
+    for p in parts:
+        by_message.setdefault(p.message_id, []).append(p)
+    st = _State()
+    fnd = Findings()
+    n = 0
+    for m in messages:
+        n += 1
+        st.place[m.id] = n
+        for p in by_message.get(m.id, []):
+            n += 1
+            st.line[p.id] = n
+    for m in messages:
+        role = m.data.get("role")
+        mine = by_message.get(m.id, [])
+        if role == "user":
+            _user(m, mine, st)
+        elif role == "assistant":
+            _assistant(m, mine, st, fnd)
+        else:
+            fnd.add("unknown_role", "warning", st.place[m.id], f"message {m.id}: role {role!r}")
+    for mid in st.requests.keys() - st.answered:
+        fnd.add(
+            "compaction_unanswered",
+            "info",
+            st.place[mid],
+            f"message {mid}: a compaction request no finished summary answered",
+        )
+    _prunes(st, messages, n + 1)
+    rows, _ = number_rows(st.rows, [])
+    _display_ahead(st, rows)
+    parsed = ParsedTranscript(
+        path=store.name,
+        format=FORMAT,
+        session_id=sid,
+        meta=_meta(session),
+        rows=rows,
+        events=[ev.final() for ev in st.events],
+        findings=fnd.done(),
+        calls=final_calls(r.call for r in st.rows if r.call is not None),
+    )
+    provider = next(
+        (m.data["providerID"] for m in messages if isinstance(m.data.get("providerID"), str)),
+        None,
+    )
+    if provider:
+        parsed.meta["provider"] = provider
+    if depth:
+        parsed.agent_id = sid
+    if depth < 8:
+        for child in children(sid):
+            sub = parse_session(store, child, children, depth=depth + 1)
+            sub.parent_tool_use_id = st.spawned.get(str(child["id"]))
+            sub.parent_agent_id = sid if depth else None
+            parsed.subagents.append(sub)
+    if not messages:
+        parsed.findings.append(Finding("empty_session", "info", None, "the session has no message"))
+    return parsed
