@@ -450,7 +450,11 @@ def opencode(folder: Path, log: list[dict[str, Any]]) -> Observed:
     starts with the task marker; the main session's prompts are quoted). OpenCode's title call
     writes nothing (the session's title is its answer): no row, no usage, ``unrecorded``."""
     (store,) = sorted((folder / "home").rglob("opencode.db"))
-    (session,) = _quiet_open(store)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        opened = adfkit.open(store)
+    assert isinstance(opened, adfkit.AgentCollection)  # one agent per top-level session
+    (session,) = opened
     agents = [session, *session.subagents()]
     usage = pd.concat([a.usage() for a in agents], ignore_index=True)
     turns = usage[usage["call_kind"] == "assistant"]

@@ -11,19 +11,20 @@ a store its 1.18.33 release wrote against a recording model server, tests/fixtur
   counted from 1): a store has no lines, and the findings and errors name the message and part
   ids as well.
 - **Rows.** A user message is one row: its text parts (``ignored`` ones are not sent), files as
-  ``[Attached mime: name]``; one whose parts are all ``synthetic`` is context OpenCode added (the
-  "Continue if you have next steps" after an automatic compaction). An assistant message is one
-  row per step (``step-start`` .. ``step-finish``; 1.18 writes one step a message): its text,
-  reasoning (``thinking``) and tool calls (``tool`` parts: ``callID``, ``tool``,
-  ``state.input``), then one row per tool result (``state.output``; an ``error`` state's
-  ``error``, ``is_error``; a call left ``pending``/``running`` as the interrupted result OpenCode
-  sends).
+  ``[Attached mime: name]``; one whose parts are all ``synthetic`` OpenCode wrote itself (the
+  "Continue if you have next steps" after an automatic compaction: a message of the
+  conversation, noted ``synthetic``). An assistant message is one row per step (``step-start``
+  .. ``step-finish``; 1.18 writes one step a message): its text, reasoning (``thinking``) and
+  tool calls (``tool`` parts: ``callID``, ``tool``, ``state.input``), then one row per tool
+  result (``state.output``; an ``error`` state's ``error``, ``is_error``; a call left
+  ``pending``/``running`` as the interrupted result OpenCode sends).
 - **Calls.** Each step is a model call keyed by its message id; its usage is the
   ``step-finish`` part's ``tokens`` (the message's for a message of one step): ``input`` is the
   part not read from or written to the cache, so adfkit's ``input`` is ``input + cache.read +
   cache.write``; ``output``, ``reasoning``, ``cache.read``, ``cache.write`` as they are. The
-  model is ``modelID`` (``providerID`` in ``meta``). OpenCode's title call (its ``title`` agent)
-  writes no message: the session's title is its answer, its usage is nowhere in the store.
+  model is ``providerID/modelID``, as OpenCode names it (``anthropic/claude-sonnet-4-5``).
+  OpenCode's title call (its ``title`` agent) writes no message: the session's title is its
+  answer, its usage is nowhere in the store.
 - **Compaction.** A user message with a ``compaction`` part (``auto``: false for ``/compact``
   and ``POST /session/ID/summarize``, ``overflow``: the provider refused the context) is the
   compaction's request, sent to the model afterwards as "What did we do so far?"; the assistant
@@ -89,7 +90,7 @@ def tokens_of(t: Any) -> dict[str, int]:
     """
     if type(t) is not dict:
         return {}
-    cache = t.get("cache") if type(t.get("cache")) is dict else {}
+    cache = _obj(t.get("cache"))
     read, write, base = (
         as_count(cache.get("read")),
         as_count(cache.get("write")),
@@ -107,6 +108,11 @@ def tokens_of(t: Any) -> dict[str, int]:
     if write is not None:
         out["cache_write"] = write
     return out if any(out.values()) else {}
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    """``v`` when it is a JSON object, else an empty one."""
+    return v if type(v) is dict else {}
 
 
 class _Row(RowDraft):
@@ -165,7 +171,7 @@ def _user_blocks(parts: list[Record]) -> tuple[list[dict[str, Any]], bool]:
 
 def _tool_result(d: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
     """A ``tool`` part's result block and when it was pruned (None: never)."""
-    st = d.get("state") if type(d.get("state")) is dict else {}
+    st = _obj(d.get("state"))
     status = st.get("status")
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": d.get("callID")}
     if status == "completed":
@@ -176,8 +182,15 @@ def _tool_result(d: dict[str, Any]) -> tuple[dict[str, Any], int | None]:
         block.update(content=err if isinstance(err, str) else "", is_error=True)
     else:
         block.update(content=INTERRUPTED, is_error=True)
-    when = st.get("time") if type(st.get("time")) is dict else {}
-    return block, as_count(when.get("compacted")) if status == "completed" else None
+    when = _obj(st.get("time"))
+    return block, _ms(when.get("compacted")) if status == "completed" else None
+
+
+def _ms(v: Any) -> int | None:
+    """A time in ms since the epoch (a positive whole number), else None."""
+    if type(v) is float and v.is_integer():
+        v = int(v)
+    return v if type(v) is int and v > 0 else None
 
 
 def _steps(parts: list[Record]) -> list[tuple[list[Record], Record | None]]:
@@ -216,8 +229,7 @@ def _user(m: Record, parts: list[Record], st: _State) -> None:
         return
     blocks, synthetic = _user_blocks(parts)
     row = _Row(m, "user", blocks, ln)
-    if synthetic:
-        row.kind_hint = "context"
+    if synthetic:  # sent as a message of the conversation, not as instructions
         row.note = "synthetic"
     st.rows.append(row)
     st.window.append(row)
@@ -225,7 +237,7 @@ def _user(m: Record, parts: list[Record], st: _State) -> None:
 
 def _assistant(m: Record, parts: list[Record], st: _State, fnd: Findings) -> None:
     d = m.data
-    model = d.get("modelID") if isinstance(d.get("modelID"), str) else None
+    model = _model(d)
     request = st.requests.get(str(d.get("parentID")))
     summary = request is not None and d.get("summary") is True
     steps = _steps(parts)
@@ -262,6 +274,15 @@ def _assistant(m: Record, parts: list[Record], st: _State, fnd: Findings) -> Non
         fnd.add("call_error", "info", st.place[m.id], f"message {m.id} ended with {name}")
 
 
+def _model(d: dict[str, Any]) -> str | None:
+    """``providerID/modelID`` (OpenCode's own name of a model: its prices and provider follow
+    from it), ``modelID`` alone without a provider."""
+    model, provider = d.get("modelID"), d.get("providerID")
+    if not isinstance(model, str) or not model:
+        return None
+    return f"{provider}/{model}" if isinstance(provider, str) and provider else model
+
+
 def _total(t: Any) -> int | None:
     """OpenCode's count of a call (``isOverflow``): ``total``, else the sum of its parts."""
     if type(t) is not dict:
@@ -284,7 +305,7 @@ def _blocks(body: list[Record], row: _Row, st: _State) -> list[_Row]:
         elif t == "reasoning" and isinstance(d.get("text"), str) and d["text"]:
             row.content.append({"type": "thinking", "thinking": d["text"]})
         elif t == "tool":
-            st_ = d.get("state") if type(d.get("state")) is dict else {}
+            st_ = _obj(d.get("state"))
             row.content.append(
                 {
                     "type": "tool_use",
@@ -300,7 +321,7 @@ def _blocks(body: list[Record], row: _Row, st: _State) -> list[_Row]:
             results.append(res)
             if pruned is not None:
                 st.pruned.append((pruned, res))
-            meta = st_.get("metadata") if type(st_.get("metadata")) is dict else {}
+            meta = _obj(st_.get("metadata"))
             child = meta.get("sessionId")
             if d.get("tool") == "task" and isinstance(child, str):
                 st.spawned[child] = str(d.get("callID"))
@@ -339,7 +360,7 @@ def _compaction(
     trigger = "manual" if part.get("auto") is not True else "auto"
     if part.get("overflow") is True:
         trigger = "overflow"
-    extra = {k: part[k] for k in ("auto", "overflow", "tail_start_id") if k in part}
+    extra: dict[str, Any] = {k: part[k] for k in ("auto", "overflow", "tail_start_id") if k in part}
     ev = EventDraft(
         "compaction",
         st.place[crow.message],
@@ -469,12 +490,6 @@ def parse_session(
         findings=fnd.done(),
         calls=final_calls(r.call for r in st.rows if r.call is not None),
     )
-    provider = next(
-        (m.data["providerID"] for m in messages if isinstance(m.data.get("providerID"), str)),
-        None,
-    )
-    if provider:
-        parsed.meta["provider"] = provider
     if depth:
         parsed.agent_id = sid
     if depth < 8:
