@@ -306,3 +306,74 @@ def test_an_unknown_session_is_named(tmp_path: Path) -> None:
         AdfError, match=r"no OpenCode session 'ses_nope' in the store \(sessions: ses_dc3a"
     ):
         adfkit.open(f"{STORE}#ses_nope")
+
+
+# --- opencode export ------------------------------------------------------------------------------
+
+
+def _export(store: Path, sid: str, out: Path, *, stderr_line: bool = False) -> Path:
+    """The document ``opencode export <sid>`` writes (cli/cmd/export.ts: ``{info, messages:
+    [{info, parts}], todos}``, two-space indents; the message and part ids inside), built from
+    the store's rows."""
+    con = sqlite3.connect(f"{store.as_uri()}?immutable=1", uri=True)
+    try:
+        r = con.execute(
+            "SELECT id, slug, project_id, directory, title, version, time_created, time_updated "
+            "FROM session WHERE id = ?",
+            (sid,),
+        ).fetchone()
+        info = dict(
+            zip(("id", "slug", "projectID", "directory", "title", "version"), r[:6], strict=True)
+        )
+        info["time"] = {"created": r[6], "updated": r[7]}
+        messages = []
+        for mid, data in con.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY id", (sid,)
+        ):
+            parts = [
+                {"id": pid, "sessionID": sid, "messageID": mid, **json.loads(d)}
+                for pid, d in con.execute(
+                    "SELECT id, data FROM part WHERE message_id = ? ORDER BY id", (mid,)
+                )
+            ]
+            messages.append(
+                {"info": {"id": mid, "sessionID": sid, **json.loads(data)}, "parts": parts}
+            )
+    finally:
+        con.close()
+    text = json.dumps({"info": info, "messages": messages, "todos": []}, indent=2) + "\n"
+    out.write_text((f"Exporting session: {sid}\n" if stderr_line else "") + text)
+    return out
+
+
+@pytest.mark.parametrize("stderr_line", [False, True])
+def test_an_export_reads_as_its_session_in_the_store(tmp_path: Path, stderr_line: bool) -> None:
+    doc = _export(STORE, MAIN, tmp_path / "session.json", stderr_line=stderr_line)
+    assert _claims(doc) == ["opencode"]
+    a, b = _open(doc), _open(STORE)[0]
+    assert isinstance(a, adfkit.AgentFile) and a.name == MAIN
+    cols = ["seq", "ord", "role", "kind", "origin", "content"]
+    pd.testing.assert_frame_equal(a.history()[cols], b.history()[cols])
+    pd.testing.assert_frame_equal(a.usage(), b.usage())
+    pd.testing.assert_frame_equal(a.compactions(), b.compactions())
+    assert a.subagents() == []  # an export holds one session: not its task subagent's
+
+
+def test_an_export_cut_short(tmp_path: Path) -> None:
+    doc = _export(STORE, MAIN, tmp_path / "session.json")
+    doc.write_bytes(doc.read_bytes()[:5000])
+    with pytest.raises(MalformedRowError, match=r"session\.json: not a complete JSON document"):
+        adfkit.open(doc)
+
+
+def test_an_export_part_of_another_message(tmp_path: Path) -> None:
+    doc = _export(STORE, MAIN, tmp_path / "session.json")
+    d = json.loads(doc.read_text())
+    d["messages"][1]["parts"][2]["messageID"] = "msg_elsewhere"
+    doc.write_text(json.dumps(d))
+    with pytest.raises(
+        MalformedRowError,
+        match=r"session\.json: messages\[1\]\.parts\[2\] \(prt_\w+\): belongs to message "
+        r"'msg_elsewhere'",
+    ):
+        adfkit.open(doc)

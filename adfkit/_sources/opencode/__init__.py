@@ -13,8 +13,10 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from adfkit._base.files import read_head
 from adfkit._core.model_catalog import context_window, maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
+from adfkit._sources.opencode.export import is_export
 from adfkit._sources.opencode.files import STORE_NAME, find, is_store
 
 if TYPE_CHECKING:
@@ -28,17 +30,23 @@ OUTPUT_TOKEN_MAX = 32_000
 
 def claims(probe: Probe) -> bool:
     """Positive recognition (:func:`.files.is_store`): ``opencode.db``, or a SQLite file whose
-    first pages hold OpenCode's ``message`` and ``part`` tables."""
-    return is_store(probe.name, probe.is_dir, b"" if probe.is_dir else probe.head)
+    first pages hold OpenCode's ``message`` and ``part`` tables; or the JSON document
+    ``opencode export`` writes (:func:`.export.is_export`)."""
+    if probe.is_dir:
+        return False
+    return is_store(probe.name, False, probe.head) or is_export(probe.head)
 
 
 def open_store(path: str | os.PathLike[str], member: str | None = None, **options: Any) -> Any:
     """The store's sessions (:class:`.source.OpenCodeSessions`), or the one named ``member``;
-    options: ``timeout``, ``warn`` (others are ignored)."""
-    from adfkit._sources.opencode.source import open_member, open_sessions
+    an export document's one session. Options: ``timeout``, ``warn`` (others are ignored)."""
+    from adfkit._sources.opencode.source import open_export, open_member, open_sessions
 
     if member is not None:
         return open_member(path, member, **options)
+    p = Path(path)
+    if p.name.lower() != STORE_NAME and is_export(read_head(p, 4096)):
+        return open_export(p, **options)
     return open_sessions(path, **options)
 
 

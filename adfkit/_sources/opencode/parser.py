@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adfkit._core.rows import as_count
-from adfkit._sources.opencode.store import OpenCodeStore, Record
+from adfkit._sources.opencode.store import Record, Rows
 from adfkit._sources.transcript.kit import (
     CallInputs,
     EventDraft,
@@ -434,14 +434,15 @@ def _meta(session: dict[str, Any]) -> dict[str, str]:
 
 
 def parse_session(
-    store: OpenCodeStore,
+    store: Rows,
     session: dict[str, Any],
     children: Callable[[str], list[dict[str, Any]]],
     *,
     depth: int = 0,
 ) -> ParsedTranscript:
-    """One session of ``store`` (a row of :meth:`.store.OpenCodeStore.sessions`) and, as its
-    subagents, its child sessions (``children(session id)``), nested ones too.
+    """One session of ``store`` (a row of :meth:`.store.OpenCodeStore.sessions`; an export
+    document serves its one session the same way) and, as its subagents, its child sessions
+    (``children(session id)``), nested ones too.
 
     :raises MalformedRowError: a message or part row that is not a JSON object, a part of a
         message the session does not have (naming the store, the table and the row).

@@ -105,3 +105,14 @@ def open_member(path: str | os.PathLike[str], member: str, **options: Any) -> Tr
         return sessions.by_name(member)
     finally:
         sessions.close()
+
+
+def open_export(path: str | os.PathLike[str], **options: Any) -> TranscriptSource:
+    """The one session of an ``opencode export`` document (:mod:`.export`)."""
+    from adfkit._sources.opencode.export import ExportDocument
+
+    doc = ExportDocument(Path(path).expanduser())
+    parsed = parse_session(doc, doc.session(), lambda _sid: [])
+    if options.get("warn", True):
+        warn_findings(str(path), parsed.findings, stacklevel=4)
+    return TranscriptSource(parsed)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
@@ -55,6 +55,15 @@ class Record:
     message_id: str
     time_created: int | None
     data: dict[str, Any]
+
+
+class Rows(Protocol):
+    """Where a session's rows come from: a store, or an ``opencode export`` document."""
+
+    name: str
+
+    def messages(self, session_id: str) -> list[Record]: ...
+    def parts(self, session_id: str, messages: set[str]) -> list[Record]: ...
 
 
 class OpenCodeStore(Source):
