@@ -377,3 +377,80 @@ def test_an_export_part_of_another_message(tmp_path: Path) -> None:
         r"'msg_elsewhere'",
     ):
         adfkit.open(doc)
+
+
+# --- rules, taxonomy, a running store -------------------------------------------------------------
+
+
+def test_the_threshold_is_assumed_from_opencodes_rule(synth: tuple[Path, dict[str, Any]]) -> None:
+    """The store records neither the model's limit.context nor its output limit: the window is
+    the catalog's (claude-sonnet-4-5: 200,000), the threshold window - 32,000 (OpenCode's
+    output cap), assumed; the synth's counts before its automatic compaction (4,812) do not
+    give one, a call above it went on (5,150 before the manual compaction)."""
+    store, truth = synth
+    st = _open(store)[0].settings()
+    assert (st.context_window, st.window_source) == (200_000, "assumed")
+    assert (st.compact_threshold, st.threshold_source) == (168_000, "assumed")
+    assert "output limit assumed 32,000" in (st.threshold_rule or "")
+    assert "the call at seq 11 reached 5,150" in (st.threshold_rule or "")
+    assert (st.model, st.provider) == ("anthropic/claude-sonnet-4-5", "anthropic")
+
+
+def test_every_tool_the_recorded_release_offers_is_classified() -> None:
+    offered: set[str] = set()
+    with (RECORDED / "requests.jsonl").open() as f:
+        for line in f:
+            offered |= set(json.loads(line)["call"].get("tools") or [])
+    assert len(offered) == 10
+    a = _open(STORE)[0]
+    taxonomy = adfkit.observe(a).taxonomy["tools"]
+    assert sorted(offered - set(taxonomy)) == []
+    calls = adfkit.observe(a).calls
+    assert dict(zip(calls["tool"], calls["class"], strict=True)) == {
+        "bash": "world",
+        "read": "internal",
+        "write": "world",
+        "task": "internal",
+        "glob": "internal",
+    }
+
+
+def test_a_store_opencode_is_writing(tmp_path: Path) -> None:
+    """OpenCode runs with a write-ahead log: a commit only in the -wal is read (mode=ro with a
+    read-only -shm), and reading changes neither sidecar nor creates a file."""
+    p = _copy(tmp_path)
+    writer = sqlite3.connect(p)
+    try:
+        writer.execute("PRAGMA journal_mode=WAL")
+        writer.execute("UPDATE session SET title = 'Renamed while running' WHERE id = ?", (MAIN,))
+        writer.commit()
+        sides = {f: (f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(tmp_path.iterdir())}
+        assert [f.name for f in sides] == ["opencode.db", "opencode.db-shm", "opencode.db-wal"]
+        df = adfkit.list_sessions(tmp_path, format="opencode")
+        assert df.set_index("session_id").loc[MAIN, "title"] == "Renamed while running"
+        assert len(_open(p)[0].history()) == 35
+        after = {f: (f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(tmp_path.iterdir())}
+        assert after == sides
+    finally:
+        writer.close()
+
+
+def test_a_summary_that_did_not_finish_replaces_nothing(tmp_path: Path) -> None:
+    """OpenCode ignores a compaction whose summary has an error (completedCompactions): no
+    event, the rows stay in the window, and a finding says so."""
+    p = _copy(tmp_path)
+    con = sqlite3.connect(p)
+    (data,) = con.execute(
+        "SELECT data FROM message WHERE id = 'msg_23c539145001HoyqOp39nIu7G8'"
+    ).fetchone()
+    d = json.loads(data)
+    d["error"] = {"name": "MessageAbortedError", "data": {}}
+    con.execute(
+        "UPDATE message SET data = ? WHERE id = 'msg_23c539145001HoyqOp39nIu7G8'", (json.dumps(d),)
+    )
+    con.commit()
+    con.close()
+    a = _open(p)[0]
+    assert a.compactions()["kind"].tolist() == ["auto"]
+    checks = set(a.integrity()["check"])
+    assert {"compaction_failed", "compaction_unanswered"} <= checks

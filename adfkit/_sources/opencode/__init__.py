@@ -62,7 +62,7 @@ RULE_TEXT = (
     "OpenCode auto-compaction: compacts when a call's tokens (input + output + cache) reach "
     "the model's limit.context less its output limit (at most 32,000) (session/overflow.ts "
     "usable, isOverflow); neither limit is in the store: the window is {src}, the output "
-    "limit assumed 32,000."
+    "limit assumed 32,000"
 )
 
 
@@ -97,11 +97,6 @@ def provider(model: str | None) -> str | None:
     return maker_of(model)
 
 
-def _stem(path: Path) -> str:
-    """Every store is ``opencode.db``: output files are named after its folder's owner too."""
-    return path.stem if path.name != STORE_NAME else f"opencode-{path.parent.name}"
-
-
 SPEC = FormatSpec(
     name="opencode",
     label="OpenCode store",
@@ -117,7 +112,6 @@ SPEC = FormatSpec(
     taxonomy="taxonomy.opencode.json",
     provider=provider,
     many=True,
-    stem=_stem,
 )
 
 __all__ = ["SPEC", "claims", "compaction_rule", "find", "is_store"]
