@@ -71,6 +71,8 @@ COMPACTION_PROMPT = "What did we do so far?"
 #: What it sends for a pruned tool output, and for a tool call that never finished.
 PRUNED = "[Old tool result content cleared]"
 INTERRUPTED = "[Tool execution was interrupted]"
+#: Parts that mark a step's start and end (no content).
+STEP_PARTS = ("step-start", "step-finish")
 #: ``tokens`` keys -> adfkit's (``input`` is made whole in :func:`tokens_of`).
 TOKEN_KEYS = {"output": "output", "reasoning": "reasoning"}
 
@@ -236,42 +238,58 @@ def _user(m: Record, parts: list[Record], st: _State) -> None:
 
 
 def _assistant(m: Record, parts: list[Record], st: _State, fnd: Findings) -> None:
+    """An assistant message: a compaction's summary (:func:`_compaction`), else one row per
+    step, each a model call, and its tool results."""
     d = m.data
-    model = _model(d)
     request = st.requests.get(str(d.get("parentID")))
-    summary = request is not None and d.get("summary") is True
-    steps = _steps(parts)
-    whole = tokens_of(d.get("tokens"))
-    for i, (body, finish) in enumerate(steps):
+    if request is not None and d.get("summary") is True:
         row = _Row(m, "assistant", [], st.place[m.id])
-        if len(steps) > 1:
-            row.uuid = f"{m.id}:{i + 1}"
-        results = _blocks(body, row, st)
-        tokens = whole if len(steps) == 1 else {}
-        if not tokens and finish is not None:
-            tokens = tokens_of(finish.data.get("tokens"))
-        if not row.content and not tokens and not results:
-            continue
-        row.model = model
-        if tokens:
-            row.tokens = dict(tokens)
-            own_call(row, tokens, model)
+        _blocks([p for p in parts if p.data.get("type") not in STEP_PARTS], row, st)
+        _call(row, tokens_of(d.get("tokens")), _model(d))
         st.rows.append(row)
-        if summary and request is not None:
-            _compaction(m, row, request, st, fnd)
-            continue
-        st.window.append(row)
-        for r in results:
-            st.rows.append(r)
-            st.window.append(r)
-        if tokens:
-            st.inputs.call(tokens.get("input", 0))
-            total = _total(finish.data.get("tokens") if finish is not None else d.get("tokens"))
-            st.last_total = total if total is not None else st.last_total
+        _compaction(m, row, request, st, fnd)
+        return
+    steps = _steps(parts)
+    for i, (body, finish) in enumerate(steps):
+        # one step: the message's usage; several: each finished step's own
+        if len(steps) == 1:
+            usage = d.get("tokens")
+        else:
+            usage = finish.data.get("tokens") if finish is not None else None
+        tokens = tokens_of(usage)
+        _step(m, None if len(steps) == 1 else i, body, tokens, st)
+        total = _total(usage) if tokens else None
+        st.last_total = total if total is not None else st.last_total
     err = d.get("error")
     if type(err) is dict:
         name = err.get("name") if isinstance(err.get("name"), str) else "an error"
         fnd.add("call_error", "info", st.place[m.id], f"message {m.id} ended with {name}")
+
+
+def _step(m: Record, i: int | None, body: list[Record], tokens: dict[str, int], st: _State) -> None:
+    """One step of an assistant message (``i``: its index in a message of several): its row,
+    its call, its tool results' rows."""
+    row = _Row(m, "assistant", [], st.place[m.id])
+    if i is not None:
+        row.uuid = f"{m.id}:{i + 1}"
+    results = _blocks(body, row, st)
+    if not row.content and not tokens and not results:
+        return
+    _call(row, tokens, _model(m.data))
+    st.rows.append(row)
+    st.window.append(row)
+    st.rows += results
+    st.window += results
+    if tokens:
+        st.inputs.call(tokens.get("input", 0))
+
+
+def _call(row: _Row, tokens: dict[str, int], model: str | None) -> None:
+    """``row`` the model call of ``tokens`` (none: no call recorded)."""
+    row.model = model
+    if tokens:
+        row.tokens = dict(tokens)
+        own_call(row, tokens, model)
 
 
 def _model(d: dict[str, Any]) -> str | None:
