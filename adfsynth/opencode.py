@@ -15,11 +15,12 @@ wrote in tests/fixtures/recorded/opencode) and ``opencode.truth.json`` beside it
 
 The truth is the simulator's own state, not a re-read: per session the model calls by kind,
 their summed usage in adfkit's terms (``input`` = OpenCode's ``input + cache.read +
-cache.write``), the tool calls by name, per compaction its trigger, summary message, the rows
-it swept and kept (row keys: a message's id, ``<message id>:<step>`` for a step of a message of
-several, a tool result's part id) and the tokens OpenCode's check compared before it, per prune
-the tool results it cleared, and at every model call the rows OpenCode sends, in its order
-(the compaction's request and summary first, then the kept tail, then what follows).
+cache.write``, ``output`` = ``output + reasoning``), the tool calls by name, per compaction
+its trigger, summary message, the rows it swept and kept (row keys: a message's id,
+``<message id>:<step>`` for a step of a message of several, a tool result's part id) and the
+tokens OpenCode's check compared before it, per prune the tool results it cleared, and at
+every model call the rows OpenCode sends, in its order (the compaction's request and summary
+first, then the kept tail, then what follows).
 Independent of adfkit. Same seed, same bytes.
 
 Run: ``python adfsynth/opencode.py OUT``
@@ -168,7 +169,7 @@ class Sim:
             kind, {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0, "reasoning": 0}
         )
         sums["input"] += prompt
-        sums["output"] += out
+        sums["output"] += out + reasoning  # adfkit's output: the provider's, reasoning in it
         sums["cache_read"] += read
         sums["reasoning"] += reasoning
         return t

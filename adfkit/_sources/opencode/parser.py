@@ -21,8 +21,9 @@ a store its 1.18.33 release wrote against a recording model server, tests/fixtur
 - **Calls.** Each step is a model call keyed by its message id; its usage is the
   ``step-finish`` part's ``tokens`` (the message's for a message of one step): ``input`` is the
   part not read from or written to the cache, so adfkit's ``input`` is ``input + cache.read +
-  cache.write``; ``output``, ``reasoning``, ``cache.read``, ``cache.write`` as they are. The
-  model is ``providerID/modelID``, as OpenCode names it (``anthropic/claude-sonnet-4-5``).
+  cache.write``; OpenCode's ``output`` leaves the ``reasoning`` out, adfkit's is ``output +
+  reasoning`` (the provider's count); ``reasoning``, ``cache.read``, ``cache.write`` as they
+  are. The model is ``providerID/modelID``, as OpenCode names it (``anthropic/claude-sonnet-4-5``).
   OpenCode's title call (its ``title`` agent) writes no message: the session's title is its
   answer, its usage is nowhere in the store.
 - **Compaction.** A user message with a ``compaction`` part (``auto``: false for ``/compact``
@@ -73,43 +74,37 @@ PRUNED = "[Old tool result content cleared]"
 INTERRUPTED = "[Tool execution was interrupted]"
 #: Parts that mark a step's start and end (no content).
 STEP_PARTS = ("step-start", "step-finish")
-#: ``tokens`` keys -> adfkit's (``input`` is made whole in :func:`tokens_of`).
-TOKEN_KEYS = {"output": "output", "reasoning": "reasoning"}
 
 
 def tokens_of(t: Any) -> dict[str, int]:
-    """OpenCode ``tokens`` -> adfkit's: ``input`` made whole (OpenCode's ``input`` is the part
-    not read from or written to the cache), the others as they are; {} for none, or for the
-    zeros an assistant message starts with when no step finished.
+    """OpenCode ``tokens`` -> adfkit's, the provider's counts again (session getUsage takes
+    them apart): ``input`` made whole (OpenCode's ``input`` is the part not read from or
+    written to the cache), ``output`` with the ``reasoning`` OpenCode took out of it (as
+    Anthropic and OpenAI count output), ``reasoning``, ``cache_read``, ``cache_write``; {} for
+    none, or for the zeros an assistant message starts with when no step finished.
 
     Examples
     --------
-    >>> tokens_of({"input": 345, "output": 3337, "reasoning": 0,
+    >>> tokens_of({"input": 345, "output": 3337, "reasoning": 20,
     ...            "cache": {"read": 7616, "write": 0}})
-    {'input': 7961, 'output': 3337, 'reasoning': 0, 'cache_read': 7616, 'cache_write': 0}
+    {'input': 7961, 'output': 3357, 'reasoning': 20, 'cache_read': 7616, 'cache_write': 0}
     >>> tokens_of({"input": 0, "output": 0, "reasoning": 0, "cache": {"read": 0, "write": 0}})
     {}
     """
     if type(t) is not dict:
         return {}
     cache = _obj(t.get("cache"))
-    read, write, base = (
-        as_count(cache.get("read")),
-        as_count(cache.get("write")),
-        as_count(t.get("input")),
-    )
-    out: dict[str, int] = {}
-    if base is not None:
-        out["input"] = base + (read or 0) + (write or 0)
-    for k, mine in TOKEN_KEYS.items():
-        v = as_count(t.get(k))
-        if v is not None:
-            out[mine] = v
-    if read is not None:
-        out["cache_read"] = read
-    if write is not None:
-        out["cache_write"] = write
-    return out if any(out.values()) else {}
+    base, out, reasoning = (as_count(t.get(k)) for k in ("input", "output", "reasoning"))
+    read, write = as_count(cache.get("read")), as_count(cache.get("write"))
+    got = {
+        "input": None if base is None else base + (read or 0) + (write or 0),
+        "output": None if out is None else out + (reasoning or 0),
+        "reasoning": reasoning,
+        "cache_read": read,
+        "cache_write": write,
+    }
+    kept = {k: v for k, v in got.items() if v is not None}
+    return kept if any(kept.values()) else {}
 
 
 def _obj(v: Any) -> dict[str, Any]:
