@@ -297,14 +297,22 @@ def _model(d: dict[str, Any]) -> str | None:
 
 
 def _total(t: Any) -> int | None:
-    """OpenCode's count of a call (``isOverflow``): ``total``, else the sum of its parts."""
+    """OpenCode's count of a call (overflow.ts ``isOverflow``): ``total``, else ``input +
+    output + cache.read + cache.write`` (OpenCode's fields: reasoning not in them).
+
+    Examples
+    --------
+    >>> _total({"total": 0, "input": 5, "output": 2, "reasoning": 9, "cache": {"read": 3}})
+    10
+    """
     if type(t) is not dict:
         return None
     total = as_count(t.get("total"))
     if total:
         return total
-    got = tokens_of(t)
-    return (got.get("input", 0) + got.get("output", 0)) or None
+    cache = _obj(t.get("cache"))
+    parts = (t.get("input"), t.get("output"), cache.get("read"), cache.get("write"))
+    return sum(as_count(v) or 0 for v in parts) or None
 
 
 def _blocks(body: list[Record], row: _Row, st: _State) -> list[_Row]:
