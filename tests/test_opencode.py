@@ -454,3 +454,14 @@ def test_a_summary_that_did_not_finish_replaces_nothing(tmp_path: Path) -> None:
     assert a.compactions()["kind"].tolist() == ["auto"]
     checks = set(a.integrity()["check"])
     assert {"compaction_failed", "compaction_unanswered"} <= checks
+
+
+def test_a_parent_cycle_is_not_followed(tmp_path: Path) -> None:
+    """Two sessions each the other's parent (a damaged store): neither is a top-level agent,
+    each opens by its id with the other as its one subagent."""
+    p = _copy(tmp_path)
+    _edit(p, "UPDATE session SET parent_id = ? WHERE id = ?", CHILD, MAIN)
+    assert _open(p).names == []
+    a = _open(f"{p}#{MAIN}")
+    assert [s.name for s in a.subagents()] == [f"agent-{CHILD}"]
+    assert len(a.usage()) == 16

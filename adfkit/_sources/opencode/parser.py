@@ -47,6 +47,8 @@ a store its 1.18.33 release wrote against a recording model server, tests/fixtur
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -56,7 +58,6 @@ from adfkit._sources.opencode.store import Record, Rows
 from adfkit._sources.transcript.kit import (
     CallInputs,
     EventDraft,
-    Finding,
     Findings,
     ParsedTranscript,
     RowDraft,
@@ -406,9 +407,12 @@ def _compaction(
 def _prunes(st: _State, messages: list[Record], end: int) -> None:
     """One microcompaction per prune: the tool results pruned before the same message, the
     event placed before the first message written after them."""
+    # the first message written after a time: the latest time so far, at each message
+    latest = list(itertools.accumulate((m.time_created or 0 for m in messages), max))
     groups: dict[int, list[tuple[int, _Row]]] = {}
     for when, row in st.pruned:
-        after = next((st.place[m.id] for m in messages if (m.time_created or 0) > when), end)
+        i = bisect.bisect_right(latest, when)
+        after = st.place[messages[i].id] if i < len(messages) else end
         groups.setdefault(after, []).append((when, row))
     for line, items in sorted(groups.items()):
         st.events.append(
@@ -459,15 +463,34 @@ def parse_session(
     session: dict[str, Any],
     children: Callable[[str], list[dict[str, Any]]],
     *,
-    depth: int = 0,
+    above: tuple[str, ...] = (),
 ) -> ParsedTranscript:
     """One session of ``store`` (a row of :meth:`.store.OpenCodeStore.sessions`; an export
     document serves its one session the same way) and, as its subagents, its child sessions
-    (``children(session id)``), nested ones too.
+    (``children(session id)``), nested ones too, listed after their parent's (as Claude Code's:
+    ``parent_agent_id`` names a nested one's parent). ``above``: the sessions it descends from
+    (a ``parent_id`` cycle is not followed).
 
     :raises MalformedRowError: a message or part row that is not a JSON object, a part of a
         message the session does not have (naming the store, the table and the row).
     """
+    sid = str(session["id"])
+    parsed, spawned = _session(store, session)
+    for child in children(sid):
+        cid = str(child["id"])
+        if cid == sid or cid in above:
+            continue
+        sub = parse_session(store, child, children, above=(*above, sid))
+        sub.agent_id = cid
+        sub.parent_tool_use_id = spawned.get(cid)
+        sub.parent_agent_id = sid if above else None
+        nested, sub.subagents = sub.subagents, []
+        parsed.subagents += [sub, *nested]
+    return parsed
+
+
+def _session(store: Rows, session: dict[str, Any]) -> tuple[ParsedTranscript, dict[str, str]]:
+    """One session alone, and the sessions its ``task`` calls made (id -> call id)."""
     sid = str(session["id"])
     messages = store.messages(sid)
     parts = store.parts(sid, {m.id for m in messages})
@@ -499,6 +522,8 @@ def parse_session(
             st.place[mid],
             f"message {mid}: a compaction request no finished summary answered",
         )
+    if not messages:
+        fnd.add("empty_session", "info", None, "the session has no message")
     _prunes(st, messages, n + 1)
     rows, _ = number_rows(st.rows, [])
     _display_ahead(st, rows)
@@ -512,14 +537,4 @@ def parse_session(
         findings=fnd.done(),
         calls=final_calls(r.call for r in st.rows if r.call is not None),
     )
-    if depth:
-        parsed.agent_id = sid
-    if depth < 8:
-        for child in children(sid):
-            sub = parse_session(store, child, children, depth=depth + 1)
-            sub.parent_tool_use_id = st.spawned.get(str(child["id"]))
-            sub.parent_agent_id = sid if depth else None
-            parsed.subagents.append(sub)
-    if not messages:
-        parsed.findings.append(Finding("empty_session", "info", None, "the session has no message"))
-    return parsed
+    return parsed, st.spawned
