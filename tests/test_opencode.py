@@ -465,3 +465,20 @@ def test_a_parent_cycle_is_not_followed(tmp_path: Path) -> None:
     a = _open(f"{p}#{MAIN}")
     assert [s.name for s in a.subagents()] == [f"agent-{CHILD}"]
     assert len(a.usage()) == 16
+
+
+def test_usage_over_a_folder_of_every_format_counts_the_session_once() -> None:
+    """``adfkit usage``'s reading of a folder of every recorded agent: the OpenCode session is
+    one session, its 14 turns and its subagent's 2 calls (compaction calls are not counted, as
+    for every format), under its own id."""
+    from adfkit._core.registry import discover
+    from adfkit._facade.usage_fleet import usage_fleet
+
+    found = discover(str(RECORDED.parent.parent))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        rows, _errors = usage_fleet(found.inputs, engine="serial")
+    mine = [r for r in rows if r["agent"] == MAIN]
+    assert {r["agent_path"] for r in mine} == {str(STORE)}  # the input, as for Inspect logs
+    assert sum(r["calls"] for r in mine) == 16
+    assert not [r for r in rows if r["agent"] in (CHILD, f"agent-{CHILD}")]
