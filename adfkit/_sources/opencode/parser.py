@@ -10,14 +10,15 @@ a store its 1.18.33 release wrote against a recording model server, tests/fixtur
   order. A row's ``line`` is its place in that order (each message, then each of its parts,
   counted from 1): a store has no lines, and the findings and errors name the message and part
   ids as well.
-- **Rows.** A user message is one row: its text parts (``ignored`` ones are not sent), files as
-  ``[Attached mime: name]``; one whose parts are all ``synthetic`` OpenCode wrote itself (the
-  "Continue if you have next steps" after an automatic compaction: a message of the
-  conversation, noted ``synthetic``). An assistant message is one row per step (``step-start``
-  .. ``step-finish``; 1.18 writes one step a message): its text, reasoning (``thinking``) and
-  tool calls (``tool`` parts: ``callID``, ``tool``, ``state.input``), then one row per tool
-  result (``state.output``; an ``error`` state's ``error``, ``is_error``; a call left
-  ``pending``/``running`` as the interrupted result OpenCode sends).
+- **Rows.** A user message is one row: its text parts (``ignored`` ones are not sent), a file
+  as OpenCode's placeholder ``[Attached mime: name]`` (its content is not in the part); one
+  whose parts are all ``synthetic`` OpenCode wrote itself (the "Continue if you have next
+  steps" after an automatic compaction: a message of the conversation, noted ``synthetic``).
+  An assistant message is one row per step (``step-start`` .. ``step-finish``; 1.18 writes one
+  step a message): its text, reasoning (``thinking``) and tool calls (``tool`` parts:
+  ``callID``, ``tool``, ``state.input``), then one row per tool result (``state.output``; an
+  ``error`` state's ``error``, ``is_error``; a call left ``pending``/``running`` as the
+  interrupted result OpenCode sends).
 - **Calls.** Each step is a model call keyed by its message id; its usage is the
   ``step-finish`` part's ``tokens`` (the message's for a message of one step): ``input`` is the
   part not read from or written to the cache, so adfkit's ``input`` is ``input + cache.read +
@@ -70,8 +71,8 @@ from adfkit._sources.transcript.kit import (
 FORMAT = "opencode"
 #: What OpenCode sends for a compaction part (message-v2.ts ``toModelMessages``).
 COMPACTION_PROMPT = "What did we do so far?"
-#: What it sends for a pruned tool output, and for a tool call that never finished.
-PRUNED = "[Old tool result content cleared]"
+#: What it sends for a tool call that never finished (a pruned output is sent as
+#: :data:`adfkit._sources.transcript.source.STUB_TEXT`, the microcompaction's stub).
 INTERRUPTED = "[Tool execution was interrupted]"
 #: Parts that mark a step's start and end (no content).
 STEP_PARTS = ("step-start", "step-finish")
