@@ -482,3 +482,19 @@ def test_usage_over_a_folder_of_every_format_counts_the_session_once() -> None:
     assert {r["agent_path"] for r in mine} == {str(STORE)}  # the input, as for Inspect logs
     assert sum(r["calls"] for r in mine) == 16
     assert not [r for r in rows if r["agent"] in (CHILD, f"agent-{CHILD}")]
+
+
+def test_a_table_that_is_a_view_of_the_credentials_is_refused(tmp_path: Path) -> None:
+    """The store keeps tokens (``account``); a ``part`` that is a view over them is refused as
+    an ADF file's borrowed tables are, before any row is read."""
+    p = _copy(tmp_path)
+    con = sqlite3.connect(p)
+    con.execute("DROP TABLE part")
+    con.execute(
+        "CREATE VIEW part AS SELECT id, id AS message_id, id AS session_id, "
+        "access_token AS data, time_created FROM account"
+    )
+    con.commit()
+    con.close()
+    with pytest.raises(AdfError, match=r"opencode\.db: part is a view, not a table; refusing"):
+        adfkit.open(p)
