@@ -8,8 +8,8 @@ a store its 1.18.33 release wrote against a recording model server, tests/fixtur
 
 - **Order.** Messages in id order (OpenCode's ids ascend with time), each message's parts in id
   order. A row's ``line`` is its place in that order (each message, then each of its parts,
-  counted from 1): a store has no lines, and the findings and errors name the message and part
-  ids as well.
+  counted from 1; what places events among rows): a store has no lines, so findings and errors
+  name the message and part ids instead.
 - **Rows.** A user message is one row: its text parts (``ignored`` ones are not sent), a file
   as OpenCode's placeholder ``[Attached mime: name]`` (its content is not in the part); one
   whose parts are all ``synthetic`` OpenCode wrote itself (the "Continue if you have next
@@ -260,7 +260,7 @@ def _assistant(m: Record, parts: list[Record], st: _State, fnd: Findings) -> Non
     err = d.get("error")
     if type(err) is dict:
         name = err.get("name") if isinstance(err.get("name"), str) else "an error"
-        fnd.add("call_error", "info", st.place[m.id], f"message {m.id} ended with {name}")
+        fnd.add("call_error", "info", None, f"message {m.id} ended with {name}")
 
 
 def _step(m: Record, i: int | None, body: list[Record], tokens: dict[str, int], st: _State) -> None:
@@ -368,7 +368,7 @@ def _compaction(
         fnd.add(
             "compaction_failed",
             "info",
-            st.place[m.id],
+            None,
             f"message {m.id}: the compaction's summary has an error or did not finish; "
             "OpenCode ignores it",
         )
@@ -515,12 +515,12 @@ def _session(store: Rows, session: dict[str, Any]) -> tuple[ParsedTranscript, di
         elif role == "assistant":
             _assistant(m, mine, st, fnd)
         else:
-            fnd.add("unknown_role", "warning", st.place[m.id], f"message {m.id}: role {role!r}")
+            fnd.add("unknown_role", "warning", None, f"message {m.id}: role {role!r}")
     for mid in st.requests.keys() - st.answered:
         fnd.add(
             "compaction_unanswered",
             "info",
-            st.place[mid],
+            None,
             f"message {mid}: a compaction request no finished summary answered",
         )
     if not messages:
