@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any
 from adfkit._base.files import read_head
 from adfkit._core.model_catalog import context_window, maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
-from adfkit._sources.opencode.export import is_export
-from adfkit._sources.opencode.files import STORE_NAME, find, is_store
+from adfkit._sources.opencode.files import STORE_NAME, find, is_export, is_store
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -3,15 +3,14 @@
 written with two-space indents. The same messages and parts as the store's ``data``, with
 their ids inside (``info.id``, ``part.id``): read by the store's reader
 (:func:`.parser.parse_session`) through :class:`ExportDocument`, which serves them as the
-store does. The ``Exporting session: <id>`` line OpenCode writes to stderr is skipped when a
-capture put it first. No child session is in an export: its ``task`` calls have no
-``subagents()``.
+store does (recognised by :func:`.files.is_export`). The ``Exporting session: <id>`` line
+OpenCode writes to stderr is skipped when a capture put it first. No child session is in an
+export: its ``task`` calls have no ``subagents()``.
 """
 
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -21,25 +20,8 @@ from adfkit._base.errors import MalformedRowError, NotTranscriptError
 from adfkit._base.files import open_text_stream
 from adfkit._sources.opencode.store import Record
 
-#: The start of an export (after an optional ``Exporting session:`` line).
-HEAD = re.compile(rb'\A(?:Exporting session: [^\n]*\n)?\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
 #: The largest export read (a session of a few thousand calls is tens of MB).
 MAX_BYTES = 1 << 30
-
-
-def is_export(head: bytes) -> bool:
-    """Whether ``head`` opens an ``opencode export`` document.
-
-    Examples
-    --------
-    >>> is_export(b'{\\n  "info": {\\n    "id": "ses_1",')
-    True
-    >>> is_export(b'Exporting session: ses_1\\n{"info": {"id": "ses_1"')
-    True
-    >>> is_export(b'{"info": {"id": "x"')
-    False
-    """
-    return HEAD.match(head) is not None
 
 
 class ExportDocument:

@@ -1,5 +1,6 @@
-"""OpenCode's store: its file name, the test that a SQLite file is one, finding stores in
-folders (light: recognition and listings use it, no reader is imported).
+"""OpenCode's store: its file name, the tests that a SQLite file is one and that a JSON
+document is an ``opencode export``, finding stores in folders (light: recognition and
+listings use it, no reader is imported).
 
 OpenCode 1.x keeps every session of a machine in one SQLite database,
 ``~/.local/share/opencode/opencode.db`` (``$XDG_DATA_HOME/opencode``), tables ``session``,
@@ -9,6 +10,7 @@ their ``CREATE TABLE`` text sits in the file's first pages).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +40,25 @@ def is_store(name: str, is_dir: bool, head: bytes) -> bool:
     if name.lower() == STORE_NAME:
         return True
     return head.startswith(SQLITE_HEADER) and all(m in head for m in SCHEMA_MARKERS)
+
+
+#: The start of an export (after an optional ``Exporting session:`` line).
+HEAD = re.compile(rb'\A(?:Exporting session: [^\n]*\n)?\s*\{\s*"info"\s*:\s*\{\s*"id"\s*:\s*"ses_')
+
+
+def is_export(head: bytes) -> bool:
+    """Whether ``head`` opens an ``opencode export`` document.
+
+    Examples
+    --------
+    >>> is_export(b'{\\n  "info": {\\n    "id": "ses_1",')
+    True
+    >>> is_export(b'Exporting session: ses_1\\n{"info": {"id": "ses_1"')
+    True
+    >>> is_export(b'{"info": {"id": "x"')
+    False
+    """
+    return HEAD.match(head) is not None
 
 
 def find(folder: Path) -> Iterator[Path]:
