@@ -47,6 +47,7 @@ BUILTIN: dict[str, str] = {
     "otel": "adfkit._sources.otel",
     "qwen_code": "adfkit._sources.qwen_code",
     "openclaw": "adfkit._sources.openclaw",
+    "opencode": "adfkit._sources.opencode",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

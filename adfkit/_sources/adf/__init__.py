@@ -16,13 +16,13 @@ _SQLITE = b"SQLite format 3\x00"
 
 def _claims(probe: Probe) -> bool:
     """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header, but
-    for the stores other built-in formats name as theirs (:attr:`FormatSpec.store_names`; the
-    installed plug-ins are not looked up for it)."""
+    for the stores other built-in formats claim (OpenClaw's by its name, OpenCode's by its name
+    or its tables; the installed plug-ins are not asked)."""
     if probe.name.endswith(".adf"):
         return True
     if probe.is_dir or not probe.head.startswith(_SQLITE):
         return False
-    return not any(probe.name in spec(n).store_names for n in BUILTIN if n != "adf")
+    return not any(spec(n).claims(probe) for n in BUILTIN if n != "adf")
 
 
 def _open(path: Path, **options: Any) -> AgentSource:

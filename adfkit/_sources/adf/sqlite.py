@@ -317,7 +317,8 @@ class _PrivateDir:
 class Source:
     """A read-only connection plus what was learnt about the file's layout.
 
-    A store of another format opened the same way subclasses it: :attr:`allowed` (the tables it
+    A store of another format opened the same way (OpenCode's ``opencode.db``, OpenClaw's
+    ``openclaw-agent.sqlite``) subclasses it: :attr:`allowed` (the tables it
     may read, nothing else), :attr:`guarded` (what a refused table could reach, for the error)
     and :meth:`_recognise` (the tables that make the file one of its format's).
     """
