@@ -96,7 +96,7 @@ _LOST = ("bad_json", "huge_line", "too_many_containers", "not_an_object")
 class _GRow(RowDraft):
     """A row being built from one message."""
 
-    __slots__ = ("mid", "mtype", "sig", "anchor")
+    __slots__ = ("mid", "mtype", "sig", "anchor", "before")
 
     def __init__(self, msg: dict[str, Any], line: int) -> None:
         t = msg.get("type")
@@ -106,8 +106,10 @@ class _GRow(RowDraft):
         self.mtype = t
         self.uuid = self.mid
         self.sig = ""
-        #: The row a new row of a ``$set`` list follows there (None: appended).
+        #: The row a new row of a ``$set`` list follows there, or (first in the list) the
+        #: kept row it goes before; None both: appended.
         self.anchor: _GRow | None = None
+        self.before: _GRow | None = None
         self.set_content(msg)
 
     def set_content(self, msg: dict[str, Any]) -> None:
@@ -317,6 +319,10 @@ def _set_messages(msgs: list[Any], line: int, st: _State, fnd: Findings) -> None
                 r.created_at = None  # the time of the message it repeats: when, unknown
             new_rows.append(r)
         new_window.append(r)
+    first_kept = next((r for r in new_window if id(r) in kept), None)
+    for r in new_rows:
+        if r.anchor is None:
+            r.before = first_kept
     st.rows += new_rows
     if swept:
         _compaction(line, st, swept, [r for r in new_window if id(r) in kept], new_rows)
@@ -482,13 +488,19 @@ def _parse_session(files: list[Path], max_line_bytes: int) -> ParsedTranscript:
 
 
 def _display(st: _State, rows: list[Any]) -> None:
-    """A new row of a ``$set`` list is displayed right after the row it follows there (rows
-    are created in order, so an anchor's own place is set first)."""
+    """A new row of a ``$set`` list is displayed right after the row it follows there, or
+    (first in the list) right before the kept row it precedes (rows are created in order, so
+    the place of the row it is placed by is set first)."""
+
+    def key(r: _GRow) -> int:
+        o = rows[r.seq - 1].ord
+        return int(o) if o is not None else r.seq
+
     for r in st.rows:
         if r.anchor is not None:
-            a = r.anchor
-            key = rows[a.seq - 1].ord
-            rows[r.seq - 1].ord = r.ord = key if key is not None else a.seq
+            rows[r.seq - 1].ord = key(r.anchor)
+        elif r.before is not None:
+            rows[r.seq - 1].ord = key(r.before) - 1
 
 
 def _subagent(sub: ParsedTranscript, parent: ParsedTranscript) -> None:
