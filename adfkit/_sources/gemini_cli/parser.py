@@ -292,8 +292,11 @@ def _match(
     return out, rewritten
 
 
-def _set_messages(msgs: list[Any], line: int, st: _State, fnd: Findings) -> None:
-    """A ``$set`` of the message list: the window becomes the list (module docstring)."""
+def _set_messages(
+    msgs: list[Any], written: int | None, line: int, st: _State, fnd: Findings
+) -> None:
+    """A ``$set`` of the message list: the window becomes the list (module docstring). A new
+    row's time is the list's (``lastUpdated``, written with it), where it has one."""
     good = [m for m in msgs if is_message(m) and m.get("type") in ("user", "gemini")]
     if len(good) != len(msgs):
         fnd.add(
@@ -315,8 +318,8 @@ def _set_messages(msgs: list[Any], line: int, st: _State, fnd: Findings) -> None
         if r is None:
             r = _GRow(m, line)
             r.anchor = new_window[-1] if new_window else None
-            if st.rows and _before(r, st.rows[-1]):
-                r.created_at = None  # the time of the message it repeats: when, unknown
+            if written is not None:
+                r.created_at = written  # a repeat keeps its original's stamp: when sent
             new_rows.append(r)
         new_window.append(r)
     first_kept = next((r for r in new_window if id(r) in kept), None)
@@ -327,14 +330,6 @@ def _set_messages(msgs: list[Any], line: int, st: _State, fnd: Findings) -> None
     if swept:
         _compaction(line, st, swept, [r for r in new_window if id(r) in kept], new_rows)
     st.window = new_window
-
-
-def _before(r: _GRow, last: _GRow) -> bool:
-    return (
-        r.created_at is not None
-        and last.created_at is not None
-        and (r.created_at < last.created_at)
-    )
 
 
 def _compaction(
@@ -398,7 +393,7 @@ def _patch(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
                 f"line {line}: $set messages is not a list: the message list after it is unknown",
                 path=st.path,
             )
-        _set_messages(upd["messages"], line, st, fnd)
+        _set_messages(upd["messages"], iso_ms(upd.get("lastUpdated")), line, st, fnd)
     for k in ("summary", "kind"):
         if isinstance(upd.get(k), str):
             st.meta[k] = upd[k]
@@ -483,7 +478,8 @@ def _parse_session(files: list[Path], max_line_bytes: int) -> ParsedTranscript:
         other_branches=branches,
         events=[ev.final() for ev in st.events],
         findings=fnd.done(),
-        calls=final_calls([r.call for r in st.rows if r.call is not None]),
+        # an abandoned reply was a call made all the same
+        calls=final_calls([r.call for r in (*st.rows, *st.abandoned) if r.call is not None]),
     )
 
 
