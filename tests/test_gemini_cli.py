@@ -109,6 +109,14 @@ def test_listing_has_one_row_per_session() -> None:
     assert df["path"].tolist() == [str(_files()[0])]
     assert df["session_id"].tolist() == ["b8e62787-b064-41c5-a688-9f43e8d358b8"]
     assert df["model"].tolist() == ["gemini-2.5-flash"]
+    assert df["cwd"].tolist() == ["/home/user/proj/demo"]  # ~/.gemini/projects.json
+
+
+def test_a_folder_holds_the_session_once() -> None:
+    """Found in a folder (``adfkit usage``, fleets), the session is its first file alone: the
+    resume's stub file and the subagent's folder are read with it (``companions``), not
+    inputs of their own (each was a session of its own, the stub a second copy of it)."""
+    assert registry.discover(str(TMP)).inputs == [str(_files()[0])]
 
 
 def test_threshold_is_gemini_clis_default_assumed(agent: adfkit.AgentFile) -> None:
@@ -209,7 +217,7 @@ def test_a_half_written_last_line_is_a_warning(tmp_path: Path) -> None:
     with f.open("a") as fh:
         fh.write('{"id": "u2", "type": "user", "cont')
     with pytest.warns(adfkit.AdfWarning, match="truncated_last_line|incomplete"):
-        a = adfkit.open(f, format="gemini_cli")
+        a = cast(adfkit.AgentFile, adfkit.open(f, format="gemini_cli"))
     assert a.usage()["tokens_input"].tolist() == [100]
 
 

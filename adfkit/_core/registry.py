@@ -202,6 +202,9 @@ class FormatSpec:
     ``follow()``: a new :class:`adfkit._core.live.Follower` of the format's appended JSON lines,
     for ``adfkit watch`` to read a running session incrementally (None: it is read in full
     each time it changes).
+    ``companions(folder)``: by name only, the files and folders directly in ``folder`` that
+    are read with an input ``find`` names there (a Gemini CLI resume's further file, a
+    session's subagents' folder): no input of their own for any format, not searched.
     """
 
     name: str
@@ -223,6 +226,7 @@ class FormatSpec:
     stem: Callable[[Path], str] = _file_stem
     words: Words = Words()
     follow: Callable[[], Follower] | None = None
+    companions: Callable[[Path], Iterator[Path]] = _no_sessions
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).
@@ -596,12 +600,14 @@ def _walk(folder: Path, out: dict[str, None], problems: list[AdfError], seen: se
     except OSError as exc:
         problems.append(AdfError(f"cannot read the folder: {exc.strerror}", path=folder))
         return
+    read_with = {str(p) for s in specs() for p in s.companions(folder)}
     for f in found:
-        out[str(f)] = None
+        if str(f) not in read_with:
+            out[str(f)] = None
     taken = {str(f) for f in found}
     for d in subdirs:
         sub = Path(d)
-        if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents":
+        if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents" or d in read_with:
             continue
         if _is_one_input(sub):
             out[d] = None

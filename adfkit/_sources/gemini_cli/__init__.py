@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
-from adfkit._sources.gemini_cli.files import NAME, find, is_header, is_message
+from adfkit._sources.gemini_cli.files import NAME, companions, find, is_header, is_message
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -110,6 +110,8 @@ SPEC = FormatSpec(
     compaction_rule=compaction_rule,
     taxonomy="taxonomy.gemini_cli.json",
     provider=provider,
+    context_in_messages=True,
+    companions=companions,
 )
 
 __all__ = ["NAME", "SPEC", "claims", "compaction_rule", "find", "is_header"]

@@ -10,6 +10,7 @@ line is the session header (``sessionId``, ``projectHash``, ``startTime``, ``las
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
 #: A main chat's file name (chatRecordingService: ``SESSION_FILE_PREFIX``, minute, id prefix).
 NAME = re.compile(r"session-\d{4}-\d\d-\d\dT\d\d-\d\d-[0-9A-Za-z_-]{1,8}\.jsonl")
 _HASH = re.compile(r"[0-9a-f]{64}")
+_UUIDISH = re.compile(r"[0-9A-Za-z_-]{8}[0-9A-Za-z_-]*")
 
 
 def is_header(rec: Any) -> bool:
@@ -65,13 +67,33 @@ def is_message(rec: Any) -> bool:
 
 
 def find(folder: Path) -> Iterator[Path]:
-    """The sessions directly in a ``chats`` folder, one file each: ``session-*.jsonl`` files
-    that are the first of their session (a resume's further files and the subagents' are read
-    with it)."""
-    folder = Path(folder)
+    """The sessions directly in a ``chats`` folder, by name only: the first ``session-*.jsonl``
+    file of each session (files of one session end in the same ``<id8>``, the key Gemini CLI
+    itself finds a session's files by; the minute in the name orders them)."""
+    yield from (files[0] for files in _by_session(Path(folder)).values())
+
+
+def companions(folder: Path) -> Iterator[Path]:
+    """What a ``chats`` folder holds that is read with a session, by name only: a session's
+    further ``session-*`` files and its subagents' folder (``<session id>/``)."""
+    groups = _by_session(Path(folder))
+    yield from (f for files in groups.values() for f in files[1:])
+    if groups:
+        for d in sorted(Path(folder).iterdir()):
+            if d.is_dir() and d.name[:8] in groups and _UUIDISH.fullmatch(d.name):
+                yield d
+
+
+def _by_session(folder: Path) -> dict[str, list[Path]]:
+    """``<id8>`` -> the ``session-*.jsonl`` files of a ``chats`` folder ending in it, first
+    first."""
+    out: dict[str, list[Path]] = {}
     if folder.name != "chats":
-        return
-    yield from first_files(sorted(folder.glob("session-*.jsonl")))
+        return out
+    for f in sorted(folder.glob("session-*.jsonl")):
+        if NAME.fullmatch(f.name):
+            out.setdefault(f.name[len("session-2026-01-01T00-00-") : -len(".jsonl")], []).append(f)
+    return out
 
 
 def chats_under(folder: Path) -> Iterator[Path]:
@@ -103,19 +125,6 @@ def _start(h: dict[str, Any] | None, path: Path) -> tuple[str, str]:
     return (t if isinstance(t, str) else "~", path.name)
 
 
-def first_files(files: list[Path]) -> Iterator[Path]:
-    """Of ``files``, the first of each session (earliest ``startTime``, then name); a file
-    without a header is its own."""
-    best: dict[str, tuple[tuple[str, str], Path]] = {}
-    for f in files:
-        h = header(f)
-        sid = h["sessionId"] if h else f"\0{f}"
-        key = _start(h, f)
-        if sid not in best or key < best[sid][0]:
-            best[sid] = (key, f)
-    yield from sorted(p for _, p in best.values())
-
-
 def session_files(path: Path, session_id: str) -> list[Path]:
     """Every main file of the session in ``path``'s folder (``path`` among them), the first
     (earliest ``startTime``) first."""
@@ -133,3 +142,21 @@ def subagent_files(chat: Path, session_id: str | None) -> list[Path]:
         return []
     folder = chat.parent / session_id
     return sorted(f for f in folder.glob("*.jsonl") if f.is_file())
+
+
+def project_path(chat: Path) -> str | None:
+    """The project a chat belongs to, from Gemini CLI's ``projects.json`` (project path ->
+    the name of its folder under ``tmp``), beside ``tmp``: ``<home>/.gemini/projects.json``
+    for ``<home>/.gemini/tmp/<name>/chats/<file>``; None where it does not say."""
+    if chat.parent.name != "chats" or len(chat.parents) < 4:
+        return None
+    name, registry = chat.parents[1].name, chat.parents[3] / "projects.json"
+    try:
+        with open_text_stream(registry) as fh:
+            data = json.loads(fh.read(1 << 20))
+    except (NotTranscriptError, OSError, ValueError):
+        return None
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return None
+    return next((p for p, n in projects.items() if n == name and isinstance(p, str)), None)

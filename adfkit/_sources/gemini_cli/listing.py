@@ -10,7 +10,7 @@ import pandas as pd
 
 from adfkit._base.errors import NotTranscriptError
 from adfkit._base.files import open_text_stream
-from adfkit._sources.gemini_cli.files import chats_under, first_files, is_header
+from adfkit._sources.gemini_cli.files import chats_under, find, is_header, project_path
 from adfkit._sources.transcript.kit import head_objects, sessions_frame
 
 #: Columns of :func:`list_gemini_sessions`.
@@ -56,10 +56,10 @@ def list_gemini_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     session (a resume's further files are read with it) whose first record is a Gemini CLI
     session header. One row per session, newest first (file modification time).
 
-    Columns: ``path``, ``session_id``, ``cwd`` (NA: a main chat names its project by hash
-    only), ``agent_version`` (NA: not written), ``size_bytes`` (Int64), ``modified``
-    (datetime64[ns, UTC]), ``model`` (the first reply's), ``error`` (why the first lines could
-    not be read, else NA).
+    Columns: ``path``, ``session_id``, ``cwd`` (the project, from ``~/.gemini/projects.json``;
+    NA where it does not name it), ``agent_version`` (NA: not written), ``size_bytes``
+    (Int64), ``modified`` (datetime64[ns, UTC]), ``model`` (the first reply's), ``error`` (why
+    the first lines could not be read, else NA).
 
     :raises NotTranscriptError: ``folder`` is not a folder.
     """
@@ -67,7 +67,8 @@ def list_gemini_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
     if not root.is_dir():
         raise NotTranscriptError("not a folder of Gemini CLI chats", path=root)
     recs: list[dict[str, Any]] = []
-    for f in first_files(list(chats_under(root))):
+    folders = sorted({f.parent for f in chats_under(root)})
+    for f in (f for d in folders for f in find(d)):
         try:
             st = f.stat()
         except OSError:
@@ -79,7 +80,7 @@ def list_gemini_sessions(folder: str | os.PathLike[str]) -> pd.DataFrame:
             {
                 "path": str(f),
                 "session_id": info.get("session_id"),
-                "cwd": None,
+                "cwd": project_path(f),
                 "agent_version": None,
                 "size_bytes": int(st.st_size),
                 "modified": pd.Timestamp(st.st_mtime_ns, unit="ns", tz="UTC"),

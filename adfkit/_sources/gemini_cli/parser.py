@@ -53,6 +53,7 @@ from adfkit._sources.gemini_cli.files import (
     header,
     is_header,
     is_message,
+    project_path,
     session_files,
     subagent_files,
 )
@@ -87,6 +88,8 @@ TOKEN_KEYS = {
     "tool": "tool_prompt",
     "total": "total",
 }
+#: What opens the session context message Gemini CLI writes first (environmentContext.ts).
+CONTEXT = "<session_context>"
 #: What marks a compression's summary (chatCompressionService: getCompressionPrompt).
 SNAPSHOT = "<state_snapshot>"
 #: Findings that mean a complete line could not be read: the message list after it is unknown.
@@ -115,6 +118,8 @@ class _GRow(RowDraft):
     def set_content(self, msg: dict[str, Any]) -> None:
         self.content = message_blocks(msg)
         self.sig = _sig(self.mtype, self.content)
+        if self.mtype == "user" and _text(self.content).startswith(CONTEXT):
+            self.kind_hint = "context"  # sent as the conversation's first message
 
 
 def message_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
@@ -129,7 +134,7 @@ def message_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
     [{'type': 'text', 'text': 'Looking.'}, {'type': 'tool_use', 'id': 'c1', 'name': 'ls', \
 'input': {'p': '.'}}]
     """
-    out = []
+    out: list[dict[str, Any]] = []
     for t in msg.get("thoughts") or [] if msg.get("type") == "gemini" else []:
         if isinstance(t, dict):
             text = "\n".join(str(t[k]) for k in ("subject", "description") if t.get(k))
@@ -277,18 +282,15 @@ def _match(
     rewritten = []
     for i, m in enumerate(msgs):  # then the same id: the content rewritten
         if out[i] is None:
-            r = next(
-                (
-                    r
-                    for r in window
-                    if id(r) not in used and r.mid == m["id"] and r.mtype == m.get("type")
-                ),
-                None,
+            same = (
+                w
+                for w in window
+                if id(w) not in used and w.mid == m["id"] and w.mtype == m.get("type")
             )
-            if r is not None:
-                used.add(id(r))
-                out[i] = r
-                rewritten.append(r)
+            if (found := next(same, None)) is not None:
+                used.add(id(found))
+                out[i] = found
+                rewritten.append(found)
     return out, rewritten
 
 
@@ -468,6 +470,8 @@ def _parse_session(files: list[Path], max_line_bytes: int) -> ParsedTranscript:
     _display(st, rows)
     if st.notices:
         st.meta["notices"] = str(st.notices)
+    if "cwd" not in st.meta and (cwd := project_path(files[0])) is not None:
+        st.meta["cwd"] = cwd
     st.meta["files"] = str(len(files))
     return ParsedTranscript(
         path=str(files[0]),
