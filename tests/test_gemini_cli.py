@@ -339,3 +339,37 @@ def test_synth_matches_ground_truth(tmp_path: Path) -> None:
         got = [_ctx(_key(r, json.loads(c))) for r, c in pairs]
         assert got == [_ctx(k) for k in want_keys], seq
     assert "resume_stub" in set(a.integrity()["check"])
+
+
+def test_masked_tool_outputs_are_a_microcompaction(tmp_path: Path) -> None:
+    """Tool output masking rewrites a result under its id with a ``<tool_output_masked>``
+    preview: a microcompaction clearing that row (which keeps the output it had), not a
+    rewrite of the history; the next list holding the mask again changes nothing."""
+    call = {"id": "run_shell_command__c1", "name": "run_shell_command", "args": {"command": "ls"}}
+    result = {"id": "run_shell_command__c1", "name": "run_shell_command"}
+    out = _msg("r1", "user", [{"functionResponse": {**result, "response": {"output": "x" * 9000}}}])
+    mask = "<tool_output_masked>\nx\nOutput too large.\n</tool_output_masked>"
+    masked = {**out, "content": [{"functionResponse": {**result, "response": {"output": mask}}}]}
+    listed = [_msg("u1", "user", [{"text": "do the job"}]), None, masked]
+    lines = [
+        _header(),
+        _msg("u1", "user", [{"text": "do the job"}]),
+        _reply("g1", "looking", 100, toolCalls=[call]),
+        out,
+        _reply("g2", "read it", 2400),
+    ]
+    reply = {**_msg("g1", "gemini", [{"text": "looking"}, {"functionCall": call}])}
+    listed[1] = reply
+    lines += [{"$set": {"messages": [*listed, _msg("g2", "gemini", [{"text": "read it"}])]}}]
+    later = [_msg("u2", "user", [{"text": "next"}]), _msg("g3", "gemini", [{"text": "ok"}])]
+    lines += [_msg("u2", "user", [{"text": "next"}]), _reply("g3", "ok", 200)]
+    lines += [{"$set": {"messages": [*listed, _msg("g2", "gemini", [{"text": "read it"}])]}}]
+    lines[-1]["$set"]["messages"] += later
+    a = _open(_chat(tmp_path, lines), format="gemini_cli")
+    ev = a.compactions()
+    assert ev["event"].tolist() == ["microcompaction"]
+    h = a.history()
+    assert "x" * 9000 in h.loc[h["kind"] == "tool_result", "content"].iloc[0]
+    r = a.replay().set_index("seq")
+    seqs = a.usage()["seq"].tolist()
+    assert r.loc[seqs[2], "est_chars"] < r.loc[seqs[1], "est_chars"] - 8000

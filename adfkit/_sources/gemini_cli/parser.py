@@ -31,8 +31,11 @@ checked on files its release wrote against a recording model server, tests/fixtu
   the kept tail. The file holds no trigger: one made in the middle of a turn (after a prompt or
   a reply with tool calls, before the next reply) can only be automatic (``/compress`` is typed
   between turns), others are NA. The two calls of a compression (the summary and its check)
-  leave no record and no usage: NA. ``$rewindTo`` takes the rows from that message on out of
-  the conversation (an abandoned branch, :meth:`~TranscriptSource.branches`).
+  leave no record and no usage: NA. A ``$set`` that replaces tool outputs with a
+  ``<tool_output_masked>`` preview (tool output masking) is a microcompaction: the rows keep
+  their outputs, the window holds them cleared. ``$rewindTo`` takes the rows from that
+  message on out of the conversation (an abandoned branch,
+  :meth:`~TranscriptSource.branches`).
 - **Resumes.** ``--resume`` appends to the session's first file; a resumed process can also
   write a file of its own (``session-<minute>-<id>.jsonl``, same ``sessionId``) holding only
   the header and the session context. The session's files are read together (the first one
@@ -90,6 +93,8 @@ TOKEN_KEYS = {
 }
 #: What opens the session context message Gemini CLI writes first (environmentContext.ts).
 CONTEXT = "<session_context>"
+#: What a masked tool output opens with (toolOutputMaskingService.ts MASKING_INDICATOR_TAG).
+MASKED = "<tool_output_masked>"
 #: What marks a compression's summary (chatCompressionService: getCompressionPrompt).
 SNAPSHOT = "<state_snapshot>"
 #: Findings that mean a complete line could not be read: the message list after it is unknown.
@@ -308,10 +313,20 @@ def _set_messages(
             f"{len(msgs) - len(good)} item(s) of the $set message list are not messages; skipped",
         )
     matched, rewritten = _match(good, st.window)
+    masked = []
     for m, r in zip(good, matched, strict=True):
         if r is not None and r in rewritten:
-            r.set_content(m)
-            r.lines.append(line)
+            new = message_blocks(m)
+            if _masked(new) and not _masked(r.content):
+                masked.append(r)  # the row keeps its output; the window holds the mask
+                r.sig = _sig(r.mtype, new)
+            else:
+                r.set_content(m)
+                r.lines.append(line)
+    if masked:
+        ev = EventDraft("microcompaction", line, written, trigger="auto", swept=masked)
+        ev.summarises = False
+        st.events.append(ev)
     kept = {id(r) for r in matched if r is not None}
     swept = [r for r in st.window if id(r) not in kept]
     new_window: list[_GRow] = []
@@ -379,6 +394,11 @@ def _rewind(target: Any, line: int, st: _State) -> None:
     st.rows = [r for r in st.rows if id(r) not in ids]
     st.abandoned += gone
     st.window = st.window[:i]
+
+
+def _masked(content: list[dict[str, Any]]) -> bool:
+    """Whether a message holds a tool output Gemini CLI masked (toolOutputMaskingService)."""
+    return any(b.get("type") == "tool_result" and MASKED in str(b.get("content")) for b in content)
 
 
 def _text(content: list[dict[str, Any]]) -> str:
