@@ -302,8 +302,7 @@ def _match(
 def _set_messages(
     msgs: list[Any], written: int | None, line: int, st: _State, fnd: Findings
 ) -> None:
-    """A ``$set`` of the message list: the window becomes the list (module docstring). A new
-    row's time is the list's (``lastUpdated``, written with it), where it has one."""
+    """A ``$set`` of the message list: the window becomes the list (module docstring)."""
     good = [m for m in msgs if is_message(m) and m.get("type") in ("user", "gemini")]
     if len(good) != len(msgs):
         fnd.add(
@@ -313,40 +312,67 @@ def _set_messages(
             f"{len(msgs) - len(good)} item(s) of the $set message list are not messages; skipped",
         )
     matched, rewritten = _match(good, st.window)
+    _rewrite(good, matched, rewritten, written, line, st)
+    kept = {id(r) for r in matched if r is not None}
+    swept = [r for r in st.window if id(r) not in kept]
+    window, new_rows = _place(good, matched, written, line)
+    st.rows += new_rows
+    if swept:
+        _compaction(line, st, swept, [r for r in window if id(r) in kept], new_rows)
+    st.window = window
+
+
+def _rewrite(
+    msgs: list[dict[str, Any]],
+    matched: list[_GRow | None],
+    rewritten: list[_GRow],
+    written: int | None,
+    line: int,
+    st: _State,
+) -> None:
+    """Rows the list holds under their id with other content: the row takes the new content
+    (the session context, regenerated), but a tool output masked is a microcompaction that
+    clears the row (which keeps its output)."""
+    ids = set(map(id, rewritten))
     masked = []
-    for m, r in zip(good, matched, strict=True):
-        if r is not None and r in rewritten:
-            new = message_blocks(m)
-            if _masked(new) and not _masked(r.content):
-                masked.append(r)  # the row keeps its output; the window holds the mask
-                r.sig = _sig(r.mtype, new)
-            else:
-                r.set_content(m)
-                r.lines.append(line)
+    for m, r in zip(msgs, matched, strict=True):
+        if r is None or id(r) not in ids:
+            continue
+        new = message_blocks(m)
+        if _masked(new) and not _masked(r.content):
+            masked.append(r)
+            r.sig = _sig(r.mtype, new)  # the window's version: the next list matches it
+        else:
+            r.set_content(m)
+            r.lines.append(line)
     if masked:
         ev = EventDraft("microcompaction", line, written, trigger="auto", swept=masked)
         ev.summarises = False
         st.events.append(ev)
-    kept = {id(r) for r in matched if r is not None}
-    swept = [r for r in st.window if id(r) not in kept]
-    new_window: list[_GRow] = []
+
+
+def _place(
+    msgs: list[dict[str, Any]], matched: list[_GRow | None], written: int | None, line: int
+) -> tuple[list[_GRow], list[_GRow]]:
+    """The new window in the list's order, and its new rows: each placed after the row it
+    follows in the list (or, first in it, before the first kept row), stamped with the
+    list's time (``lastUpdated``, written with it; a repeated message holds its original's
+    stamp)."""
+    window: list[_GRow] = []
     new_rows: list[_GRow] = []
-    for m, r in zip(good, matched, strict=True):
+    for m, r in zip(msgs, matched, strict=True):
         if r is None:
             r = _GRow(m, line)
-            r.anchor = new_window[-1] if new_window else None
+            r.anchor = window[-1] if window else None
             if written is not None:
-                r.created_at = written  # a repeat keeps its original's stamp: when sent
+                r.created_at = written
             new_rows.append(r)
-        new_window.append(r)
-    first_kept = next((r for r in new_window if id(r) in kept), None)
+        window.append(r)
+    first_kept = next((r for r, m in zip(window, matched, strict=True) if m is not None), None)
     for r in new_rows:
         if r.anchor is None:
             r.before = first_kept
-    st.rows += new_rows
-    if swept:
-        _compaction(line, st, swept, [r for r in new_window if id(r) in kept], new_rows)
-    st.window = new_window
+    return window, new_rows
 
 
 def _compaction(
