@@ -95,7 +95,10 @@ def test_call_ids_are_the_ones_sent(agent: adfkit.AgentFile) -> None:
 
 
 def test_the_subagent_is_read_with_its_parent(agent: adfkit.AgentFile) -> None:
+    """``chats/<session id>/<its id>.jsonl``: its calls and tools, and the parent's
+    ``invoke_agent`` call whose prompt is its first message."""
     (sub,) = agent.subagents()
+    assert sub.meta()["parent_tool_use_id"] == "call_rec00004"
     assert sub.usage()["tokens_input"].tolist() == [12010, 12121]
     assert sorted(sub.tool_calls(history=True)["tool_name"]) == [
         "complete_task",
