@@ -376,3 +376,21 @@ def test_masked_tool_outputs_are_a_microcompaction(tmp_path: Path) -> None:
     r = a.replay().set_index("seq")
     seqs = a.usage()["seq"].tolist()
     assert r.loc[seqs[2], "est_chars"] < r.loc[seqs[1], "est_chars"] - 8000
+
+
+@pytest.mark.parametrize(
+    "rec",
+    [
+        {**_msg("m1", "user", "x"), "type": ["user"]},
+        {**_reply("m1", "x", 10), "thoughts": 7},
+        _msg("m1", "user", [{"text": None}, {"functionCall": "ls"}]),
+        {**_reply("m1", "x", 10), "toolCalls": [{"id": 3, "name": None}], "tokens": "many"},
+    ],
+    ids=["type-a-list", "thoughts-a-number", "parts-of-no-object", "calls-and-tokens-odd"],
+)
+def test_odd_values_are_read_not_raised(tmp_path: Path, rec: dict[str, Any]) -> None:
+    """Values of the wrong type (found by mutating the recorded chat at random: 1,500 files,
+    each table read) are skipped or kept as they are, never a traceback."""
+    a = _open(_chat(tmp_path, [*_base(), rec, _reply("g9", "end", 50)]), format="gemini_cli")
+    assert a.history()["text"].iloc[0] == "do the job"
+    assert len(a.replay()) >= 2

@@ -61,7 +61,8 @@ def is_message(rec: Any) -> bool:
     return (
         type(rec) is dict
         and isinstance(rec.get("id"), str)
-        and rec.get("type") in MESSAGE_TYPES
+        and isinstance(rec.get("type"), str)
+        and rec["type"] in MESSAGE_TYPES
         and "content" in rec
     )
 

@@ -140,7 +140,8 @@ def message_blocks(msg: dict[str, Any]) -> list[dict[str, Any]]:
 'input': {'p': '.'}}]
     """
     out: list[dict[str, Any]] = []
-    for t in msg.get("thoughts") or [] if msg.get("type") == "gemini" else []:
+    thoughts = msg.get("thoughts") if msg.get("type") == "gemini" else None
+    for t in thoughts if isinstance(thoughts, list) else []:
         if isinstance(t, dict):
             text = "\n".join(str(t[k]) for k in ("subject", "description") if t.get(k))
             if text:

@@ -34,8 +34,8 @@ def blocks(parts: Any) -> list[dict[str, Any]]:
     [{'type': 'text', 'text': 'a'}, {'type': 'tool_use', 'id': 'c1', 'name': 'ls', 'input': {}}]
     >>> blocks([{"functionResponse": {"id": "c1", "name": "ls", "response": {"output": "x"}}}])
     [{'type': 'tool_result', 'tool_use_id': 'c1', 'content': 'x', 'is_error': False}]
-    >>> blocks("hi")
-    [{'type': 'text', 'text': 'hi'}]
+    >>> blocks("hi"), blocks([{"text": None}])
+    ([{'type': 'text', 'text': 'hi'}], [{'type': 'malformed_text'}])
     """
     if isinstance(parts, str):
         return [{"type": "text", "text": parts}] if parts else []
@@ -70,8 +70,9 @@ def blocks(parts: Any) -> list[dict[str, Any]]:
                 out.append({"type": "thinking", "thinking": p["text"]})
             else:
                 out.append({"type": "text", "text": p["text"]})
-        else:
+        else:  # another kind of part (inlineData...), or a known one holding no object
             kinds = [k for k in p if k != "thoughtSignature"]
             if kinds:
-                out.append({"type": kinds[0]})
+                known = kinds[0] in ("text", "functionCall", "functionResponse")
+                out.append({"type": f"malformed_{kinds[0]}" if known else kinds[0]})
     return out
