@@ -549,10 +549,67 @@ def opencode(folder: Path, log: list[dict[str, Any]]) -> Observed:
 
 
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
+# -- Gemini CLI ----------------------------------------------------------------------------------
+#: Calls of one Gemini CLI compression (chatCompressionService.ts ``compress``: the summary, then
+#: "Critically evaluate the <state_snapshot> ..." with the same system prompt).
+GEMINI_COMPRESSION_CALLS = 2
+
+
+def gemini_cli(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session under ``home/.gemini/tmp/<project>/chats/`` (its first file; a resume's
+    further file is read with it) and its subagent. A reply is placed by order, as for Qwen
+    Code: the n-th reply of the main chat is the n-th turn call of the log that is not the
+    subagent's (whose first message is its task prompt); the subagent's the same way in its
+    own chat. A compression leaves no record of its two calls (no usage, no request): each
+    compaction of adfkit's table stands for :data:`GEMINI_COMPRESSION_CALLS` calls, their tokens
+    None (NA in the table), their trigger as adfkit reads it (mid-turn: automatic)."""
+    chat = sorted((folder / "home").rglob("chats/session-*.jsonl"))[0]
+    session = _quiet_open(chat)
+    agents = [session, *session.subagents()]
+    usage = pd.concat([a.usage() for a in agents], ignore_index=True)
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp = session.compactions()
+    comp = comp[comp["event"] == "compaction"]
+    tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    calls_in_log = [x for x in log if x["kind"] in MODEL_KINDS]
+
+    def sub(x: dict[str, Any]) -> bool:
+        first = x["call"]["messages"][0]["content"] if x["call"]["messages"] else []
+        return any(MARKER.match(b.get("text", "").strip()) for b in first[:1])
+
+    windows: dict[int, list[Message]] = {}
+    est: dict[int, int] = {}
+    for a, mine in ((session, False), *((s, True) for s in session.subagents())):
+        lines = [x["n"] for x in calls_in_log if x["kind"] == "turn" and sub(x) == mine]
+        u = a.usage()
+        tokens = a.replay().set_index("seq")["est_tokens"]
+        for n, seq in zip(lines, u[u["call_kind"] == "assistant"]["seq"], strict=True):
+            rows = a.context_at(int(seq), context=False)
+            windows[n] = skeleton(_rows_as_messages(rows), ["\0summary"])
+            est[n] = int(tokens.loc[int(seq)])
+    na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
+    kinds = Counter(comp["kind"].astype("string").fillna("NA"))
+    return Observed(
+        calls={"turn": len(turns), "compaction": GEMINI_COMPRESSION_CALLS * len(comp)},
+        tokens={"turn": _sums(turns), "compaction": None},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions={k: GEMINI_COMPRESSION_CALLS * n for k, n in kinds.items()},
+        windows=windows,
+        unplaced={
+            "compaction": "Gemini CLI writes no record of a compression call: neither its "
+            "request (the history, then the compression prompt) nor its usage"
+        },
+        na_shown={"compaction": na},
+        estimates=est,
+    )
+
+
+#: agent folder name -> its adapter. Add yours here (a function of its own, above).
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": claude_code,
     "codex": codex,
     "copilot-cli": copilot_cli,
+    "gemini-cli": gemini_cli,
     "openclaw": openclaw,
     "opencode": opencode,
     "pi": pi,

@@ -48,6 +48,7 @@ BUILTIN: dict[str, str] = {
     "qwen_code": "adfkit._sources.qwen_code",
     "openclaw": "adfkit._sources.openclaw",
     "opencode": "adfkit._sources.opencode",
+    "gemini_cli": "adfkit._sources.gemini_cli",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.
@@ -205,6 +206,9 @@ class FormatSpec:
     each time it changes).
     ``store_names``: the file names of the SQLite stores the format keeps its sessions in
     (OpenClaw's ``openclaw-agent.sqlite``): the ADF format claims every other SQLite file.
+    ``companions(folder)``: by name only, the files and folders directly in ``folder`` that
+    are read with an input ``find`` names there (a Gemini CLI resume's further file, a
+    session's subagents' folder): no input of their own for any format, not searched.
     """
 
     name: str
@@ -227,6 +231,7 @@ class FormatSpec:
     words: Words = Words()
     follow: Callable[[], Follower] | None = None
     store_names: frozenset[str] = frozenset()
+    companions: Callable[[Path], Iterator[Path]] = _no_sessions
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).
@@ -600,12 +605,14 @@ def _walk(folder: Path, out: dict[str, None], problems: list[AdfError], seen: se
     except OSError as exc:
         problems.append(AdfError(f"cannot read the folder: {exc.strerror}", path=folder))
         return
+    read_with = {str(p) for s in specs() for p in s.companions(folder)}
     for f in found:
-        out[str(f)] = None
+        if str(f) not in read_with:
+            out[str(f)] = None
     taken = {str(f) for f in found}
     for d in subdirs:
         sub = Path(d)
-        if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents":
+        if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents" or d in read_with:
             continue
         if _is_one_input(sub):
             out[d] = None

@@ -43,6 +43,7 @@ from typing import Any
 from adfkit._base.errors import NotTranscriptError
 from adfkit._core.rows import as_count
 from adfkit._sources.qwen_code.files import RECORD_TYPES, subagent_files
+from adfkit._sources.transcript.gemini_parts import blocks, json_value
 from adfkit._sources.transcript.kit import (
     DEFAULT_MAX_LINE_BYTES,
     CallInputs,
@@ -59,7 +60,6 @@ from adfkit._sources.transcript.kit import (
     mapped_tokens,
     number_rows,
     own_call,
-    tool_input,
     warn_findings,
 )
 
@@ -115,65 +115,7 @@ class _State:
     ahead: list[tuple[list[_QRow], list[_QRow]]] = field(default_factory=list)
 
 
-# --- content --------------------------------------------------------------------------------
-
-
-def _json(v: Any) -> Any:
-    """A value some versions write as JSON text: parsed, else as it is."""
-    if isinstance(v, str) and v[:1] in ("{", "["):
-        try:
-            return json.loads(v)
-        except ValueError:
-            return v
-    return v
-
-
-def blocks(parts: Any) -> list[dict[str, Any]]:
-    """Gemini API ``parts`` -> ADF blocks.
-
-    Examples
-    --------
-    >>> blocks([{"text": "a"}, {"functionCall": {"id": "c1", "name": "ls", "args": {}}}])
-    [{'type': 'text', 'text': 'a'}, {'type': 'tool_use', 'id': 'c1', 'name': 'ls', 'input': {}}]
-    >>> blocks([{"functionResponse": {"id": "c1", "name": "ls", "response": {"output": "x"}}}])
-    [{'type': 'tool_result', 'tool_use_id': 'c1', 'content': 'x', 'is_error': False}]
-    """
-    out: list[dict[str, Any]] = []
-    for p in parts if isinstance(parts, list) else []:
-        if type(p) is not dict:
-            continue
-        if "functionCall" in p and isinstance(p["functionCall"], dict):
-            f = p["functionCall"]
-            out.append(
-                {
-                    "type": "tool_use",
-                    "id": f.get("id"),
-                    "name": f.get("name"),
-                    "input": tool_input(f.get("args")),
-                }
-            )
-        elif "functionResponse" in p and isinstance(p["functionResponse"], dict):
-            f = p["functionResponse"]
-            r = f.get("response")
-            text = r.get("output", r.get("error")) if isinstance(r, dict) else r
-            out.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": f.get("id"),
-                    "content": text if isinstance(text, str) else json.dumps(text),
-                    "is_error": isinstance(r, dict) and "error" in r,
-                }
-            )
-        elif isinstance(p.get("text"), str):
-            if p.get("thought") is True:
-                out.append({"type": "thinking", "thinking": p["text"]})
-            else:
-                out.append({"type": "text", "text": p["text"]})
-        else:
-            kinds = [k for k in p if k != "thoughtSignature"]
-            if kinds:
-                out.append({"type": kinds[0]})
-    return out
+# --- content ---------------------------------------------------------------------------------
 
 
 def _sig(b: dict[str, Any]) -> str:
@@ -184,13 +126,13 @@ def _sig(b: dict[str, Any]) -> str:
 
 
 def _message(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
-    m = _json(rec.get("message"))
+    m = json_value(rec.get("message"))
     if type(m) is not dict:
         fnd.add("bad_record", "warning", line, "record without a message object; skipped")
         return
     content = blocks(m.get("parts"))
     t = rec.get("type")
-    usage = _json(rec.get("usageMetadata"))
+    usage = json_value(rec.get("usageMetadata"))
     prev = st.rows[-1] if st.rows else None
     if t == "assistant" and usage is None and prev is not None and prev.role == "assistant":
         prev.content.extend(content)  # a subagent's function calls, after its text
@@ -218,7 +160,7 @@ def _message(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
 
 def _telemetry(rec: dict[str, Any], st: _State) -> None:
     """A ``qwen-code.api_response`` of the main agent: a call whose record may follow."""
-    payload = _json(rec.get("systemPayload"))
+    payload = json_value(rec.get("systemPayload"))
     ev = payload.get("uiEvent") if isinstance(payload, dict) else None
     if not isinstance(ev, dict) or ev.get("event.name") != "qwen-code.api_response":
         return
@@ -237,7 +179,7 @@ def _telemetry(rec: dict[str, Any], st: _State) -> None:
 
 
 def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
-    payload = _json(rec.get("systemPayload"))
+    payload = json_value(rec.get("systemPayload"))
     info = payload.get("info") if isinstance(payload, dict) else None
     if not isinstance(info, dict):
         fnd.add("bad_compression", "warning", line, "chat_compression without info; skipped")
@@ -251,7 +193,7 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
             f"chat_compression with compressionStatus {status!r}: the history was kept",
         )
         return
-    history = _json(payload.get("compressedHistory"))
+    history = json_value(payload.get("compressedHistory"))
     history = history if isinstance(history, list) else []
     contents = [(c.get("role"), blocks(c.get("parts"))) for c in history if isinstance(c, dict)]
     summary, rest = (contents[0][1], contents[1:]) if contents else ([], [])
