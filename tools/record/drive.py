@@ -8,6 +8,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -119,13 +120,27 @@ def run(
     return out
 
 
+def next_minute() -> int:
+    """Wait until the next wall-clock minute begins; that minute (minutes since the epoch).
+    For an agent that names what it writes by the minute it started: the driver decides which
+    runs share a minute instead of leaving it to where the minute boundaries fall."""
+    time.sleep(60 - time.time() % 60 + 0.1)
+    return this_minute()
+
+
+def this_minute() -> int:
+    return int(time.time() // 60)
+
+
 def neutral_text(text: str, ctx: Context) -> str:
     """Machine paths replaced, as written and as agents encode them in folder names
-    (``/`` as ``-``): the project first (it is inside the build folder), then HOME."""
+    (``/`` as ``-``): the project first (it is inside the build folder), then HOME, then
+    the build folder and the folder of all builds."""
     for real, fake in (
         (str(ctx.project), PROJECT),
         (str(ctx.home), HOME),
         (str(ctx.build), "/home/user/.build"),
+        (str(BUILD), "/home/user/.record"),  # what agents share there (OpenClaw's Node 24)
         (str(ROOT), "/home/user/adfkit"),
     ):
         text = text.replace(real, fake).replace(real.replace("/", "-"), fake.replace("/", "-"))

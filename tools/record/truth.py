@@ -82,10 +82,12 @@ def signature(messages: list[dict[str, Any]]) -> list[list[Any]]:
     return [[m["role"], *(_block(b) for b in m["content"])] for m in messages]
 
 
-#: Times and ids an agent writes into what it sends (Copilot's ``<current_datetime>``): the
-#: hash of a text is of the text with these neutralised, so a re-recording gives the same one.
+#: Times and ids an agent writes into what it sends (Copilot's ``<current_datetime>``,
+#: OpenClaw's ``[Thu 2026-12-03 17:01 UTC]`` before each prompt): the hash of a text is of the
+#: text with these neutralised, so a re-recording gives the same one.
 _VOLATILE = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?"
+    r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d [A-Z]{2,5}\]"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
 
