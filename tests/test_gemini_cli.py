@@ -31,6 +31,21 @@ def _files() -> tuple[Path, Path, Path]:
     return first, stub, sub
 
 
+def _log() -> list[dict[str, Any]]:
+    with (RECORDED / "requests.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def _subagents_calls() -> list[dict[str, Any]]:
+    """The log's turn calls of the subagent: its first message is its task prompt."""
+    return [
+        x
+        for x in _log()
+        if x["kind"] == "turn"
+        and x["call"]["messages"][0]["content"][0].get("text", "").startswith("task-s1")
+    ]
+
+
 def _open(path: Path, **kw: Any) -> adfkit.AgentFile:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -99,7 +114,8 @@ def test_the_subagent_is_read_with_its_parent(agent: adfkit.AgentFile) -> None:
     ``invoke_agent`` call whose prompt is its first message."""
     (sub,) = agent.subagents()
     assert sub.meta()["parent_tool_use_id"] == "call_rec00004"
-    assert sub.usage()["tokens_input"].tolist() == [12010, 12121]
+    want = [x["answer"]["usage"]["input"] for x in _subagents_calls()]
+    assert sub.usage()["tokens_input"].tolist() == want and len(want) == 2
     assert sorted(sub.tool_calls(history=True)["tool_name"]) == [
         "complete_task",
         "run_shell_command",
@@ -110,7 +126,8 @@ def test_listing_has_one_row_per_session() -> None:
     """The session's two files are one session: the listing names its first file."""
     df = adfkit.list_sessions(TMP, format="gemini_cli")
     assert df["path"].tolist() == [str(_files()[0])]
-    assert df["session_id"].tolist() == ["b8e62787-b064-41c5-a688-9f43e8d358b8"]
+    header = json.loads(_files()[0].read_text(encoding="utf-8").splitlines()[0])
+    assert df["session_id"].tolist() == [header["sessionId"]]
     assert df["model"].tolist() == ["gemini-2.5-flash"]
     assert df["cwd"].tolist() == ["/home/user/proj/demo"]  # ~/.gemini/projects.json
 
@@ -131,10 +148,13 @@ def test_threshold_is_gemini_clis_default_assumed(agent: adfkit.AgentFile) -> No
 
 
 def test_usage_is_priced(agent: adfkit.AgentFile) -> None:
-    """gemini-2.5-flash's list rates (model_catalog): the first call, 12,377 prompt tokens
-    uncached and 35 out at 0.30 and 2.50 USD per million."""
+    """gemini-2.5-flash's list rates (model_catalog): the first call's prompt tokens (none
+    cached) and output, as the request log says, at 0.30 and 2.50 USD per million."""
     u = agent.usage()
-    assert u["cost_usd"].iloc[0] == pytest.approx(12_377 * 0.30e-6 + 35 * 2.50e-6)
+    first = _log()[0]["answer"]["usage"]
+    assert first["cache_read"] == 0
+    want = first["input"] * 0.30e-6 + first["output"] * 2.50e-6
+    assert u["cost_usd"].iloc[0] == pytest.approx(want)
 
 
 # --- hand-built files ------------------------------------------------------------------------

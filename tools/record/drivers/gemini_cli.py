@@ -7,7 +7,15 @@ for gemini-2.5-flash), checked against the last call's reported prompt tokens. A
 two calls with the same system prompt: the summary, then a check of it ("Critically evaluate
 the <state_snapshot> ..."); both are compaction calls here. Manual compression: none headless
 (``/compress`` in ``-p`` mode goes to the model as text). Turns after the first one go on
-with ``--resume latest``."""
+with ``--resume latest``.
+
+A process names its chat file by the minute it started (``session-<YYYY-MM-DDTHH-MM>-<id8>``)
+and writes its header and session context there: a resumed process started in the minute of
+the session's first file appends them to that file, one started in another minute to a stub
+file of that minute (its turn goes into the first file). Left to the clock, the layout and even
+the requests changed from run to run (a resume in the first file's minute sends no duplicated
+tool results; all five turns in one minute left no stub), so turn 1 starts in one minute and
+turns 2-5 in the next: always the chat (one header) and one stub (four)."""
 
 from __future__ import annotations
 
@@ -15,7 +23,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..drive import PROJECT, Context, Recorded, npm_install, run
+from ..drive import PROJECT, Context, Recorded, next_minute, npm_install, run, this_minute
 from ..script import Call, Scenario, Step, Want
 from ..server import Recorder
 
@@ -120,7 +128,15 @@ def record(ctx: Context) -> Recorded:
             ("turn 4", ["--resume", "latest"], "Next task-g4: summarise the plan."),
             ("turn 5", ["--resume", "latest"], "Finally task-g5: list the project."),
         ]
-        for phase, flags, prompt in prompts:
+        minute = 0
+        for i, (phase, flags, prompt) in enumerate(prompts):
+            if i < 2:
+                minute = next_minute()
+            elif this_minute() != minute:
+                raise RuntimeError(
+                    f"gemini {phase}: turns 2-5 must start within one minute (the layout of "
+                    "the chat files depends on it); this machine was too slow, run it again"
+                )
             rec.phase(phase)
             cmd = [str(gemini), "--yolo", "--skip-trust", "-o", "stream-json", "-m", MODEL]
             out = run(ctx, [*cmd, *flags, "-p", prompt], env)
