@@ -23,8 +23,40 @@ from adfsynth.opencode import write_samples
 
 RECORDED = Path(__file__).parent / "fixtures" / "recorded" / "opencode" / "1.18.33"
 STORE = RECORDED / "home" / ".local" / "share" / "opencode" / "opencode.db"
-MAIN = "ses_dc3ad9ec7ffeweUEo4E56jZxxn"
-CHILD = "ses_dc3acf44affe5I1KlFERixv9wx"
+
+
+def _store_ids() -> tuple[str, str, str, str, str, str]:
+    """Ids of the recorded store, read here without adfkit (a re-recording makes new ones):
+    the main session, its child, the main session's first reply and that reply's text part,
+    the first compaction's summary message and the user message that asked for it."""
+    con = sqlite3.connect(f"file:{STORE}?immutable=1", uri=True)
+    try:
+        (main,) = con.execute("SELECT id FROM session WHERE parent_id IS NULL").fetchone()
+        (child,) = con.execute("SELECT id FROM session WHERE parent_id = ?", (main,)).fetchone()
+        msgs = [
+            (mid, json.loads(data))
+            for mid, data in con.execute(
+                "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",
+                (main,),
+            )
+        ]
+        reply = next(mid for mid, d in msgs if d["role"] == "assistant")
+        (text_part,) = con.execute(
+            "SELECT id FROM part WHERE message_id = ? AND json_extract(data, '$.type') = 'text'",
+            (reply,),
+        ).fetchone()
+    finally:
+        con.close()
+    summary, asked = next((mid, d["parentID"]) for mid, d in msgs if d.get("summary") is True)
+    return main, child, reply, text_part, summary, asked
+
+
+MAIN, CHILD, FIRST_REPLY, FIRST_REPLY_TEXT, FIRST_SUMMARY, FIRST_ASK = _store_ids()
+
+
+def _log() -> list[dict[str, Any]]:
+    with (RECORDED / "requests.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
 
 
 def _open(path: str | Path) -> Any:
@@ -72,24 +104,41 @@ def test_one_agent_per_top_level_session_and_the_subagent() -> None:
     assert sub.name == f"agent-{CHILD}"
     assert sub.meta()["parent_tool_use_id"] == "call_rec00004"
     child = _open(f"{STORE}#{CHILD}")  # a child session by its id, as the listing names it
-    assert child.usage()["tokens_input"].tolist() == [6129, 6196]
+    # the subagent's calls in the request log: its first message is its task prompt
+    want = [
+        x["answer"]["usage"]["input"]
+        for x in _log()
+        if x["kind"] == "turn"
+        and x["call"]["messages"][0]["content"][0].get("text", "").startswith("task-s1")
+    ]
+    assert child.usage()["tokens_input"].tolist() == want and len(want) == 2
 
 
 def test_the_recorded_compactions() -> None:
     """The manual compaction (POST /session/ID/summarize) and the automatic one: trigger,
     the rows kept from tail_start_id, the count OpenCode's check compared (the last call's
-    tokens.total: 15,128 and 18,845), the compaction call's usage on the summary."""
+    tokens.total), the compaction call's usage on the summary."""
     a = _open(STORE)[0]
     c = a.compactions()
     assert c["kind"].tolist() == ["manual", "auto"]
-    assert c["recorded_tokens_before"].tolist() == [15128, 18845]
+    # tokens.total of the main session's last call before each: its input and output as the
+    # request log says them
+    log = _log()
+    before = [
+        next(x for x in reversed(log[: log.index(k)]) if x["kind"] == "turn")["answer"]["usage"]
+        for k in log
+        if k["kind"] == "compaction"
+    ]
+    want = [u["input"] + u["output"] for u in before]
+    assert c["recorded_tokens_before"].tolist() == want and len(want) == 2
     assert c["recorded_tokens_after"].isna().all()
-    assert c["compaction_input"].tolist() == [4024, 8063]
-    assert c["compaction_output"].tolist() == [40, 40]
+    sent = [x["answer"]["usage"] for x in _log() if x["kind"] == "compaction"]
+    assert c["compaction_input"].tolist() == [u["input"] for u in sent]
+    assert c["compaction_output"].tolist() == [u["output"] for u in sent] == [40, 40]
     assert c["n_swept"].tolist() == [6, 17]
     assert c["n_tail"].tolist() == [9, 4]
     st = a.settings()
-    assert (st.compact_threshold, st.threshold_source) == (18845, "recorded")
+    assert (st.compact_threshold, st.threshold_source) == (want[1], "recorded")
 
 
 def test_listing_the_default_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -269,23 +318,21 @@ def test_malformed_json_in_a_part_row(tmp_path: Path) -> None:
     _edit(
         p,
         'UPDATE part SET data = \'{"type": "text", "te\' WHERE id = ?',
-        "prt_23c52934a001tw5GMQFH8UEmL1",
+        FIRST_REPLY_TEXT,
     )
     with pytest.raises(
         MalformedRowError,
-        match=r"opencode\.db: part prt_23c52934a001tw5GMQFH8UEmL1: data is not JSON",
+        match=rf"opencode\.db: part {FIRST_REPLY_TEXT}: data is not JSON",
     ):
         _open(p)[0]
 
 
 def test_a_part_pointing_at_no_message(tmp_path: Path) -> None:
     p = _copy(tmp_path)
-    _edit(
-        p, "UPDATE part SET message_id = 'msg_gone' WHERE id = ?", "prt_23c52934a001tw5GMQFH8UEmL1"
-    )
+    _edit(p, "UPDATE part SET message_id = 'msg_gone' WHERE id = ?", FIRST_REPLY_TEXT)
     with pytest.raises(
         MalformedRowError,
-        match=r"opencode\.db: part prt_23c52934a001tw5GMQFH8UEmL1 \(session "
+        match=rf"opencode\.db: part {FIRST_REPLY_TEXT} \(session "
         rf"{MAIN}\) belongs to message 'msg_gone', which the session does not have",
     ):
         _open(p)[0]
@@ -293,17 +340,17 @@ def test_a_part_pointing_at_no_message(tmp_path: Path) -> None:
 
 def test_a_message_row_that_is_not_an_object(tmp_path: Path) -> None:
     p = _copy(tmp_path)
-    _edit(p, "UPDATE message SET data = '[1]' WHERE id = ?", "msg_23c527600001Tm5agQKbmgx7Ab")
+    _edit(p, "UPDATE message SET data = '[1]' WHERE id = ?", FIRST_REPLY)
     with pytest.raises(
         MalformedRowError,
-        match=r"message msg_23c527600001Tm5agQKbmgx7Ab: data is JSON but not an object",
+        match=rf"message {FIRST_REPLY}: data is JSON but not an object",
     ):
         _open(p)[0]
 
 
 def test_an_unknown_session_is_named(tmp_path: Path) -> None:
     with pytest.raises(
-        AdfError, match=r"no OpenCode session 'ses_nope' in the store \(sessions: ses_dc3a"
+        AdfError, match=rf"no OpenCode session 'ses_nope' in the store \(sessions: {MAIN}"
     ):
         adfkit.open(f"{STORE}#ses_nope")
 
@@ -440,24 +487,20 @@ def test_a_summary_that_did_not_finish_replaces_nothing(tmp_path: Path) -> None:
     event, the rows stay in the window, and a finding says so."""
     p = _copy(tmp_path)
     con = sqlite3.connect(p)
-    (data,) = con.execute(
-        "SELECT data FROM message WHERE id = 'msg_23c539145001HoyqOp39nIu7G8'"
-    ).fetchone()
+    (data,) = con.execute("SELECT data FROM message WHERE id = ?", (FIRST_SUMMARY,)).fetchone()
     d = json.loads(data)
     d["error"] = {"name": "MessageAbortedError", "data": {}}
-    con.execute(
-        "UPDATE message SET data = ? WHERE id = 'msg_23c539145001HoyqOp39nIu7G8'", (json.dumps(d),)
-    )
+    con.execute("UPDATE message SET data = ? WHERE id = ?", (json.dumps(d), FIRST_SUMMARY))
     con.commit()
     con.close()
     a = _open(p)[0]
     assert a.compactions()["kind"].tolist() == ["auto"]
     found = a.integrity().set_index("check")["detail"]
     assert found["compaction_failed"] == (
-        "message msg_23c539145001HoyqOp39nIu7G8: the compaction's summary has an error or did "
+        f"message {FIRST_SUMMARY}: the compaction's summary has an error or did "
         "not finish; OpenCode ignores it"
     )  # a store has no lines: the finding names the message
-    assert found["compaction_unanswered"].startswith("message msg_23c53837d001NJ8tZzgZ7wTnxh:")
+    assert found["compaction_unanswered"].startswith(f"message {FIRST_ASK}:")
 
 
 def test_a_parent_cycle_is_not_followed(tmp_path: Path) -> None:

@@ -82,12 +82,15 @@ def signature(messages: list[dict[str, Any]]) -> list[list[Any]]:
     return [[m["role"], *(_block(b) for b in m["content"])] for m in messages]
 
 
-#: Times and ids an agent writes into what it sends (Copilot's ``<current_datetime>``,
-#: OpenClaw's ``[Thu 2026-12-03 17:01 UTC]`` before each prompt): the hash of a text is of the
-#: text with these neutralised, so a re-recording gives the same one.
+#: Times and ids an agent writes into what it sends (Copilot's ``<current_datetime>``;
+#: OpenClaw's ``[Thu 2026-12-03 17:01 UTC]`` before each prompt, and in its memory-flush
+#: prompt ``5:05 PM (UTC)``, ``2026-12-03 17:05 UTC`` and a session key ending in 16 hex
+#: digits; OpenCode's session ids, ``ses_`` and 26 letters and digits, in a task's result): the
+#: hash of a text is of the text with these neutralised, so a re-recording gives the same one.
 _VOLATILE = re.compile(
     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?"
-    r"|\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{4}-\d\d-\d\d \d\d:\d\d [A-Z]{2,5}\]"
+    r"|\d{4}-\d\d-\d\d \d\d:\d\d|\b\d{1,2}:\d\d [AP]M\b|\b[0-9a-f]{16}\b"
+    r"|\b(?:ses|msg|prt)_[0-9A-Za-z]{26}\b"
     r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
 )
 
