@@ -292,13 +292,17 @@ class Meter:
 
 #: Values of varying length an agent puts into what it sends and that differ from run to run:
 #: the nickname Codex gives a subagent (``"nickname":"Faraday"``), the process group id in
-#: Gemini CLI's shell results (``PGID: 21997``). The meter counts each as a fixed-width value,
-#: so a re-recording reports the same usage (times and ids have a fixed width already).
-VOLATILE = re.compile(r'(nickname\\*"\s*:\s*\\*")([A-Za-z][A-Za-z -]*)|(PGID: )(\d+)')
+#: Gemini CLI's shell results (``PGID: 21997``), the time of day in OpenClaw's memory-flush
+#: prompt (``5:05 PM``, ``12:05 PM``). The meter counts each as a fixed-width value, so a
+#: re-recording reports the same usage (times and ids have a fixed width already).
+VOLATILE = re.compile(
+    r'(nickname\\*"\s*:\s*\\*")([A-Za-z][A-Za-z -]*)|(PGID: )(\d+)|()\b(\d{1,2}:\d\d [AP]M)\b'
+)
 
 
 def _placeholder(m: re.Match[str]) -> str:
-    return (m.group(1) or m.group(3)) + "v" * 8
+    prefix = next(g for g in m.groups()[0::2] if g is not None)
+    return prefix + "v" * 8
 
 
 def _common_prefix(a: str, b: str) -> int:
