@@ -456,8 +456,12 @@ def test_simulate_under_the_agents_own_rule(case: tuple[AgentFile, dict[str, Any
     # the samples compact far below the tools' real thresholds: only manual ones are replayed
     n_manual = sum(t["trigger"] == "manual" for t in truth["compactions"])
     assert real.summary["n_compactions"] == n_manual
-    assert real.summary["tokens_sent_actual"] == int(agent.replay()["tokens_input"].sum()) + int(
-        agent.compactions()["compaction_input"].fillna(0).sum()
+    comp_in = agent.compactions()["compaction_input"]
+    # compaction calls whose usage the file does not hold: the total is unknown, never 0
+    assert real.summary["tokens_sent_actual"] == (
+        None
+        if len(comp_in) and comp_in.isna().all()
+        else int(agent.replay()["tokens_input"].sum()) + int(comp_in.fillna(0).sum())
     )
     low = min(t["tokens_before"] for t in truth["compactions"]) // 2
     sweep = adfkit.simulate_sweep(agent, [low, agent.compact_threshold()])
