@@ -61,3 +61,41 @@ def test_recorded_compaction_calls_are_summed(name: str) -> None:
     s = adfkit.simulate(_agent(name), adfkit.ThresholdPolicy()).summary
     assert s["compaction_input_actual"] == _compaction_input(name)
     assert s["tokens_sent_actual"] == s["calls_input_actual"] + _compaction_input(name)
+
+
+# -- the format's own count -------------------------------------------------------------------
+def _inputs_before_compressions(name: str) -> list[int]:
+    """The prompt tokens (the server's usage) of the turn call right before each recorded
+    compression (a compression is two calls, after a turn call)."""
+    out, last = [], None
+    for c in _truth(name)["per_call"]:
+        if c["kind"] != "compaction":
+            last = c["usage"]["input"]
+        elif last is not None:
+            out.append(last)
+            last = None
+    return out
+
+
+def test_gemini_cli_compresses_on_the_last_prompt_per_process() -> None:
+    """Gemini CLI compares the last call's prompt tokens (not prompt + output + what was
+    written since) with its threshold, and a new process (each turn of the recording is a
+    ``--resume``) counts afresh: at the recorded threshold (0.018 of 1,048,576 tokens, the
+    recording's notes) the simulation compresses right after the calls Gemini CLI did."""
+    agent = _agent("gemini-cli")
+    threshold = int(0.018 * 1_048_576)
+    assert threshold == 18_874
+    res = adfkit.simulate(agent, adfkit.ThresholdPolicy(threshold))
+    calls = res.calls.set_index("seq")
+    auto = res.events[res.events["kind"] == "auto"]
+    seqs = [int(q) for q in res.calls["seq"]]
+    after = [seqs[seqs.index(int(b)) - 1] for b in auto["before_call"]]
+    got = [int(calls.loc[q, "tokens_input_real"]) for q in after]
+    assert got == _inputs_before_compressions("gemini-cli") == [20_311, 20_028]
+    assert after == [24, 39]  # the calls the chat's compressions follow
+    # each of the 5 turns is a process of its own (the recording's notes): its first call
+    turns = [c["phase"] for c in _truth("gemini-cli")["per_call"]]
+    assert len(set(turns)) == len(agent.source.process_starts()) == 5
+    assert agent.source.process_starts() == [3, 11, 24, 33, 39]
+    assert auto["matches_real"].all()
+    assert res.summary["n_compactions"] == res.summary["n_real_compactions"] == 2

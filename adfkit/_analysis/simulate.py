@@ -345,6 +345,10 @@ class _Sim:
         self.st, self.policy = st, policy
         self.sched = threshold_schedule(src)
         self.flush_nudge = src.flush_nudge
+        # what the tool compares with its threshold (the format's rule), and where a process
+        # of the agent started (its count then starts afresh)
+        self.counts_prompt = src.compaction_count == "prompt"
+        self.process_starts = set(src.process_starts()) if self.counts_prompt else set()
         self.live: list[_SRow] = []
         self.mark = 0  # live[mark:]: the last model call's row and the rows after it
         self.chat = 0
@@ -522,10 +526,14 @@ class _Sim:
         where a real automatic compaction took place here and the record states its count
         (Claude Code's ``preTokens``), that count moved by what the simulated context differs
         from the real one; else the last call's input and the estimate of its reply and of
-        the rows written since (a reply's recorded output can be short of what it wrote)."""
+        the rows written since (a reply's recorded output can be short of what it wrote); a
+        tool that counts the prompt alone, the last call's input (at a process's first call,
+        the estimate of the history it resumes: :meth:`_call`)."""
         rec = self.counted.get(summary.seq) if summary is not None else None
         if rec is not None:
             return rec + self.shift
+        if self.counts_prompt:  # the last call's prompt alone (AgentSource.compaction_count)
+            return self.chat_in
         return self.chat_in + self.est(self.live[self.mark :])
 
     def real_tail(self, summary: ReplayRow) -> set[int]:
@@ -657,6 +665,8 @@ class _Sim:
         written meanwhile, the pre-flight guard, then the call itself."""
         s = r.seq
         self._replay_actions(s, s)
+        if s in self.process_starts:  # a new process counts the history it resumes
+            self.chat_in = self.est()
         if self.seg_summary is not None and self.seg_summary.seq in self.used_summaries:
             self.seg_summary = None
         left = self.policy.before_call(self, s, self.seg_nudge, self.seg_summary)

@@ -209,6 +209,8 @@ class FormatSpec:
     ``companions(folder)``: by name only, the files and folders directly in ``folder`` that
     are read with an input ``find`` names there (a Gemini CLI resume's further file, a
     session's subagents' folder): no input of their own for any format, not searched.
+    ``compaction_count``: what the tool compares with its threshold before a call, for
+    ``simulate()`` (:attr:`AgentSource.compaction_count`: ``context`` or ``prompt``).
     """
 
     name: str
@@ -232,6 +234,7 @@ class FormatSpec:
     follow: Callable[[], Follower] | None = None
     store_names: frozenset[str] = frozenset()
     companions: Callable[[Path], Iterator[Path]] = _no_sessions
+    compaction_count: str = "context"
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).

@@ -295,6 +295,12 @@ class AgentSource(ABC):
     #: and output, and what was written since) reaches the threshold (Claude Code and the
     #: other transcripts' tools). What :class:`adfkit.ThresholdPolicy` simulates by default.
     flush_nudge: bool = False
+    #: What a tool without the nudge compares with its threshold before a call: ``context``
+    #: (the last call's input and output and what was written since, as above) or ``prompt``
+    #: (the last call's prompt tokens alone, and at the first call of a process the estimate
+    #: of the history it resumes: Gemini CLI's ``getLastPromptTokenCount``). From the
+    #: format's :attr:`adfkit._core.registry.FormatSpec.compaction_count`.
+    compaction_count: str = "context"
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -340,6 +346,11 @@ class AgentSource(ABC):
     @abstractmethod
     def events(self) -> pd.DataFrame:
         """Events that emptied the loop (columns of :data:`schema.EVENTS`)."""
+
+    def process_starts(self) -> list[int]:
+        """Seqs of the model calls that are the first of a process of the agent (its start, a
+        resume), where the record shows them; empty (the default) when it does not."""
+        return []
 
     def window_changes(self) -> list[WindowChange] | None:
         """One :class:`WindowChange` per row of :meth:`events`, when the record states what

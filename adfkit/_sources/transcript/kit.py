@@ -216,6 +216,9 @@ class ParsedTranscript:
     subagents: list[ParsedTranscript] = field(default_factory=list)
     calls: list[ModelCall] = field(default_factory=list)
     token_counts: list[TokenCount] = field(default_factory=list)
+    #: Seqs of the model calls that are the first of a process of the agent (a start or a
+    #: resume), where the file shows them; empty: not recorded.
+    process_starts: list[int] = field(default_factory=list)
     #: For a subagent: its id, the tool_use that spawned it, and the agent holding that tool_use
     #: (None: the main session).
     agent_id: str | None = None
