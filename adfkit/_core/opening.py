@@ -174,7 +174,6 @@ def _discovered_sessions(root: Path) -> pd.DataFrame:
             by_format.setdefault(registry.recognise(p).name, []).append(p)
         except AdfError as exc:
             plain.append({**_file_row(p), "error": exc.detail})
-    plain += [{**_file_row(str(x.path)), "error": x.detail} for x in found.skipped]
     parts = [_format_rows(name, paths) for name, paths in by_format.items()]
     if plain:
         df = pd.DataFrame(plain)

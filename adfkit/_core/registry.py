@@ -526,15 +526,12 @@ def find_inputs(folder: Path) -> list[Path]:
 
 
 class Discovered(NamedTuple):
-    """What :func:`discover` found: ``inputs`` (paths, in the order named, each once),
+    """What :func:`discover` found: ``inputs`` (paths, in the order named, each once) and
     ``problems`` (one :class:`AdfError` per folder or file it could not read or that holds no
-    input, naming it) and ``skipped`` (one :class:`UnknownFormatError` per file a format's
-    ``find`` named in a searched folder that no format claims: not an agent file, a line for
-    the user, no error for the run)."""
+    input, naming it)."""
 
     inputs: list[str]
     problems: list[AdfError]
-    skipped: list[AdfError] = []
 
 
 def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
@@ -546,10 +543,8 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     is an error there, never a silent skip). A folder a format keeps one session in (an
     OpenHands conversation, a Copilot CLI session) is itself. Any other folder is searched
     through all its subfolders: in each, every format's :attr:`FormatSpec.find` names its
-    inputs by name, and a file so named that no format claims (a ``requests.jsonl`` beside a
-    recording) is ``skipped``, "not an agent file", never an input that fails; the folder a
-    session keeps beside its file (a Claude Code ``<uuid>/`` with its subagents) and a found
-    session folder are not searched again. A glob is expanded
+    inputs by name; the folder a session keeps beside its file (a Claude Code ``<uuid>/``
+    with its subagents) and a found session folder are not searched again. A glob is expanded
     and each match taken as above. A path named twice is given twice, as named; a folder's
     inputs once each. A folder that cannot be listed, or a named folder or glob with no input
     under it, is a problem (the others are still searched).
@@ -563,18 +558,19 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     import glob as _glob
 
     items = [specs] if isinstance(specs, str | os.PathLike) else list(specs)
-    found = Discovered([], [], [])
+    out: list[str] = []
+    problems: list[AdfError] = []
     for item in items:
         p = os.fspath(item)
         if _glob.has_magic(p):
             matches = expand_glob(p)  # ``**`` through no link to a folder (a cycle)
             if not matches:
-                found.problems.append(AdfError(f"no file matches the pattern {p!r}"))
+                problems.append(AdfError(f"no file matches the pattern {p!r}"))
             for m in matches:
-                _take_path(m, found)
+                _take_path(m, out, problems)
         else:
-            _take_path(p, found)
-    return found
+            _take_path(p, out, problems)
+    return Discovered(out, problems)
 
 
 def _is_one_input(path: Path) -> bool:
@@ -587,36 +583,18 @@ def _is_one_input(path: Path) -> bool:
     return True
 
 
-def _take_path(p: str, found: Discovered) -> None:
+def _take_path(p: str, out: list[str], problems: list[AdfError]) -> None:
     """``p`` itself (a file, one input: as named, even twice), or the inputs of the folder."""
     path = Path(p).expanduser()
     if not path.is_dir() or _is_one_input(path):
-        found.inputs.append(p)
+        out.append(p)
         return
-    named: dict[str, None] = {}
-    _walk(path, named, found.problems, set())
-    inputs = [f for f in named if not _not_an_agent_file(f, found.skipped)]
-    found.inputs.extend(inputs)
-    if not inputs:
+    found: dict[str, None] = {}
+    _walk(path, found, problems, set())
+    out.extend(found)
+    if not found:
         looked = ", ".join(s.label for s in specs())
-        found.problems.append(
-            AdfError(f"no agent files in the folder (looked for: {looked})", path=p)
-        )
-
-
-def _not_an_agent_file(path: str, skipped: list[AdfError]) -> bool:
-    """Whether no format claims the file ``path`` a format's ``find`` named by its name (the
-    reason added to ``skipped``); a file that cannot be read stays an input (its reader says
-    why)."""
-    try:
-        recognise(path)
-    except UnknownFormatError as exc:
-        what = exc.detail.partition(": no format")[0]
-        skipped.append(UnknownFormatError(f"not an agent file ({what})", path=path))
-        return True
-    except AdfError:
-        return False
-    return False
+        problems.append(AdfError(f"no agent files in the folder (looked for: {looked})", path=p))
 
 
 def _walk(folder: Path, out: dict[str, None], problems: list[AdfError], seen: set[str]) -> None:

@@ -74,15 +74,12 @@ def resolve_inputs(
     paths_or_glob: str | os.PathLike[str] | Iterable[Any],
 ) -> tuple[list[str], list[AdfError]]:
     """``(inputs, problems)`` of :func:`adfkit._core.registry.discover`; nothing found at all
-    raises the first problem (a fleet of no file is an error, as a single missing path is).
-    Each file skipped as not an agent file is an :class:`AdfWarning` (a line, no error)."""
+    raises the first problem (a fleet of no file is an error, as a single missing path is)."""
     from adfkit._core import registry
 
     if not isinstance(paths_or_glob, str | os.PathLike):
         paths_or_glob = list(paths_or_glob)
     found = registry.discover(paths_or_glob)
-    for s in found.skipped:  # a line each, no error: the run reads the agents found
-        warnings.warn(str(s), AdfWarning, stacklevel=3)
     if not found.inputs and found.problems:
         raise found.problems[0]
     return found.inputs, found.problems
