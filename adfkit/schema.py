@@ -289,6 +289,29 @@ COMPACTION_AUDIT: dict[str, str] = {
     "cache_never_read": "bool",
 }
 
+COMPACTION_LAB: dict[str, str] = {
+    "event_id": "Int64",
+    "boundary_seq": "Int64",
+    "compactor": "string",
+    "messages_before": "Int64",
+    "tokens_before": "Int64",
+    "messages_after": "Int64",
+    "tokens_after": "Int64",
+    "ratio": "Float64",
+    "n_items": "Int64",
+    "n_items_kept": "Int64",
+    "recall_all": "Float64",
+    "n_needed": "Int64",
+    "n_needed_kept": "Int64",
+    "recall": "Float64",
+    **{f"recall_{k}": "Float64" for k in ITEM_KINDS},
+    "model": "string",
+    "compaction_cost_usd": "Float64",
+    "cache_rewrite_usd": "Float64",
+    "cost_usd": "Float64",
+    "note": "string",
+}
+
 MISSED_COMPACTIONS: dict[str, str] = {
     "first_seq": "Int64",
     "last_seq": "Int64",

@@ -129,6 +129,39 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
     return src.memo.get(_ROW_ITEMS, build)
 
 
+def message_items(
+    kind: str, role: str, blocks: list[dict[str, Any]], tools: frozenset[str] = frozenset()
+) -> list[Found]:
+    """Items of one message (its history ``kind`` and ``role``, its content blocks), by the
+    rule of :func:`row_items`: an identifier that is one of ``tools`` is not an item. What
+    the compaction lab's extractive compactor keeps."""
+    found = _items_of(kind, role, blocks)
+    return [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
+
+
+def window_text(messages: list[tuple[str, list[dict[str, Any]]]]) -> str:
+    """The text a window holds, for :func:`kept_by` (through :func:`summary_of`): of each
+    ``(kind, blocks)`` message, its text blocks (a summary's without marker and footer),
+    each tool call's name and input as JSON, each tool result's text. A window a compactor
+    made is judged by this, as a summary is by its text."""
+    out: list[str] = []
+    for kind, blocks in messages:
+        for b in blocks:
+            t = b.get("type")
+            if t == "text" and isinstance(b.get("text"), str):
+                text = b["text"]
+                out.append(strip_summary(text) if kind == "compaction_summary" else text)
+            elif t == "tool_use":
+                try:
+                    inp = orjson.dumps(b.get("input"), option=orjson.OPT_NON_STR_KEYS).decode()
+                except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits
+                    inp = str(b.get("input"))
+                out.append(f"{b.get('name')} {inp}")
+            elif t == "tool_result":
+                out.append(_result_text(b.get("content")))
+    return "\n".join(out)
+
+
 # -- the summary ---------------------------------------------------------------------------
 @dataclass
 class Summary:

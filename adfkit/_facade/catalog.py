@@ -142,6 +142,12 @@ _METHODS: tuple[tuple[str, str, Mapping[str, str] | None, Mapping[str, Any] | No
         {},
     ),
     (
+        "compaction_lab",
+        "one row per compaction and compactor: what another compactor keeps, tokens, cost",
+        schema.COMPACTION_LAB,
+        {},
+    ),
+    (
         "refetches",
         "one row per call after a compaction that fetches again what it swept",
         schema.REFETCHES,
