@@ -6,6 +6,8 @@ and its own estimator)."""
 
 from __future__ import annotations
 
+import json
+import math
 import warnings
 
 import pandas as pd
@@ -14,6 +16,8 @@ import pytest
 import adfkit
 from adfkit._analysis import compactors as comp
 from adfkit._base.errors import AdfError
+from adfsynth.claude_code import SUMMARY_PREFIX
+from adfsynth.forgetting import SUMMARY_2
 from adfsynth.lab import write_session
 
 
@@ -131,3 +135,51 @@ def test_every_real_claude_code_compaction_is_replayed_by_every_compactor():
     # the extractive baseline keeps every item it lists: nothing needed again is lost
     ext = lab[lab["compactor"] == "extractive"]
     assert (ext["n_needed_kept"] == ext["n_needed"]).all()
+
+
+def test_lab_command_prints_a_table_per_compaction(planted, capsys, tmp_path):
+    from adfkit.cli import main
+
+    agent, lab, _, truth = planted
+    plot = tmp_path / "lab.png"
+    assert main(["lab", str(agent.path), "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith(f"compaction 0 (seq 14), {truth['tokens_before']:,} tokens before")
+    rows = {line.split()[0]: line.split() for line in out[2:7]}
+    assert list(rows) == list(comp.DEFAULT)
+    assert rows["recorded"][3:5] == ["2/5", "0.400"]
+    assert rows["trim"][3:5] == ["5/5", "1.000"]
+    assert rows["recorded"][6] == "-"  # the recorded call's cost is not in the file
+    assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["lab", str(agent.path), "--json", "--compactor", "mask:keep=1"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["compactor"] for d in doc] == ["mask:keep=1"] * 2
+    assert doc[1]["recall"] is None  # nothing needed again: null, not 0
+
+
+def test_lab_command_refuses_an_unknown_compactor_before_reading(planted, capsys):
+    from adfkit.cli import main
+
+    agent = planted[0]
+    assert main(["lab", str(agent.path), "--compactor", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("adfkit: error: no compactor 'nope'") and err.count("\n") == 1
+
+
+def test_lab_plot_marks_the_recorded_compactor_and_keeps_labels_plain(planted):
+    from adfkit import plots
+
+    lab, truth = planted[1].copy(), planted[3]
+    second = math.ceil((len(SUMMARY_PREFIX + SUMMARY_2) + 16) / 3.5)  # its text, as written
+    x = (truth["lab"]["recorded"]["tokens"] + second) / 2
+    lab["compactor"] = lab["compactor"].replace({"mask": "$x^2$ mask"})
+    ax = plots.lab_recall_tokens(lab)
+    try:
+        star = next(c for c in ax.collections if c.get_gid() == "recorded")
+        # mean tokens over both compactions; recall of the first (the second needed nothing)
+        assert star.get_offsets().tolist() == [[x, 0.4]]
+        labels = [t for t in ax.texts if t.get_gid() == "label"]
+        shown = {t.get_text(): t for t in labels}
+        assert "$x^2$ mask" in shown and not shown["$x^2$ mask"].get_parse_math()
+    finally:
+        plots.close(ax)
