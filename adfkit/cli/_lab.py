@@ -28,7 +28,7 @@ def _cell(col: str, r: dict[str, Any]) -> str:
     if col == "needed":
         a, b = r.get("n_needed_kept"), r.get("n_needed")
         return f"{a}/{b}" if _known(a) and _known(b) else "-"
-    v = r.get(col)
+    v: Any = r.get(col)
     if not _known(v):
         return "-"
     if col in ("ratio", "recall", "recall_all"):
@@ -49,7 +49,7 @@ def format_lab(records: list[dict[str, Any]]) -> list[str]:
         k = (r.get("agent_path"), r.get("event_id"))
         if k != key:
             key = k
-            before = r.get("tokens_before")
+            before: Any = r.get("tokens_before")
             size = f"{int(before):,} tokens before" if _known(before) else "size unknown"
             if lines:
                 lines.append("")
@@ -100,13 +100,14 @@ def cmd_lab(args: argparse.Namespace) -> int:
     else:
         say("no compaction found")
     if args.plot:
+        from adfkit import plots
         from adfkit._base.outputs import check_output
         from adfkit._core.registry import input_places
         from adfkit.plots import close, lab_recall_tokens
 
         check_output(args.plot, input_places(agent_inputs(args.paths)[0]))
         ax = lab_recall_tokens(df)
-        ax.get_figure(root=True).savefig(args.plot)
+        plots.figure_of(ax).savefig(args.plot)
         close(ax)
         say(f"wrote {args.plot}", err=True)
     return 2 if len(errors) and not len(df) else (1 if len(errors) else 0)
