@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         simulate_sweep,
     )
     from adfkit._facade.fleet import FleetResult, export, export_otlp, load_fleet
+    from adfkit._facade.lab_dataset import export_compaction_dataset
     from adfkit._sources.claude_code.listing import list_claude_code_sessions
     from adfkit._sources.codex.listing import list_codex_sessions
 
@@ -91,6 +92,7 @@ _LAZY: dict[str, str] = {
     "list_claude_code_sessions": "_sources.claude_code.listing",
     "list_codex_sessions": "_sources.codex.listing",
     **dict.fromkeys(["FleetResult", "export", "export_otlp", "load_fleet"], "_facade.fleet"),
+    "export_compaction_dataset": "_facade.lab_dataset",
     "Mind": "_analysis.mind",
     **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),
     **dict.fromkeys(
@@ -189,6 +191,7 @@ __all__ = [
     "UnsupportedSchemaError",
     "__version__",
     "export",
+    "export_compaction_dataset",
     "export_otlp",
     "formats",
     "list_sessions",

@@ -312,6 +312,28 @@ COMPACTION_LAB: dict[str, str] = {
     "note": "string",
 }
 
+COMPACTION_DATASET: dict[str, str] = {
+    "event_id": "Int64",
+    "boundary_seq": "Int64",
+    "kind": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "threshold": "Int64",
+    "tokens_before": "Int64",
+    "tokens_after": "Int64",
+    "messages_before": "Int64",
+    "est_tokens_before": "Int64",
+    "window_before": "string",
+    "prompt": "string",
+    "summary": "string",
+    "n_items": "Int64",
+    "n_needed": "Int64",
+    "swept_items": "string",
+    "cost_before_usd": "Float64",
+    "cost_after_usd": "Float64",
+    "compaction_cost_usd": "Float64",
+}
+
 MISSED_COMPACTIONS: dict[str, str] = {
     "first_seq": "Int64",
     "last_seq": "Int64",

@@ -16,6 +16,7 @@ import pytest
 import adfkit
 from adfkit._analysis import compactors as comp
 from adfkit._base.errors import AdfError
+from adfkit._facade import lab_dataset
 from adfsynth.claude_code import SUMMARY_PREFIX
 from adfsynth.forgetting import SUMMARY_2
 from adfsynth.lab import write_session
@@ -183,3 +184,80 @@ def test_lab_plot_marks_the_recorded_compactor_and_keeps_labels_plain(planted):
         assert "$x^2$ mask" in shown and not shown["$x^2$ mask"].get_parse_math()
     finally:
         plots.close(ax)
+
+
+# -- the dataset ---------------------------------------------------------------------------
+def _read_back(folder):
+    import duckdb
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(folder / "compactions.parquet")
+    con = duckdb.connect()
+    rows = con.execute(
+        "select event_id, n_needed, swept_items, window_before, summary from "
+        f"read_parquet('{folder / 'compactions.parquet'}') order by agent, event_id"
+    ).fetchall()
+    lines = con.execute(
+        f"select count(*) from read_json_auto('{folder / 'compactions.jsonl'}')"
+    ).fetchone()
+    return table, rows, lines[0]
+
+
+def test_dataset_of_the_planted_session_holds_the_planted_labels(planted, tmp_path):
+    from adfsynth.forgetting import SUMMARY, _items
+
+    agent = planted[0]
+    written, errors = adfkit.export_compaction_dataset(agent.path, tmp_path / "ds")
+    assert errors.empty and written["records"].tolist() == [2, 2, 2]
+    table, rows, n_lines = _read_back(tmp_path / "ds")
+    assert table.num_rows == n_lines == 2
+    assert set(table.column_names) == set(lab_dataset.FIELDS)
+    first = rows[0]
+    assert first[:2] == (0, 5)
+    items = json.loads(first[2])
+    want = {(it["kind"], it["value"]) for it in _items() if it["back"] is not None}
+    assert {(x["kind"], x["value"]) for x in items if x["needed_again"]} == want
+    window = json.loads(first[3])
+    assert len(window) == 14 and window[0]["kind"] == "message"
+    assert first[4] == SUMMARY_PREFIX + SUMMARY  # the summary as the agent wrote it
+    sheet = (tmp_path / "ds" / "DATASHEET.md").read_text()
+    for field in lab_dataset.FIELDS:
+        assert f"| `{field}` |" in sheet
+
+
+def test_dataset_of_the_real_fixtures_reads_back_and_holds_no_planted_secret(tmp_path):
+    from conftest import ROOT
+    from test_transcript_hostile import SECRETS, _secret_session
+
+    shared = ROOT.parent / "shared" / "fixtures"
+    if not shared.is_dir():
+        pytest.skip(f"real fixtures {shared} not present (../shared is absent in a user's clone)")
+    secret_cc, _ = _secret_session(tmp_path)
+    inputs = [str(shared / "transcripts"), str(shared / "adf-runtime" / "long-runner.adf")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        written, errors = adfkit.export_compaction_dataset(
+            [*inputs, str(secret_cc)], tmp_path / "ds"
+        )
+        audit, _ = adfkit.load_fleet(inputs, "compaction_audit", engine="serial", progress=False)
+    assert errors.empty
+    table, rows, n_lines = _read_back(tmp_path / "ds")
+    # every real compaction, and the secret session's one
+    assert table.num_rows == n_lines == len(audit) + 1 == 12 + 8 + 1
+    blob = b"".join(p.read_bytes() for p in (tmp_path / "ds").iterdir())
+    for secret in SECRETS:
+        assert secret.encode() not in blob, secret[:12]
+    assert b"__redacted__" in blob  # the secrets were there, and were replaced
+
+
+def test_lab_command_writes_the_dataset(planted, tmp_path, capsys):
+    from adfkit.cli import main
+
+    agent = planted[0]
+    assert main(["lab", str(agent.path), "--dataset", str(tmp_path / "ds")]) == 0
+    assert "wrote 2 compaction(s)" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "ds").iterdir()) == [
+        "DATASHEET.md",
+        "compactions.jsonl",
+        "compactions.parquet",
+    ]

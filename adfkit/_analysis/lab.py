@@ -24,6 +24,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import orjson
 import pandas as pd
 
 from adfkit import schema
@@ -49,7 +50,8 @@ from adfkit._analysis.kept import (
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
-from adfkit._analysis.usage import PricesArg, load_prices
+from adfkit._analysis.usage import PricesArg, load_prices, usage_frame
+from adfkit._base.redact import redact_text, redact_value
 from adfkit._core.prices import price_for
 from adfkit._core.rows import parse_content
 from adfkit._core.source import AgentSource
@@ -266,3 +268,96 @@ def compaction_lab(
 
 def _unknown(v: Any) -> bool:
     return v is None or v is pd.NA or (isinstance(v, float) and v != v)
+
+
+# -- the dataset ---------------------------------------------------------------------------
+def _message_doc(m: Message) -> dict[str, Any]:
+    return {"kind": m.kind, "role": m.role, "blocks": list(m.blocks)}
+
+
+def _json(value: Any) -> str:
+    return orjson.dumps(redact_value(value), default=str).decode()
+
+
+def compaction_records(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
+    """The compactions as a dataset, redacted: one row per compaction the record holds, with
+    the window before it, the recorded summary, the items it swept with their needed-again
+    labels, and what the calls around it cost. Every text goes through the redaction rules of
+    :func:`adfkit._base.redact.redact_value` (credentials in any string replaced by
+    ``__redacted__``).
+
+    Columns (dtype):
+
+    - ``event_id``, ``boundary_seq`` (Int64), ``kind`` (string: ``auto``, ``manual``; NA where
+      the record states none), ``created_at`` (datetime64[ms, UTC]), ``model`` (string)
+    - ``threshold`` (Int64: the automatic threshold in force), ``tokens_before``,
+      ``tokens_after`` (Int64: as :meth:`compaction_audit` has them: what the record states,
+      else the calls around it)
+    - ``messages_before``, ``est_tokens_before`` (Int64: the window before, estimated),
+      ``window_before`` (string: JSON, a list of ``{kind, role, blocks}``, the blocks in
+      adfkit's neutral form), ``prompt`` (string: the compaction instructions the record
+      holds), ``summary`` (string: the recorded summary's text; NA when not in the record)
+    - ``n_items``, ``n_needed`` (Int64: swept items, and those needed again; NA when the swept
+      rows are not in the record), ``swept_items`` (string: JSON, a list of ``{kind, value,
+      key, kept, needed_again, needed_how}`` as the loss ledger has them; NA likewise)
+    - ``cost_before_usd``, ``cost_after_usd`` (Float64: the last model call before the
+      compaction and the first after it), ``compaction_cost_usd`` (Float64: the compaction
+      call, where the record keeps its usage); NA when unknown or unpriced
+    """
+    from adfkit._analysis.compaction_audit import compaction_audit
+
+    st = replay_state(src)
+    audit = compaction_audit(src).set_index("event_id")
+    led = compaction_ledger(src, prices=prices)
+    swept = swept_items(src)
+    u, _, _ = usage_frame(src.history(), load_prices(prices))
+    u = u[u["call_kind"] == "assistant"]
+    cost = dict(zip(u["seq"].astype("int64").tolist(), u["cost_usd"].tolist(), strict=True))
+    rows = []
+    for inp in lab_inputs(src, prices=prices):
+        j = inp.event_id
+        assert j is not None
+        b = int(st.events["boundary_seq"].iloc[j])
+        a = audit.loc[j] if j in audit.index else None
+        i = bisect.bisect_right(st.calls, b)
+        text = summary_text(st, j)
+        rec: dict[str, Any] = {
+            "event_id": j,
+            "boundary_seq": b,
+            "kind": None if a is None else a["kind"],
+            "created_at": None if a is None else a["created_at"],
+            "model": inp.model,
+            "threshold": None if a is None else a["threshold"],
+            "tokens_before": None if a is None else a["tokens_before"],
+            "tokens_after": None if a is None else a["tokens_after"],
+            "messages_before": len(inp.messages),
+            "est_tokens_before": window_tokens(inp.messages),
+            "window_before": _json([_message_doc(m) for m in inp.messages]),
+            "prompt": None if inp.prompt is None else redact_text(inp.prompt),
+            "summary": None if text is None else redact_text(text),
+            "cost_before_usd": cost.get(st.calls[i - 1]) if i > 0 else None,
+            "cost_after_usd": cost.get(st.calls[i]) if i < len(st.calls) else None,
+            "compaction_cost_usd": inp.recorded_cost_usd,
+        }
+        if j in swept:
+            g = led[led["event_id"] == j]
+            cols = ("kind", "value", "item_key", "kept", "needed_again", "needed_how")
+            items = [
+                dict(
+                    zip(
+                        ("kind", "value", "key", "kept", "needed_again", "needed_how"),
+                        r,
+                        strict=True,
+                    )
+                )
+                for r in zip(
+                    *(g[c].astype(object).where(g[c].notna(), None) for c in cols), strict=True
+                )
+            ]
+            rec.update(
+                n_items=len(items),
+                n_needed=sum(bool(x["needed_again"]) for x in items),
+                swept_items=_json(items),
+            )
+        rows.append(rec)
+    return schema.frame(rows, schema.COMPACTION_DATASET)

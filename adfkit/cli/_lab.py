@@ -71,7 +71,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
     deterministic ones) and the new window is scored: recall of the items needed again after
     the compaction that it keeps (the loss ledger's rule), its tokens, and what the
     compaction call and the cache rewrite cost. --plot FILE draws recall against tokens kept,
-    one point per compactor (the recorded one a star).
+    one point per compactor (the recorded one a star); --dataset DIR writes every
+    compaction as a dataset record (the window before, the summary, the swept items and
+    which were needed again, costs), redacted, as Parquet and JSON lines with a datasheet.
 
     Example: adfkit lab ~/.claude/projects --compactor recorded --compactor mask:keep=5
     """
@@ -110,6 +112,15 @@ def cmd_lab(args: argparse.Namespace) -> int:
         plots.figure_of(ax).savefig(args.plot)
         close(ax)
         say(f"wrote {args.plot}", err=True)
+    if args.dataset:
+        from adfkit._facade.lab_dataset import export_compaction_dataset
+
+        written, _ = export_compaction_dataset(args.paths, args.dataset, prices=args.prices)
+        n = int(written["records"].iloc[0]) if len(written) else 0
+        say(
+            f"wrote {n} compaction(s) to {args.dataset} (Parquet, JSON lines, DATASHEET.md)",
+            err=True,
+        )
     return 2 if len(errors) and not len(df) else (1 if len(errors) else 0)
 
 
@@ -130,3 +141,6 @@ def register(sub: Any) -> None:
         help="a compactor, NAME or NAME:key=value,... (repeatable; default the built-in ones)",
     )
     p.add_argument("--plot", metavar="FILE", help="draw recall against tokens kept to FILE")
+    p.add_argument(
+        "--dataset", metavar="DIR", help="write the compactions as a dataset (redacted) to DIR"
+    )
