@@ -30,8 +30,8 @@ factory)``), or the ``adfkit.compactors`` entry point group of an installed pack
     [project.entry-points."adfkit.compactors"]
     mine = "mypackage:make_mine"
 
-The LLM compactor (``llm``, :mod:`adfkit._analysis.llm_compactor`) registers itself the
-same way.
+The LLM compactor (``llm``, :mod:`adfkit._analysis.llm_compactor`) ships with adfkit and is
+not in :data:`DEFAULT` (it calls a model).
 """
 
 from __future__ import annotations
@@ -118,6 +118,12 @@ class Compacted:
     messages: tuple[Message, ...]
     cost_usd: float | None = 0.0
     note: str | None = None
+
+
+class CompactorError(AdfError):
+    """A compactor could not make a window for one compaction (a request refused by its
+    budget, an endpoint's error): that compaction's row is NA with this message as its note,
+    and the others go on."""
 
 
 Compactor = Callable[[CompactionInput], "Sequence[Message] | Compacted | None"]
@@ -251,6 +257,12 @@ _PLUGINS_LOADED = False
 DEFAULT = ("recorded", "keep_last", "mask", "trim", "extractive")
 
 
+def register_builtin(name: str, factory: Factory) -> Factory:
+    """Add a compactor that ships with adfkit (``llm``)."""
+    BUILTIN[name] = factory
+    return factory
+
+
 def register_compactor(name: str, factory: Factory) -> Factory:
     """Add a compactor: ``factory(**params)`` returns the callable (see the module
     docstring). A built-in name is refused (``ValueError``). Returns ``factory``."""
@@ -285,6 +297,8 @@ def _load_plugins() -> None:
 def compactor_names() -> list[str]:
     """Every compactor's name: the built-in ones, then the registered ones."""
     _load_plugins()
+    from adfkit._analysis import llm_compactor  # noqa: F401 - registers ``llm``
+
     return [*BUILTIN, *(n for n in _REGISTERED if n not in BUILTIN)]
 
 

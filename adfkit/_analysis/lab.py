@@ -33,6 +33,7 @@ from adfkit._analysis.compactors import (
     Compacted,
     CompactionInput,
     Compactor,
+    CompactorError,
     Message,
     make_compactor,
     window_tokens,
@@ -246,7 +247,12 @@ def compaction_lab(
         }
         for label, compactor in made:
             rec = {**base, "compactor": label}
-            got = _as_compacted(compactor(inp))
+            try:
+                got = _as_compacted(compactor(inp))
+            except CompactorError as exc:
+                rec["note"] = str(exc)
+                rows.append(rec)
+                continue
             if got is None:
                 rec["note"] = "the compactor cannot say (the summary is not in the record)"
                 rows.append(rec)
