@@ -38,12 +38,19 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from adfkit._analysis import llm_compactor
 from adfkit._analysis.kept import message_items
+from adfkit._analysis.windows import (
+    Compacted,
+    CompactionInput,
+    Compactor,
+    Factory,
+    Message,
+)
 from adfkit._base.errors import AdfError
-from adfkit._core.rows import MESSAGE_OVERHEAD, block_chars, block_text, estimate_tokens
+from adfkit._core.rows import block_text
 
 #: Kinds of message a person (or the compaction) wrote: each starts a turn.
 _PERSON = frozenset(("message", "compaction_summary"))
@@ -51,83 +58,6 @@ _PERSON = frozenset(("message", "compaction_summary"))
 PLACEHOLDER = "[tool result omitted]"
 #: The entry point group of compactor plug-ins.
 ENTRY_POINTS = "adfkit.compactors"
-
-
-@dataclass(frozen=True)
-class Message:
-    """One message of a window, format-neutral: the history's ``kind`` (``message``,
-    ``assistant``, ``tool_result``, ``compaction_summary``, ``context``...) and ``role``, its
-    content blocks (adfkit's form: ``text``, ``tool_use``, ``tool_result``, ``thinking``...),
-    and ``seq``, the history row it is (None for a message a compactor wrote)."""
-
-    kind: str
-    role: str
-    blocks: tuple[dict[str, Any], ...]
-    seq: int | None = None
-
-    def chars(self) -> tuple[int, int]:
-        """``(text_chars, media_chars)`` the estimator counts, the message overhead
-        included (:func:`adfkit._core.rows.block_chars`)."""
-        text, media = MESSAGE_OVERHEAD, 0
-        for b in self.blocks:
-            t, m = block_chars(b)
-            text, media = text + t, media + m
-        return text, media
-
-    def text(self, value: str) -> Message:
-        """A message of the same kind and role whose only block is the text ``value``."""
-        return Message(self.kind, self.role, ({"type": "text", "text": value},))
-
-
-def window_tokens(messages: Sequence[Message]) -> int:
-    """Estimated tokens of a window: the runtime's estimator over its characters."""
-    text = media = 0
-    for m in messages:
-        t, md = m.chars()
-        text, media = text + t, media + md
-    return estimate_tokens(text, media)
-
-
-@dataclass(frozen=True)
-class CompactionInput:
-    """What a compactor is given: the window before one compaction."""
-
-    #: the conversation the model saw before the compaction, in display order
-    messages: tuple[Message, ...]
-    #: names of the tools the session calls
-    tools: tuple[str, ...]
-    #: tokens the new window should fit in (the recorded new window's, when known)
-    budget: int | None
-    #: the compaction prompt or instructions the record holds, else None
-    prompt: str | None = None
-    #: what the agent's own compaction left (its summary and kept rows), None when unknown
-    recorded: tuple[Message, ...] | None = None
-    #: the model of the session at the compaction
-    model: str | None = None
-    #: the compaction (``event_id`` of :meth:`compactions`)
-    event_id: int | None = None
-    #: what the agent's compaction call cost (USD), None when unknown
-    recorded_cost_usd: float | None = None
-
-
-@dataclass(frozen=True)
-class Compacted:
-    """What a compactor may return instead of a plain sequence of messages: the new window
-    with the cost of the call that made it (USD; None when unknown) and a note."""
-
-    messages: tuple[Message, ...]
-    cost_usd: float | None = 0.0
-    note: str | None = None
-
-
-class CompactorError(AdfError):
-    """A compactor could not make a window for one compaction (a request refused by its
-    budget, an endpoint's error): that compaction's row is NA with this message as its note,
-    and the others go on."""
-
-
-Compactor = Callable[[CompactionInput], "Sequence[Message] | Compacted | None"]
-Factory = Callable[..., Compactor]
 
 
 # -- turns ---------------------------------------------------------------------------------
@@ -250,17 +180,12 @@ BUILTIN: dict[str, Factory] = {
     "mask": mask,
     "trim": trim,
     "extractive": extractive,
+    "llm": llm_compactor.llm,
 }
 _REGISTERED: dict[str, Factory] = {}
 _PLUGINS_LOADED = False
 #: What ``adfkit lab`` and :func:`compaction_lab` run when not told.
 DEFAULT = ("recorded", "keep_last", "mask", "trim", "extractive")
-
-
-def register_builtin(name: str, factory: Factory) -> Factory:
-    """Add a compactor that ships with adfkit (``llm``)."""
-    BUILTIN[name] = factory
-    return factory
 
 
 def register_compactor(name: str, factory: Factory) -> Factory:
@@ -297,7 +222,6 @@ def _load_plugins() -> None:
 def compactor_names() -> list[str]:
     """Every compactor's name: the built-in ones, then the registered ones."""
     _load_plugins()
-    from adfkit._analysis import llm_compactor  # noqa: F401 - registers ``llm``
 
     return [*BUILTIN, *(n for n in _REGISTERED if n not in BUILTIN)]
 

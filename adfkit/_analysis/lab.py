@@ -28,16 +28,7 @@ import orjson
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.compactors import (
-    DEFAULT,
-    Compacted,
-    CompactionInput,
-    Compactor,
-    CompactorError,
-    Message,
-    make_compactor,
-    window_tokens,
-)
+from adfkit._analysis.compactors import DEFAULT, make_compactor
 from adfkit._analysis.forgetting import compaction_cache, compaction_ledger
 from adfkit._analysis.items import ITEM_KINDS
 from adfkit._analysis.kept import (
@@ -52,6 +43,14 @@ from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, load_prices, usage_frame
+from adfkit._analysis.windows import (
+    Compacted,
+    CompactionInput,
+    Compactor,
+    CompactorError,
+    Message,
+    window_tokens,
+)
 from adfkit._base.redact import redact_text, redact_value
 from adfkit._core.prices import price_for
 from adfkit._core.rows import parse_content

@@ -39,16 +39,15 @@ from typing import Any
 
 import orjson
 
-from adfkit._analysis.compactors import (
+from adfkit._analysis.kept import window_text
+from adfkit._analysis.windows import (
     Compacted,
     CompactionInput,
     Compactor,
     CompactorError,
     Message,
-    register_builtin,
     window_tokens,
 )
-from adfkit._analysis.kept import window_text
 from adfkit._base.errors import AdfError
 from adfkit._core.prices import load_prices, price_for
 
@@ -218,6 +217,3 @@ def llm(
         return Compacted((summary,), _cost(model, got["input_tokens"], got["output_tokens"]), note)
 
     return compact
-
-
-register_builtin("llm", llm)

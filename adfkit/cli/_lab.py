@@ -68,9 +68,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
     For each compaction the record holds, the window before it is given to each compactor
     (--compactor, repeatable: recorded, keep_last[:n=5], mask[:keep=3], trim[:chars=500],
     extractive, llm:model=NAME[,api=openai,base_url=URL,budget_usd=X...] (the key from
-    ADFKIT_LLM_API_KEY, ANTHROPIC_API_KEY or OPENAI_API_KEY), or a registered one; default: the five built-in
-    deterministic ones) and the new window is scored: recall of the items needed again after
-    the compaction that it keeps (the loss ledger's rule), its tokens, and what the
+    ADFKIT_LLM_API_KEY, ANTHROPIC_API_KEY or OPENAI_API_KEY), or a registered one; default:
+    the five built-in deterministic ones) and the new window is scored: recall of the items
+    needed again after the compaction that it keeps (the loss ledger's rule), its tokens, and
+    what the
     compaction call and the cache rewrite cost. --plot FILE draws recall against tokens kept,
     one point per compactor (the recorded one a star); --dataset DIR writes every
     compaction as a dataset record (the window before, the summary, the swept items and
