@@ -38,6 +38,7 @@ from adfkit._base.errors import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
     from adfkit import schema
+    from adfkit._analysis.compactors import register_compactor
     from adfkit._analysis.mind import Mind
     from adfkit._analysis.observe import Observation, load_taxonomy, signature
     from adfkit._analysis.simulate import (
@@ -93,6 +94,7 @@ _LAZY: dict[str, str] = {
     "list_codex_sessions": "_sources.codex.listing",
     **dict.fromkeys(["FleetResult", "export", "export_otlp", "load_fleet"], "_facade.fleet"),
     "export_compaction_dataset": "_facade.lab_dataset",
+    "register_compactor": "_analysis.compactors",
     "Mind": "_analysis.mind",
     **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),
     **dict.fromkeys(
@@ -204,6 +206,7 @@ __all__ = [
     "open_adf",
     "open_claude_code",
     "open_codex",
+    "register_compactor",
     "register_format",
     "sample_path",
     "schema",

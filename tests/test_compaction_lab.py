@@ -261,3 +261,14 @@ def test_lab_command_writes_the_dataset(planted, tmp_path, capsys):
         "compactions.jsonl",
         "compactions.parquet",
     ]
+
+
+def test_lab_plot_of_an_agent_without_compactions_says_so():
+    from adfkit import plots
+
+    empty = pd.DataFrame(columns=["compactor", "tokens_after", "n_needed", "n_needed_kept"])
+    ax = plots.lab_recall_tokens(empty)
+    try:
+        assert [t.get_text() for t in ax.texts] == ["no compaction had an item needed again"]
+    finally:
+        plots.close(ax)

@@ -82,7 +82,7 @@ def lab_recall_tokens(data: Any, *, ax: Axes | None = None, title: str | None = 
         y = np.where(n > 0, k / n, np.nan)
     names = [str(c) for c in tokens.index]
     ok = np.isfinite(x) & np.isfinite(y)
-    rec = np.array([c == "recorded" or c.startswith("recorded:") for c in names]) & ok
+    rec = np.array([c == "recorded" or c.startswith("recorded:") for c in names], dtype=bool) & ok
     with _drawing(ax, figsize=(8.0, 4.0)) as ax:
         _title(ax, title, LAB_TITLE, None)
         if not ok.any():
