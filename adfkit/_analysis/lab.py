@@ -74,11 +74,12 @@ def _before(st: ReplayState, j: int) -> list[int]:
         seqs = sorted(set(st.swept[j]) | set(st.tails[j]), key=lambda q: (st.rows[q].key, q))
         return [q for q in seqs if st.rows[q].conv]
     c = st.calls[i]
-    gone: set[int] = set()
+    gone: set[int] = set()  # swept by another event between the call and this one
     for k, bound in enumerate(st.events["boundary_seq"].tolist()):
         if k != j and c <= int(bound) < b:
             gone.update(st.swept[k])
-    later = [q for q in st.order if c <= q <= b and st.rows[q].conv and q not in gone]
+    span = st.order[bisect.bisect_left(st.order, c) : bisect.bisect_right(st.order, b)]
+    later = [q for q in span if st.rows[q].conv and q not in gone]
     return [q for q in st.window(c) if q not in gone] + later
 
 
