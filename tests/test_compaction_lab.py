@@ -355,3 +355,25 @@ def test_an_installed_compactor_plugin_is_found_by_its_entry_point(planted, tmp_
     # the person's first message alone: the rule it states, nothing else needed again
     assert lab["messages_after"].tolist() == [1, 1]
     assert lab["n_needed_kept"].tolist()[0] == 1
+
+
+def test_a_compaction_without_summary_by_design_left_its_kept_rows():
+    """An Inspect AI trim writes no summary: what the agent's compaction left is the rows it
+    kept, known (not NA); a compaction whose summary was lost stays unknown."""
+    from conftest import ROOT
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        log = adfkit.open(
+            ROOT / "sample_agents/inspect/2026-06-01T08-00-00+00-00_tide-drift-trim.eval"
+        )
+        sample = next(iter(log))
+        lab = sample.compaction_lab(["recorded"])
+        swept = sample.compactions()["n_swept"]
+        lost = adfkit.open(ROOT / "sample_agents/mind-keeper.adf")
+        lost_lab = lost.compaction_lab(["recorded"])
+        lost_events = lost.events()
+    assert (lab["messages_after"] == lab["messages_before"] - swept.to_numpy()).all()
+    assert lab["tokens_after"].notna().all()
+    gone = lost_events["summary_lost"].to_numpy(bool)
+    assert gone.any() and lost_lab["tokens_after"][gone].isna().all()

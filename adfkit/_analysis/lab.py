@@ -85,8 +85,13 @@ def _before(st: ReplayState, j: int) -> list[int]:
 
 def _after(st: ReplayState, j: int) -> list[int] | None:
     """The conversation seqs the agent's compaction left (its summary and the rows it kept),
-    or None when the summary's text is not in the record."""
-    if summary_text(st, j) is None:
+    or None when the summary's text is not in the record (lost, encrypted, an empty
+    transcript row). A compaction that writes no summary by design (it only drops rows: an
+    Inspect AI trim) left the rows it kept."""
+    no_summary = st.summaries[j] is None and not bool(st.events["summary_lost"].iloc[j])
+    if not no_summary and summary_text(st, j) is None:
+        return None
+    if no_summary and st.encrypted and st.encrypted[j]:
         return None
     b = int(st.events["boundary_seq"].iloc[j])
     s = st.summaries[j]
