@@ -310,6 +310,10 @@ COMPACTION_LAB: dict[str, str] = {
     "cache_rewrite_usd": "Float64",
     "cost_usd": "Float64",
     "note": "string",
+    "judge_n": "Int64",
+    "judge_yes": "Int64",
+    "judge_recall": "Float64",
+    "judge_note": "string",
 }
 
 COMPACTION_DATASET: dict[str, str] = {

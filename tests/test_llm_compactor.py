@@ -5,6 +5,7 @@ call."""
 
 from __future__ import annotations
 
+import ast
 import json
 import threading
 import warnings
@@ -13,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import adfkit
-from adfkit._analysis.llm_compactor import DEFAULT_PROMPT
+from adfkit._analysis.llm_compactor import DEFAULT_PROMPT, JUDGE_PROMPT
 from adfkit._base.errors import AdfError
 from adfsynth import forgetting as f
 from adfsynth.lab import write_session
@@ -24,6 +25,17 @@ SCRIPT = [
     (f"Summary: {f.RULE}. Edited {f.LIMITS}; ran `{f.COMMAND}`.", 14_000, 120),
     (f"Summary: edited {f.UPLOAD}.", 7_000, 40),
 ]
+
+
+def judged(body: dict) -> str:
+    """The scripted judge: "yes" where the question's quoted value is in the context as
+    written, else "no"."""
+    context, _, questions = body["messages"][0]["content"].rpartition("\n\nQuestions:\n")
+    answers = []
+    for q in questions.splitlines():
+        value = ast.literal_eval(q[q.index("'") if "'" in q else q.index('"') : q.rindex("?")])
+        answers.append("yes" if value in context else "no")
+    return json.dumps(answers)
 
 
 class Server:
@@ -45,6 +57,8 @@ class Server:
                 server.requests.append({"path": self.path, "headers": headers, "body": body})
                 if server.status != 200:
                     reply, status = {"error": {"message": "overloaded"}}, server.status
+                elif body.get("system") == JUDGE_PROMPT:
+                    reply, status = server.answer(self.path, judged(body), 500, 20), 200
                 else:
                     text, tin, tout = SCRIPT[(len(server.requests) - 1) % len(SCRIPT)]
                     reply, status = server.answer(self.path, text, tin, tout), 200
@@ -180,3 +194,23 @@ def test_no_key_no_call(agent, server, monkeypatch, tmp_path, capsys):
     assert main(["lab", str(agent.path), "--compactor", _spec(server, tmp_path)]) == 2
     assert "no call is made without one" in capsys.readouterr().err
     assert server.requests == []
+
+
+def test_the_llm_judge_is_reported_apart(agent, server, keyed, tmp_path):
+    settings = f"model={MODEL},base_url={server.url},cache={tmp_path / 'cache'}"
+    plain = agent.compaction_lab(["recorded", "trim"])
+    lab = agent.compaction_lab(["recorded", "trim"], judge=settings)
+    # one request per new window with items needed again: the first compaction's two
+    assert len(server.requests) == 2
+    q = server.requests[0]["body"]["messages"][0]["content"].rpartition("Questions:\n")[2]
+    assert q.splitlines()[0] == f"1. Does the context tell the agent this instruction: {f.RULE!r}?"
+    first = lab[lab["event_id"] == 0]
+    # the summary keeps the rule and the limits path in other words: the deterministic rule
+    # counts them, this judge (yes only to the value as written) does not; trim keeps all
+    assert first["judge_recall"].tolist() == [0.0, 1.0]
+    assert first["judge_n"].tolist() == [5, 5]
+    assert lab["recall"].fillna(-1).tolist() == plain["recall"].fillna(-1).tolist()  # apart
+    assert lab.loc[lab["event_id"] == 1, "judge_recall"].isna().all()  # nothing to ask
+    agent.compaction_lab(["recorded", "trim"], judge=settings)
+    assert len(server.requests) == 2  # cached
+    assert plain["judge_recall"].isna().all()  # no judge: NA, not 0

@@ -28,7 +28,7 @@ import orjson
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.compactors import DEFAULT, make_compactor
+from adfkit._analysis.compactors import DEFAULT, make_compactor, parse_spec
 from adfkit._analysis.forgetting import compaction_cache, compaction_ledger
 from adfkit._analysis.items import ITEM_KINDS
 from adfkit._analysis.kept import (
@@ -39,6 +39,7 @@ from adfkit._analysis.kept import (
     swept_items,
     window_text,
 )
+from adfkit._analysis.llm_compactor import Judge, llm_judge
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
@@ -51,6 +52,7 @@ from adfkit._analysis.windows import (
     Message,
     window_tokens,
 )
+from adfkit._base.errors import AdfError
 from adfkit._base.redact import redact_text, redact_value
 from adfkit._core.prices import price_for
 from adfkit._core.rows import parse_content
@@ -196,11 +198,40 @@ def _as_compacted(got: Any) -> Compacted | None:
     return Compacted(tuple(got))
 
 
+JudgeArg = str | Judge | None
+
+
+def judge_of(judge: JudgeArg) -> Judge | None:
+    """A judge from its spec (``"model=NAME,api=openai"``: :func:`llm_judge`'s settings)."""
+    if judge is None or callable(judge):
+        return judge
+    _, params = parse_spec(f"judge:{judge}")
+    try:
+        return llm_judge(**params)
+    except TypeError as exc:
+        raise AdfError(f"judge {judge!r}: {exc}") from None
+
+
+def _judged(
+    judge: Judge, items: list[tuple[str, str, str, bool]], got: Compacted
+) -> dict[str, Any]:
+    """The ``judge_*`` columns: the judge's answers on the items needed again."""
+    needed = [(k, v) for k, v, _key, need in items if need]
+    try:
+        verdicts = judge(needed, got.messages)
+    except CompactorError as exc:
+        return {"judge_note": str(exc)}
+    n = sum(1 for v in verdicts if v is not None)
+    yes = sum(1 for v in verdicts if v is True)
+    return {"judge_n": n, "judge_yes": yes, "judge_recall": _share(yes, n)}
+
+
 def compaction_lab(
     src: AgentSource,
     compactors: Iterable[CompactorArg] = DEFAULT,
     *,
     prices: PricesArg = None,
+    judge: JudgeArg = None,
 ) -> pd.DataFrame:
     """Each compaction replayed with each compactor, scored. One row per compaction and
     compactor (the module docstring says how each figure is made).
@@ -222,6 +253,12 @@ def compaction_lab(
       (Float64: the compaction call), ``cache_rewrite_usd`` (Float64: the new window written
       to the cache at the model's cache-write price), ``cost_usd`` (their sum); NA unpriced
     - ``note`` (string: why a figure is NA, or what the compactor said)
+    - with ``judge`` (an LLM judge: ``"model=NAME[,api=openai,base_url=URL...]"``, the
+      settings of :func:`adfkit._analysis.llm_compactor.llm_judge`, or a callable from the
+      ``(kind, value)`` items needed again and the new window to a yes/no/None per item),
+      reported apart, never mixed into ``recall``: ``judge_n`` (Int64: probes answered),
+      ``judge_yes`` (Int64: answered yes, the window tells it), ``judge_recall`` (Float64),
+      ``judge_note`` (string: why the judge gave nothing); NA without a judge
 
     Examples
     --------
@@ -231,6 +268,7 @@ def compaction_lab(
     True
     """
     made = [make_compactor(c) for c in compactors]
+    judging = judge_of(judge)
     table = load_prices(prices)
     led = compaction_ledger(src, prices=prices)
     items = _needed(led)
@@ -273,6 +311,8 @@ def compaction_lab(
             rec["cost_usd"] = None if cost is None or rewrite is None else cost + rewrite
             rec["note"] = got.note if known is not None else "the swept rows are not in the record"
             rec.update(score_window(known, got.messages))
+            if judging is not None and known is not None:
+                rec.update(_judged(judging, known, got))
             rows.append(rec)
     return schema.frame(rows, schema.COMPACTION_LAB)
 

@@ -33,7 +33,7 @@ import hashlib
 import os
 import urllib.error
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -158,6 +158,67 @@ def _cost(model: str, tin: Any, tout: Any) -> float | None:
     return round((tin * p.input + tout * p.output) / 1e6, 8)
 
 
+class _Client:
+    """An endpoint with its on-disk cache and its budget: what the compactor and the judge
+    share. ``who`` names it in errors (``llm compactor``, ``llm judge``)."""
+
+    def __init__(
+        self,
+        who: str,
+        model: str | None,
+        base_url: str | None,
+        api: str | None,
+        cache: str | None,
+        budget_tokens: int | str | None,
+        budget_usd: float | str | None,
+    ) -> None:
+        api = (api or os.environ.get("ADFKIT_LLM_API") or "anthropic").lower()
+        if api not in _BASES:
+            raise AdfError(f"{who}: api must be anthropic or openai, not {api!r}")
+        model = model or os.environ.get("ADFKIT_LLM_MODEL")
+        if not model:
+            raise AdfError(f"{who}: no model (model=NAME, or set ADFKIT_LLM_MODEL)")
+        key = os.environ.get("ADFKIT_LLM_API_KEY") or os.environ.get(_KEYS[api])
+        if not key:
+            raise AdfError(
+                f"{who}: no API key in the environment (set ADFKIT_LLM_API_KEY or "
+                f"{_KEYS[api]}); no call is made without one"
+            )
+        base = base_url or os.environ.get("ADFKIT_LLM_BASE_URL") or _BASES[api]
+        self.model = model
+        self.end = _Endpoint(api, base, model, key)
+        where = cache or os.environ.get("ADFKIT_LLM_CACHE") or "~/.cache/adfkit/llm"
+        self.folder = Path(where).expanduser()
+        usd = None if budget_usd in (None, "") else float(budget_usd)
+        if usd is not None and price_for(load_prices(None), model) is None:
+            raise AdfError(f"{who}: no price for {model!r}, so budget_usd cannot be kept")
+        self.budget = _Budget(None if budget_tokens in (None, "") else int(budget_tokens), usd)
+
+    def ask(
+        self, system: str, user: str, max_tokens: int, est_in: int
+    ) -> tuple[dict[str, Any], bool]:
+        """The answer (``{text, input_tokens, output_tokens}``) and whether it came from the
+        cache; ``est_in`` is the prompt's estimated tokens, for the budget."""
+        body = self.end.body(system, user, max_tokens)
+        digest = hashlib.sha256(orjson.dumps({"url": self.end.url, "body": body})).hexdigest()
+        path = self.folder / f"{digest}.json"
+        if path.is_file():
+            return orjson.loads(path.read_bytes()), True
+        est_in += len(system) // 3
+        self.budget.check(est_in + max_tokens, self.cost(est_in, max_tokens))
+        got = self.end.send(body)
+        tin, tout = got["input_tokens"], got["output_tokens"]
+        self.budget.spend((tin or est_in) + (tout or max_tokens), self.cost(tin, tout))
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(orjson.dumps(got))
+        tmp.replace(path)
+        return got, False
+
+    def cost(self, tin: Any, tout: Any) -> float | None:
+        return _cost(self.model, tin, tout)
+
+
 def llm(
     model: str | None = None,
     base_url: str | None = None,
@@ -169,51 +230,87 @@ def llm(
     max_tokens: int | str | None = None,
 ) -> Compactor:
     """The LLM compactor (the module docstring says what each setting does)."""
-    api = (api or os.environ.get("ADFKIT_LLM_API") or "anthropic").lower()
-    if api not in _BASES:
-        raise AdfError(f"llm compactor: api must be anthropic or openai, not {api!r}")
-    model = model or os.environ.get("ADFKIT_LLM_MODEL")
-    if not model:
-        raise AdfError("llm compactor: no model (llm:model=NAME, or set ADFKIT_LLM_MODEL)")
-    key = os.environ.get("ADFKIT_LLM_API_KEY") or os.environ.get(_KEYS[api])
-    if not key:
-        raise AdfError(
-            f"llm compactor: no API key in the environment (set ADFKIT_LLM_API_KEY or "
-            f"{_KEYS[api]}); no call is made without one"
-        )
-    end = _Endpoint(
-        api, base_url or os.environ.get("ADFKIT_LLM_BASE_URL") or _BASES[api], model, key
-    )
-    folder = Path(cache or os.environ.get("ADFKIT_LLM_CACHE") or "~/.cache/adfkit/llm").expanduser()
-    usd = None if budget_usd in (None, "") else float(budget_usd)
-    if usd is not None and price_for(load_prices(None), model) is None:
-        raise AdfError(f"llm compactor: no price for {model!r}, so budget_usd cannot be kept")
-    budget = _Budget(None if budget_tokens in (None, "") else int(budget_tokens), usd)
+    client = _Client("llm compactor", model, base_url, api, cache, budget_tokens, budget_usd)
     cap = None if max_tokens in (None, "") else int(max_tokens)
 
     def compact(inp: CompactionInput) -> Compacted:
         system = inp.prompt or prompt or DEFAULT_PROMPT
         out = cap or min(max(inp.budget or 0, 256), 8192)
-        body = end.body(system, _transcript(inp.messages), out)
-        digest = hashlib.sha256(orjson.dumps({"url": end.url, "body": body})).hexdigest()
-        path = folder / f"{digest}.json"
-        note = "cached answer: no request made"
-        if path.is_file():
-            got = orjson.loads(path.read_bytes())
-        else:
-            est_in = window_tokens(inp.messages) + len(system) // 3
-            budget.check(est_in + out, _cost(model, est_in, out))
-            got = end.send(body)
-            budget.spend(
-                (got["input_tokens"] or est_in) + (got["output_tokens"] or out),
-                _cost(model, got["input_tokens"], got["output_tokens"]),
-            )
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(orjson.dumps(got))
-            tmp.replace(path)
-            note = f"answered by {model}"
+        got, cached = client.ask(
+            system, _transcript(inp.messages), out, window_tokens(inp.messages)
+        )
+        note = "cached answer: no request made" if cached else f"answered by {client.model}"
         summary = Message("compaction_summary", "user", ({"type": "text", "text": got["text"]},))
-        return Compacted((summary,), _cost(model, got["input_tokens"], got["output_tokens"]), note)
+        return Compacted((summary,), client.cost(got["input_tokens"], got["output_tokens"]), note)
 
     return compact
+
+
+# -- the judge -----------------------------------------------------------------------------
+JUDGE_PROMPT = (
+    "You are checking what a compacted conversation still tells an agent. Read the context, "
+    "then answer each numbered question with yes or no, from the context alone. Reply with a "
+    'JSON array of "yes"/"no" strings, one per question, in order, and nothing else.'
+)
+#: The probe question asked for an item, by kind.
+PROBES = {
+    "path": "Does the context name the file path {v!r}?",
+    "identifier": "Does the context name {v!r}?",
+    "url": "Does the context give the URL {v!r}?",
+    "error": "Does the context say that this error happened: {v!r}?",
+    "command": "Does the context give the command {v!r}?",
+    "instruction": "Does the context tell the agent this instruction: {v!r}?",
+    "todo": "Does the context list this open task: {v!r}?",
+    "quantity": "Does the context state the quantity {v!r}?",
+}
+
+Judge = Callable[[Sequence[tuple[str, str]], Sequence[Message]], "list[bool | None]"]
+
+
+def probes(items: Sequence[tuple[str, str]]) -> list[str]:
+    """The probe questions of ``(kind, value)`` items, numbered."""
+    return [
+        f"{i}. {PROBES.get(k, PROBES['identifier']).format(v=v)}"
+        for i, (k, v) in enumerate(items, 1)
+    ]
+
+
+def _verdicts(text: str, n: int) -> list[bool | None]:
+    """The judge's yes/no answers (None for one it did not give)."""
+    i, j = text.find("["), text.rfind("]")
+    try:
+        got = orjson.loads(text[i : j + 1]) if i >= 0 and j > i else None
+    except orjson.JSONDecodeError:
+        got = None
+    if not isinstance(got, list):
+        raise CompactorError(f"the judge did not answer with a JSON array: {text[:120]!r}")
+    out: list[bool | None] = []
+    for k in range(n):
+        a = str(got[k]).strip().lower() if k < len(got) else ""
+        out.append(True if a.startswith("y") else False if a.startswith("n") else None)
+    return out
+
+
+def llm_judge(
+    model: str | None = None,
+    base_url: str | None = None,
+    api: str | None = None,
+    cache: str | None = None,
+    budget_tokens: int | str | None = 1_000_000,
+    budget_usd: float | str | None = None,
+) -> Judge:
+    """An LLM judge (the same settings as :func:`llm`): given the items needed again after a
+    compaction and a new window, it asks the model one probe question per item
+    (:data:`PROBES`) about the window and returns its yes/no answers. Reported apart from the
+    deterministic recall (``judge_*`` columns of :meth:`compaction_lab`), never mixed in."""
+    client = _Client("llm judge", model, base_url, api, cache, budget_tokens, budget_usd)
+
+    def judge(items: Sequence[tuple[str, str]], messages: Sequence[Message]) -> list[bool | None]:
+        if not items:
+            return []
+        user = _transcript(messages) + "\n\nQuestions:\n" + "\n".join(probes(items))
+        out = 16 + 8 * len(items)
+        got, _ = client.ask(JUDGE_PROMPT, user, out, window_tokens(messages) + 30 * len(items))
+        return _verdicts(got["text"], len(items))
+
+    return judge

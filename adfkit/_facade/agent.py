@@ -736,9 +736,13 @@ class AgentFile:
 
     @_documented_by(_lab.compaction_lab)
     def compaction_lab(
-        self, compactors: Sequence[_lab.CompactorArg] = _lab.DEFAULT, *, prices: PricesArg = None
+        self,
+        compactors: Sequence[_lab.CompactorArg] = _lab.DEFAULT,
+        *,
+        prices: PricesArg = None,
+        judge: _lab.JudgeArg = None,
     ) -> pd.DataFrame:
-        return _lab.compaction_lab(self.source, compactors, prices=prices)
+        return _lab.compaction_lab(self.source, compactors, prices=prices, judge=judge)
 
     @_documented_by(_compactions.refetches)
     def refetches(self) -> pd.DataFrame:

@@ -85,6 +85,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
     specs = args.compactor or list(DEFAULT)
     for spec in specs:  # a wrong name or parameter: one error line, before any file is read
         make_compactor(spec)
+    if args.judge:
+        from adfkit._analysis.lab import judge_of
+
+        judge_of(args.judge)  # no key: one error line, no call
     df, errors = load_fleet(
         args.paths,
         "compaction_lab",
@@ -92,6 +96,7 @@ def cmd_lab(args: argparse.Namespace) -> int:
         progress=False,
         compactors=specs,
         prices=args.prices,
+        judge=args.judge,
     )
     for path, _err, msg in errors.itertuples(index=False):
         error(f"{path}: {msg}")
@@ -141,6 +146,12 @@ def register(sub: Any) -> None:
         action="append",
         metavar="SPEC",
         help="a compactor, NAME or NAME:key=value,... (repeatable; default the built-in ones)",
+    )
+    p.add_argument(
+        "--judge",
+        metavar="SETTINGS",
+        help="an LLM judge answering a probe per needed item, reported apart "
+        "(model=NAME[,api=openai,base_url=URL,budget_usd=X]); --json shows its columns",
     )
     p.add_argument("--plot", metavar="FILE", help="draw recall against tokens kept to FILE")
     p.add_argument(
