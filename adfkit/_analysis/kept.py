@@ -50,6 +50,7 @@ VERDICTS = ("exact", "normalised", "lost")
 Found = tuple[str, str, str, str]  # kind, value, key, how
 _ROW_ITEMS: Key[dict[int, list[Found]]] = Key("kept.row_items")
 _SWEPT: Key[dict[int, SweptItems]] = Key("kept.swept_items")
+_TOOLS: Key[frozenset[str]] = Key("kept.tool_names")
 
 
 # -- items per row -------------------------------------------------------------------------
@@ -121,6 +122,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
             found = _items_of(kind, role, blocks)
             if found:
                 out[int(q)] = found
+        src.memo.get(_TOOLS, lambda: frozenset(tools))
         for q, found in out.items():
             if any(k == "identifier" and key in tools for k, _, key, _ in found):
                 out[q] = [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
@@ -160,6 +162,13 @@ def window_text(messages: list[tuple[str, list[dict[str, Any]]]]) -> str:
             elif t == "tool_result":
                 out.append(_result_text(b.get("content")))
     return "\n".join(out)
+
+
+def tool_names(src: AgentSource) -> frozenset[str]:
+    """The names that are tools, never items (:func:`row_items`' rule): every tool the
+    history calls, and every tool the format's taxonomy names."""
+    row_items(src)
+    return src.memo.get(_TOOLS, frozenset)
 
 
 # -- the summary ---------------------------------------------------------------------------

@@ -37,12 +37,11 @@ from adfkit._analysis.kept import (
     summary_of,
     summary_text,
     swept_items,
+    tool_names,
     window_text,
 )
 from adfkit._analysis.llm_compactor import Judge, llm_judge
-from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
-from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, load_prices, usage_frame
 from adfkit._analysis.windows import (
     Compacted,
@@ -104,13 +103,6 @@ def _after(st: ReplayState, j: int) -> list[int] | None:
     return ([s] if s is not None else []) + kept
 
 
-def _tools(src: AgentSource) -> tuple[str, ...]:
-    tc = tool_calls(src, history=True)
-    names = {str(n) for n in tc["tool_name"].dropna()}
-    names.update(default_taxonomy(src.format).get("tools") or ())
-    return tuple(sorted(names))
-
-
 def lab_inputs(src: AgentSource, *, prices: PricesArg = None) -> list[CompactionInput]:
     """One :class:`CompactionInput` per compaction (clears and microcompactions left out),
     in event order."""
@@ -124,7 +116,7 @@ def lab_inputs(src: AgentSource, *, prices: PricesArg = None) -> list[Compaction
     roles = {q: r for q, r in zip(seqs, h["role"].astype("string").fillna(""), strict=True)}
     models = h["model"].astype("string") if "model" in h else pd.Series([pd.NA] * len(h))
     model_at = {q: m for q, m in zip(seqs, models, strict=True) if isinstance(m, str)}
-    tools = _tools(src)
+    tools = tuple(sorted(tool_names(src)))
     out = []
     for j in compaction_ids(st):
         b = int(st.events["boundary_seq"].iloc[j])
