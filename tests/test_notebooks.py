@@ -22,6 +22,7 @@ EXPECTED = [
     "05-teaching-memory",
     "06-compare-agents",
     "07-what-forgetting-costs",
+    "08-compaction-lab",
 ]
 PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "plots_fleet", "widgets"}
 #: Agents every notebook runs on here: an ADF sample whose compactions have no audit, a Claude
@@ -117,7 +118,7 @@ def _adfkit_names(source: str) -> tuple[set[str], list[str]]:
     return used, private
 
 
-def test_the_seven_notebooks_are_there():
+def test_the_eight_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 

@@ -992,6 +992,122 @@ pd.DataFrame(rows, columns=["figure", "this agent", "published"])"""
 )
 
 
+LAB = notebook(
+    "The compaction lab: why each compaction fired, and what another compactor would keep",
+    """
+For every compaction the file records, adfkit knows the window before it, the summary, the
+items it swept and which of them the agent needed again afterwards. This notebook asks two
+questions of them: **why did the agent compact there** (the compaction audit), and **would
+another compactor have kept what was needed** (the lab: each compaction replayed with other
+compactors, scored offline, deterministically).
+""",
+    [
+        md(
+            """
+## Why it compacted there
+Per compaction: the threshold and window in force (and where they come from), the tokens
+before and after, the fill at which it fired, the summary against the previous one. The
+findings (`early`, `summary_grew`, `back_to_back`, `did_not_shrink`, `cache_never_read`) are
+named with their thresholds in `help(adfkit.AgentFile.compaction_audit)`; `missed` runs of
+calls past the threshold with no compaction are in `missed_compactions()`.
+"""
+        ),
+        code(
+            """audit = agent.compaction_audit()
+missed = agent.missed_compactions()
+print(f"{len(audit)} compaction(s), {len(missed)} missed run(s)")
+audit[["event_id", "kind", "threshold", "threshold_source", "tokens_before", "tokens_after",
+       "fill", "shrink", "summary_tokens", "calls_since_previous", "findings"]]"""
+        ),
+        md(
+            """
+## Replayed with other compactors
+Each compactor gets the window before the compaction and makes a new one: `recorded` (what the
+agent did), `keep_last` (the last turns), `mask` (old tool results replaced by a placeholder),
+`trim` (tool results cut), `extractive` (the items of the window, listed). `recall` is the share
+of the items needed again after the compaction that the new window keeps (NA when none was
+needed again); `tokens_after` the new window's size; `cost_usd` the compaction call and the cache
+rewrite at the model's prices. `adfkit lab PATH` prints the same table.
+"""
+        ),
+        code(
+            """lab = agent.compaction_lab(prices=PRICES)
+lab[["event_id", "compactor", "tokens_before", "tokens_after", "ratio", "n_needed",
+     "n_needed_kept", "recall", "cost_usd"]]"""
+        ),
+        md("Per compactor, over every compaction: tokens kept, and recall of what was needed."),
+        code(
+            """per = lab.groupby("compactor", sort=False).agg(
+    compactions=("event_id", "size"),
+    mean_tokens_after=("tokens_after", "mean"),
+    needed=("n_needed", "sum"),
+    kept=("n_needed_kept", "sum"),
+    cost_usd=("cost_usd", "sum"),
+)
+per["recall"] = (per["kept"] / per["needed"]).where(per["needed"] > 0)
+per"""
+        ),
+        code(
+            """ax = adfkit.plots.lab_recall_tokens(lab)
+plt.show()"""
+        ),
+        md(
+            """
+## A compactor of your own
+A compactor is any callable from the window before a compaction (`inp.messages`, each with its
+`kind`, `role` and content `blocks`; `inp.tools`; `inp.budget` in tokens) to the new window (a
+list of messages). Give it as a `(label, callable)` pair, or register it by name with
+`adfkit.register_compactor` (an installed package: the `adfkit.compactors` entry point group).
+Here: keep what people wrote and the agent's own words, drop every tool call and result.
+"""
+        ),
+        code(
+            """def words_only(inp):
+    return [m for m in inp.messages if m.kind in ("message", "compaction_summary")
+            or (m.kind == "assistant" and all(b.get("type") == "text" for b in m.blocks))]
+
+mine = agent.compaction_lab(["recorded", ("words_only", words_only)], prices=PRICES)
+mine[["event_id", "compactor", "tokens_after", "n_needed", "n_needed_kept", "recall"]]"""
+        ),
+        md(
+            """
+## The compactions as a dataset
+One record per real compaction (the window before, the recorded summary, the swept items and
+which were needed again, what the calls around it cost), redacted by adfkit's rules, as Parquet
+and JSON lines with a datasheet: `adfkit lab PATH --dataset DIR` does the same.
+"""
+        ),
+        code(
+            """import tempfile
+from pathlib import Path
+
+out = Path(tempfile.mkdtemp()) / "compactions"
+written, errors = adfkit.export_compaction_dataset(AGENT, out, prices=PRICES)
+dataset = pd.read_parquet(out / "compactions.parquet")
+print(written["file"].map(lambda f: Path(f).name).tolist())
+dataset[["event_id", "kind", "messages_before", "est_tokens_before", "n_items", "n_needed",
+         "cost_before_usd", "cost_after_usd"]]"""
+        ),
+        md(
+            """
+## Next to the published figures
+How much smaller the context is right after a compaction than right before it: the median of
+`shrink` (tokens after / tokens before, as the record states them) against two public
+analyses, of 1,041 Codex compactions and of 142 Claude Code compactions.
+"""
+        ),
+        code(
+            """shrink = pd.to_numeric(audit["shrink"], errors="coerce").dropna()
+pd.DataFrame(
+    [("median post/pre token ratio", float(shrink.median()) if len(shrink) else float("nan"),
+      "Codex 0.11 (1,041 compactions); Claude Code 0.203 (142 compactions)")],
+    columns=["figure", "this agent", "published"],
+)"""
+        ),
+    ],
+)
+
+
 NOTEBOOKS = {
     "01-quickstart": QUICKSTART,
     "02-compaction-replay": REPLAY,
@@ -1000,6 +1116,7 @@ NOTEBOOKS = {
     "05-teaching-memory": TEACHING,
     "06-compare-agents": COMPARE,
     "07-what-forgetting-costs": FORGETTING,
+    "08-compaction-lab": LAB,
 }
 
 
