@@ -46,6 +46,7 @@ BUILTIN: dict[str, str] = {
     "copilot_cli": "adfkit._sources.copilot_cli",
     "otel": "adfkit._sources.otel",
     "qwen_code": "adfkit._sources.qwen_code",
+    "letta": "adfkit._sources.letta",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.
