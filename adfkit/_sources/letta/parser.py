@@ -403,7 +403,9 @@ def _in_context(agent: dict[str, Any], msgs: list[Any], fnd: Findings) -> list[i
     return None
 
 
-def _compaction(row: _LRow, before: list[_LRow], ctx: set[int], taken: set[int]) -> EventDraft:
+def _compaction(
+    row: _LRow, before: list[_LRow], ctx: set[int], taken: set[int], last: bool
+) -> EventDraft:
     pkg = row.pkg or {}
     text = pkg.get("message") if isinstance(pkg.get("message"), str) else ""
     stats = pkg.get("compaction_stats") if isinstance(pkg.get("compaction_stats"), dict) else {}
@@ -425,8 +427,19 @@ def _compaction(row: _LRow, before: list[_LRow], ctx: set[int], taken: set[int])
         n = as_count(stats.get(k))
         if n is not None:
             extra[k] = n
-    swept = [r for r in before if r.index not in ctx and r.index not in taken]
-    kept = [r for r in before if r.index in ctx and r.kind_hint != "context"]
+    prompts = [r for r in before if r.kind_hint == "context"]
+    current = prompts[-1].index if prompts else None  # sent with the summary: not swept
+    out = [r for r in before if r.index not in ctx and r.index not in taken and r.index != current]
+    held: list[_LRow] = []
+    n_after = extra.get("messages_count_after")
+    if not last and n_after is not None:  # it kept its newest messages: the system prompt,
+        n_kept = max(n_after - 2, 0)  # the summary and those (letta/services/summarizer)
+        body = [r for r in out if r.kind_hint != "context"]
+        held = body[len(body) - n_kept :] if n_kept else []
+    kept_ids = {id(r) for r in held}
+    swept = [r for r in out if id(r) not in kept_ids]
+    kept = [r for r in before if r.index in ctx and r.kind_hint != "context"] + held
+    extra["swept_exact"] = last or n_after is not None
     return EventDraft(
         "compaction",
         row.lines[0],
@@ -467,9 +480,12 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
     ctx = set(order) if order is not None else {r.index for r in st.rows}
     events: list[EventDraft] = []
     taken: set[int] = set()
-    for s in st.summaries:
+    exact = True
+    for k, s in enumerate(st.summaries):
         before = [r for r in st.rows if r.index < s.index]
-        ev = _compaction(s, before, ctx, taken)
+        ev = _compaction(s, before, ctx, taken, k == len(st.summaries) - 1)
+        # an earlier compaction that may have claimed rows this one swept makes it uncertain
+        exact = ev.extra["swept_exact"] = exact and ev.extra["swept_exact"]
         taken.update(r.index for r in ev.swept)
         events.append(ev)
         if ev.preserved:  # the summary is sent before the rows it kept
