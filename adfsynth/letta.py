@@ -11,9 +11,11 @@ puts it first in context), the tool's answer a ``tool`` message with ``tool_retu
 the messages in context pass a budget, Letta's summarizer keeps the newest messages and
 writes a summary: a user message whose content is a ``system_alert`` ("prior messages (h of t
 total messages) have been hidden from view ... The following is a summary of the previous n
-messages", ``letta/system.py`` ``package_summarize_message``); the first two are written as the newest releases write them (``package_summarize_message_no_counts``
-with ``compaction_stats``), the last as older releases do. The file keeps every message (as an export of a self-hosted server
-with its history) and ``in_context_message_ids`` in the order the model is sent them.
+messages", ``letta/system.py`` ``package_summarize_message``); the first two are written as
+the newest releases write them (``package_summarize_message_no_counts`` with
+``compaction_stats``), the last as older releases do. The file keeps every message (as an
+export of a self-hosted server with its history) and ``in_context_message_ids`` in the order
+the model is sent them.
 
 The truth is the simulator's own state: per message its role and kind; per compaction the
 summary's position, the messages it took out of the context, the system prompts replaced

@@ -46,7 +46,7 @@ def _doc(path: Path) -> dict[str, Any]:
 
 def _agents(path: Path) -> list[dict[str, Any]]:
     d = _doc(path)
-    return d["agents"] if "agents" in d else [d]
+    return d.get("agents", [d])
 
 
 def _ctx(agent: dict[str, Any]) -> list[int]:
