@@ -295,6 +295,10 @@ class AgentSource(ABC):
     #: and output, and what was written since) reaches the threshold (Claude Code and the
     #: other transcripts' tools). What :class:`adfkit.ThresholdPolicy` simulates by default.
     flush_nudge: bool = False
+    #: Whether the record states each model call's usage (tokens); False for a format that
+    #: writes none (a Letta agent file): each call is then still a row of ``usage()``, its
+    #: tokens and cost NA, never left out as if it had not been made.
+    usage_recorded: bool = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

@@ -44,9 +44,9 @@ def open_file(path: str | os.PathLike[str], member: str | None = None, **options
     agents = parse_letta(Path(path), **kw)
     if member is not None:
         for a in agents:
-            if member in (a.parsed.session_id, a.parsed.meta.get("agent_name")):
+            if member in (a.name, a.parsed.meta.get("letta_agent_id")):
                 return LettaSource(a)
-        names = [a.parsed.session_id for a in agents]
+        names = [a.name for a in agents]
         raise AdfError(f"no agent named {member!r} in the file (agents: {names})", path=path)
     sources = [LettaSource(a) for a in agents]
     if len(sources) == 1:

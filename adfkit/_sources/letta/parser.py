@@ -94,6 +94,8 @@ class LettaAgent:
     """One agent of an agent file: its transcript, memory blocks and settings."""
 
     parsed: ParsedTranscript
+    #: Its name in the file (:func:`member_names`): what ``file.af#NAME`` names.
+    name: str = ""
     blocks: list[Block] = field(default_factory=list)
     context_window: int | None = None
     compaction: dict[str, Any] = field(default_factory=dict)
@@ -516,6 +518,7 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
         k: v
         for k, v in {
             "agent_name": _str(agent.get("name")),
+            "letta_agent_id": _str(agent.get("id")),
             "agent_type": _str(agent.get("agent_type")),
             "description": _str(agent.get("description")),
             "agent_version": _str(agent.get("version")),
@@ -527,7 +530,7 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
     parsed = ParsedTranscript(
         path=str(path),
         format=FORMAT,
-        session_id=name,
+        session_id=None,  # an agent has a name, no session id (its ``id`` is per file)
         meta=meta,
         rows=rows,
         events=[ev.final() for ev in sorted(events, key=lambda e: e.line)],
@@ -537,6 +540,7 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
     cs = agent.get("compaction_settings")
     return LettaAgent(
         parsed=parsed,
+        name=name,
         blocks=_blocks(agent, doc),
         context_window=as_count(llm.get("context_window")),
         compaction=cs if isinstance(cs, dict) else {},

@@ -66,12 +66,21 @@ def _ts(ms: int | None) -> pd.Timestamp | None:
 class LettaSource(TranscriptSource):
     """One agent of a Letta agent file (see :mod:`adfkit._sources.letta.parser`)."""
 
+    #: No message of an agent file records tokens (a step's usage is not exported).
+    usage_recorded = False
+
     def __init__(self, agent: LettaAgent) -> None:
         super().__init__(agent.parsed)
+        self._name = agent.name
         self._recorded_window = agent.context_window
         self.compaction_settings = agent.compaction
         seen: set[str] = set()
         self._blocks = {f"{PAGES}{_slug(b.label, seen)}.md": b for b in agent.blocks}
+
+    @property
+    def name(self) -> str:
+        """The agent's name in the file (its ``name``; see :func:`.parser.member_names`)."""
+        return self._name
 
     def context_window(self) -> int | None:
         """The agent's ``llm_config.context_window``, else a summary's stated one."""
