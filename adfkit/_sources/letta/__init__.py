@@ -19,9 +19,10 @@ from adfkit._sources.letta.files import find, is_agent_file_head
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Where exported agent files are kept: wherever the user saved them (the ADE downloads
-#: ``<agent name>.af``); the current folder by default.
-DEFAULT_ROOT = "."
+#: Where exported agent files are kept: nowhere in particular (an agent lives on its Letta
+#: server; the ADE and the API export ``<agent name>.af`` wherever the user saves it), so
+#: ``list_sessions()`` without a folder lists none.
+DEFAULT_ROOT = None
 #: letta/constants.py ``SUMMARIZATION_TRIGGER_MULTIPLIER`` (letta/services/summarizer/
 #: thresholds.py: compaction when the context estimate passes this share of the window).
 TRIGGER_MULTIPLIER = 0.9

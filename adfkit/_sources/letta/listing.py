@@ -59,7 +59,8 @@ def list_letta_files(folder: str | os.PathLike[str]) -> pd.DataFrame:
             continue
         names = member_names(agents)
         for a, n in zip(agents, names, strict=True):
-            llm = a.get("llm_config") if isinstance(a.get("llm_config"), dict) else {}
+            llm = a.get("llm_config")
+            llm = llm if isinstance(llm, dict) else {}
             msgs = a.get("messages")
             recs.append(
                 {

@@ -169,6 +169,14 @@ def _str(v: Any) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
+def _dict(v: Any) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: Any) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
 # --- content --------------------------------------------------------------------------------
 
 
@@ -210,7 +218,7 @@ def _tool_uses(calls: Any) -> list[dict[str, Any]]:
     for c in calls if isinstance(calls, list) else []:
         if type(c) is not dict:
             continue
-        f = c.get("function") if isinstance(c.get("function"), dict) else {}
+        f = _dict(c.get("function"))
         out.append(
             {
                 "type": "tool_use",
@@ -409,8 +417,8 @@ def _compaction(
     row: _LRow, before: list[_LRow], ctx: set[int], taken: set[int], last: bool
 ) -> EventDraft:
     pkg = row.pkg or {}
-    text = pkg.get("message") if isinstance(pkg.get("message"), str) else ""
-    stats = pkg.get("compaction_stats") if isinstance(pkg.get("compaction_stats"), dict) else {}
+    text = _str(pkg.get("message")) or ""
+    stats = _dict(pkg.get("compaction_stats"))
     extra: dict[str, Any] = {}
     m = _COUNTS.search(text)
     if m:
@@ -488,10 +496,10 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
         ev = _compaction(s, before, ctx, taken, k == len(st.summaries) - 1)
         # an earlier compaction that may have claimed rows this one swept makes it uncertain
         exact = ev.extra["swept_exact"] = exact and ev.extra["swept_exact"]
-        taken.update(r.index for r in ev.swept)
+        taken.update(r.index for r in ev.swept if isinstance(r, _LRow))
         events.append(ev)
         if ev.preserved:  # the summary is sent before the rows it kept
-            s.ord = min(r.index for r in ev.preserved)  # set to seq - 1 below
+            s.ord = min(r.index for r in ev.preserved if isinstance(r, _LRow))  # seq - 1 below
     rows, _ = number_rows(st.rows, [])
     by_index = {r.index: r for r in st.rows}
     for s in st.summaries:
@@ -513,7 +521,7 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
             f"{len(stale)} message(s) out of context with no summary after them "
             "(a system prompt Letta wrote again, or messages Letta dropped)",
         )
-    llm = agent.get("llm_config") if isinstance(agent.get("llm_config"), dict) else {}
+    llm = _dict(agent.get("llm_config"))
     meta = {
         k: v
         for k, v in {
@@ -553,8 +561,8 @@ def _blocks(agent: dict[str, Any], doc: dict[str, Any]) -> list[Block]:
     if isinstance(agent.get("core_memory"), list):
         raw = [b for b in agent["core_memory"] if isinstance(b, dict)]
     else:
-        ids = agent.get("block_ids") if isinstance(agent.get("block_ids"), list) else []
-        pool = doc.get("blocks") if isinstance(doc.get("blocks"), list) else []
+        ids = _list(agent.get("block_ids"))
+        pool = _list(doc.get("blocks"))
         by_id = {b.get("id"): b for b in pool if isinstance(b, dict)}
         raw = [by_id[i] for i in ids if i in by_id]
         raw += [b for b in agent.get("memory_blocks") or [] if isinstance(b, dict)]

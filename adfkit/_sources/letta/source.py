@@ -28,7 +28,7 @@ def page_text(b: Block) -> str:
     >>> print(page_text(Block("human", "Name: Sam", limit=5000)))
     ---
     type: memory_block
-    label: human
+    label: "human"
     limit: 5000
     ---
     Name: Sam
