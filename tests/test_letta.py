@@ -340,3 +340,56 @@ def test_autoclear_agent_is_a_clear(tmp_path):
     a = adfkit.open(_write(tmp_path, doc))
     assert a.events()["event"].tolist() == ["clear"]
     assert a.loop()["seq"].tolist() == [1]
+
+
+def _summary_text(text: str) -> str:
+    return json.dumps({"type": "system_alert", "message": text, "time": "t"})
+
+
+def test_summary_whose_swept_messages_are_not_in_the_file_is_unknown(tmp_path):
+    """A current export holds the messages in context only: a summary right after the system
+    prompt swept messages the file does not hold, so its swept size is NA, not 0."""
+    hidden = "Note: prior messages have been hidden from view due to conversation memory "
+    msgs = [
+        {"role": "system", "id": "message-0", "content": [{"type": "text", "text": "sys"}]},
+        {
+            "role": "user",
+            "id": "message-1",
+            "content": [{"type": "text", "text": _summary_text(hidden + "constraints. sum")}],
+        },
+        {"role": "user", "id": "message-2", "content": [{"type": "text", "text": "hi"}]},
+    ]
+    ids = [m["id"] for m in msgs]
+    doc = {"agents": [_agent(messages=msgs, in_context_message_ids=ids)], "blocks": []}
+    a = adfkit.open(_write(tmp_path, doc))
+    c = a.compactions()
+    assert len(c) == 1 and c["summary_seq"].iloc[0] == 2
+    assert c[["n_swept", "swept_tokens", "compression_ratio"]].isna().all(axis=None)
+
+
+def test_a_summary_quoted_inside_a_message_is_no_compaction(tmp_path):
+    """A sleeptime agent is sent the primary agent's transcript, summaries included: text that
+    only quotes a system_alert is a message, not a summary."""
+    quoted = "Messages:\nuser: " + _summary_text("prior messages have been hidden from view")
+    msgs = [
+        {"role": "system", "id": "message-0", "content": [{"type": "text", "text": "sys"}]},
+        {"role": "user", "id": "message-1", "content": [{"type": "text", "text": quoted}]},
+    ]
+    doc = {"agents": [_agent(messages=msgs, in_context_message_ids=["message-0", "message-1"])]}
+    a = adfkit.open(_write(tmp_path, doc))
+    assert a.compactions().empty
+    assert a.history()["kind"].tolist()[1] == "message"
+
+
+def test_listing_names_every_agent_of_every_file(tmp_path):
+    from adfkit._sources.letta.listing import list_letta_files
+
+    (tmp_path / "sub").mkdir()
+    _write(tmp_path, {"agents": [_agent()], "blocks": []}, "one.af")
+    _write(tmp_path / "sub", {"agents": [_agent(), _agent(name="b")], "blocks": []}, "two.af")
+    _write(tmp_path, {"agents": []}, "none.af")
+    df = list_letta_files(tmp_path)
+    assert sorted(df["path"].map(lambda p: Path(p).name)) == ["one.af", "two.af#a", "two.af#b"]
+    assert set(df["model"]) == {"gpt-4o-mini"}
+    via = adfkit.list_sessions(tmp_path, format="letta")
+    assert len(via) == 3 and set(via["format"]) == {"letta"}

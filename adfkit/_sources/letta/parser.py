@@ -450,6 +450,8 @@ def _compaction(
     swept = [r for r in out if id(r) not in kept_ids]
     kept = [r for r in before if r.index in ctx and r.kind_hint != "context"] + held
     extra["swept_exact"] = last or n_after is not None
+    if not swept:  # a summary always hid messages: these are not in the file (an export of
+        extra["swept_held"] = False  # the messages in context only)
     return EventDraft(
         "compaction",
         row.lines[0],
