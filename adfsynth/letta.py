@@ -34,8 +34,10 @@ from pathlib import Path
 from typing import Any
 
 TOPICS = ["tomatoes", "frost", "compost", "seed trays", "grafting", "aphids", "mulch", "rain"]
-#: Messages in context past which the summarizer runs (a stand-in for Letta's token budget).
-BUDGET = 24
+#: The (toy) context window; Letta summarizes when its estimate of the context passes 90% of
+#: it (letta/constants.py SUMMARIZATION_TRIGGER_MULTIPLIER).
+WINDOW = 800
+TRIGGER = int(WINDOW * 0.9)
 #: Messages the summarizer keeps (the newest).
 KEEP = 6
 
@@ -160,17 +162,22 @@ class Agent:
             self.blocks["human"] = args["new_str"]
             self.system()
 
+    def estimate(self, ids: list[int]) -> int:
+        """The simulator's count of the context: a quarter of its messages' JSON."""
+        return sum(len(json.dumps(self.msgs[i]["content"])) for i in ids) // 4
+
     def compact(self, newer: bool) -> None:
         before = len(self.ctx)
+        tokens_before = self.estimate(self.ctx)
         body = self.ctx[1:]
         kept, gone = body[-KEEP:], body[:-KEEP]
         summary = f"We talked about {len(gone)} messages of gardening."
         if newer:
             stats = {
                 "trigger": "post_step_context_check",
-                "context_tokens_before": 1_000 * before,
-                "context_tokens_after": 1_000 * (len(kept) + 2),
-                "context_window": 32_000,
+                "context_tokens_before": tokens_before,
+                "context_tokens_after": self.estimate([self.ctx[0], *kept]),
+                "context_window": WINDOW,
                 "messages_count_before": before,
                 "messages_count_after": len(kept) + 2,
             }
@@ -197,7 +204,7 @@ class Agent:
                 "superseded_system": superseded,
                 "kept": kept,
                 "trigger": "auto" if newer else None,
-                "tokens_before": 1_000 * before if newer else None,
+                "tokens_before": tokens_before if newer else None,
             }
         )
         self.ctx = [self.ctx[0], s, *kept]
@@ -221,7 +228,7 @@ def _document(ag: Agent, name: str) -> dict[str, Any]:
                 "llm_config": {
                     "model": "claude-sonnet-4-5-20250929",
                     "model_endpoint_type": "anthropic",
-                    "context_window": 32_000,
+                    "context_window": WINDOW,
                     "handle": "anthropic/claude-sonnet-4-5-20250929",
                 },
                 "compaction_settings": {"mode": "sliding_window", "clip_chars": 50_000},
@@ -263,7 +270,7 @@ def simulate(seed: int = 34, turns: int = 22) -> Agent:
     ag.system()
     for n in range(turns):
         ag.turn(n)
-        if len(ag.ctx) > BUDGET:
+        if ag.estimate(ag.ctx) > TRIGGER:
             ag.compact(newer=len(ag.compactions) < 2)
     return ag
 
@@ -278,7 +285,7 @@ def truth(ag: Agent, name: str) -> dict[str, Any]:
         "compactions": ag.compactions,
         "in_context": ag.ctx,
         "blocks": ag.blocks,
-        "context_window": 32_000,
+        "context_window": WINDOW,
     }
 
 
