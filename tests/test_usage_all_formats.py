@@ -97,3 +97,19 @@ def test_usage_counts_each_session_once_in_its_own_format(every_format, capsys):
     # the Letta sample: its calls counted, their tokens unknown, never 0
     (fern,) = [r for r in rows if r["agent_path"].endswith("fern.af")]
     assert fern["calls"] == 22 and fern["input"] is None and fern["cost_usd"] is None
+
+
+def test_make_demo_shows_one_agent_of_each_format_in_the_samples():
+    """``make demo``'s list (tools/one_per_format.py): one input per format that has a sample,
+    each recognised as that format, in the registry's order; an Inspect log by its first
+    sample."""
+    from tools.one_per_format import one_per_format
+
+    got = one_per_format(str(SAMPLES))
+    layout = {f for f, n in _expected(SAMPLES).items() if n}
+    assert layout <= set(got)  # a format landing later with a sample shows too
+    assert list(got) == [f for f in registry.BUILTIN if f in got]
+    for fmt, path in got.items():
+        assert registry.recognise(Path(path.split(registry.MEMBER)[0])).name == fmt
+    assert got["letta"].endswith("letta/fern.af")
+    assert registry.MEMBER in got["inspect_eval"]
