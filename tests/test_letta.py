@@ -393,3 +393,19 @@ def test_listing_names_every_agent_of_every_file(tmp_path):
     assert set(df["model"]) == {"gpt-4o-mini"}
     via = adfkit.list_sessions(tmp_path, format="letta")
     assert len(via) == 3 and set(via["format"]) == {"letta"}
+
+
+def test_tool_taxonomy_classes_letta_tools(fern):
+    """observe() takes Letta's taxonomy: memory edits are bookkeeping, send_message and the web
+    world, memory searches internal (adfkit/data/taxonomy.letta.json)."""
+    path, t = fern
+    calls = adfkit.observe(adfkit.open(path)).calls
+    classes = dict(zip(calls["tool"], calls["class"], strict=True))
+    want = {
+        "memory_replace": "bookkeeping",
+        "send_message": "world",
+        "web_search": "world",
+        "archival_memory_search": "internal",
+    }
+    assert {k: classes[k] for k in t["tool_calls"]} == {k: want[k] for k in t["tool_calls"]}
+    assert len(calls) == sum(t["tool_calls"].values())
