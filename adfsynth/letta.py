@@ -57,6 +57,9 @@ class Agent:
     ctx: list[int] = field(default_factory=list)  # positions in context, system first
     superseded: list[int] = field(default_factory=list)  # system prompts replaced
     compactions: list[dict[str, Any]] = field(default_factory=list)
+    #: position of each assistant message -> the messages the model was sent for it, in order
+    #: (the system prompt left out)
+    contexts: dict[int, list[int]] = field(default_factory=dict)
     tools: dict[str, int] = field(default_factory=dict)
     n_tool: int = 0
 
@@ -124,6 +127,7 @@ class Agent:
             args = {"query": topic}
         self.n_tool += 1
         cid = f"call_{self.n_tool:04d}"
+        self.contexts[len(self.msgs)] = list(self.ctx[1:])
         a = self.add(
             "assistant",
             role="assistant",
@@ -284,6 +288,7 @@ def truth(ag: Agent, name: str) -> dict[str, Any]:
         "tool_calls": dict(sorted(ag.tools.items())),
         "compactions": ag.compactions,
         "in_context": ag.ctx,
+        "contexts": {str(k): v for k, v in ag.contexts.items()},
         "blocks": ag.blocks,
         "context_window": WINDOW,
     }

@@ -409,3 +409,15 @@ def test_tool_taxonomy_classes_letta_tools(fern):
     }
     assert {k: classes[k] for k in t["tool_calls"]} == {k: want[k] for k in t["tool_calls"]}
     assert len(calls) == sum(t["tool_calls"].values())
+
+
+def test_synth_replay_is_the_window_sent_at_every_call(fern):
+    """replay(): at every model call, the messages the simulator sent (summary first, then the
+    messages it kept and those after), in that order."""
+    path, t = fern
+    r = adfkit.open(path).replay()
+    got = {
+        int(s) - 1: [int(q) - 1 for q in c]
+        for s, c in zip(r["seq"], r["context_seqs"], strict=True)
+    }
+    assert got == {int(k): v for k, v in t["contexts"].items()}
