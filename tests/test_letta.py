@@ -135,8 +135,10 @@ def test_published_conversation_compaction_figures():
     # replay: the window of the last call is the summary, the kept row and what came after
     last = a.replay().iloc[-1]
     assert msgs[int(last["seq"]) - 1]["role"] == "assistant"
-    assert 82 in last["context_seqs"] and 81 in last["context_seqs"]
-    assert not set(last["context_seqs"]) & {i + 1 for i in swept}
+    # the file's in-context list, in its order, before that call (system prompt left out)
+    at = int(last["seq"]) - 1
+    sent = [i + 1 for i in ctx if i < at and msgs[i]["role"] != "system"]
+    assert [int(q) for q in last["context_seqs"]] == sent == [82, 81, 83, 84, 85, 86, 87, 88]
     # the threshold: 0.9 of llm_config.context_window, assumed (the file does not record it)
     st = a.settings()
     assert (st.context_window, st.compact_threshold, st.threshold_source) == (8192, 7372, "assumed")
