@@ -423,3 +423,47 @@ def test_synth_replay_is_the_window_sent_at_every_call(fern):
         for s, c in zip(r["seq"], r["context_seqs"], strict=True)
     }
     assert got == {int(k): v for k, v in t["contexts"].items()}
+
+
+def test_newest_summary_role_with_compaction_stats(tmp_path):
+    """Letta's newest releases write the summary with role ``summary`` and
+    ``compaction_stats``: trigger, tokens before and after, the window, messages kept."""
+    stats = {
+        "trigger": "post_step_context_check",
+        "context_tokens_before": 9100,
+        "context_tokens_after": 1200,
+        "context_window": 10000,
+        "messages_count_before": 6,
+        "messages_count_after": 3,
+    }
+    text = json.dumps(
+        {
+            "type": "system_alert",
+            "message": "Note: 3 messages from the beginning of the conversation have been hidden "
+            "from view due to memory constraints.\nThe following is a summary of the previous "
+            "messages:\n the user said hi",
+            "time": "t",
+            "compaction_stats": stats,
+        }
+    )
+    msgs = [
+        {"role": "system", "id": "message-0", "content": [{"type": "text", "text": "sys"}]},
+        {"role": "user", "id": "message-1", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "id": "message-2", "content": [{"type": "text", "text": "yo"}]},
+        {"role": "user", "id": "message-3", "content": [{"type": "text", "text": "more"}]},
+        {"role": "summary", "id": "message-4", "content": [{"type": "text", "text": text}]},
+    ]
+    ctx = ["message-0", "message-4", "message-3"]
+    p = _write(tmp_path, {"agents": [_agent(messages=msgs, in_context_message_ids=ctx)]})
+    assert [s.name for s in registry.specs() if s.claims(registry.Probe(p))] == ["letta"]
+    a = adfkit.open(p)
+    (ev,) = a.source.parsed.events
+    assert (ev.trigger, ev.pre_tokens, ev.post_tokens, ev.context_window) == (
+        "auto",
+        9100,
+        1200,
+        10000,
+    )
+    assert ev.extra["evicted_message_count"] == 3
+    assert (ev.summary_seq, ev.swept, ev.preserved) == (5, (2, 3), (4,))
+    assert a.settings().context_window == 32000  # the agent's llm_config wins over a summary's
