@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -467,3 +468,21 @@ def test_newest_summary_role_with_compaction_stats(tmp_path):
     assert ev.extra["evicted_message_count"] == 3
     assert (ev.summary_seq, ev.swept, ev.preserved) == (5, (2, 3), (4,))
     assert a.settings().context_window == 32000  # the agent's llm_config wins over a summary's
+
+
+def test_usage_command_says_the_tokens_are_not_recorded(fern, capsys):
+    """adfkit usage on a Letta agent: its calls counted, tokens and cost '-', and one warning
+    that says the record states no tokens (no price would help: none is asked for)."""
+    from adfkit.cli import main
+
+    path, t = fern
+    assert main(["usage", str(path), "--json"]) == 0
+    got = capsys.readouterr()
+    (row,) = json.loads(got.out)
+    assert (row["calls"], row["input"], row["cost_usd"]) == (t["n_calls"], None, None)
+    assert row["compactions"] == len(t["compactions"])
+    assert "the record does not state their tokens" in got.err
+    assert "--prices" not in got.err
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "no price for model(s) '(none recorded)'"
+        adfkit.open(path).usage()

@@ -110,8 +110,9 @@ def usage_frame(
     cols["cost_usd"] = cost
     cols["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
     df = pd.DataFrame(cols)
-    missing = unpriced(df["model"].fillna("").tolist(), prices)
     tokened = df[_TOKEN_COLS].notna().any(axis=1).to_numpy(dtype=bool)
+    # a call with no tokens has no cost whatever its price: not a missing price
+    missing = unpriced(df.loc[tokened, "model"].fillna("").tolist(), prices)
     total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost) & tokened).sum())
     return df, missing, total_only
 
