@@ -370,7 +370,8 @@ class Session:
         }
 
 
-def _session(rng: random.Random, layout: str, cwd: str, t0: int) -> Session:
+def simulate(rng: random.Random, layout: str, cwd: str, t0: int) -> Session:
+    """One simulated session (``layout`` v3 or v1): what every pi-shaped sample is made of."""
     s = Session(rng, cwd, t0, layout=layout)
     s.header()
     if layout != "v1":
@@ -405,7 +406,7 @@ def write_samples(out: str | Path) -> list[Path]:
         ("v3", "/home/user/src/tree-tool", 1774000000000, True),
         ("v1", "/home/user/src/legacy", 1763600000000, False),
     ):
-        s = _session(rng, layout, cwd, t0)
+        s = simulate(rng, layout, cwd, t0)
         folder = s.folder(root)
         folder.mkdir(parents=True, exist_ok=True)
         f = folder / s.name()

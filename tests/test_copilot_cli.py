@@ -519,10 +519,10 @@ def _api_call_ids(folder: Path) -> dict[str, str]:
 def test_a_cancelled_compaction_is_no_compaction() -> None:
     """The last automatic compaction of the recording starts in the background and is
     cancelled when ``copilot -p`` exits (``success: false``, ``outcome: cancelled``): the
-    window is unchanged, three compactions remain (two automatic, one manual). Its call was
-    made and its usage recorded (``compactionTokensUsed``): a call of ``calls()`` on no row,
-    with the tokens the server reported for it (the log's last line)."""
-    folder, _ = _recorded()
+    window is unchanged, three compactions remain (two automatic, one manual). The recorder
+    holds its answer until Copilot hangs up (the log's ``hangup`` names it), so no usage of it
+    reached Copilot and none is on disk: no call of ``calls()`` stands for it."""
+    folder, log = _recorded()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         a = adfkit.open(folder)
@@ -530,12 +530,37 @@ def test_a_cancelled_compaction_is_no_compaction() -> None:
     assert list(comp["kind"]) == ["threshold", "threshold", "manual"]
     t = parse_copilot_cli(folder, warn=False)
     assert [f.check for f in t.findings].count("compaction_failed") == 1
+    (gone,) = [x["of"] for x in log if x["kind"] == "hangup"]
+    assert next(x for x in log if x.get("n") == gone)["kind"] == "compaction"
+    assert a.calls()["seq"].notna().all()
+
+
+def test_a_cancelled_compaction_whose_usage_was_recorded_is_a_call(tmp_path: Path) -> None:
+    """When the answer beat the exit, Copilot records the cancelled compaction's usage
+    (``compactionTokensUsed``, as an earlier recording showed): the call was made and paid,
+    so it is a call of ``calls()`` on no row, with those tokens; still no compaction."""
+    c = Co()
+    c.user("hi")
+    c.asst("hello")
+    c.ev("session.compaction_start", {"trigger": "threshold", "currentTokens": 900})
+    used = {"inputTokens": 17_451, "outputTokens": 120, "cacheReadTokens": 15_808}
+    c.ev(
+        "session.compaction_complete",
+        {
+            "success": False,
+            "outcome": "cancelled",
+            "error": "Compaction Cancelled",
+            "trigger": "threshold",
+            "compactionTokensUsed": {**used, "model": "gpt-5"},
+        },
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = adfkit.open(c.write(tmp_path / SID))
+    assert a.compactions().empty
     loose = a.calls()[a.calls()["seq"].isna()]
-    last = _recorded()[1][-1]
-    assert last["kind"] == "compaction" and len(loose) == 1
-    u = last["answer"]["usage"]
     assert loose[["tokens_input", "tokens_cache_read", "tokens_output"]].values.tolist() == [
-        [u["input"], u["cache_read"], u["output"]]
+        [17_451, 15_808, 120]
     ]
 
 
@@ -589,5 +614,63 @@ def test_trigger_tokens_on_the_recording_are_the_recorded_counts() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         comp = adfkit.open(folder).compactions()
-    assert list(comp["trigger_tokens"]) == [p for p in pre if p is not None]
-    assert list(comp["trigger_tokens"]) == [16_585, 14_510, 10_769]
+    # Copilot's own counts (its system prompt holds the time: they move by a few tokens
+    # between recordings); the cancelled compaction records none
+    assert len(pre) == 4 and pre[-1] is None
+    assert list(comp["trigger_tokens"]) == pre[:3]
+
+
+def _billing(**counts: int) -> dict[str, Any]:
+    lines = [
+        {"tokenType": k, "tokenCount": v, "batchSize": 1000, "costPerBatch": 3}
+        for k, v in counts.items()
+    ]
+    return {"totalNanoAiu": 12345, "model": "claude-sonnet-4.5", "tokenDetails": lines}
+
+
+def test_billing_lines_correct_the_recorded_counts(tmp_path: Path) -> None:
+    """``copilotUsage.tokenDetails`` (1.0.102's schema, ``CompactionCompleteCompactionTokensUsed``
+    and ``AssistantUsageCopilotUsage``) read as Copilot CLI reads them: a compaction recording
+    ``cacheWriteTokens`` 0 whose billing says 139,926 written has a cache write of 139,926 (on
+    main: 0); a usage record's cache read from its ``cache_read`` line; input = the ``input``
+    line plus the cached parts; a line whose count cannot be read leaves the recorded count."""
+    c = Co()
+    n = _compacting(c)
+    done = json.loads(c.lines[n["done"] - 1])
+    used = done["data"]["compactionTokensUsed"]
+    used.update(inputTokens=150_000, cacheReadTokens=0, cacheWriteTokens=0)
+    used["copilotUsage"] = _billing(input=10_074, cache_write=139_926, output=80)
+    c.lines[n["done"] - 1] = json.dumps(done).encode()
+    c.ev(
+        "session.usage_record",
+        {
+            "usage": {
+                "model": "gpt-5",
+                "inputTokens": 5_000,
+                "outputTokens": 7,
+                "cacheReadTokens": 0,
+                "cacheWriteTokens": 0,
+                "apiCallId": "call-9",
+                "copilotUsage": _billing(input=1_000, cache_read=4_000, cache_write_1h="x"),
+            }
+        },
+    )
+    c.ev(
+        "assistant.message",
+        {"messageId": "m9", "content": "done", "toolRequests": [], "apiCallId": "call-9"},
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        calls = adfkit.open(c.write(tmp_path / SID)).usage()
+    comp = calls[calls["call_kind"] == "compaction"].iloc[0]
+    assert (comp["tokens_input"], comp["tokens_cache_write"], comp["tokens_output"]) == (
+        150_000,
+        139_926,
+        80,
+    )
+    last = calls.iloc[-1]
+    assert (last["tokens_input"], last["tokens_cache_read"], last["tokens_cache_write"]) == (
+        5_000,
+        4_000,
+        0,
+    )

@@ -672,3 +672,43 @@ def test_h420_inspect_input_refs_that_multiply(tmp_path, monkeypatch):
         warnings.simplefilter("ignore", adfkit.AdfWarning)
         found = adfkit.open(_refs_log(tmp_path / "cap.eval", 1))["1_epoch_1"].integrity()
     assert (found["check"] == "input_refs_cap").sum() == 1
+
+
+def _with_deep_line(src: Path, dest: Path, levels: int) -> Path:
+    """``src`` with a record nested ``levels`` deep written after its third line."""
+    lines = src.read_bytes().rstrip(b"\n").split(b"\n")
+    deep = b"[" * levels + b'"x"' + b"]" * levels
+    line = b'{"type": "custom", "id": "d33p", "x": ' + deep + b"}"
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(b"\n".join([*lines[:3], line, *lines[3:]]) + b"\n")
+    return dest
+
+
+@pytest.mark.parametrize("fmt", ["claude_code", "pi", "copilot_cli"])
+def test_h421_a_line_nested_a_thousand_levels_in_every_line_format(tmp_path, capsys, fmt):
+    """A line nested 1,000 levels deep (under orjson's own 1,024): on main it parsed, then
+    serialising its content again failed and the row's content became NA without a word (a
+    pi tool call lost, its results "answering no tool_use"). Now a ``too_deep`` finding names
+    the line and the place, the line is not read, every table answers; 150 levels read."""
+    cc = sorted(SAMPLES.glob("claude-code/projects/*/*.jsonl"))[0]
+    pi = next(SAMPLES.glob("pi/sessions/--home-user-src-tree-tool--/*.jsonl"))
+    src = {"claude_code": cc, "pi": pi, "copilot_cli": COPILOT / "events.jsonl"}[fmt]
+    for levels, read in ((1000, False), (150, True)):
+        dest = tmp_path / str(levels) / "s" / src.name
+        if fmt == "copilot_cli":
+            dest = tmp_path / str(levels) / COPILOT.name / "events.jsonl"
+        _with_deep_line(src, dest, levels)
+        path = dest.parent if fmt == "copilot_cli" else dest
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", adfkit.AdfWarning)
+            _every_table(path)
+            found = adfkit.open(path).integrity()
+        deep = found[found["check"] == "too_deep"]
+        if read:
+            assert deep.empty
+            continue
+        assert len(deep) == 1, found
+        detail = deep["detail"].iloc[0]
+        assert detail.startswith("line 4: nested more than 200 levels deep (at x[0]")
+        assert main(["check", str(path)]) in (0, 1)
+        assert "too_deep" in capsys.readouterr().out

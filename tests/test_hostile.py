@@ -923,6 +923,7 @@ _TEST_FILES = (
     "test_claude_code_chains.py",
     "test_well_formed.py",
     "test_unknown_summary.py",
+    "test_openclaw.py",
 )
 
 
@@ -973,3 +974,29 @@ def test_cli_unexpected_exception_is_one_line_too(built, monkeypatch, capsys):
     monkeypatch.setenv("ADFKIT_TRACEBACK", "1")
     with pytest.raises(ZeroDivisionError):
         cli.main(["info", str(built["H04"])])
+
+
+def test_h27_an_archived_row_too_deep_to_write_again_is_named(tmp_path):
+    """An audit blob element whose blocks nest a tool input 1,000 levels deep: parsed (under
+    orjson's 1,024), but too deep to serialise again. On main its ``content`` became NA without
+    a finding (its tool call gone from ``tool_calls()``); now ``unreadable content_json`` names
+    its seq, and the row next to it keeps its content."""
+    deep = '[{"type":"tool_use","id":"t1","name":"fs_write","input":{"x":' + nested(1000) + "}}]"
+    at = f',"created_at":{BASE_MS}'
+    blob = (
+        f'[{{"seq":1,"role":"assistant"{at},"content_json":' + deep + "},"
+        f'{{"seq":2,"role":"user"{at},"content_json":[{{"type":"text","text":"kept"}}]}}]'
+    )
+    path = build(
+        tmp_path / "agent.adf",
+        loop=LOOP,
+        audit=[{"source": "loop", "data": brotli.compress(blob.encode())}],
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", adfkit.AdfWarning)
+        a = adfkit.open(path)
+        h = a.history().set_index("seq")
+        found = a.integrity()
+    assert pd.isna(h.loc[1, "content"]) and h.loc[2, "text"] == "kept"
+    bad = found[found["detail"].str.contains("unreadable content_json")]
+    assert len(bad) == 1 and tuple(bad["rows"].iloc[0]) == (1,), found

@@ -437,11 +437,63 @@ def qwen_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
     )
 
 
+# -- OpenClaw ----------------------------------------------------------------------------------
+def openclaw(folder: Path, log: list[dict[str, Any]]) -> Observed:
+    """The session of the store under ``home/.openclaw/agents/main/agent/``. OpenClaw writes each
+    reply's usage on its message (pi's entries) and nothing of a compaction call (tokens None,
+    NA in the table: one call per compaction entry). It records no trigger (an automatic
+    compaction and ``sessions compact`` write the same entry): both show NA. The memory flush
+    before the automatic compaction (a silent turn, the log's side call) writes no entry; the
+    session entry's ``memoryFlush`` keeps the last one, which adfkit shows as a call on no row
+    with NA tokens (``memory-flush-<n>``). Replies are placed by order: the n-th reply of the
+    session is the n-th turn call of the log."""
+    (store,) = sorted((folder / "home").rglob("openclaw-agent.sqlite"))
+    collection = _quiet_open(store)
+    assert isinstance(collection, adfkit.AgentCollection) and collection.names == ["demo-1"]
+    a = collection[0]
+    usage = a.usage()
+    turns = usage[usage["call_kind"] == "assistant"]
+    comp = a.compactions()
+    comp = comp[comp["event"] == "compaction"]
+    calls = a.calls()
+    flushes = calls[calls["key"].str.startswith("memory-flush-")]
+    tools = a.tool_calls(history=True)
+    windows: dict[int, list[Message]] = {}
+    estimates: dict[int, int] = {}
+    est = dict(zip(a.replay()["seq"], a.replay()["est_tokens"], strict=True))
+    turn_lines = [x["n"] for x in log if x["kind"] == "turn"]
+    for n, seq in zip(turn_lines, turns["seq"], strict=True):
+        rows = a.context_at(int(seq), context=False)
+        windows[n] = skeleton(_rows_as_messages(rows), ["\0summary"])
+        estimates[n] = int(est[seq])
+    token_cols = ["tokens_input", "tokens_output", "tokens_cache_read"]
+    na = {
+        "compaction": bool(comp[["compaction_input", "compaction_output"]].isna().all().all()),
+        "side": bool(len(flushes) and flushes[token_cols].isna().all().all()),
+    }
+    manual = [x for x in log if x["kind"] == "compaction" and x["phase"].startswith("manual")]
+    return Observed(
+        calls={"turn": len(turns), "compaction": len(comp), "side": len(flushes)},
+        tokens={"turn": _sums(turns), "compaction": None, "side": None},
+        tool_calls=Counter(tools["tool_name"]),
+        compactions=dict(Counter(comp["kind"].astype("string").fillna("NA"))),
+        windows=windows,
+        estimates=estimates,
+        unplaced={
+            "compaction": "OpenClaw writes no record of a compaction call",
+            "side": "the memory flush turn writes no entry (the session entry keeps its outcome)",
+        },
+        na_shown=na,
+        na_triggers={"manual": len(manual), "auto": len(comp) - len(manual)},
+    )
+
+
 #: agent folder name -> its adapter. Add yours here (a function of its own, above).
 ADAPTERS: dict[str, Adapter] = {
     "claude-code": claude_code,
     "codex": codex,
     "copilot-cli": copilot_cli,
+    "openclaw": openclaw,
     "pi": pi,
     "qwen-code": qwen_code,
 }
@@ -468,7 +520,11 @@ def _observed(agent: str, folder: Path) -> Observed:
 
 
 def _model_calls(folder: Path) -> list[dict[str, Any]]:
-    return [line for line in _log(folder) if line["kind"] in MODEL_KINDS]
+    """The calls the agent was answered: one whose client hung up before its held answer
+    (``hangup``, the recorder's ``phase(hold=...)``) reached no agent, as ``truth.json`` says."""
+    log = _log(folder)
+    gone = {line["of"] for line in log if line["kind"] == "hangup"}
+    return [line for line in log if line["kind"] in MODEL_KINDS and line["n"] not in gone]
 
 
 PARAMS = pytest.mark.parametrize(("agent", "version", "folder"), RECORDINGS, ids=IDS)

@@ -281,6 +281,8 @@ def _inputs() -> Iterator[tuple[Path, str]]:
         yield p, "pi"
     for p in sorted((ROOT / "sample_agents" / "copilot_cli").rglob("events.jsonl")):
         yield p.parent, "copilot_cli"
+    for p in sorted((ROOT / "tests" / "fixtures" / "recorded").rglob("openclaw-agent.sqlite")):
+        yield p, "openclaw"
     if SHARED.is_dir():
         for p in sorted((SHARED / "inspect-eval").glob("*.eval")):
             yield p, "inspect_eval"

@@ -325,3 +325,33 @@ def test_h40_safe_frame_html_rows_and_cut():
     page = safe_frame_html(df, max_rows=2)
     assert page.count("<tr>") == 1 + 2 + 1 and "... 3 more rows" in page
     assert safe_frame_html(df.iloc[:0]).endswith("<tbody></tbody></table>")
+
+
+def test_a_clip_scans_a_bounded_window_past_its_cut(monkeypatch):
+    """``safe_cut`` looks for a secret crossing the cut at most ``SECRET_SPAN`` characters past
+    it, never the whole text: clipping a 60 MB tool output in LoopBrowser's history took 25 s
+    on main (both secret rules run over all of it); the window is what makes it constant. A key
+    still running at the window's end is taken to cross the cut (cut before it), and a key that
+    ends inside the window is recognised as before."""
+    import adfkit._base.redact as r
+
+    seen: list[int] = []
+
+    class Spy:
+        def __init__(self, rx: Any) -> None:
+            self.rx = rx
+
+        def finditer(self, text: str, pos: int, endpos: int) -> Any:
+            seen.append(endpos)
+            return self.rx.finditer(text, pos, endpos)
+
+    monkeypatch.setattr(r, "_KEYED_IN_TEXT", Spy(r._KEYED_IN_TEXT))
+    monkeypatch.setattr(r, "SECRET_IN_TEXT", Spy(r.SECRET_IN_TEXT))
+    huge = "x" * 50 + " plain output\n" * 1_000_000
+    assert r.safe_cut(huge, 100) == 100
+    assert seen and max(seen) == 100 + r.SECRET_SPAN < len(huge)
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n"
+    assert r.safe_cut("a" * 10 + pem + "A" * (2 * r.SECRET_SPAN), 100) == 10
+    short = "a" * 10 + pem + "B" * 200 + "\n-----END RSA PRIVATE KEY----- done " + "z" * 500
+    assert r.safe_cut(short, 100) == 10
+    assert r.safe_cut("a" * 500 + pem + "C" * 100, 100) == 100

@@ -198,6 +198,7 @@ class RowBuilder:
             text = content.decode("utf-8", "replace")
         else:
             text = json_text(content)  # UTF-8 bytes: Arrow takes them as is
+            bad_c = bad_c or text is None
         self._add(seq, ord_, role, blocks, bad_c, text, model, tokens, created_at, hint)
         self._run(1, audit_id, _ORIGIN_CODE[origin])
 
@@ -251,6 +252,9 @@ class RowBuilder:
             flags = kind_flag[kind] + (1 if role == "user" else 2 if role == "assistant" else 0)
             if bad_t:
                 flags += 64
+            if js is None:  # too deep to write again: malformed, never a silent NA
+                self.bad_content.append(seq)
+                flags |= 64
             if role is None or (created is None and need_created):
                 bad_nulls.append(seq)
                 flags |= 64
@@ -301,6 +305,7 @@ class RowBuilder:
         content = blob_content(get("content_json"))
         blocks, bad_c = parse_content(content)
         text = content if isinstance(content, str) else json_text(content)
+        bad_c = bad_c or (text is None and content is not None)
         self._add(
             get("seq"),
             get("ord"),

@@ -166,6 +166,13 @@ def _discovered_sessions(root: Path) -> pd.DataFrame:
     return _newest_first(parts)
 
 
+def _input_of(path: str) -> str:
+    """The input a listing's ``input#name`` path names one agent of (``path`` itself when it
+    names no member)."""
+    head, sep, _name = path.rpartition(registry.MEMBER)
+    return head if sep else path
+
+
 def _file_row(p: str) -> dict[str, object]:
     st = os.stat(p)
     return {
@@ -182,14 +189,17 @@ def _format_rows(name: str, paths: list[str]) -> pd.DataFrame:
     s = registry.spec(name)
     rows: list[pd.DataFrame] = []
     done: set[str] = set()
+    wanted = set(paths)
     if s.list_sessions is not None:
         for parent in dict.fromkeys(str(Path(p).parent) for p in paths):
             try:
                 df = s.list_sessions(Path(parent))
             except AdfError:
                 continue
-            df = df[df["path"].astype(str).isin(paths) & ~df["path"].astype(str).isin(done)]
-            done.update(df["path"].astype(str))
+            # a row of one agent of an input holding several (``store#session``) is its input's
+            base = df["path"].astype(str).map(lambda x: x if x in wanted else _input_of(x))
+            df = df[base.isin(paths) & ~base.isin(done)]
+            done.update(base[df.index])
             rows.append(df)
     rest = [_file_row(p) for p in paths if p not in done]
     if rest:

@@ -46,6 +46,7 @@ BUILTIN: dict[str, str] = {
     "copilot_cli": "adfkit._sources.copilot_cli",
     "otel": "adfkit._sources.otel",
     "qwen_code": "adfkit._sources.qwen_code",
+    "openclaw": "adfkit._sources.openclaw",
     "letta": "adfkit._sources.letta",
 }
 
@@ -202,6 +203,8 @@ class FormatSpec:
     ``follow()``: a new :class:`adfkit._core.live.Follower` of the format's appended JSON lines,
     for ``adfkit watch`` to read a running session incrementally (None: it is read in full
     each time it changes).
+    ``store_names``: the file names of the SQLite stores the format keeps its sessions in
+    (OpenClaw's ``openclaw-agent.sqlite``): the ADF format claims every other SQLite file.
     """
 
     name: str
@@ -223,6 +226,7 @@ class FormatSpec:
     stem: Callable[[Path], str] = _file_stem
     words: Words = Words()
     follow: Callable[[], Follower] | None = None
+    store_names: frozenset[str] = frozenset()
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).

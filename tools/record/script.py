@@ -279,14 +279,26 @@ class Meter:
         self._lock = threading.Lock()
 
     def measure(self, call: Call, answer: Answer) -> Usage:
-        text = call.canonical()
+        raw = call.canonical()
+        text = VOLATILE.sub(_placeholder, raw)
         with self._lock:
             prefix = max((_common_prefix(text, s) for s in self._seen), default=0)
             self._seen = ([text] + self._seen)[: self._keep]
-        total = math.ceil(call.body_bytes / 4)
+        total = math.ceil((call.body_bytes - len(raw) + len(text)) / 4)
         cached = min(total, prefix // 4) // 64 * 64
         written = json.dumps([answer.text, [t.input for t in answer.tool_uses]])
         return Usage(input=total, cache_read=cached, output=math.ceil(len(written) / 4) + 5)
+
+
+#: Values of varying length an agent puts into what it sends and that differ from run to run:
+#: the nickname Codex gives a subagent (``"nickname":"Faraday"``), the process group id in
+#: Gemini CLI's shell results (``PGID: 21997``). The meter counts each as a fixed-width value,
+#: so a re-recording reports the same usage (times and ids have a fixed width already).
+VOLATILE = re.compile(r'(nickname\\*"\s*:\s*\\*")([A-Za-z][A-Za-z -]*)|(PGID: )(\d+)')
+
+
+def _placeholder(m: re.Match[str]) -> str:
+    return (m.group(1) or m.group(3)) + "v" * 8
 
 
 def _common_prefix(a: str, b: str) -> int:

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import gzip
 import json
+import select
+import socket
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -75,8 +78,9 @@ class Model:
     """What a dialect asks of the server: an answer to a call (logged), or a log line for a
     request that is not a model call."""
 
-    def __init__(self, scenario: Scenario, log: Path) -> None:
+    def __init__(self, scenario: Scenario, log: Path, turn_delay: float = 0.0) -> None:
         self.scenario = scenario
+        self.turn_delay = turn_delay
         self.meter = Meter()
         self._log = log
         self._lock = threading.RLock()  # one call answered and logged at a time
@@ -84,14 +88,25 @@ class Model:
         self._ids = 0
         self._seen: dict[str, int] = {}
         self.phase = ""
+        #: kinds of call whose answer is held until the client hangs up (:meth:`Recorder.hold`)
+        self.hold_kinds: frozenset[str] = frozenset()
+        self.local = threading.local()  # the held answer's ``n``, for the handler's thread
 
     def answer(self, req: Request, dialect: str, call: Call) -> Answer:
+        if self.turn_delay and self.scenario.kind_of(call) == "turn":
+            time.sleep(self.turn_delay)  # a compaction sent beside it is answered first
         with self._lock:
             answer = self.scenario.decide(call, self._next_id)
             answer.usage = self.meter.measure(call, answer)
             answer.n = self._n
+            self.local.held = answer.n if answer.kind in self.hold_kinds else None
             self.write(req, dialect, answer.kind, call=call.as_json(), answer=answer.as_json())
             return answer
+
+    def hung_up(self, n: int) -> None:
+        """Log that the client went away before the held answer ``n`` was sent."""
+        with self._lock, self._log.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"phase": self.phase, "kind": "hangup", "of": n}) + "\n")
 
     def write(self, req: Request, dialect: str, kind: str, **extra: Any) -> None:
         with self._lock:
@@ -131,12 +146,22 @@ class Model:
 class Recorder:
     """The server, started on a free port of 127.0.0.1 for the length of a ``with``."""
 
-    def __init__(self, scenario: Scenario, log: Path, dialects: list[Dialect] | None = None):
+    def __init__(
+        self,
+        scenario: Scenario,
+        log: Path,
+        dialects: list[Dialect] | None = None,
+        turn_delay: float = 0.0,
+    ):
+        """``turn_delay``: seconds every turn call waits before it is answered, for an agent
+        that sends a compaction in the background beside its next turn call (Copilot CLI):
+        the compaction, sent first by a few milliseconds, is then logged and answered first on
+        every run, and what follows is the same."""
         from .dialects import ALL
 
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("")
-        self.model = Model(scenario, log)
+        self.model = Model(scenario, log, turn_delay)
         self.dialects = dialects if dialects is not None else ALL
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -146,8 +171,14 @@ class Recorder:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def phase(self, label: str) -> None:
+    def phase(self, label: str, hold: tuple[str, ...] = ()) -> None:
+        """Label the calls that follow; ``hold``: kinds of call (``compaction``) whose answer
+        is held until the client hangs up (at most :data:`HOLD_SECONDS`), then logged as a
+        ``hangup``. An agent that starts a compaction in the background and cancels it when
+        it exits then writes the same file on every run (the race between the answer and the
+        exit made its usage recorded on some runs and not on others)."""
         self.model.phase = label
+        self.model.hold_kinds = frozenset(hold)
 
     def __enter__(self) -> Recorder:
         self._thread.start()
@@ -194,6 +225,11 @@ def _handler(rec: Recorder) -> Callable[..., BaseHTTPRequestHandler]:
             except Exception as e:  # a dialect's bug: answer 500 and log it, never hang
                 rec.model.write(req, "", "error", error=repr(e))
                 reply = Reply.json({"error": {"message": repr(e)}}, 500)
+            held, rec.model.local.held = getattr(rec.model.local, "held", None), None
+            if held is not None and _hangs_up(self.connection, HOLD_SECONDS):
+                rec.model.hung_up(held)
+                self.close_connection = True
+                return
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))
@@ -213,6 +249,23 @@ def _handler(rec: Recorder) -> Callable[..., BaseHTTPRequestHandler]:
             return self.rfile.read(int(self.headers.get("Content-Length") or 0))
 
     return Handler
+
+
+#: The longest an answer is held waiting for the client to hang up.
+HOLD_SECONDS = 120.0
+
+
+def _hangs_up(sock: socket.socket, seconds: float) -> bool:
+    """Whether the client closes ``sock`` within ``seconds`` (an end of file to read)."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        ready, _, _ = select.select([sock], [], [], min(left, 0.5))
+        if ready:
+            try:
+                return sock.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+    return False
 
 
 def _decode(raw: bytes, encoding: str) -> bytes:

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from adfkit._core.registry import ADF_WORDS, FormatSpec, Probe
+from adfkit._core.registry import ADF_WORDS, BUILTIN, FormatSpec, Probe, spec
 
 if TYPE_CHECKING:
     from adfkit._core.source import AgentSource
@@ -15,8 +15,14 @@ _SQLITE = b"SQLite format 3\x00"
 
 
 def _claims(probe: Probe) -> bool:
-    """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header."""
-    return probe.name.endswith(".adf") or (not probe.is_dir and probe.head.startswith(_SQLITE))
+    """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header, but
+    for the stores other built-in formats name as theirs (:attr:`FormatSpec.store_names`; the
+    installed plug-ins are not looked up for it)."""
+    if probe.name.endswith(".adf"):
+        return True
+    if probe.is_dir or not probe.head.startswith(_SQLITE):
+        return False
+    return not any(probe.name in spec(n).store_names for n in BUILTIN if n != "adf")
 
 
 def _open(path: Path, **options: Any) -> AgentSource:
@@ -33,7 +39,7 @@ def _find(folder: Path) -> Iterator[Path]:
 SPEC = FormatSpec(
     name="adf",
     label="ADF agent file",
-    looks_for="a SQLite database, or a name ending .adf",
+    looks_for="a SQLite database (not another format's store), or a name ending .adf",
     claims=_claims,
     open=_open,
     find=_find,

@@ -315,7 +315,17 @@ class _PrivateDir:
 
 
 class Source:
-    """A read-only connection plus what was learnt about the file's layout."""
+    """A read-only connection plus what was learnt about the file's layout.
+
+    A store of another format opened the same way subclasses it: :attr:`allowed` (the tables it
+    may read, nothing else), :attr:`guarded` (what a refused table could reach, for the error)
+    and :meth:`_recognise` (the tables that make the file one of its format's).
+    """
+
+    #: Tables this reader may read; every other table is never selected.
+    allowed: frozenset[str] = ALLOWED_TABLES
+    #: What reading a table that is not a plain table of its own could reach.
+    guarded = "adf_identity"
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         self.path = pathlib.Path(path).expanduser().resolve()
@@ -342,13 +352,17 @@ class Source:
     def _open_and_probe(self) -> None:
         self.mode = self._connect()
         self.tables = self._tables()
+        self._recognise()
+        self.columns = {t: self._table_columns(t) for t in self.tables if t in self.allowed}
+
+    def _recognise(self) -> None:
+        """Raise unless the tables make the file an ADF agent file."""
         if "adf_loop" not in self.tables and "adf_meta" not in self.tables:
             raise NotAdfError(
                 "SQLite database without ADF tables (no adf_meta, no adf_loop); "
                 "is this an agent file?",
                 path=self.name,
             )
-        self.columns = {t: self._table_columns(t) for t in self.tables if t in ALLOWED_TABLES}
 
     # -- opening ---------------------------------------------------------------------------
     def _check_header(self) -> None:
@@ -518,7 +532,7 @@ class Source:
     # -- reading ---------------------------------------------------------------------------
     def _check(self, table: str) -> None:
         """A read may go ahead: ``table`` is on the allowlist and the file is open."""
-        if table and table not in ALLOWED_TABLES:  # pragma: no cover - programming error
+        if table and table not in self.allowed:  # pragma: no cover - programming error
             raise ValueError(f"table {table!r} is not on the read allowlist")
         if self.con is None:
             raise AdfError("the agent file is closed", path=self.name)
@@ -578,7 +592,7 @@ class Source:
                 "SELECT type, name, tbl_name, rootpage, sql FROM sqlite_master"
             ).fetchall()
             out = {str(r[1]) for r in rows if r[0] in ("table", "view")}
-            self._check_plain(rows, out & ALLOWED_TABLES)
+            self._check_plain(rows, out & self.allowed)
         except sqlite3.Error as exc:
             raise self.wrap(exc, "the schema") from None
         except UnicodeDecodeError as exc:  # a damaged byte in a table's name or its SQL
@@ -591,7 +605,7 @@ class Source:
     def _refuse(self, table: str, problem: str) -> UnsafeSchemaError:
         return UnsafeSchemaError(
             f"{table} is {problem}; refusing to read it (reading it can select other tables, "
-            "including adf_identity)",
+            f"including {self.guarded})",
             path=self.name,
         )
 

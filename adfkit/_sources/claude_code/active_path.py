@@ -228,7 +228,7 @@ def _place_off_path(g: _Graph, ap: _Path, side_group: bool) -> tuple[list[_Rec],
         elif r.type == "user":
             ids = _result_ids(r)
             if ids and all(i in use_rec and i not in answered for i in ids):
-                stitched.setdefault(id(use_rec[ids[0]]), []).append(r)
+                stitched.setdefault(id(_last_block(use_rec[ids[0]], key_recs)), []).append(r)
                 answered.update(ids)
                 continue
         else:  # attachment: stitch after the point where its parents reach the chain
@@ -245,6 +245,16 @@ def _place_off_path(g: _Graph, ap: _Path, side_group: bool) -> tuple[list[_Rec],
             order.extend(sorted(extra, key=lambda x: x.line))
         order.extend(ap.after.get(id(r), ()))
     return order, branch_recs
+
+
+def _last_block(use: _Rec, key_recs: dict[str, list[_Rec]]) -> _Rec:
+    """Where an off-chain tool result follows: after the last block record on the chain of the
+    call that made it (all of its parallel tool_use records), so the results of one call keep
+    the order they were written in, the order Claude Code sends them (2.1.332 wrote and sent
+    the results of three parallel reads as 2, 1, 3)."""
+    k = _rec_key(use)
+    frags = key_recs.get(k) if k is not None else None
+    return frags[-1] if frags else use
 
 
 def _path_calls(path: list[_Rec]) -> tuple[dict[str, _Rec], set[str], dict[str, list[_Rec]]]:

@@ -21,14 +21,16 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
 - **Usage.** Per-call usage (``assistant.usage``) is ephemeral: not on disk. Since 1.0.102 a
   ``session.usage_record`` is written just before every reply (main agent and subagents), its
   ``usage.apiCallId`` the reply's ``apiCallId``: its input (cache read included), cache read,
-  cache write, output and reasoning counts are that call's. Each ``assistant.message`` is one
-  model call; without a usage record (older releases) its only recorded count is
-  ``outputTokens`` and its input and cache counts are unknown (NA). The compaction call's own usage
-  (``compactionTokensUsed``) is on its summary row (input = ``inputTokens`` as recorded, assumed
-  to include the cached part as CAPI's OpenAI-style usage does: uncertain). Session totals per
-  model (``session.shutdown.modelMetrics``) go to ``meta`` (``total_*`` keys, summed over
-  models, and ``model_metrics`` as JSON). An ``assistant.usage`` line found on disk (a release
-  that persists it) gives its call's input/cache counts, with a finding.
+  cache write, output and reasoning counts are that call's, corrected by its billing lines
+  (``copilotUsage.tokenDetails``) as Copilot CLI itself reads them (:func:`_billed`). Each
+  ``assistant.message`` is one model call; without a usage record (older releases) its only
+  recorded count is ``outputTokens`` and its input and cache counts are unknown (NA). The
+  compaction call's own usage (``compactionTokensUsed``, billing lines applied the same way) is on
+  its summary row (input = ``inputTokens`` as recorded, assumed to include the cached part as
+  CAPI's OpenAI-style usage does: uncertain). Session totals per model
+  (``session.shutdown.modelMetrics``) go to ``meta`` (``total_*`` keys, summed over models, and
+  ``model_metrics`` as JSON). An ``assistant.usage`` line found on disk (a release that persists
+  it) gives its call's input/cache counts, with a finding.
 - **Compaction** (``session.compaction_start`` then ``session.compaction_complete``): one event
   at the complete line with ``pre_tokens``/``post_tokens`` = ``preCompactionTokens`` /
   ``postCompactionTokens`` (``preCompactionTokens``, Copilot's own count, is also the count it
@@ -293,6 +295,61 @@ _USAGE_KEYS = {
 }
 
 
+def _billed(u: Any, fnd: Findings, line: int) -> dict[str, int]:
+    """A usage object's counts (``_USAGE_KEYS``), corrected by its ``copilotUsage.tokenDetails``
+    (the billing lines CAPI returns, ``[{"tokenType": "cache_write", "tokenCount": n}, ...]``)
+    the way Copilot CLI itself reads them (1.0.102, ``cli-main.js``): cache read is the
+    ``cache_read`` line where there is one; cache write the larger of ``cacheWriteTokens`` and
+    ``cache_write`` + ``cache_write_1h``; input, where an ``input`` line is given, that line plus
+    the cache read and write (Copilot's input counts the cached parts); output the ``output``
+    line. A compaction recorded ``cacheWriteTokens`` 0 where its billing said 139,926 written.
+
+    Examples
+    --------
+    >>> f = Findings("x")
+    >>> used = {"inputTokens": 150000, "outputTokens": 900, "cacheReadTokens": 0,
+    ...         "cacheWriteTokens": 0, "copilotUsage": {"totalNanoAiu": 1, "tokenDetails": [
+    ...             {"tokenType": "input", "tokenCount": 10074, "batchSize": 1, "costPerBatch": 0},
+    ...             {"tokenType": "cache_write", "tokenCount": 139926, "batchSize": 1,
+    ...              "costPerBatch": 0}]}}
+    >>> _billed(used, f, 1)
+    {'input': 150000, 'output': 900, 'cache_read': 0, 'cache_write': 139926}
+    """
+    tokens = _tokens(u, _USAGE_KEYS, fnd, line)
+    billed = _details(u.get("copilotUsage") if type(u) is dict else None)
+    if not billed:
+        return tokens
+    read = billed.get("cache_read", tokens.get("cache_read"))
+    if read is not None:
+        tokens["cache_read"] = read
+    if "cache_write" in billed or "cache_write_1h" in billed:
+        parts = billed.get("cache_write", 0) + billed.get("cache_write_1h", 0)
+        tokens["cache_write"] = max(tokens.get("cache_write", 0), parts)
+    if "input" in billed:
+        tokens["input"] = billed["input"] + (read or 0) + tokens.get("cache_write", 0)
+    if "output" in billed:
+        tokens["output"] = billed["output"]
+    return tokens
+
+
+def _details(usage: Any) -> dict[str, int]:
+    """``copilotUsage.tokenDetails`` as ``{tokenType: tokenCount}`` (counts summed per type;
+    a line whose count cannot be read makes its type unknown, left out)."""
+    lines = usage.get("tokenDetails") if type(usage) is dict else None
+    out: dict[str, int] = {}
+    bad: set[str] = set()
+    for d in lines if isinstance(lines, list) else ():
+        kind = d.get("tokenType") if type(d) is dict else None
+        if not isinstance(kind, str):
+            continue
+        n = as_count(d.get("tokenCount"))
+        if n is None:
+            bad.add(kind)
+        else:
+            out[kind] = out.get(kind, 0) + n
+    return {k: v for k, v in out.items() if k not in bad}
+
+
 # --- building -------------------------------------------------------------------------------
 
 
@@ -519,7 +576,7 @@ def _usage_record(e: _Ev, a: _Agent, fnd: Findings) -> None:
         fnd.add("bad_event", "warning", e.line, "session.usage_record without a usage object")
         return
     key = u.get("apiCallId")
-    a.usage[key if isinstance(key, str) else None] = _tokens(u, _USAGE_KEYS, fnd, e.line)
+    a.usage[key if isinstance(key, str) else None] = _billed(u, fnd, e.line)
 
 
 def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
@@ -612,7 +669,7 @@ def _loose_call(e: _Ev, a: _Agent, fnd: Findings) -> None:
     used = e.data.get("compactionTokensUsed")
     if type(used) is not dict:
         return
-    tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+    tokens = _billed(used, fnd, e.line)
     m = used.get("model")
     model = m if isinstance(m, str) else None
     a.loose.append(CallDraft(e.id or f"line-{e.line}", None, e.line, model, tokens, e.ts))
@@ -656,7 +713,7 @@ def _summary_row(e: _Ev, fnd: Findings) -> _CRow:
         srow.note = "compaction without a summaryContent"
     used = d.get("compactionTokensUsed")
     if type(used) is dict:
-        tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+        tokens = _billed(used, fnd, e.line)
         srow.tokens = dict(tokens)
         m = used.get("model")
         srow.model = m if isinstance(m, str) else None

@@ -29,12 +29,17 @@ CLAUDE_WINDOW = 200_000
 
 def claims(probe: Probe) -> bool:
     """Positive recognition: a file whose first record is a pi session header (what pi itself
-    checks, with ``timestamp`` and ``cwd`` too). Later records are not looked at: an entry
-    type of a newer pi is a finding of the reader, not another format."""
+    checks, with ``timestamp`` and ``cwd`` too), unless OpenClaw wrote it
+    (:func:`adfkit._sources.openclaw.files.is_session_file`). Later records are not looked at:
+    an entry type of a newer pi is a finding of the reader, not another format."""
     if probe.is_dir:
         return False
     recs = probe.records
-    return bool(recs) and is_header(recs[0])
+    if not recs or not is_header(recs[0]):
+        return False
+    from adfkit._sources.openclaw.files import is_session_file
+
+    return not is_session_file(probe)  # OpenClaw keeps pi's entries: its files are its own
 
 
 def open_session(path: str | os.PathLike[str], **options: Any) -> Any:

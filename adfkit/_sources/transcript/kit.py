@@ -59,7 +59,7 @@ import orjson
 
 from adfkit._base.errors import AdfWarning, NotTranscriptError
 from adfkit._base.files import open_text_stream, read_head
-from adfkit._base.js import too_many_containers
+from adfkit._base.js import MAX_DEPTH, too_deep, too_many_containers
 from adfkit._core.rows import KIND_HINTS as _ROW_KIND_HINTS
 from adfkit._core.rows import as_count
 
@@ -695,6 +695,9 @@ def _fix_surrogate(m: re.Match[str]) -> str:
 #: Lines at least this long are checked for too many lists and objects before parsing (a
 #: shorter one holds at most 500,000: about 35 MB parsed).
 _CHECKED_LINE = 1 << 20
+#: Lines longer than this are checked for nesting deeper than :data:`MAX_DEPTH` (a shorter one
+#: cannot hold that many brackets).
+_DEEP_LINE = 2 * MAX_DEPTH
 
 
 def loads_line(data: bytes) -> tuple[Any, str | None]:
@@ -830,6 +833,35 @@ class _RawCapped(io.RawIOBase):
         return True
 
 
+def zstd_blob(data: bytes, limit: int) -> tuple[bytes, str | None]:
+    """One zstd-compressed value held whole (a database row), decompressed by the capped reader
+    of ``.zst`` files (:class:`_RawCapped`): ``(bytes, problem)``, ``problem`` None when the
+    blob is whole zstd data of at most ``limit`` bytes, else what is wrong (damaged, cut short
+    inside a frame, more than ``limit`` bytes: the bytes then stop at the cap).
+
+    Examples
+    --------
+    >>> import zstandard
+    >>> packed = zstandard.ZstdCompressor().compress(b"x" * 100)
+    >>> out, problem = zstd_blob(packed, 100)
+    >>> len(out), problem
+    (100, None)
+    >>> zstd_blob(packed[:-4], 100)[1]
+    'cut short inside a zstd frame'
+    >>> zstd_blob(packed, 10)[1]
+    'more than 10 bytes once decompressed'
+    """
+    raw = _RawCapped(io.BytesIO(data), limit + 1)
+    out = io.BufferedReader(raw).read()
+    if raw.error is not None:
+        return out, f"damaged zstd data ({raw.error})"
+    if len(out) > limit:
+        return out[:limit], f"more than {limit:,} bytes once decompressed"
+    if raw.cut or (data and not raw.frames):
+        return out, "cut short inside a zstd frame"
+    return out, None
+
+
 def open_lines(
     path: Path, max_decompressed_bytes: int | None
 ) -> tuple[IO[bytes], _RawCapped | None, IO[bytes]]:
@@ -951,11 +983,15 @@ class JsonLines:
                             continue
                     else:
                         self.n_parsed += 1
+                    if len(data) > _DEEP_LINE and self._too_deep(n, data, obj):
+                        continue
                     yield n, obj
                     continue
                 if not data.isspace():  # a line that does not open an object, or the last one
                     obj = self._rare(n, data, whole)
-                    if obj is not None:
+                    if obj is not None and not (
+                        len(data) > _DEEP_LINE and self._too_deep(n, data, obj)
+                    ):
                         yield n, obj
                 if whole:
                     continue
@@ -983,6 +1019,23 @@ class JsonLines:
         if many is not None:
             self.fnd.add("too_many_containers", "warning", n, f"{many}; line not parsed")
         return many is not None
+
+    def _too_deep(self, n: int, data: bytes, obj: Any) -> bool:
+        """Whether line ``n`` nests lists and objects more than :data:`MAX_DEPTH` levels deep
+        (then a finding naming the place, and the line is not read: serialising its content
+        again, and every recursive walk after, cannot take it). Only walked when the line holds
+        enough brackets to be that deep."""
+        if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+            return False
+        place = too_deep(obj)
+        if place is not None:
+            self.fnd.add(
+                "too_deep",
+                "warning",
+                n,
+                f"nested more than {MAX_DEPTH} levels deep (at {place}); line not read",
+            )
+        return place is not None
 
     def _rare(self, n: int, data: bytes, complete: bool) -> dict[str, Any] | None:
         """A line off the usual path: not valid JSON (repaired if it can be), not an object,

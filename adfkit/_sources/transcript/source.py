@@ -386,10 +386,11 @@ class TranscriptSource(AgentSource):
         times = lp["created_at"].dropna()
         n_comp = len(self._compaction_events())
         half = any(f.check == "truncated_last_line" for f in p.findings)
+        size: int | None
         try:
             size = os.path.getsize(self.path)
-        except OSError:
-            size = 0
+        except OSError:  # a session of a store (``store#id``) is no file of its own: unknown
+            size = None
         out: dict[str, Any] = {
             "file_bytes": size,
             "open_mode": "read",

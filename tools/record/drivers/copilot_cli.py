@@ -7,7 +7,10 @@ turn that reads two big files so the prompt crosses the automatic threshold
 (``COPILOT_PROVIDER_MAX_PROMPT_TOKENS`` lowered; Copilot compacts at about 80% of it), a
 ``/compact`` prompt (a manual compaction), and a turn after it (the resume of a compacted
 session). The last turn ends above the threshold: the compaction Copilot starts in the
-background then is cancelled when the process exits (``outcome: cancelled``). The files kept:
+background then is cancelled when the process exits (``outcome: cancelled``). Its answer is
+held until Copilot hangs up (``phase(hold=...)``): whether the answer beat the exit was a race,
+its usage written on some runs and not on others; held, the cancelled compaction has no usage
+on every run and the log says ``hangup``. The files kept:
 the session's ``events.jsonl``, ``workspace.yaml`` and its checkpoints (the summaries Copilot
 saves beside the session)."""
 
@@ -26,6 +29,9 @@ MODEL = "rec-model"
 #: Copilot compacts in the background at about 80% of this (its system prompt and tools
 #: alone are about 10,500 of its tokens).
 MAX_PROMPT_TOKENS = "20000"
+#: Copilot sends an automatic compaction in the background beside its next turn call: turn
+#: answers wait this long so the compaction is logged and answered first on every run.
+TURN_DELAY = 1.0
 #: Copilot's summarisation prompt (the runtime's, sent as the last user message).
 COMPACTION_MARKERS = (
     "Please create a detailed summary of the conversation so far. The history is being compacted",
@@ -137,7 +143,7 @@ def record(ctx: Context) -> Recorded:
     for i in (1, 2, 3, 4):
         (logs / f"big{i}.txt").write_text(_filler(f"big{i}", 110))
     notes: list[str] = []
-    with Recorder(scenario(ctx.project), ctx.log) as rec:
+    with Recorder(scenario(ctx.project), ctx.log, turn_delay=TURN_DELAY) as rec:
         env = ctx.env(
             COPILOT_OFFLINE="true",
             COPILOT_PROVIDER_BASE_URL=rec.url + "/v1",
@@ -148,7 +154,8 @@ def record(ctx: Context) -> Recorded:
             COPILOT_AUTO_UPDATE="false",
         )
         for k, (phase, prompt) in enumerate(PROMPTS):
-            rec.phase(phase)
+            last = k == len(PROMPTS) - 1
+            rec.phase(phase, hold=("compaction",) if last else ())
             cmd = [str(bin_dir / "copilot"), "-p", prompt, "--allow-all-tools"]
             cmd += ["--output-format", "json"] + (["--continue"] if k else [])
             out = run(ctx, cmd, env, timeout=240)

@@ -114,6 +114,23 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+#: How long the gateway may take to listen (65 s on a loaded 2-core machine), and how often
+#: ``sessions compact`` is tried while it refuses connections (it did once, 18 s after the
+#: port opened, with the gateway still starting: a re-recording failed there).
+GATEWAY_START_S, COMPACT_TRIES = 300, 6
+
+
+def _wait_for(port: int, seconds: float) -> None:
+    """Until something listens on ``port`` (an error after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise RuntimeError(f"the gateway did not listen on port {port} in {seconds:g} s (gateway.log)")
+
+
 def _compact(ctx: Context, openclaw: Path, env: dict[str, str], port: int) -> None:
     """``openclaw gateway run`` in the background, ``openclaw sessions compact KEY``, stop."""
     log = (ctx.build / "gateway.log").open("w")
@@ -121,15 +138,17 @@ def _compact(ctx: Context, openclaw: Path, env: dict[str, str], port: int) -> No
     cmd += ["--auth", "none"]
     gateway = subprocess.Popen(cmd, cwd=ctx.project, env=env, stdout=log, stderr=log)
     try:
-        for _ in range(240):
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.5)
+        _wait_for(port, GATEWAY_START_S)
         cmd = [str(openclaw), "sessions", "compact", KEY, "--json"]
-        out = run(ctx, cmd, env, timeout=400)  # the gateway of the config's port
-        if out.returncode != 0:
-            raise RuntimeError(f"sessions compact: exit {out.returncode}: {out.stderr[-800:]}")
+        for attempt in range(1, COMPACT_TRIES + 1):
+            out = run(ctx, cmd, env, timeout=400)  # the gateway of the config's port
+            if out.returncode == 0:
+                break
+            if "Gateway not reachable" not in out.stderr or attempt == COMPACT_TRIES:
+                raise RuntimeError(
+                    f"sessions compact: exit {out.returncode} (try {attempt}): {out.stderr[-800:]}"
+                )
+            time.sleep(10)  # the port is open before the gateway takes connections
     finally:
         gateway.terminate()
         try:
