@@ -135,13 +135,15 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         swept = st.swept[j]
         tail = st.tails[j]
         kind = _event_kind(st, j)
+        stated = changes[j] if j < len(changes) else _NOTHING_STATED
         lo, hi, n_swept, sch, stok = _swept_size(st, j, b, audited, present, prev_bound, prev_tail)
+        if not stated.swept_held:  # the record holds none of what it swept: unknown, not 0
+            lo = hi = n_swept = sch = stok = None
         srow = st.rows.get(s_seq) if s_seq is not None else None
         sum_chars, sum_tok = _summary_size(st, j, srow)
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
         trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
-        stated = changes[j] if j < len(changes) else _NOTHING_STATED
         created = _event_time(s_seq, ev_aids[j], at, h_created, a_times)
         rec = {
             "event_id": j,

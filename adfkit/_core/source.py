@@ -108,7 +108,9 @@ class WindowChange:
     agent sends the summary ahead of the rows it kept (Copilot CLI, pi: seen in their requests),
     where the record writes it after them; ``summary_encrypted``: the
     summary exists but the record holds it encrypted (a Codex remote compaction), so its size
-    and what it recalls are unknown.
+    and what it recalls are unknown; ``swept_held`` False: the record holds none of the rows the
+    event swept (a Letta agent file exported with only the messages in context), so what it
+    swept is unknown (NA), not nothing.
     """
 
     swept: tuple[int, ...] = ()
@@ -123,6 +125,7 @@ class WindowChange:
     trigger_tokens: int | None = None
     summary_first: bool = False
     summary_encrypted: bool = False
+    swept_held: bool = True
 
 
 #: Where a setting's value comes from: the record states the value in force (``recorded``),
@@ -295,6 +298,10 @@ class AgentSource(ABC):
     #: and output, and what was written since) reaches the threshold (Claude Code and the
     #: other transcripts' tools). What :class:`adfkit.ThresholdPolicy` simulates by default.
     flush_nudge: bool = False
+    #: Whether the record states each model call's usage (tokens); False for a format that
+    #: writes none (a Letta agent file): each call is then still a row of ``usage()``, its
+    #: tokens and cost NA, never left out as if it had not been made.
+    usage_recorded: bool = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)

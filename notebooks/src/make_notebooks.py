@@ -14,8 +14,6 @@ from pathlib import Path
 
 import nbformat
 
-from adfkit._base.bundled import COMPARED_SAMPLES
-
 HERE = Path(__file__).resolve().parent.parent
 DEFAULT_AGENT = "../sample_agents/long-runner.adf"
 
@@ -704,25 +702,36 @@ print(f"{top.name}: {int(top['size'])} turns, {top['mean']:.1f} tool calls each 
 )
 
 COMPARE = notebook(
-    "Four agents side by side: ADF, Claude Code, Inspect AI and OpenHands",
+    "Agents of every format side by side",
     """
-The same memory analysis for agents of different kinds: an ADF agent (`AGENT`), a Claude Code
-session, a sample of an Inspect AI evaluation log and an OpenHands conversation (`OTHERS`). Each
+The same memory analysis for agents of different kinds: an ADF agent (`AGENT`) and the agents
+in `OTHERS`, by default one agent of each other format adfkit reads that has a file in
+`SAMPLES` (in a clone: a Claude Code session, a Codex rollout, a sample of an Inspect AI
+evaluation log, an OpenHands conversation, pi and Copilot CLI sessions, a Letta agent file...;
+a format adfkit learns to read shows here as soon as its sample is in that folder). Each
 compacts its context and each keeps some record of what a compaction swept (the ADF audit
 archive; the transcript itself; the model inputs around Inspect's compaction event; the events
-OpenHands' condenser names as forgotten), so for each we can ask: how often did it compact,
-what did each compaction keep, what did its summary forget, and what did it cost? Where a
-record has no counterpart (Inspect writes no summary text) the cell says so instead of a
-number. Put any other agent in `OTHERS` (a pi or Copilot CLI session, a Codex rollout, another
-`.adf`): every cell takes any number of agents.
+OpenHands' condenser names as forgotten; the messages a Letta summary hid), so for each we can
+ask: how often did it compact, what did each compaction keep, what did its summary forget, and
+what did it cost? Where a record has no counterpart (Inspect writes no summary text, a Letta
+agent file no token counts) the cell says so instead of a number. Put any agents in `OTHERS`:
+every cell takes any number of agents.
 """,
     [
         code(
             """import warnings
 
+if OTHERS is None:  # one agent of each other format adfkit finds in SAMPLES, first by path
+    found = adfkit.list_sessions(SAMPLES)
+    found = found[found["format"] != agent.format].sort_values("path")
+    found["format"] = pd.Categorical(found["format"], categories=adfkit.formats())
+    OTHERS = found.sort_values(["format", "path"]).groupby("format", observed=True).head(1)
+    OTHERS = OTHERS["path"].tolist()
 with warnings.catch_warnings(record=True) as notes:  # e.g. a session still being written
     warnings.simplefilter("always")
     others = [adfkit.open(path) for path in OTHERS]
+    # an input of several agents (an Inspect log, a Letta group): its first
+    others = [o[0] if isinstance(o, adfkit.AgentCollection) else o for o in others]
 for w in notes:
     print("note:", w.message)
 agents = {}  # one column per agent, named by its format (and its name, if two share one)
@@ -819,9 +828,9 @@ pd.concat({label: a.compactions()[cost_cols] for label, a in agents.items()},
         md(
             """
 ## The agents they started
-A Claude Code session and an OpenHands conversation also hold subagents (their own
-transcripts, opened as agents of their own, with their own compactions); an ADF agent and an
-Inspect sample have none.
+Some records also hold the agents a session started (a Claude Code session's, an OpenHands
+conversation's, a Qwen Code chat's subagents: their own transcripts, opened as agents of their
+own, with their own compactions); the others have none.
 """
         ),
         code(
@@ -834,11 +843,11 @@ Inspect sample have none.
         ),
     ],
     params=PARAMS
-    + "\n# The agents to compare it with: any path adfkit opens (a session file or folder, an\n"
-    + "# .adf, one sample of an Inspect log as LOG.eval#SAMPLE).\n"
-    + "OTHERS = [\n"
-    + "".join(f'    "../sample_agents/{path}",\n' for path in COMPARED_SAMPLES)
-    + "]",
+    + "\n# The agents to compare it with: a list of any paths adfkit opens (a session file or\n"
+    + "# folder, an .adf, one sample of an Inspect log as LOG.eval#SAMPLE); None: one agent of\n"
+    + "# each other format adfkit reads that has a file in SAMPLES (the first by path).\n"
+    + "OTHERS = None\n"
+    + 'SAMPLES = "../sample_agents"',
 )
 
 FORGETTING = notebook(
