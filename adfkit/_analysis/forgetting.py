@@ -237,6 +237,8 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
 
 def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     st = replay_state(src)
+    if not compaction_ids(st):  # nothing swept: no prices, saves or calls to look up
+        return schema.frame([], schema.COMPACTION_LEDGER)
     items = row_items(src)
     saves = _saves(src)
     calls = _calls(src, prices)
@@ -364,8 +366,10 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     >>> bool((f["n_lost"] <= f["n_items"]).all())
     True
     """
-    led = compaction_ledger(src, prices=prices)
     st = replay_state(src)
+    if not compaction_ids(st):
+        return schema.frame([], schema.FORGETTING)
+    led = compaction_ledger(src, prices=prices)
     calls = _calls(src, prices)
     swept = swept_items(src)
     cols = _LedgerColumns(led)
@@ -474,9 +478,11 @@ def item_survival(src: AgentSource) -> pd.DataFrame:
     >>> bool((s["n_survived"] <= s["n_checked"]).all())
     True
     """
-    led = compaction_ledger(src)
     st = replay_state(src)
     events = compaction_ids(st)
+    if not events:
+        return schema.frame([], schema.ITEM_SURVIVAL)
+    led = compaction_ledger(src)
     summs = summaries(src)
     fresh: dict[int, set[tuple[str, str]]] = {j: set() for j in events}
     first: dict[tuple[str, str], tuple[int, str]] = {}
@@ -654,6 +660,8 @@ def compaction_cache(
     True
     """
     st = replay_state(src)
+    if not compaction_ids(st):
+        return schema.frame([], schema.COMPACTION_CACHE)
     calls = _calls(src, prices)
     u = calls.usage
     comp = None
