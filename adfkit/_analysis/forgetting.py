@@ -242,8 +242,7 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     items = row_items(src)
     saves = _saves(src)
     calls = _calls(src, prices)
-    h = src.history()
-    at = dict(zip(h["seq"].astype("int64").tolist(), h["created_at"].tolist(), strict=True))
+    clock = _clock(src)
     results = _results_of(src)
     recs: list[dict[str, Any]] = []
     for j, sw in swept_items(src).items():
@@ -251,7 +250,7 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
         tail = set(st.tails[j])
         s_seq = st.summaries[j]
         back = _needed(src, st, j, items, tail, results)
-        t0 = at.get(s_seq if s_seq is not None else b)
+        start = s_seq if s_seq is not None else b
         for k, v, key, seqs, carried, kept in zip(
             sw.kinds, sw.values, sw.keys, sw.seqs, sw.carried, sw.kept, strict=True
         ):
@@ -279,22 +278,43 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
             if need is not None:
                 nq, how, ntok = need
                 _, n, tok, cost = calls.between(b, nq)
-                t1 = at.get(nq)
                 rec.update(
                     needed_seq=nq,
                     needed_how=how,
                     calls_until=n,
                     tokens_until=tok,
                     cost_until_usd=None if math.isnan(cost) else round(cost, 8),
-                    seconds_until=(
-                        None
-                        if t0 is None or t1 is None or pd.isna(t0) or pd.isna(t1)
-                        else (t1 - t0).total_seconds()
-                    ),
+                    seconds_until=clock.seconds(start, nq),
                     refetch_tokens=ntok,
                 )
             recs.append(rec)
     return schema.frame(recs, schema.COMPACTION_LEDGER)
+
+
+class _Clock:
+    """Each row's time as an integer in the history's unit, by seq: the seconds between two
+    rows without a Timestamp made for every row of the history."""
+
+    def __init__(self, h: pd.DataFrame) -> None:
+        times = h["created_at"].array
+        self.per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[times.unit]
+        nat = np.iinfo("int64").min
+        self.at = {
+            q: None if t == nat else t
+            for q, t in zip(h["seq"].astype("int64").tolist(), times.asi8.tolist(), strict=True)
+        }
+
+    def seconds(self, a: int, b: int) -> float | None:
+        """Seconds from row ``a`` to row ``b`` (None when either time is unknown)."""
+        t0, t1 = self.at.get(a), self.at.get(b)
+        return None if t0 is None or t1 is None else (t1 - t0) / self.per_second
+
+
+_CLOCK: Key[_Clock] = Key("forgetting.clock")
+
+
+def _clock(src: AgentSource) -> _Clock:
+    return src.memo.get(_CLOCK, lambda: _Clock(src.history()))
 
 
 def _results_of(src: AgentSource) -> dict[int, list[int]]:
@@ -838,8 +858,7 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     st = replay_state(src)
     acts = _actions(src, tax)
     act_seqs = [a[0] for a in acts]
-    h = src.history()
-    at = dict(zip(h["seq"].astype("int64").tolist(), h["created_at"].tolist(), strict=True))
+    clock = _clock(src)
     starts: list[tuple[str, int | None, int, int]] = []
     if st.order:
         bounds = sorted(st.boundaries)
@@ -869,9 +888,7 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
                 productive_seq=q,
                 productive_tool=name,
             )
-            t0, t1 = at.get(s0), at.get(q)
-            if t0 is not None and t1 is not None and not pd.isna(t0) and not pd.isna(t1):
-                rec["seconds_to_productive"] = (t1 - t0).total_seconds()
+            rec["seconds_to_productive"] = clock.seconds(s0, q)
         looked = span if first is None else span[:first]
         again = [a for a in looked if any(p in before for p in a[3])]
         rec["n_reads"] = sum(1 for a in looked if a[3])
