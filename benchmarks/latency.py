@@ -3,13 +3,17 @@
 For the largest input of each format among the real fixtures (``../shared/fixtures``) and the
 recordings (``tests/fixtures/recorded``), the 10-sample Inspect log of the fixtures, and the
 real ``big-runner`` agent at 1x, 4x and 16x its size (``scaled_adf``: its archive repeated with
-the seqs and tool ids shifted), each table's seconds on a fresh handle (open + that table, best
-of up to three) against the **floor**: reading and parsing every record of the file in the same
-process (``floor``: orjson per line or document, sqlite3 + brotli for ADF archives, zip + zstd
-for Inspect logs), with the goals of issue 38: a table at most 10x its floor on files over
-1 MB and at most 0.3 s on smaller files, growth at most 4.4x per 4x of big-runner, and the peak
-memory (VmHWM above the RSS after the imports) per MB of input. Each file is measured in a
-child process of its own, so that one file's memory does not count for the next.
+the seqs and tool ids shifted): each table's CPU seconds on one fresh handle, in the order of
+``snapshot.TABLES`` (a table's own work on top of the tables before it; ``open`` is opening
+the input), best of three passes when a pass is cheap, against the **floor**: reading and
+parsing every record of the file in the same process (orjson per line or document, sqlite3 +
+brotli for ADF archives, zip + zstd for Inspect logs). CPU time, not the wall clock: on the
+shared 2-core machine the wall clock counts the other processes' work. The goals of issue 38:
+a table at most 10x its floor on files over 1 MB and at most 0.3 s on smaller files; growth at
+most 4.4x per 4x of big-runner; the 10-sample Inspect log's tables under 0.5 s together;
+big-runner x16's five forgetting tables under 5 s; and the peak memory (VmHWM above the RSS
+after the imports) per MB of input. Each file is measured in a child process of its own, so
+that one file's memory does not count for the next.
 
 Usage: ``python benchmarks/run.py --only latency`` (``--quick``: big-runner 1x and 4x only);
 ``python benchmarks/latency.py FILE`` measures one file (a JSON line).
@@ -17,6 +21,7 @@ Usage: ``python benchmarks/run.py --only latency`` (``--quick``: big-runner 1x a
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -41,7 +46,13 @@ INSPECT_10 = (
     SHARED / "inspect-eval" / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
 )
 
-GOALS = {"vs_floor_over_1mb": 10.0, "seconds_under_1mb": 0.3, "growth_per_4x": 4.4}
+GOALS = {
+    "vs_floor_over_1mb": 10.0,
+    "seconds_under_1mb": 0.3,
+    "growth_per_4x": 4.4,
+    "inspect_10_all": 0.5,
+    "x16_five": 5.0,
+}
 #: The five forgetting tables (issue 38: under 5 s on big-runner x16 together).
 FORGETTING = ("compaction_ledger", "forgetting", "item_survival", "compaction_cache", "recovery")
 
@@ -52,10 +63,8 @@ FORGETTING = ("compaction_ledger", "forgetting", "item_survival", "compaction_ca
 def _lines(data: bytes) -> None:
     for line in data.splitlines():
         if line.strip():
-            try:
+            with contextlib.suppress(orjson.JSONDecodeError):
                 orjson.loads(line)
-            except orjson.JSONDecodeError:
-                pass
 
 
 def _json_file(path: Path) -> None:
@@ -207,34 +216,20 @@ def _rss() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def _best(fn: Any, budget: float = 1.0) -> float:
-    """Best of up to three runs (one when a run takes over ``budget`` seconds)."""
-    best = float("inf")
-    for i in range(3):
-        gc.collect()
-        t = time.perf_counter()
-        fn()
-        dt = time.perf_counter() - t
-        best = min(best, dt)
-        if i == 0 and dt > budget:
-            break
-    return best
+def _cpu() -> float:
+    return time.process_time()
 
 
 def measure(path: Path) -> dict[str, Any]:
-    """Floor, open, each table on a fresh handle, all tables on one handle, peak memory."""
+    """Floor, open, each table, the five forgetting tables, peak memory (CPU seconds)."""
+    from snapshot import TABLES
+
     import adfkit
     from adfkit._facade.agent import agents_of
-    from snapshot import TABLES
 
     skip = {"info", "meta", "config"}  # a summary, not a table
     tables = {k: v for k, v in TABLES.items() if k not in skip}
     tables["history"] = lambda a: a.history()
-
-    def each(fn: Any) -> None:
-        with adfkit.open(path) as opened:
-            for agent in agents_of(opened):
-                fn(agent)
 
     gc.collect()
     base = _rss()
@@ -243,26 +238,51 @@ def measure(path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {"bytes": size_of(path)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        each(lambda a: None)  # first open: imports of the format's modules
-        out["floor"] = _best(lambda: floor(path))
-        out["open"] = _best(lambda: each(lambda a: None))
-        out["tables"] = {}
-        for name, get in tables.items():
-            try:
-                out["tables"][name] = _best(lambda g=get: each(g))
-            except Exception as exc:  # noqa: BLE001 - the table's error is reported
-                out["tables"][name] = f"{type(exc).__name__}: {exc}"[:120]
-
-        def every(agent: Any) -> None:
-            for get in tables.values():
-                try:
-                    get(agent)
-                except Exception:  # noqa: BLE001, S110 - reported above
-                    pass
-
-        out["all"] = _best(lambda: each(every))
+        with adfkit.open(path) as opened:  # imports of the format's modules: not counted
+            agents_of(opened)
+        out["floor"] = min(_timed(lambda: floor(path)) for _ in range(5))
+        out["tables"], out["all"], out["five"] = _one_pass(path, tables)
+        if out["all"] < 5:  # best of three passes when they are cheap
+            for _ in range(2):
+                t, total, five = _one_pass(path, tables)
+                if total < out["all"]:
+                    out["tables"], out["all"], out["five"] = t, total, five
     out["peak"] = max(_hwm() - base, 0)
     return out
+
+
+def _timed(fn: Any) -> float:
+    gc.collect()
+    t = _cpu()
+    fn()
+    return _cpu() - t
+
+
+def _one_pass(path: Path, tables: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
+    """Each table's CPU seconds on one fresh handle (``open`` first: opening and the
+    handle's first look at every agent), in :data:`snapshot.TABLES` order, so a table's
+    time is its own work on top of the tables before it; the total; the five forgetting
+    tables together (after compactions(), which they read)."""
+    import adfkit
+    from adfkit._facade.agent import agents_of
+
+    times: dict[str, Any] = {}
+    t0 = _cpu()
+    opened = adfkit.open(path)
+    agents = agents_of(opened)
+    times["open"] = _cpu() - t0
+    with opened:
+        for name, get in tables.items():
+            t = _cpu()
+            try:
+                for agent in agents:
+                    get(agent)
+                times[name] = _cpu() - t
+            except Exception as exc:  # noqa: BLE001 - the table's error is reported
+                times[name] = f"{type(exc).__name__}: {exc}"[:120]
+    total = _cpu() - t0
+    five = sum(t for n, t in times.items() if n in FORGETTING and isinstance(t, float))
+    return times, total, five
 
 
 def _in_child(path: Path) -> dict[str, Any]:
@@ -293,10 +313,15 @@ def report(label: str, path: Path, m: dict[str, Any]) -> list[str]:
     goal = "<= 10x floor" if mb > 1 else "<= 0.3 s"
     print(
         f"  {label} ({path.name}, {mb:.2f} MB): floor {m['floor'] * 1e3:.1f} ms, open "
-        f"{m['open'] * 1e3:.0f} ms, all tables on one handle {m['all']:.2f} s, peak "
+        f"{m['tables']['open'] * 1e3:.0f} ms, all tables {m['all']:.2f} s (the five forgetting "
+        f"tables {m['five']:.2f} s), peak "
         f"{m['peak'] / 1e6:.0f} MB ({m['peak'] / 1e6 / max(mb, 1e-3):.0f} MB per MB); goal {goal}"
     )
     missed, cells = [], []
+    if path == INSPECT_10:
+        ok = m["all"] < GOALS["inspect_10_all"]
+        print(f"    all tables {m['all']:.2f} s (goal < 0.5 s: {'met' if ok else 'MISSED'})")
+        missed += [] if ok else [f"{label} all tables"]
     for name, t in m["tables"].items():
         if isinstance(t, str):
             cells.append(f"{name} {t}")
@@ -312,7 +337,10 @@ def report(label: str, path: Path, m: dict[str, Any]) -> list[str]:
 
 def run(quick: bool) -> None:
     """The section: every format's largest input, the 10-sample Inspect log, big-runner xk."""
-    print("latency: each table (open + table, fresh handle, best of <= 3) against the floor")
+    print(
+        "latency: CPU seconds of each table on one fresh handle, in order (its own work on top"
+        " of the tables before it), against the floor; best of 3 passes under 5 s"
+    )
     print("  (! = goal missed: <= 10x the floor over 1 MB, <= 0.3 s under 1 MB)")
     if not SHARED.is_dir():
         print("  ../shared/fixtures is absent: only the recordings are timed")
@@ -344,20 +372,22 @@ def _growth(runs: dict[int, dict[str, Any]]) -> list[str]:
         ta, tb = runs[a]["tables"], runs[b]["tables"]
         cells, worst = [], 0.0
         for name in ta:
-            if isinstance(ta[name], float) and isinstance(tb[name], float):
+            if name != "open" and isinstance(ta[name], float) and isinstance(tb[name], float):
                 g = tb[name] / max(ta[name], 1e-6)
                 worst = max(worst, g)
                 flag = "" if g <= GOALS["growth_per_4x"] else "!"
                 cells.append(f"{name} {g:.1f}{flag}")
                 if flag:
                     missed.append(f"growth x{b}/x{a} {name}")
-        five = [tb[n] for n in FORGETTING if isinstance(tb.get(n), float)]
         print(
             f"  big-runner x{b}/x{a}: growth per 4x (goal <= {GOALS['growth_per_4x']:g}): "
-            f"worst {worst:.1f}; five forgetting tables at x{b}: {sum(five):.2f} s"
+            f"worst {worst:.1f}; all tables {runs[b]['all'] / runs[a]['all']:.1f}; the five "
+            f"forgetting tables at x{b}: {runs[b]['five']:.2f} s (goal < 5 s)"
         )
         for i in range(0, len(cells), 6):
             print("    " + "; ".join(cells[i : i + 6]))
+        if b == 16 and runs[b]["five"] >= GOALS["x16_five"]:
+            missed.append("big-runner x16 five forgetting tables")
     return missed
 
 
