@@ -450,6 +450,7 @@ def mind_at(src: AgentSource, seq: int) -> str | None:
 
 
 #: The runtime wraps every injected file of the base prompt in this tag (ADF_FORMAT.md §11).
+_INJECTED_MARK = '<injected_file path="mind.md">'
 _INJECTED_RE = re.compile(r'<injected_file path="mind\.md">\n(.*?)\n</injected_file>', re.S)
 
 
@@ -605,6 +606,10 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
 def _injected_events(src: AgentSource) -> list[_Version]:
     """The mind as injected in system prompts (a snapshot taken at the last reset)."""
     items: list[_Version] = []
+    h = src.history()
+    texts = h.loc[(h["kind"] == "context").to_numpy(bool), "text"].tolist()
+    if not any(isinstance(t, str) and _INJECTED_MARK in t for t in texts):
+        return items  # no context row injects the mind: its blocks need not be built
     cb = context_blocks(src)
     for r in cb[cb["category"] == "system_prompt"].itertuples(index=False):
         m = _INJECTED_RE.search(str(r.text))
