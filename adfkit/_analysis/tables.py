@@ -112,8 +112,11 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
         return blocks[col].array.take(at, allow_fill=True)
 
     result = pd.Series(take("text", res))
-    times = loop.drop_duplicates("seq").set_index("seq")["created_at"]
+    row: dict[Any, int] = {}  # seq -> its first row in ``loop``: the call's time
+    for i, q in enumerate(loop["seq"].tolist()):
+        row.setdefault(q, i)
     call_seq = take("seq", use)
+    at = np.array([row.get(q, -1) for q in call_seq.tolist()], dtype="int64")
     return pd.DataFrame(
         {
             "call_seq": call_seq,
@@ -125,6 +128,7 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
             "result_chars": result.str.len().astype("Int64").array,
             "is_error": take("is_error", res),
             "matched": res >= 0,
-            "created_at": times.reindex(np.asarray(call_seq)).to_numpy(),
+            # as objects, as a reindexed Series gave them (the column's dtype inferred)
+            "created_at": loop["created_at"].array.take(at, allow_fill=True).to_numpy(),
         }
     )
