@@ -89,7 +89,8 @@ def restarts(src: AgentSource) -> list[int]:
         at = (h["kind"] == "trigger") & (h["subkind"] == "startup")
         return sorted(int(s) for s in h.loc[at, "seq"])
 
-    return list(src.memo.get(_RESTARTS, build))
+    found: list[int] = src.memo.get(_RESTARTS, build)
+    return list(found)  # a copy: the caller may change it
 
 
 def config_calls(src: AgentSource) -> list[int]:
