@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -763,11 +764,22 @@ def frame(
         n = max((len(v) for v in cols.values()), default=0)
         cols = {c: v if v or not n else [None] * n for c, v in cols.items()}
     else:
+        n = len(data)
         cols = {c: [r.get(c) for r in data] for c in columns}
+    if not n:  # built once per set of columns, a copy each time (many empty tables per file)
+        return _empty(tuple(columns.items())).copy()
     out: dict[str, Any] = {}
     for name, dtype in columns.items():
         out[name] = _column(cols[name], dtype)
     return pd.DataFrame(out, columns=list(columns))
+
+
+@functools.lru_cache(maxsize=256)
+def _empty(columns: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """The frame of no rows with ``columns`` (name, dtype): never handed out, only copied."""
+    return pd.DataFrame(
+        {c: _column([], dtype) for c, dtype in columns}, columns=[c for c, _ in columns]
+    )
 
 
 def to_ms(ts: Any) -> int | None:

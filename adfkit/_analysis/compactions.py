@@ -109,6 +109,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
 def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
+    if not len(ev):  # no event: none of the lookups below is needed
+        return schema.frame({}, schema.COMPACTIONS)
     present = st.order  # ascending
     a = src.audit()
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
@@ -424,6 +426,8 @@ def refetches(src: AgentSource) -> pd.DataFrame:
 def _refetches(src: AgentSource) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
+    if "compaction" not in st.kinds:  # nothing swept: no call can repeat a swept one
+        return schema.frame([], schema.REFETCHES).copy(deep=False)
     tc = tool_calls(src, history=True)
     sigs: list[tuple[int, str, str, int | None]] = []
     for cs, name, inp, rs in zip(

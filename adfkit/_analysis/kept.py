@@ -51,6 +51,7 @@ Found = tuple[str, str, str, str]  # kind, value, key, how
 _ROW_ITEMS: Key[dict[int, list[Found]]] = Key("kept.row_items")
 _SWEPT: Key[dict[int, SweptItems]] = Key("kept.swept_items")
 _TOOLS: Key[frozenset[str]] = Key("kept.tool_names")
+_SUMMARIES: Key[dict[int, Summary | None]] = Key("kept.summaries")
 
 
 # -- items per row -------------------------------------------------------------------------
@@ -220,6 +221,17 @@ def summary_text(st: ReplayState, j: int) -> str | None:
     return strip_summary("\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
 
 
+def summaries(src: AgentSource) -> dict[int, Summary | None]:
+    """Compaction id -> the :class:`Summary` of its summary text (None when the record does
+    not hold it), each built once per source: every table that checks items reads these."""
+
+    def build() -> dict[int, Summary | None]:
+        st = replay_state(src)
+        return {j: summary_of(summary_text(st, j)) for j in compaction_ids(st)}
+
+    return src.memo.get(_SUMMARIES, build)
+
+
 #: Kinds of items that are prose: kept in other words when most of their words are there.
 PROSE = frozenset(("instruction", "todo", "error"))
 
@@ -287,6 +299,7 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
     st = replay_state(src)
     items = row_items(src)
     summary_rows = {s for s in st.summaries if s is not None}
+    summs = summaries(src)
     out: dict[int, SweptItems] = {}
     for j in compaction_ids(st):
         if not st.audit_ids[j]:  # the swept rows were discarded: what went is unknown
@@ -302,7 +315,7 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
                     e[1].append(q)
                 if q not in summary_rows:
                     e[2][0] = False
-        summ = summary_of(summary_text(st, j))
+        summ = summs[j]
         out[j] = SweptItems(
             kinds=[k for k, _ in found],
             values=[e[0] for e in found.values()],

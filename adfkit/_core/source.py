@@ -71,6 +71,9 @@ class Memo:
         self._values.clear()
 
 
+_GAPS: Key[pd.DataFrame] = Key("source.history_gaps")
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem a source found in its own storage (one row of ``integrity()``)."""
@@ -377,10 +380,15 @@ class AgentSource(ABC):
         return schema.frame([], schema.CALLS)
 
     def history_gaps(self) -> pd.DataFrame:
-        """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""
-        h = self.history()
-        high = int(h["seq"].max()) if len(h) else 0
-        return gaps(h["seq"], max(high, self.highest_seq() or 0))
+        """Seq ranges lost without a trace (columns of :data:`schema.GAPS`), found once per
+        source (the timeline, integrity and mind_history read them)."""
+
+        def build() -> pd.DataFrame:
+            h = self.history()
+            high = int(h["seq"].max()) if len(h) else 0
+            return gaps(h["seq"], max(high, self.highest_seq() or 0))
+
+        return self.memo.get(_GAPS, build).copy(deep=False)
 
     # -- archives ------------------------------------------------------------------------
     def audit(self) -> pd.DataFrame:
