@@ -16,11 +16,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
     the compaction threshold, the model calls and the cost so far; each compaction is printed
     as it lands, with the context before and after it and the rows it swept.
 
-    A Claude Code session or a Codex rollout (.jsonl) is read incrementally (each update reads
-    only the bytes appended; a file rewritten or cut is read again from its start, with a
-    note); other records are read
-    again in full when they change (an ADF file read-only, its WAL included). Stop with
-    Ctrl-C; --once prints the figures once and exits.
+    A Claude Code session, a Codex rollout (.jsonl), a pi session or a Copilot CLI session
+    (its folder or events.jsonl) is read incrementally (each update reads only the bytes
+    appended; a file rewritten or cut is read again from its start, with a note); other
+    records are read again in full when they change (an ADF file read-only, its WAL
+    included). Stop with Ctrl-C; --once prints the figures once and exits.
 
     Example: adfkit watch ~/.claude/projects/-home-me-webapp/*.jsonl
     """

@@ -30,9 +30,9 @@ class LiveView(_Shown):
     """A running agent's figures, kept up to date while it writes: the context size against
     the compaction threshold (a bar), the model calls, the cost so far, and each compaction as
     it lands with what it swept, the newest last. It reads the file as ``adfkit watch`` does
-    (:class:`adfkit._facade.watch.Watched`: a Claude Code session or a Codex rollout
-    incrementally, from the bytes appended; any other record again in full when it changes; a
-    rewritten or cut file again from its start, with a note).
+    (:class:`adfkit._facade.watch.Watched`: a Claude Code, pi or Copilot CLI session or a
+    Codex rollout incrementally, from the bytes appended; any other record again in full
+    when it changes; a rewritten or cut file again from its start, with a note).
 
     Parameters
     ----------

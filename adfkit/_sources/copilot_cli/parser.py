@@ -284,7 +284,9 @@ def _tokens(u: Any, keys: dict[str, str], fnd: Findings, line: int) -> dict[str,
     return mapped_tokens(u, keys)
 
 
-_USAGE_KEYS = {
+#: ``session.usage_record`` / ``compactionTokensUsed`` keys -> the ADF keys (the live follower
+#: reads them too).
+USAGE_KEYS = {
     "inputTokens": "input",
     "outputTokens": "output",
     "cacheReadTokens": "cache_read",
@@ -519,12 +521,12 @@ def _usage_record(e: _Ev, a: _Agent, fnd: Findings) -> None:
         fnd.add("bad_event", "warning", e.line, "session.usage_record without a usage object")
         return
     key = u.get("apiCallId")
-    a.usage[key if isinstance(key, str) else None] = _tokens(u, _USAGE_KEYS, fnd, e.line)
+    a.usage[key if isinstance(key, str) else None] = _tokens(u, USAGE_KEYS, fnd, e.line)
 
 
 def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
     """An ``assistant.usage`` line on disk: its counts go to the last reply without them."""
-    u = _tokens(e.data, _USAGE_KEYS, fnd, e.line)
+    u = _tokens(e.data, USAGE_KEYS, fnd, e.line)
     for row in reversed(a.rows):
         c = row.call
         if row.role == "assistant" and c is not None and "input" not in (row.tokens or {}):
@@ -612,7 +614,7 @@ def _loose_call(e: _Ev, a: _Agent, fnd: Findings) -> None:
     used = e.data.get("compactionTokensUsed")
     if type(used) is not dict:
         return
-    tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+    tokens = _tokens(used, USAGE_KEYS, fnd, e.line)
     m = used.get("model")
     model = m if isinstance(m, str) else None
     a.loose.append(CallDraft(e.id or f"line-{e.line}", None, e.line, model, tokens, e.ts))
@@ -656,7 +658,7 @@ def _summary_row(e: _Ev, fnd: Findings) -> _CRow:
         srow.note = "compaction without a summaryContent"
     used = d.get("compactionTokensUsed")
     if type(used) is dict:
-        tokens = _tokens(used, _USAGE_KEYS, fnd, e.line)
+        tokens = _tokens(used, USAGE_KEYS, fnd, e.line)
         srow.tokens = dict(tokens)
         m = used.get("model")
         srow.model = m if isinstance(m, str) else None
@@ -707,7 +709,7 @@ def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
             continue
         raw = m.get("usage")
         u: dict[str, Any] = raw if type(raw) is dict else {}
-        counts = {dst: as_count(u.get(src)) for src, dst in _USAGE_KEYS.items()}
+        counts = {dst: as_count(u.get(src)) for src, dst in USAGE_KEYS.items()}
         req = m.get("requests")
         n = as_count(req.get("count")) if type(req) is dict else None
         clean[str(model)] = {"requests": n, **counts}
