@@ -69,9 +69,10 @@ def _share(v: Any) -> float | None:
             v = float(v) / 100
         except ValueError:
             return None
-    if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(v):
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or math.isnan(float(v)):
         return None
-    return float(v) / 100 if v > 1 else float(v)
+    f = float(v)
+    return f / 100 if f > 1 else f
 
 
 def _pair(answer: Any) -> tuple[Any, Any]:
