@@ -262,7 +262,7 @@ class Sim:
         self.put_file(readme, f"# {self.name}\n\n{self.config['description']}\n", t, "no_delete")
         mind = (
             "# Mind\n\nWorking index. Kept short; details live in pages under `mind/`.\n\n"
-            "## Always\n\n- Nothing pinned yet.\n\n## Pages\n\n- (none yet)\n\n"
+            "## Always\n\n- Nothing pinned yet.\n\n## Pages\n\n- by module.\n\n"
             "## Rules\n\n- Cite sources as [S<seq>].\n"
         )
         self.put_file("mind.md", mind, t, "no_delete", record=False)

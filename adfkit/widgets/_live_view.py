@@ -17,7 +17,7 @@ _LIVE_STYLE = """<style>
  margin:4px 0;max-width:40em}
 .adf-live-fill{height:100%;background:#3182ce;border-radius:2px}
 .adf-live-fill.adf-live-near{background:#dd6b20}
-.adf-live-landed{margin:4px 0;padding-left:1.4em}
+.adf-live-landed{margin:4px 0;padding-left:2.2em}
 .adf-live-landed li{margin:1px 0;font-family:monospace;font-size:12px}
 .adf-live-note{color:#c05621;font-size:12px}
 .adf-live-none{color:#718096;font-size:12px}

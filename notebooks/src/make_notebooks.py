@@ -658,14 +658,18 @@ display(ref.groupby("event_id").size().rename("refetches").to_frame())""",
             """
 ## 4. The mind
 Files the agent wrote for itself. `mind.md` is its index; it re-reads it after a compaction,
-so what is written there survives when the loop is summarised.
+so what is written there survives when the loop is summarised. The pages under `mind/` are
+its notes: it writes them as it works and reads them back later.
 """
         ),
         code(
             """files = agent.files()
-display(files[["path", "size", "updated_at"]].head(10))
-mind = [p for p in files["path"] if p == "mind.md" or p.startswith("mind/")]
-print(agent.read_text(mind[0])[:800] if mind else "this agent keeps no mind file")"""
+mind = files[(files["path"] == "mind.md") | files["path"].str.startswith("mind/")]
+mind = mind.sort_values("updated_at")
+print(f"{len(mind)} mind files; the five written last:")
+display(mind[["path", "size", "updated_at"]].tail(5))
+newest = mind["path"].iloc[-1] if len(mind) else None
+print(agent.read_text(newest)[:800] if newest else "this agent keeps no mind file")"""
         ),
         md(
             """
