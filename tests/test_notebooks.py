@@ -26,7 +26,7 @@ EXPECTED = [
     "07-what-forgetting-costs",
     "08-compaction-lab",
 ]
-PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "plots_fleet", "widgets"}
+PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "plots_fleet", "widgets", "teaching"}
 #: Agents every notebook runs on here: an ADF sample whose compactions have no audit, a Claude
 #: Code session, a Codex rollout. Each runs on its default, long-runner.adf (compactions with
 #: audit), in tests/test_cli.py (from a wheel) and tests/test_browser.py (Run All): once is enough.

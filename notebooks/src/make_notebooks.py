@@ -551,10 +551,16 @@ A lesson for students. An LLM agent has no memory between calls: every call send
 writes to its **mind** (files it re-reads). And when audit is on, everything compaction swept is
 kept in the **audit** archive, so we can check what was forgotten.
 
-Each section ends with an exercise. Try it in a new cell first; the answer sits in a folded
-cell below it (click the bar to unfold it, in JupyterLab).
+Each section ends with an exercise. Try it in a new cell first and check your answer with
+`check(N, answer)`: it says *right*, or what to look at. The answer sits in a folded cell below
+it (click the bar to unfold it, in JupyterLab).
 """,
     [
+        code(
+            """from adfkit.teaching import Lesson
+
+check = Lesson(agent).check  # check(exercise, answer): right, or what to look at"""
+        ),
         md(
             """
 ## 1. The loop
@@ -574,7 +580,8 @@ HTML(adfkit.widgets.rows_html(loop.head(6)))"""
 **Exercise 1.** The live loop is what the model will be sent next. Which kind of row takes the
 most estimated tokens in it, and what share of the whole?
 
-*Hint:* `loop` has a `kind` and an `est_tokens` column.
+*Hint:* `loop` has a `kind` and an `est_tokens` column. *Check:* `check(1, kind)` or
+`check(1, (kind, share))`.
 """
         ),
         code(
@@ -602,7 +609,8 @@ plt.show()"""
 (the highest `compression_ratio`), and what share of the items it swept (paths, URLs, code
 names, commands, numbers with a unit...) did its summary keep?
 
-*Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`.
+*Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`. *Check:*
+`check(2, event_id)` or `check(2, (event_id, recall))`.
 """
         ),
         code(
@@ -634,7 +642,8 @@ print("seqs lost forever:", int(agent.history_gaps()["n_seqs"].sum()))"""
 **Exercise 3.** After a compaction, does the agent go and fetch again what it had just
 forgotten? Count, per compaction, the calls afterwards that repeat a call the compaction swept.
 
-*Hint:* `agent.refetches()` has one row per such call, with `event_id`.
+*Hint:* `agent.refetches()` has one row per such call, with `event_id`. *Check:*
+`check(3, how_many)` or `check(3, {event_id: count, ...})`.
 """
         ),
         code(
@@ -647,21 +656,26 @@ display(ref.groupby("event_id").size().rename("refetches").to_frame())""",
             """
 ## 4. The mind
 Files the agent wrote for itself. `mind.md` is its index; it re-reads it after a compaction,
-so what is written there survives when the loop is summarised.
+so what is written there survives when the loop is summarised. The pages under `mind/` are
+its notes: it writes them as it works and reads them back later.
 """
         ),
         code(
             """files = agent.files()
-display(files[["path", "size", "updated_at"]].head(10))
-mind = [p for p in files["path"] if p == "mind.md" or p.startswith("mind/")]
-print(agent.read_text(mind[0])[:800] if mind else "this agent keeps no mind file")"""
+mind = files[(files["path"] == "mind.md") | files["path"].str.startswith("mind/")]
+mind = mind.sort_values("updated_at")
+print(f"{len(mind)} mind files; the five written last:")
+display(mind[["path", "size", "updated_at"]].tail(5))
+newest = mind["path"].iloc[-1] if len(mind) else None
+print(agent.read_text(newest)[:800] if newest else "this agent keeps no mind file")"""
         ),
         md(
             """
 **Exercise 4.** Tools fail too. Which tool failed most often, and what share of its calls
 failed?
 
-*Hint:* `agent.tool_calls(history=True)` has `tool_name` and `is_error`.
+*Hint:* `agent.tool_calls(history=True)` has `tool_name` and `is_error`. *Check:*
+`check(4, tool)` or `check(4, (tool, failures))`.
 """
         ),
         code(
@@ -689,7 +703,8 @@ obs.anomalies[["check", "tripped", "detail"]]"""
 **Exercise 5.** Which kind of trigger starts the most turns, and how many tool calls does such
 a turn make on average?
 
-*Hint:* `obs.turns` has `trigger_kind` and `n_calls`.
+*Hint:* `obs.turns` has `trigger_kind` and `n_calls`. *Check:* `check(5, kind)` or
+`check(5, (kind, mean_calls))`.
 """
         ),
         code(
