@@ -16,7 +16,9 @@ Claude Code session against reading and orjson-parsing its lines), ``forgetting`
 ledger, survival, cache economics and recovery as a session's stories and compactions grow,
 and the item rules on hostile text of growing size), ``chains`` (the Claude Code shapes that
 were quadratic to walk; the largest real session against its floor), ``otlp`` (the
-OpenTelemetry export as a session's calls grow).
+OpenTelemetry export as a session's calls grow), ``latency`` (every table of the largest input of
+each format and of big-runner at 1x/4x/16x against the file's parse floor, growth per 4x, peak
+memory per MB: ``benchmarks/latency.py``).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -47,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 import brotli  # noqa: E402
 import chains  # noqa: E402
 import fleet_real  # noqa: E402
+import latency  # noqa: E402
 import orjson  # noqa: E402
 import otlp_export  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -461,6 +464,7 @@ def main(argv: list[str]) -> int:
         "chains",
         "fleet-real",
         "otlp",
+        "latency",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -479,7 +483,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting", "fleet-real", "otlp"):
+    if only not in ("transcripts", "forgetting", "fleet-real", "otlp", "latency"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -599,6 +603,8 @@ def main(argv: list[str]) -> int:
         print()
     if want("otlp"):  # the OpenTelemetry export as calls grow (benchmarks/otlp_export.py)
         otlp_export.bench(ROOT / "build" / "bench", quick)
+    if want("latency"):  # issue 38: every table against its file's parse floor
+        latency.run(quick)
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

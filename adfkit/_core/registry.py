@@ -49,6 +49,7 @@ BUILTIN: dict[str, str] = {
     "openclaw": "adfkit._sources.openclaw",
     "opencode": "adfkit._sources.opencode",
     "gemini_cli": "adfkit._sources.gemini_cli",
+    "letta": "adfkit._sources.letta",
 }
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.

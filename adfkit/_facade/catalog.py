@@ -96,6 +96,13 @@ def _usage(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     return usage_with_subagents(agent, prices=prices)
 
 
+def _compaction_dataset(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
+    """The compactions dataset's records of one agent (redacted)."""
+    from adfkit._analysis.lab import compaction_records
+
+    return compaction_records(agent.source, prices=prices)
+
+
 #: ``usage`` as fleets read it: ``AgentFile.usage``'s columns with ``subagent`` after ``seq``.
 _FLEET_USAGE = {"seq": "Int64", "subagent": "string", **schema.USAGE}
 
@@ -139,6 +146,12 @@ _METHODS: tuple[tuple[str, str, Mapping[str, str] | None, Mapping[str, Any] | No
         "missed_compactions",
         "one row per run of calls past the threshold with no compaction",
         schema.MISSED_COMPACTIONS,
+        {},
+    ),
+    (
+        "compaction_lab",
+        "one row per compaction and compactor: what another compactor keeps, tokens, cost",
+        schema.COMPACTION_LAB,
         {},
     ),
     (
@@ -271,6 +284,17 @@ def _build() -> dict[str, Table]:
     }
     for name, grain, cols, build in _DERIVED:
         out[name] = Table(name, grain, cols, build, {}, _DOCS.get(name, build))
+    from adfkit._analysis.lab import compaction_records
+
+    # bodies of messages (redacted): read by export_compaction_dataset, not by export()
+    out["compaction_dataset"] = Table(
+        "compaction_dataset",
+        "one row per compaction: the window before, summary, swept items (a dataset record)",
+        schema.COMPACTION_DATASET,
+        _compaction_dataset,
+        None,
+        compaction_records,
+    )
     grain = out["usage"].grain + " (with the subagents' calls, a subagent column)"
     out["usage"] = Table("usage", grain, _FLEET_USAGE, _usage, {}, usage_with_subagents)
     return out

@@ -91,10 +91,14 @@ def _warn_unknown_cost(table: list[dict], prices: str | None) -> None:
         {m for r in table if r["unpriced_calls"] and r["models"] for m in r["models"].split(", ")}
     )
     unpriced = [m for m in models if price_for(known, m) is None]
-    which = f" (no price for model(s) {', '.join(map(repr, unpriced))})" if unpriced else ""
+    if unpriced:
+        which = f" (no price for model(s) {', '.join(map(repr, unpriced))})"
+        how = "; pass --prices FILE (a JSON price table) to price them"
+    else:  # every model has a price: the record states no tokens (a Letta agent file), or
+        which, how = " (the record does not state their tokens)", ""  # not split
     say(
         f"adfkit: warning: the cost of {n:,} call(s) is unknown{which}: their cost is shown as "
-        "unknown; pass --prices FILE (a JSON price table) to price them",
+        f"unknown{how}",
         err=True,
     )
 

@@ -521,6 +521,7 @@ def _event_data(
                 trigger="clear" if e.kind == "clear" else e.trigger,
                 instructions=focus if isinstance(focus, str) else None,
                 summary_encrypted=e.extra.get("summary_encrypted") is True,
+                swept_held=e.extra.get("swept_held") is not False,
             )
         )
 
