@@ -777,6 +777,39 @@ def test_a_transcript_has_a_compaction_audit() -> None:
     assert list(agent.missed_compactions().columns)[:3] == ["first_seq", "last_seq", "n_calls"]
 
 
+def test_a_transcript_runs_in_the_compaction_lab() -> None:
+    """``.compaction_lab()`` on a transcript: one row per compaction and compactor (the lab's
+    own tests plant exact scores), the recorded compactor among them."""
+    agent = open_quiet(CC_WEBAPP)
+    comp = agent.compactions()
+    lab = agent.compaction_lab()
+    n = int((comp["event"] == "compaction").sum())
+    assert n and len(lab) == n * lab["compactor"].nunique()
+    assert "recorded" in set(lab["compactor"])
+
+
+def test_a_transcript_takes_a_compactor_of_ones_own_and_exports_its_dataset(
+    tmp_path: Path,
+) -> None:
+    """``adfkit.register_compactor`` (a compactor keeping nothing: no needed item kept) and
+    ``adfkit.export_compaction_dataset`` on a transcript (one record per compaction)."""
+    from adfkit._analysis.compactors import unregister_compactor
+
+    agent = open_quiet(CC_WEBAPP)
+    adfkit.register_compactor("nothing", lambda: lambda window: [])
+    try:
+        lab = agent.compaction_lab(["nothing"])
+    finally:
+        unregister_compactor("nothing")
+    assert len(lab) and (lab["n_needed_kept"].fillna(0) == 0).all()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        written, errors = adfkit.export_compaction_dataset(CC_WEBAPP, tmp_path / "ds")
+    assert errors.empty
+    records = (tmp_path / "ds" / "compactions.jsonl").read_text().splitlines()
+    assert len(records) == len(lab)
+
+
 def test_a_transcript_exports_to_an_otlp_file(tmp_path: Path) -> None:
     """``adfkit.export_otlp(...)`` writes one OTLP JSON line per agent of the paths."""
     pytest.importorskip("opentelemetry.sdk", reason='needs pip install "adfkit[otel]"')

@@ -100,6 +100,8 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
     first: dict[Any, int] = {}
     uses: list[int] = []
     for i, (t, uid) in enumerate(zip(types, ids, strict=True)):
+        if type(t) is not str:  # a block without a type (NA) is neither
+            continue
         if t == "tool_use":
             uses.append(i)
         elif t == "tool_result" and isinstance(uid, str) and uid and uid not in first:
