@@ -15,8 +15,10 @@ listing with legacy agent files and ``.jsonl.zst`` of tiny lines:
 Claude Code session against reading and orjson-parsing its lines), ``forgetting`` (the loss
 ledger, survival, cache economics and recovery as a session's stories and compactions grow,
 and the item rules on hostile text of growing size), ``chains`` (the Claude Code shapes that
-were quadratic to walk; the largest real session against its floor), ``otlp`` (the
-OpenTelemetry export as a session's calls grow).
+were quadratic to walk; the largest real session against its floor), ``engines``
+(``load_fleet`` on each engine against the process engine adfkit had before, and the index
+against a fresh read: ``benchmarks/fleet_engines.py``), ``otlp`` (the OpenTelemetry export as a
+session's calls grow).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -46,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 
 import brotli  # noqa: E402
 import chains  # noqa: E402
+import fleet_engines  # noqa: E402
 import fleet_real  # noqa: E402
 import orjson  # noqa: E402
 import otlp_export  # noqa: E402
@@ -460,6 +463,7 @@ def main(argv: list[str]) -> int:
         "forgetting",
         "chains",
         "fleet-real",
+        "engines",
         "otlp",
     )
     if only is not None and only not in sections:
@@ -479,7 +483,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting", "fleet-real", "otlp"):
+    if only not in ("transcripts", "forgetting", "fleet-real", "engines", "otlp"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -593,6 +597,9 @@ def main(argv: list[str]) -> int:
         if only == "chains":
             chains.run(ROOT / "build" / "bench" / "chains", _growth)
         chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")
+        print()
+    if want("engines"):  # issue 37: the process pool against the old scheduler (fleet_engines.py)
+        fleet_engines.run(quick)
         print()
     if want("fleet-real"):  # issue 23: adfkit against ccusage 20 (benchmarks/fleet_real.py)
         fleet_real.run(quick)

@@ -230,9 +230,9 @@ def _full(
     """The files at ``full`` through ``load_fleet``'s own usage_days tables."""
     sub = [paths[i] for i in full]
     if cache is None:
-        res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
+        res = run(fleet.load_one, sub, ("usage_days", kwargs, {}))
     else:
-        res = fleet._load_cached(run, sub, "usage_days", kwargs, {}, cache)
+        res = fleet.load_cached(run, sub, "usage_days", kwargs, {}, cache)
     where = {p: i for i, p in zip(full, sub, strict=True)}
     for df, err in res:
         if err is not None:
@@ -251,7 +251,7 @@ def _relabel(rows: list[dict[str, Any]]) -> None:
 
 
 def _runner(engine: str, progress: bool) -> Callable[..., list[Any]]:
-    """``fleet._run`` on ``engine`` (one progress bar per pass when ``progress``)."""
+    """:func:`fleet.run_jobs` on ``engine`` (one progress bar per pass when ``progress``)."""
 
     def run(
         func: Callable[..., Any],
@@ -260,13 +260,11 @@ def _runner(engine: str, progress: bool) -> Callable[..., list[Any]]:
         small_bytes: int | None = None,
     ) -> list[Any]:
         more = {} if small_bytes is None else {"small_bytes": small_bytes}
-        return fleet._run(
+        return fleet.run_jobs(
             func,
             paths,
             args,
             engine=engine,
-            workers=None,
-            client=None,
             progress=progress,
             desc="usage",
             **more,
