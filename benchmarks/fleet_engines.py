@@ -101,9 +101,15 @@ def index_round_trip(paths: list[str], table: str) -> tuple[float, float, float,
     cell: a tuple read back as a list is a difference)."""
     tmp = tempfile.mkdtemp(prefix="adfkit-bench-index-")
     try:
-        t0, fresh = timed(lambda: fleet.load_fleet(paths, table, engine="serial").df)
-        t1, first = timed(lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp).df)
-        t2, second = timed(lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp).df)
+        t0, fresh = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", progress=False).df
+        )
+        t1, first = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp, progress=False).df
+        )
+        t2, second = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp, progress=False).df
+        )
         diffs = [_differs(fresh, got) for got in (first, second)]
         same = "identical to the fresh read, cell types too"
         return t0, t1, t2, " / ".join(d or same for d in diffs)

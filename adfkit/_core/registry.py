@@ -32,7 +32,9 @@ from adfkit._base.files import expand_glob, open_text_stream
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
     from adfkit._core.live import Follower
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
 #: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
@@ -201,6 +203,9 @@ class FormatSpec:
     ``follow()``: a new :class:`adfkit._core.live.Follower` of the format's appended JSON lines,
     for ``adfkit watch`` to read a running session incrementally (None: it is read in full
     each time it changes).
+    ``figures(path, prices)``: the fast path of ``adfkit usage`` (:mod:`adfkit._core.figures`):
+    one input's calls, events and name as plain values, equal to its tables' (None: the
+    ``usage_days`` table is made).
     """
 
     name: str
@@ -222,6 +227,7 @@ class FormatSpec:
     stem: Callable[[Path], str] = _file_stem
     words: Words = Words()
     follow: Callable[[], Follower] | None = None
+    figures: Callable[[str, PriceTable], SessionFigures] | None = None
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).

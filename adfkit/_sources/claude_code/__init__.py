@@ -12,6 +12,8 @@ from adfkit._core.registry import FormatSpec, Probe, Rule
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
 #: Claude Code's automatic compaction: the threshold is the model's context window minus the
@@ -132,6 +134,14 @@ def follow() -> Any:
     return ClaudeCodeFollower()
 
 
+def _figures(path: str, prices: PriceTable) -> SessionFigures:
+    """``adfkit usage``'s figures of one file, from the parser alone."""
+    from adfkit._sources.claude_code.parser import parse_claude_code
+    from adfkit._sources.transcript.figures import reader
+
+    return reader(parse_claude_code)(path, prices)
+
+
 SPEC = FormatSpec(
     name="claude_code",
     label="Claude Code session",
@@ -149,4 +159,5 @@ SPEC = FormatSpec(
     # attachments and command records are sent as system reminders in the user's message
     context_in_messages=True,
     follow=follow,
+    figures=_figures,
 )

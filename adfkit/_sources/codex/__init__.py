@@ -13,6 +13,8 @@ from adfkit._core.registry import FormatSpec, Probe, Rule
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
 #: Codex compacts automatically at 90% of the model's context window (``auto_compact_token_limit``
@@ -125,6 +127,14 @@ def follow() -> Any:
     return CodexFollower()
 
 
+def _figures(path: str, prices: PriceTable) -> SessionFigures:
+    """``adfkit usage``'s figures of one file, from the parser alone."""
+    from adfkit._sources.codex.parser import parse_codex
+    from adfkit._sources.transcript.figures import reader
+
+    return reader(parse_codex)(path, prices)
+
+
 SPEC = FormatSpec(
     name="codex",
     label="Codex rollout",
@@ -139,4 +149,5 @@ SPEC = FormatSpec(
     provider=lambda model: "openai",
     provider_tools=frozenset({"web_search"}),  # web_search_call: run inside the response
     follow=follow,
+    figures=_figures,
 )

@@ -44,7 +44,6 @@ Conventions, the same as ADF loop rows (ADF_FORMAT.md §3):
 
 from __future__ import annotations
 
-import gc
 import io
 import os
 import re
@@ -57,6 +56,7 @@ from typing import IO, TYPE_CHECKING, Any, Literal
 
 import orjson
 
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning, NotTranscriptError
 from adfkit._base.files import open_text_stream, read_head
 from adfkit._base.js import too_many_containers
@@ -730,34 +730,6 @@ def loads_line(data: bytes) -> tuple[Any, str | None]:
         except orjson.JSONDecodeError:
             pass
     return None, "not valid JSON"
-
-
-class gc_paused:  # noqa: N801 - used as a function: ``with gc_paused():``
-    """Pause the cyclic garbage collector while a reader builds many small acyclic objects (the
-    collector's passes over them only cost: about 2x on a large transcript). Nests: an inner
-    pause leaves the collector as the outer one wants it.
-
-    A class, not a generator-based context manager: leaving it allocates nothing, so the one
-    collection the objects made during the pause cost when the collector is back on comes when
-    the caller next allocates, as after a plain ``gc.enable()``.
-
-    Examples
-    --------
-    >>> import gc
-    >>> with gc_paused():
-    ...     gc.isenabled()
-    False
-    """
-
-    __slots__ = ("_was_on",)
-
-    def __enter__(self) -> None:
-        self._was_on = gc.isenabled()
-        gc.disable()
-
-    def __exit__(self, *exc: object) -> None:
-        if self._was_on:
-            gc.enable()
 
 
 #: Cap on a ``.jsonl.zst`` file: decompressed bytes read, and bytes of lines held, each line
