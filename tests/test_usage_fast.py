@@ -21,8 +21,8 @@ import adfkit
 from adfkit import load_fleet
 from adfkit._core.prices import load_prices
 from adfkit._core.registry import recognise
-from adfkit._facade import usage_fleet as uf
-from adfkit._facade.usage_table import float_sum, frame_rows
+from adfkit._facade.usage import reading as uf
+from adfkit._facade.usage.days import float_sum, frame_rows
 from adfkit._sources.claude_code.parser import parse_claude_code
 from adfkit._sources.codex.parser import parse_codex
 from adfkit._sources.transcript import figures
@@ -443,7 +443,7 @@ def test_an_index_part_is_the_table_pandas_writes_of_its_frame(tmp_path: Path) -
     import pyarrow.parquet as pq
 
     from adfkit._facade.index import write_rows
-    from adfkit._facade.usage_table import days_frame
+    from adfkit._facade.usage.days import days_frame
 
     path = str(SAMPLE_FILES[0])
     days = uf.session_days(path)

@@ -22,7 +22,7 @@ from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
-from adfkit._facade.usage_table import FLEET_COLUMNS
+from adfkit._facade.usage.days import FLEET_COLUMNS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -496,10 +496,10 @@ def load_cached(
 
 def _manifest_rows(table: str, df: pd.DataFrame | None) -> list[dict[str, Any]] | None:
     """A ``usage_days`` part's rows as plain values, kept in the manifest too: ``adfkit usage``
-    reads them there, with no Parquet reader (see :mod:`adfkit._facade.usage_table`)."""
+    reads them there, with no Parquet reader (see :mod:`adfkit._facade.usage.days`)."""
     if table != "usage_days" or df is None:
         return None
-    from adfkit._facade.usage_table import frame_rows
+    from adfkit._facade.usage.days import frame_rows
 
     return frame_rows(df)
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from adfkit._base.errors import OutputPathError
 from adfkit._base.outputs import check_output
-from adfkit._facade.usage_table import FLOAT_COLUMNS, days_table
+from adfkit._facade.usage.days import FLOAT_COLUMNS, days_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,7 +230,7 @@ def read_parquet(path: str) -> pd.DataFrame:
 
 
 def write_rows(rows: list[dict[str, Any]], target: str) -> bool:
-    """Write ``usage_days`` rows (:data:`adfkit._facade.usage_table.USAGE_DAYS` with the fleet
+    """Write ``usage_days`` rows (:data:`adfkit._facade.usage.days.USAGE_DAYS` with the fleet
     columns) as the part ``target``; False when it cannot be written."""
     import pyarrow.parquet as pq
 

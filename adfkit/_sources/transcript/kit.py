@@ -52,7 +52,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -68,8 +68,6 @@ if TYPE_CHECKING:
 
 # pandas, the schema and zstandard load on first use: a parser needs neither pandas nor, for
 # a plain ``.jsonl``, zstd (``adfkit usage`` reads transcripts without importing pandas).
-
-Format = Literal["claude_code", "codex"]
 
 #: Default cap on one line; longer lines are skipped with a finding (real lines reach ~1 MB).
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -1399,7 +1397,6 @@ __all__ = [
     "EventDraft",
     "Finding",
     "Findings",
-    "Format",
     "JsonLines",
     "ModelCall",
     "ParsedTranscript",

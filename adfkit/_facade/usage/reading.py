@@ -3,7 +3,7 @@
 :func:`usage_fleet` reads a file whose format declares ``figures`` on its
 :class:`~adfkit._core.registry.FormatSpec` (Claude Code sessions, Codex rollouts: their parsers
 alone, :mod:`adfkit._core.figures`; the calls of ``usage()``, found, deduplicated and priced by
-the same rules; the days of :func:`adfkit._facade.usage_table.day_rows`) with that, and every
+the same rules; the days of :func:`adfkit._facade.usage.days.day_rows`) with that, and every
 other file through the full ``usage_days`` table (``load_fleet``'s, with pandas). With an index
 (``cache``), a file whose part is fresh is not read at all: its rows are in the manifest
 (``rows``), next to the Parquet part that DuckDB and Dask read.
@@ -21,7 +21,7 @@ from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._core.figures import SessionFigures
 from adfkit._facade import fleet
 from adfkit._facade.index import Index, part_key, stamp, write_rows
-from adfkit._facade.usage_table import (
+from adfkit._facade.usage.days import (
     FLEET_COLUMNS,
     Call,
     day_rows,
