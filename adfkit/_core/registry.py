@@ -2,7 +2,8 @@
 
 A format is a plug-in: a package under ``adfkit/_sources/<name>/`` whose ``__init__`` holds a
 ``SPEC`` (how to recognise its input from a :class:`Probe`, how to open it, where its sessions
-live, its compaction rule, its tool taxonomy, its label), and one line in :data:`BUILTIN`. The
+live, its compaction rule, its tool taxonomy, its label), found there by
+:func:`with_discovered` (a line in :data:`BUILTIN` only sets its place in the order). The
 spec modules are light (no reader is imported until a file is opened), so recognising a file
 costs its first 256 KiB and a few dict lookups. :func:`register_format` adds a format at run time
 (a test's toy format, a user's own reader).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -37,7 +39,9 @@ if TYPE_CHECKING:
     from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
-#: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
+#: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``
+#: (every other package of ``adfkit/_sources`` with a ``SPEC`` is added after them:
+#: :func:`with_discovered`).
 BUILTIN: dict[str, str] = {
     "adf": "adfkit._sources.adf",
     "claude_code": "adfkit._sources.claude_code",
@@ -49,6 +53,25 @@ BUILTIN: dict[str, str] = {
     "otel": "adfkit._sources.otel",
     "qwen_code": "adfkit._sources.qwen_code",
 }
+
+
+def with_discovered(known: dict[str, str], root: Path) -> dict[str, str]:
+    """``known`` (name -> module, in its order), then every other format package under
+    ``root`` (``adfkit/_sources``), by name: a folder whose ``__init__.py`` assigns a ``SPEC``
+    is the format of that name (``transcript``, the shared kit, has none). So a new built-in
+    format is its folder: a line in :data:`BUILTIN` only places it in the order recognition
+    asks (which the specs' positive recognition makes matter only for speed and listings)."""
+    found = {}
+    for init in sorted(root.glob("*/__init__.py")):
+        name = init.parent.name
+        if name not in known and _SPEC_LINE.search(init.read_text(encoding="utf-8")):
+            found[name] = f"adfkit._sources.{name}"
+    return {**known, **found}
+
+
+_SPEC_LINE = re.compile(r"^SPEC\b[^=\n]*=", re.MULTILINE)
+#: The format packages under ``adfkit/_sources`` that the list above leaves out, after it.
+BUILTIN = with_discovered(BUILTIN, Path(__file__).resolve().parent.parent / "_sources")
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.
 MEMBER = "#"
