@@ -35,9 +35,9 @@ def claims_file(path: Path, is_dir: bool, head: bytes) -> bool:
 
     Examples
     --------
-    >>> claims(Path("x.eval"), False, b"PK\\x03\\x04....._journal/start.json")
+    >>> claims_file(Path("x.eval"), False, b"PK\\x03\\x04....._journal/start.json")
     True
-    >>> claims(Path("x.zip"), False, b"PK\\x03\\x04....._journal/start.json")
+    >>> claims_file(Path("x.zip"), False, b"PK\\x03\\x04....._journal/start.json")
     False
     """
     if is_dir or not path.name.lower().endswith(".eval"):
