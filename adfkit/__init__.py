@@ -48,6 +48,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         TrimToolResultsPolicy,
     )
     from adfkit._base.bundled import sample_path
+    from adfkit._base.engines import run
     from adfkit._core.opening import formats, list_sessions
     from adfkit._core.registry import FormatSpec, register_format
     from adfkit._facade.agent import (
@@ -89,6 +90,7 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(["formats", "list_sessions"], "_core.opening"),
     "sample_path": "_base.bundled",
+    "run": "_base.engines",
     **dict.fromkeys(["FormatSpec", "register_format"], "_core.registry"),
     "list_claude_code_sessions": "_sources.claude_code.listing",
     "list_codex_sessions": "_sources.codex.listing",
@@ -208,6 +210,7 @@ __all__ = [
     "open_codex",
     "register_compactor",
     "register_format",
+    "run",
     "sample_path",
     "schema",
     "signature",

@@ -818,3 +818,17 @@ def test_a_transcript_exports_to_an_otlp_file(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         n, failed = adfkit.export_otlp([str(CC_WEBAPP)], to=out)
     assert failed == [] and n > 0 and len(out.read_text().splitlines()) == 1
+
+
+def _calls_of(path: Path) -> tuple[str, int]:
+    with adfkit.open(path) as agent:
+        return agent.name, len(agent.usage())
+
+
+def test_run_maps_a_function_over_sessions_in_input_order() -> None:
+    """``adfkit.run``: one function over many sessions on an engine, results in input order
+    (the same on the process pool)."""
+    paths = list(reversed(SESSIONS))
+    want = [_calls_of(p) for p in paths]
+    assert adfkit.run(_calls_of, paths, engine="serial") == want
+    assert adfkit.run(_calls_of, paths, engine="processes", workers=2) == want

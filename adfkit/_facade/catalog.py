@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from adfkit import schema
-from adfkit._facade.usage_table import USAGE_DAYS
+from adfkit._facade.usage.days import USAGE_DAYS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +83,7 @@ def _observation(attr: str) -> Builder:
 
 
 def _usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
-    from adfkit._facade.fleet_usage import usage_days
+    from adfkit._facade.usage.frames import usage_days
 
     return usage_days(agent, prices=prices)
 
@@ -91,7 +91,7 @@ def _usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
 def _usage(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     """A fleet's, an index's and an export's ``usage``: the agent's calls and its subagents'
     (the rule of ``adfkit usage``)."""
-    from adfkit._facade.fleet_usage import usage_with_subagents
+    from adfkit._facade.usage.frames import usage_with_subagents
 
     return usage_with_subagents(agent, prices=prices)
 
@@ -271,7 +271,7 @@ _DERIVED: tuple[tuple[str, str, Mapping[str, str] | None, Builder], ...] = (
 def _build() -> dict[str, Table]:
     from adfkit._analysis.observe import Observation
     from adfkit._facade.agent import AgentFile
-    from adfkit._facade.fleet_usage import usage_days, usage_with_subagents
+    from adfkit._facade.usage.frames import usage_days, usage_with_subagents
 
     _DOCS.update(
         dict.fromkeys(["turns", "observe_calls", "signatures", "streaks", "anomalies"], Observation)

@@ -7,12 +7,12 @@ import argparse
 import sys
 
 from adfkit._facade.fleet import problem_rows
-from adfkit._facade.usage_fleet import usage_fleet
-from adfkit._facade.usage_table import SORT_KEYS, records, render, summarize
+from adfkit._facade.usage.days import SORT_KEYS, records, render, summarize
+from adfkit._facade.usage.reading import usage_fleet
 from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
 
 # No pandas here: ``adfkit usage`` reads transcripts with their parsers alone and a fresh index
-# from its manifest (adfkit._facade.usage_table); other formats load it on first use.
+# from its manifest (adfkit._facade.usage.days); other formats load it on first use.
 
 
 def cmd_usage(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
     import sys
     import warnings
 
-    from adfkit._facade.usage_table import between, time_zone
+    from adfkit._facade.usage.days import between, time_zone
 
     tz = time_zone(args.tz)
     paths, problems = agent_inputs(args.paths)
