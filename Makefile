@@ -22,18 +22,14 @@ $(STAMP): pyproject.toml
 
 SESSION := sample_agents/claude-code/projects/-home-user-work-webapp/24422850-abc3-4525-9567-e2fd4bd0adcb.jsonl
 
-#: One sample of each other format `make demo` shows (an Inspect log's first sample by name).
-INSPECT := sample_agents/inspect/2026-06-01T08-00-00+00-00_tide-drift-summary.eval
-OTHERS := $(INSPECT)\#1_epoch_1 \
-  sample_agents/codex/sessions/2026/03/14/rollout-2026-03-14T09-12-33-51ea40b0-7088-4482-8231-74d06cde3e3a.jsonl \
-  sample_agents/openhands/conversations/e82659d1ad6244a3809906d6698e1087 \
-  sample_agents/pi/sessions/--home-user-src-legacy--/2025-11-20T00-53-20-000Z_377f3eb4-5139-4e3b-82c2-71b4acb78ccd.jsonl \
-  sample_agents/copilot_cli/session-state/6df5dfb8-76b8-47ef-add4-3e771030055d
+#: One sample of each other format present in sample_agents/ (tools/one_per_format.py: every
+#: format the registry knows that has a sample there; an input of several agents by its first).
+OTHERS = $$($(BIN)/python -m tools.one_per_format sample_agents --skip adf,claude_code)
 #: Every sample agent, of every format.
 ALL_SAMPLES := sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl \
   sample_agents/codex/sessions/*/*/*/*.jsonl* sample_agents/inspect/*.eval \
   sample_agents/openhands/conversations/* sample_agents/pi/sessions/*/*.jsonl \
-  sample_agents/copilot_cli/session-state/*
+  sample_agents/copilot_cli/session-state/* sample_agents/letta/*.af
 
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf

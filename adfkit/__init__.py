@@ -38,6 +38,7 @@ from adfkit._base.errors import (
 
 if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__getattr__``)
     from adfkit import schema
+    from adfkit._analysis.compactors import register_compactor
     from adfkit._analysis.mind import Mind
     from adfkit._analysis.observe import Observation, load_taxonomy, signature
     from adfkit._analysis.simulate import (
@@ -47,6 +48,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         TrimToolResultsPolicy,
     )
     from adfkit._base.bundled import sample_path
+    from adfkit._base.engines import run
     from adfkit._core.opening import formats, list_sessions
     from adfkit._core.registry import FormatSpec, register_format
     from adfkit._facade.agent import (
@@ -61,6 +63,7 @@ if TYPE_CHECKING:  # the names below are imported on first use (PEP 562 ``__geta
         simulate_sweep,
     )
     from adfkit._facade.fleet import FleetResult, export, export_otlp, load_fleet
+    from adfkit._facade.lab_dataset import export_compaction_dataset
     from adfkit._sources.claude_code.listing import list_claude_code_sessions
     from adfkit._sources.codex.listing import list_codex_sessions
 
@@ -87,10 +90,13 @@ _LAZY: dict[str, str] = {
     ),
     **dict.fromkeys(["formats", "list_sessions"], "_core.opening"),
     "sample_path": "_base.bundled",
+    "run": "_base.engines",
     **dict.fromkeys(["FormatSpec", "register_format"], "_core.registry"),
     "list_claude_code_sessions": "_sources.claude_code.listing",
     "list_codex_sessions": "_sources.codex.listing",
     **dict.fromkeys(["FleetResult", "export", "export_otlp", "load_fleet"], "_facade.fleet"),
+    "export_compaction_dataset": "_facade.lab_dataset",
+    "register_compactor": "_analysis.compactors",
     "Mind": "_analysis.mind",
     **dict.fromkeys(["Observation", "load_taxonomy", "signature"], "_analysis.observe"),
     **dict.fromkeys(
@@ -189,6 +195,7 @@ __all__ = [
     "UnsupportedSchemaError",
     "__version__",
     "export",
+    "export_compaction_dataset",
     "export_otlp",
     "formats",
     "list_sessions",
@@ -201,7 +208,9 @@ __all__ = [
     "open_adf",
     "open_claude_code",
     "open_codex",
+    "register_compactor",
     "register_format",
+    "run",
     "sample_path",
     "schema",
     "signature",

@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -287,6 +288,55 @@ COMPACTION_AUDIT: dict[str, str] = {
     "back_to_back": "bool",
     "did_not_shrink": "bool",
     "cache_never_read": "bool",
+}
+
+COMPACTION_LAB: dict[str, str] = {
+    "event_id": "Int64",
+    "boundary_seq": "Int64",
+    "compactor": "string",
+    "messages_before": "Int64",
+    "tokens_before": "Int64",
+    "messages_after": "Int64",
+    "tokens_after": "Int64",
+    "ratio": "Float64",
+    "n_items": "Int64",
+    "n_items_kept": "Int64",
+    "recall_all": "Float64",
+    "n_needed": "Int64",
+    "n_needed_kept": "Int64",
+    "recall": "Float64",
+    **{f"recall_{k}": "Float64" for k in ITEM_KINDS},
+    "model": "string",
+    "compaction_cost_usd": "Float64",
+    "cache_rewrite_usd": "Float64",
+    "cost_usd": "Float64",
+    "note": "string",
+    "judge_n": "Int64",
+    "judge_yes": "Int64",
+    "judge_recall": "Float64",
+    "judge_note": "string",
+}
+
+COMPACTION_DATASET: dict[str, str] = {
+    "event_id": "Int64",
+    "boundary_seq": "Int64",
+    "kind": "string",
+    "created_at": "datetime64[ms, UTC]",
+    "model": "string",
+    "threshold": "Int64",
+    "tokens_before": "Int64",
+    "tokens_after": "Int64",
+    "messages_before": "Int64",
+    "est_tokens_before": "Int64",
+    "window_before": "string",
+    "prompt": "string",
+    "summary": "string",
+    "n_items": "Int64",
+    "n_needed": "Int64",
+    "swept_items": "string",
+    "cost_before_usd": "Float64",
+    "cost_after_usd": "Float64",
+    "compaction_cost_usd": "Float64",
 }
 
 MISSED_COMPACTIONS: dict[str, str] = {
@@ -714,11 +764,22 @@ def frame(
         n = max((len(v) for v in cols.values()), default=0)
         cols = {c: v if v or not n else [None] * n for c, v in cols.items()}
     else:
+        n = len(data)
         cols = {c: [r.get(c) for r in data] for c in columns}
+    if not n:  # built once per set of columns, a copy each time (many empty tables per file)
+        return _empty(tuple(columns.items())).copy()
     out: dict[str, Any] = {}
     for name, dtype in columns.items():
         out[name] = _column(cols[name], dtype)
     return pd.DataFrame(out, columns=list(columns))
+
+
+@functools.lru_cache(maxsize=256)
+def _empty(columns: tuple[tuple[str, str], ...]) -> pd.DataFrame:
+    """The frame of no rows with ``columns`` (name, dtype): never handed out, only copied."""
+    return pd.DataFrame(
+        {c: _column([], dtype) for c, dtype in columns}, columns=[c for c, _ in columns]
+    )
 
 
 def to_ms(ts: Any) -> int | None:

@@ -4,7 +4,8 @@ Usage::
 
     python -m adfsynth sample_agents/          # regenerate every committed sample (ADF,
                                                # Claude Code, Codex, Inspect, OpenHands, pi,
-                                               # Copilot CLI)
+                                               # Copilot CLI, Letta, OpenCode,
+                                               # Gemini CLI, OpenClaw)
     python -m adfsynth out/ long-runner clean  # just some scenarios
 """
 
@@ -13,7 +14,18 @@ from __future__ import annotations
 import pathlib
 import sys
 
-from . import claude_code, codex, copilot_cli, inspect_eval, openhands, pi
+from . import (
+    claude_code,
+    codex,
+    copilot_cli,
+    gemini_cli,
+    inspect_eval,
+    letta,
+    openclaw,
+    opencode,
+    openhands,
+    pi,
+)
 from .writer import write_all
 
 
@@ -30,6 +42,10 @@ def main(argv: list[str] | None = None) -> int:
         print(openhands.write_samples(folder))
         print(*pi.write_samples(folder), sep="\n")
         print(*copilot_cli.write_samples(folder), sep="\n")
+        print(*letta.write_samples(folder), sep="\n")
+        print(*opencode.write_samples(folder), sep="\n")
+        print(gemini_cli.write_samples(folder))
+        print(openclaw.write_store(folder))
     for name, gt in write_all(folder, names=names).items():
         size = (pathlib.Path(folder) / f"{name}.adf").stat().st_size
         print(

@@ -26,6 +26,7 @@ import brotli
 
 from .estimator import estimate_tokens, jdump, js_len, row_chars
 from .observation import signature
+from .prose import fit
 from .texts import INBOX_TRIGGER, NUDGE_TEXT, SUMMARY_FOOTER, context_category, injected_file, iso
 from .truth import GroundTruth, sha1
 
@@ -85,11 +86,18 @@ class Sim:
         self.name = name
         self.seed = seed
         self.rng = random.Random(f"{name}:{seed}")
+        self.prose = random.Random(f"{name}:{seed}:prose")  # the text only (.prose)
         self.schema = schema
         self.clock = BASE_MS
         self.model_id = model_id
         self.mind_in_prompt = mind_in_prompt
         self.vocab = vocab or ["alpha", "beta", "gamma"]
+        # Where the work turns keep notes, and the names of notes and fetched URLs, one for
+        # each word of the vocabulary and as long: scenarios.use_slugs sets them.
+        self.notes_dir = "notes/"
+        self.slug_of = {w: w for w in self.vocab}
+        self.data_url = "https://data.example.org/"
+        self.missing = "missing"
         self.sys_overhead = sys_overhead
         self.did = self.new_did()
         self.owner_did = self.new_did()
@@ -146,12 +154,17 @@ class Sim:
         self.clock += self.rng.randint(lo, hi)
         return self.clock
 
-    def words(self, n: int) -> str:
-        return " ".join(self.rng.choice(self.vocab) for _ in range(n))
+    def words(self, n: int, about: str = "default") -> str:
+        """A phrase about ``about`` (:mod:`.prose`) as long as ``n`` random words of the
+        vocabulary: the words are drawn as they always were (the same random calls, so every
+        other figure of the sample stays), and the text in their place reads like real work."""
+        salad = " ".join(self.rng.choice(self.vocab) for _ in range(n))
+        return fit(about, len(salad), self.prose)
 
-    def sentence(self, n: int = 8) -> str:
-        s = self.words(n)
-        return s[:1].upper() + s[1:] + "."
+    def sentence(self, n: int = 8, about: str = "default") -> str:
+        """A sentence about ``about`` as long as ``n`` random words, capitalised, and a period."""
+        salad = " ".join(self.rng.choice(self.vocab) for _ in range(n))
+        return fit(about, len(salad) + 1, self.prose, sentence=True)
 
     # -- config -------------------------------------------------------------
     def _base_config(self, name, description, provider, model_id, threshold, audit, compact):
@@ -249,7 +262,7 @@ class Sim:
         self.put_file(readme, f"# {self.name}\n\n{self.config['description']}\n", t, "no_delete")
         mind = (
             "# Mind\n\nWorking index. Kept short; details live in pages under `mind/`.\n\n"
-            "## Always\n\n- Nothing pinned yet.\n\n## Pages\n\n- (none yet)\n\n"
+            "## Always\n\n- Nothing pinned yet.\n\n## Pages\n\n- by module.\n\n"
             "## Rules\n\n- Cite sources as [S<seq>].\n"
         )
         self.put_file("mind.md", mind, t, "no_delete", record=False)
@@ -589,7 +602,7 @@ class Sim:
                     "seq": seq - i,
                     "role": "assistant" if i % 2 == 0 else "user",
                     "created_at": self.clock - 40_000 * i,
-                    "preview": self.words(self.rng.randint(4, 9)),
+                    "preview": self.words(self.rng.randint(4, 9), "preview"),
                 }
                 for i in range(n)
             ]
@@ -599,7 +612,7 @@ class Sim:
             if self.rng.random() < 0.12:
                 return f"Fetch failed: 503 Service Unavailable ({url})", True
             body = " ".join(
-                self.sentence(self.rng.randint(8, 16)) for _ in range(self.rng.randint(4, 9))
+                self.sentence(self.rng.randint(8, 16), "doc") for _ in range(self.rng.randint(4, 9))
             )
             return jdump({"status": 200, "url": url, "body": body}), False
         if name == "msg_send":
@@ -853,11 +866,11 @@ class Sim:
         if mentioned_tools:
             lines.append("- Tools in play: " + ", ".join(mentioned_tools) + ".")
         for p in mentioned_paths:
-            lines.append(f"- Worked with `{p}`; {self.words(5)}.")
+            lines.append(f"- Worked with `{p}`; {self.words(5, 'worked')}.")
         if instructions:
             lines.append(f"- As asked: {instructions}")
         cite = " ".join(f"[S{s}]" for s in picked)
-        lines.append(f"- Open thread: {self.sentence(6)} {cite}".rstrip())
+        lines.append(f"- Open thread: {self.sentence(6, 'thread')} {cite}".rstrip())
         info = {
             "mentioned_paths": mentioned_paths,
             "omitted_paths": [p for p in paths if p not in mentioned_paths],

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from .estimator import jdump
 from .observation import signature
+from .prose import fit
 from .runtime import BASE_MS, Sim
 from .texts import STARTUP_TEXT, iso
 
@@ -105,10 +106,100 @@ _HARBOUR_VOCAB = [
 ]
 
 
+#: Names of the importer's parts by length: what notes and fetched URLs are called.
+_SLUG_BANK: dict[int, list[str]] = {
+    3: ["csv", "api", "cli", "log"],
+    4: ["rows", "flag", "sums", "docs", "date", "sort", "keys", "enum"],
+    5: [
+        "dates",
+        "parse",
+        "total",
+        "quote",
+        "chunk",
+        "lines",
+        "dedup",
+        "types",
+        "order",
+        "audit",
+        "empty",
+        "split",
+    ],
+    6: [
+        "header",
+        "footer",
+        "reader",
+        "locale",
+        "export",
+        "totals",
+        "parser",
+        "quotes",
+        "column",
+        "commas",
+        "schema",
+        "decode",
+        "upload",
+        "errors",
+        "widths",
+    ],
+    7: [
+        "columns",
+        "decimal",
+        "fixture",
+        "dry-run",
+        "amounts",
+        "formats",
+        "symbols",
+        "strings",
+        "streams",
+        "retries",
+    ],
+    8: [
+        "importer",
+        "encoding",
+        "dialects",
+        "currency",
+        "timezone",
+        "rounding",
+        "defaults",
+        "warnings",
+        "customer",
+        "bad-rows",
+    ],
+    9: [
+        "separator",
+        "date-time",
+        "row-count",
+        "validator",
+        "migration",
+        "footnotes",
+        "precision",
+        "nightlies",
+    ],
+    10: ["timestamps", "delimiters", "null-bytes", "null-cells", "row-reader"],
+    11: ["blank-lines", "date-format", "column-list", "sniff-tests"],
+}
+
+
+def use_slugs(sim: Sim, *, mind: bool = False) -> None:
+    """Name the work turns' notes and URLs after the parts of the importer, each word of the
+    vocabulary by a name as long (so every figure of the sample stays); with ``mind``, the
+    notes are pages of the agent's mind (``mind/``, one character shorter than ``notes/``:
+    the names one longer), which it writes and reads back."""
+    extra = 1 if mind else 0
+    taken: dict[int, int] = {}
+    for w in sim.vocab:
+        n = len(w) + extra
+        i = taken.get(n, 0)
+        taken[n] = i + 1
+        sim.slug_of[w] = _SLUG_BANK[n][i]
+    if mind:
+        sim.notes_dir, sim.data_url, sim.missing = "mind/", "https://api.example.org/", "vanished"
+
+
 def _note_body(sim: Sim, title: str, n: int = 3) -> str:
     return (
         f"# {title}\n\n"
-        + "\n".join(f"- {sim.sentence(sim.rng.randint(6, 12))}" for _ in range(n))
+        + "\n".join(f"- {sim.sentence(sim.rng.randint(6, 12), 'note')}" for _ in range(n))
         + "\n"
     )
 
@@ -124,21 +215,23 @@ def _work_turn(
         calls: list[tuple] = []
         r = rng.random()
         if r < 0.35:
-            slug = f"notes/{rng.choice(sim.vocab)}-{idx}-{s}.md"
-            body = _note_body(sim, slug[6:-3], rng.randint(4, 9))
+            word = rng.choice(sim.vocab)
+            slug = f"{sim.notes_dir}{sim.slug_of[word]}-{idx}-{s}.md"
+            title = fit("title", len(f"{word}-{idx}-{s}"), sim.prose)
+            body = _note_body(sim, title[:1].upper() + title[1:], rng.randint(4, 9))
             calls.append(("fs_write", {"mode": "write", "path": slug, "content": body}))
         elif r < 0.6:
             existing = [
                 p
                 for p in sim.files
-                if p.startswith("notes/")
-                and p != "notes/todo.md"
+                if p.startswith(sim.notes_dir)
+                and p not in ("notes/todo.md", "mind/log.md")
                 and sim.sig_counts.get(signature("fs_read", {"path": p}), 0) == 0
             ]
             if existing and rng.random() < 0.85:
                 calls.append(("fs_read", {"path": rng.choice(existing)}))
             else:
-                calls.append(("fs_read", {"path": f"notes/missing-{idx}-{s}.md"}))
+                calls.append(("fs_read", {"path": f"{sim.notes_dir}{sim.missing}-{idx}-{s}.md"}))
         elif r < 0.75:
             calls.append(
                 (
@@ -147,36 +240,40 @@ def _work_turn(
                 )
             )
         elif r < 0.85:
-            calls.append(("fs_list", {"prefix": f"notes/{rng.choice(sim.vocab)}-{idx}"}))
+            prefix = f"{sim.notes_dir}{sim.slug_of[rng.choice(sim.vocab)]}-{idx}"
+            calls.append(("fs_list", {"prefix": prefix}))
         if world and s == n_steps - 1:
             if rng.random() < 0.5:
                 calls.append(
                     (
                         "sys_fetch",
-                        {"url": f"https://data.example.org/{rng.choice(sim.vocab)}/{idx}"},
+                        {"url": f"{sim.data_url}{sim.slug_of[rng.choice(sim.vocab)]}/{idx}"},
                     )
                 )
             else:
                 calls.append(
                     (
                         "msg_send",
-                        {"recipient": sim.owner_did, "content": f"Update {idx}: {sim.sentence(8)}"},
+                        {
+                            "recipient": sim.owner_did,
+                            "content": f"Update {idx}: {sim.sentence(8, 'update')}",
+                        },
                     )
                 )
-        thinking = sim.sentence(10) if rng.random() < 0.15 else None
-        text = f"Looking at {sim.words(3)}." if rng.random() < 0.5 else None
+        thinking = sim.sentence(10, "thinking") if rng.random() < 0.15 else None
+        text = f"Looking at {sim.words(3, 'looking')}." if rng.random() < 0.5 else None
         if calls:
             sim.step(text, calls, thinking=thinking)
     sim.step(
         f"Finished request {idx}. "
-        + " ".join(sim.sentence(rng.randint(8, 16)) for _ in range(rng.randint(1, 4)))
+        + " ".join(sim.sentence(rng.randint(8, 16), "done") for _ in range(rng.randint(1, 4)))
     )
 
 
 def _start_turn(sim: Sim, kind: str, idx: int) -> int:
     rng = sim.rng
     if kind == "timer":
-        return sim.timer(f"survey round {idx}")
+        return sim.timer(f"nightly test {idx}")
     if kind == "task":
         tid = sim.nanoid(10)
         sim.tasks.append(
@@ -194,11 +291,11 @@ def _start_turn(sim: Sim, kind: str, idx: int) -> int:
         return sim.trigger(f"A task has completed.\nTask {tid} (sys_fetch) finished.", "task")
     if kind == "file_change":
         p = f"inbox/drop-{idx}.txt"
-        sim.put_file(p, f"dropped file {idx}: {sim.sentence(6)}\n", sim.clock)
+        sim.put_file(p, f"dropped file {idx}: {sim.sentence(6, 'file')}\n", sim.clock)
         return sim.trigger(f"A file has been created: {p}", "file_change")
     if kind == "startup":
         return sim.trigger(STARTUP_TEXT, "startup")
-    return sim.chat(f"{sim.sentence(rng.randint(5, 10))} (request {idx})")
+    return sim.chat(f"{sim.sentence(rng.randint(5, 10), 'request')} (request {idx})")
 
 
 def _add_timer(sim: Sim, payload: str, every_ms: int = 3_600_000) -> None:
@@ -256,15 +353,16 @@ def scenario_long_runner(seed: int = 0) -> Sim:
         seed,
         threshold=9000,
         audit={"loop": True},
-        description="Shorebird survey assistant that keeps tallies and field notes.",
+        description="Coding helper that fixes the csv importer and keeps its notes.",
         vocab=_SURVEY_VOCAB,
     )
-    _add_timer(sim, "survey round")
+    use_slugs(sim, mind=True)  # its notes are its mind's pages
+    _add_timer(sim, "nightly test")
     rng = sim.rng
     t0 = sim.clock
     sim.put_file(
         "notes/todo.md",
-        "# Todo\n\n- reconcile the estuary tallies\n- chase the banding sheets\n",
+        "# Todo\n\n- fix the date parsing errors\n- check the footer row total\n",
         t0,
     )
     planted_refetches: list[dict] = []
@@ -281,10 +379,10 @@ def scenario_long_runner(seed: int = 0) -> Sim:
         kind = "inbox" if idx % 9 == 0 else _mix(rng)
         if kind == "inbox":
             m = sim.receive_message(
-                "warden",
+                "ci-bot",
                 sim.owner_did,
-                f"count {idx}",
-                f"Tally for sector {idx}: {rng.randint(3, 90)}.",
+                f"build {idx}",
+                f"Failures for run {idx}: {rng.randint(3, 90)}.",
             )
             sim.inbox_trigger()
             sim.step(None, [("msg_read", {"ids": [m["message_id"]]})])
@@ -295,7 +393,7 @@ def scenario_long_runner(seed: int = 0) -> Sim:
                         "msg_send",
                         {
                             "recipient": m["from"],
-                            "content": f"Logged sector {idx}. {sim.sentence(5)}",
+                            "content": f"Triaged build {idx}. {sim.sentence(5, 'update')}",
                         },
                     )
                 ],
@@ -306,21 +404,21 @@ def scenario_long_runner(seed: int = 0) -> Sim:
             _start_turn(sim, kind, idx)
             sim.step("Re-reading the todo list.", [("fs_read", {"path": "notes/todo.md"})])
             todo_seqs.append(sim.calls[-1]["seq"])
-            sim.step(None, [("sys_fetch", {"url": f"https://data.example.org/tides/{idx}"})])
-            sim.step(f"Todo reviewed. {sim.sentence(9)}")
+            sim.step(None, [("sys_fetch", {"url": f"https://data.example.org/build/{idx}"})])
+            sim.step(f"Todo reviewed. {sim.sentence(9, 'todo')}")
             continue
         if idx == 40:
-            sim.chat("Please compact your loop now; keep the open tally questions.")
+            sim.chat("Please compact your loop now; keep the open parser failures.")
             sim.step(
                 "Compacting as asked.",
                 [
                     (
                         "loop_compact",
-                        {"instructions": "Keep open tally questions and sector numbers."},
+                        {"instructions": "Keep the open parser failures and their rows."},
                     )
                 ],
             )
-            sim.step("Compacted; continuing with the survey.")
+            sim.step("Compacted; continuing with the parser.")
             continue
         if len(sim.gt.compactions) > n_comp:
             n_comp = len(sim.gt.compactions)
@@ -371,11 +469,11 @@ def scenario_long_runner(seed: int = 0) -> Sim:
                         "after_summary_seq": sim.gt.compactions[-1]["summary_seq"],
                     }
                 )
-                sim.step(f"Nothing new. {sim.sentence(6)}")
+                sim.step(f"Nothing new. {sim.sentence(6, 'review')}")
                 continue
         if rng.random() < 0.25:
             spend_starts.append(_start_turn(sim, kind, idx))
-            sim.step(f"Reviewed; {sim.sentence(rng.randint(10, 30))}")
+            sim.step(f"Reviewed; {sim.sentence(rng.randint(10, 30), 'review')}")
             continue
         before = len(sim.gt.turns)
         _work_turn(sim, kind, world=False, idx=idx)
@@ -422,6 +520,7 @@ def scenario_clean(seed: int = 0) -> Sim:
         description="Orchard logistics agent that confirms every harvest step with the grower.",
         vocab=_ORCHARD_VOCAB,
     )
+    use_slugs(sim)
     rng = sim.rng
     sim.trigger(STARTUP_TEXT, "startup")
     sim.step(None, [("sys_fetch", {"url": "https://orchard.example.net/status/boot"})])
@@ -453,6 +552,7 @@ def scenario_forgetful(seed: int = 0) -> Sim:
         description="Harbour scheduling helper with auditing switched off.",
         vocab=_HARBOUR_VOCAB,
     )
+    use_slugs(sim)
     rng = sim.rng
     _add_timer(sim, "berth sweep")
     sim.trigger(STARTUP_TEXT, "startup")
@@ -477,6 +577,7 @@ def scenario_messenger(seed: int = 0) -> Sim:
         description="Relay agent that answers peers and keeps scratch files tidy.",
         vocab=_HARBOUR_VOCAB,
     )
+    use_slugs(sim)
     rng = sim.rng
     peer = sim.new_did()
     peer_addr = "http://127.0.0.1:7295/agents/pilot-desk/inbox"
@@ -513,7 +614,7 @@ def scenario_messenger(seed: int = 0) -> Sim:
                     {
                         "recipient": peer,
                         "address": peer_addr,
-                        "content": f"Slots {round_} confirmed. {sim.sentence(5)}",
+                        "content": f"Slots {round_} confirmed. {sim.sentence(5, 'update')}",
                     },
                 )
             ],
@@ -607,6 +708,7 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
         mind_in_prompt=True,
         sys_overhead=1100,
     )
+    use_slugs(sim)
     rng = sim.rng
     state = {"rev": 0, "pages": [], "always": [], "log": sim.file_text("mind/log.md") or ""}
     day = iso(sim.clock)[:10]
@@ -622,7 +724,7 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
         body = (
             f"---\ntype: {typ}\ndescription: {desc}\nstatus: active\nstale_after: 2026-09-01\n"
             f"sources: [{', '.join(f'adf-audit://seq/{c}' for c in cites)}]\n---\n"
-            f"# {slug.replace('-', ' ').title()}\n\n{sim.sentence(12)}\n\nRevision {rev}. "
+            f"# {slug.replace('-', ' ').title()}\n\n{sim.sentence(12, 'note')}\n\nRevision {rev}. "
             + " ".join(f"[S{c}]" for c in cites)
             + "\n"
         )
@@ -634,7 +736,7 @@ def scenario_mind_keeper(seed: int = 0) -> Sim:
         slug, typ, desc = MIND_PAGES[i]
         if (slug, typ, desc) not in state["pages"]:
             state["pages"].append((slug, typ, desc))
-        state["always"] = [f"Current focus: {sim.words(3)} (rev {state['rev']})."]
+        state["always"] = [f"Current focus: {sim.words(3, 'focus')} (rev {state['rev']})."]
         idx_text = _mind_index(state["pages"], state["rev"], state["always"])
         return [
             page_write(slug, typ, desc, state["rev"]),
@@ -711,6 +813,7 @@ def scenario_legacy_v27(seed: int = 0) -> Sim:
         description="Older-schema survey agent (pre-v28 compaction).",
         vocab=_SURVEY_VOCAB,
     )
+    use_slugs(sim)
     rng = sim.rng
     sim.trigger(STARTUP_TEXT, "startup")
     sim.step("Up.")
@@ -742,6 +845,7 @@ def scenario_legacy_v12(seed: int = 0) -> Sim:
         vocab=_HARBOUR_VOCAB,
         enable_compact_tools=False,
     )
+    use_slugs(sim)
     rng = sim.rng
     sim.trigger(STARTUP_TEXT, "startup")
     sim.step("Up.")

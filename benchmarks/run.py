@@ -15,8 +15,12 @@ listing with legacy agent files and ``.jsonl.zst`` of tiny lines:
 Claude Code session against reading and orjson-parsing its lines), ``forgetting`` (the loss
 ledger, survival, cache economics and recovery as a session's stories and compactions grow,
 and the item rules on hostile text of growing size), ``chains`` (the Claude Code shapes that
-were quadratic to walk; the largest real session against its floor), ``otlp`` (the
-OpenTelemetry export as a session's calls grow).
+were quadratic to walk; the largest real session against its floor), ``engines``
+(``load_fleet`` on each engine against the process engine adfkit had before, and the index
+against a fresh read: ``benchmarks/fleet_engines.py``), ``otlp`` (the OpenTelemetry export as a
+session's calls grow), ``latency`` (every table of the largest input of each format and of
+big-runner at 1x/4x/16x against the file's parse floor, growth per 4x, peak memory per MB:
+``benchmarks/latency.py``).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -46,7 +50,9 @@ sys.path.insert(0, str(ROOT))
 
 import brotli  # noqa: E402
 import chains  # noqa: E402
+import fleet_engines  # noqa: E402
 import fleet_real  # noqa: E402
+import latency  # noqa: E402
 import orjson  # noqa: E402
 import otlp_export  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -460,7 +466,9 @@ def main(argv: list[str]) -> int:
         "forgetting",
         "chains",
         "fleet-real",
+        "engines",
         "otlp",
+        "latency",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -479,7 +487,7 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting", "fleet-real", "otlp"):
+    if only not in ("transcripts", "forgetting", "fleet-real", "engines", "otlp", "latency"):
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -594,11 +602,16 @@ def main(argv: list[str]) -> int:
             chains.run(ROOT / "build" / "bench" / "chains", _growth)
         chains.real(ROOT.parent / "shared" / "fixtures" / "transcripts")
         print()
+    if want("engines"):  # issue 37: the process pool against the old scheduler (fleet_engines.py)
+        fleet_engines.run(quick)
+        print()
     if want("fleet-real"):  # issue 23: adfkit against ccusage 20 (benchmarks/fleet_real.py)
         fleet_real.run(quick)
         print()
     if want("otlp"):  # the OpenTelemetry export as calls grow (benchmarks/otlp_export.py)
         otlp_export.bench(ROOT / "build" / "bench", quick)
+    if want("latency"):  # issue 38: every table against its file's parse floor
+        latency.run(quick)
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -47,6 +47,13 @@ TABLES: dict[str, Callable[[Any], Any]] = {
     "simulate": lambda a: adfkit.simulate(a, adfkit.ThresholdPolicy()).events,
     "simulate_calls": lambda a: adfkit.simulate(a, adfkit.SlidingWindowPolicy(20_000)).calls,
     "forgetting": lambda a: a.forgetting(),
+    "compaction_ledger": lambda a: a.compaction_ledger(),
+    "item_survival": lambda a: a.item_survival(),
+    "compaction_cache": lambda a: a.compaction_cache(),
+    "recovery": lambda a: a.recovery(),
+    "compaction_audit": lambda a: a.compaction_audit(),
+    "refetches": lambda a: a.refetches(),
+    "calls": lambda a: a.calls(),
     "mind_history": lambda a: a.mind_history(),
 }
 

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import livesession
 import mdsession
 import nbformat
 import pytest
@@ -54,6 +55,7 @@ WIDGETS = {
     "LoopBrowser": f"{BOX}:has(.widget-toggle-buttons):has(.widget-dropdown)",
     "ReplayPlayer": f"{BOX}:has(.widget-play):has(.widget-slider)",
     "AuditExplorer": f"{BOX}:has(> .widget-dropdown):not(:has(.widget-toggle-buttons))",
+    "LiveView": f"{BOX}:has(> .widget-hbox > .widget-toggle-button)",
 }
 #: Which notebook displays which widget (notebooks/make_notebooks.py).
 WIDGET_NOTEBOOKS = {
@@ -125,6 +127,16 @@ TRANSCRIPT_CELLS = [
     'adfkit.widgets.LoopBrowser(adfkit.open("../sample_agents/markdown/{}"), history=True)',
 ]
 
+#: A notebook written only in the server's copy: LiveView following a Claude Code session
+#: (tests/livesession.py) that the test writes in the copy and appends to while it is shown.
+LIVE = "_live"
+LIVE_SESSION = "sample_agents/live/5e551011-0000-4000-8000-00000000f011.jsonl"
+LIVE_CELLS = [
+    f'import adfkit.widgets\nadfkit.widgets.LiveView("../{LIVE_SESSION}", interval=0.5)',
+]
+LIVE_STATUS = ":scope > .widget-hbox > .widget-label"  # LiveView's status line
+LIVE_LANDED = ".adf-live-landed li"  # one per compaction that landed
+
 # JavaScript run in the page. JupyterLab is started with expose_app_in_browser, so the
 # notebook's model (execution counts and outputs, whatever is scrolled into view) is readable.
 JS_STATE = """() => {
@@ -192,8 +204,9 @@ def _tail(path: Path, n: int = 30) -> str:
 class Lab:
     """The JupyterLab server, the browser and one page per notebook, run on first use."""
 
-    def __init__(self, base: str, browser: Any, log: Path, before: dict) -> None:
+    def __init__(self, base: str, browser: Any, log: Path, before: dict, root: Path) -> None:
         self.base = base
+        self.root = root  # the copies the server serves (a test may write there)
         self.before = before  # fingerprints of the repository folders the copies came from
         self.browser = browser
         self.log = log
@@ -430,6 +443,9 @@ def lab(playwright_browser, tmp_path_factory) -> Iterator[Lab]:
     )
     transcript.metadata["kernelspec"] = canary.metadata["kernelspec"]
     nbformat.write(transcript, root / "notebooks" / f"{TRANSCRIPT}.ipynb")
+    live = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in LIVE_CELLS])
+    live.metadata["kernelspec"] = canary.metadata["kernelspec"]
+    nbformat.write(live, root / "notebooks" / f"{LIVE}.ipynb")
     config = tmp / "config"
     for name, values in LAB_SETTINGS.items():
         f = config / "lab" / "user-settings" / f"{name}.jupyterlab-settings"
@@ -478,7 +494,7 @@ def lab(playwright_browser, tmp_path_factory) -> Iterator[Lab]:
                 if time.monotonic() > deadline:
                     pytest.fail(f"JupyterLab not up in {SERVER_START_S}s:\n{_tail(log)}")
                 time.sleep(0.2)
-        the_lab = Lab(base, playwright_browser, log, before)
+        the_lab = Lab(base, playwright_browser, log, before, root)
         yield the_lab
         for page in the_lab.pages.values():
             page.close()
@@ -749,6 +765,50 @@ def test_replay_player_plays_at_the_speed_chosen(lab):
     _screenshot(lab.pages[stem], f"{stem}-ReplayPlayer-speed", box)
     assert handle.get_attribute("aria-valuenow") == last
     _no_page_errors(lab, stem)
+
+
+def _until_seen(locator: Any, wanted: Callable[[str], bool], what: str) -> str:
+    """The text a person sees in ``locator`` once ``wanted`` holds of it (a failure, with what
+    was seen, if it does not within the generous bound)."""
+    deadline = time.monotonic() + CHANGE_S
+    while True:
+        text = _seen(locator)
+        if wanted(text):
+            return text
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what}: not seen within {CHANGE_S}s; seen {text!r}", pytrace=False)
+        time.sleep(0.1)
+
+
+def test_live_view_follows_a_growing_session(lab):
+    """LiveView on a session the test writes to while JupyterLab shows it: appended calls and a
+    compaction change what a person sees (the calls, the context, the compaction count and a
+    line for the compaction with what it swept), with no cell run again."""
+    path = lab.root / LIVE_SESSION
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(livesession.session(0, 10))
+    page = lab.run(LIVE)
+    box = _widget(lab, LIVE, "LiveView")
+    what = f"{LIVE}: LiveView"
+    status = box.locator(LIVE_STATUS)
+    first = _until_seen(status, lambda t: " calls " in t, f"{what}: status line")
+    assert first == (
+        f"{path.name}: context 20,009 of 167,000 tokens (12%) · 10 calls · $0.07 · 0 compactions"
+    ), first
+    assert "no compaction yet" in _seen(box.locator(HTML_OUT))
+    with open(path, "ab") as f:
+        f.write(livesession.session(10, 15, parent="a9"))
+        f.write(livesession.boundary("b1", 20_009, 900))
+    now = _until_seen(status, lambda t: " 15 calls " in t, f"{what}: 15 calls")
+    assert now.endswith(" · 1 compactions"), now
+    line = box.locator(f"{HTML_OUT} {LIVE_LANDED}")
+    assert _texts(line) == [
+        "compaction (auto) at 2026-03-01T11:00:00: 20,009 -> 900 tokens, swept 30 records"
+    ]
+    _screenshot(page, f"{LIVE}-LiveView", box)
+    assert box.locator(".widget-toggle-button.mod-active").count() == 1  # "following" pressed
+    _no_page_errors(lab, LIVE)
+    assert not _problems(lab, LIVE)
 
 
 def test_the_checks_see_errors(lab):

@@ -180,6 +180,7 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
         "usage": ["usage", agent, session],
         "index": ["index", agent, session, "--to", "index"],
         "watch": ["watch", "--once", agent, session],
+        "lab": ["lab", agent, session],
     }
     with Background() as background:  # independent commands, two at a time
         for name, args in runs.items():

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import json
-import multiprocessing
 import os
 import warnings
 from pathlib import Path, PurePosixPath
@@ -17,16 +16,9 @@ from test_claude_code import Log
 from test_claude_code import text as block
 
 import adfkit
+from adfkit._base import engines
 from adfkit._facade.catalog import catalog
-from adfkit._facade.fleet import (
-    _batch_spilled,
-    _batches,
-    _claim,
-    _init_claims,
-    _unspill,
-    load_fleet,
-    resolve_paths,
-)
+from adfkit._facade.fleet import load_fleet, resolve_paths
 
 
 @pytest.fixture(autouse=True)
@@ -152,34 +144,22 @@ def test_all_files_failing_gives_empty_frame(tmp_path):
     assert errors["message"].tolist() == ["no such file"]
 
 
-def test_batches_cover_every_index_once_and_shrink_to_one():
-    """Guided batches: consecutive, every index once, never more than 8, single files last."""
-    for n_items, n_procs in ((0, 2), (1, 2), (5, 2), (200, 2), (1000, 4), (37, 3)):
-        batches = _batches(n_items, n_procs)
-        assert [i for b in batches for i in b] == list(range(n_items))
-        sizes = [len(b) for b in batches]
-        assert all(1 <= s <= 8 for s in sizes)
-        assert sizes == sorted(sizes, reverse=True)  # never grows towards the end
-        if n_items:
-            assert sizes[-1] == 1
-    assert [len(b) for b in _batches(200, 2)][:3] == [8, 8, 8]  # 200 // (2 * 4) > 8
+def test_chunks_are_small_enough_to_share_the_work_and_stream_back():
+    """About four chunks per process, never more than 8 jobs, never none."""
+    assert [engines.chunk_size(n, 2) for n in (0, 1, 7, 8, 16, 40, 64, 200)] == [
+        1, 1, 1, 1, 2, 5, 8, 8
+    ]  # fmt: skip
+    assert engines.chunk_size(1000, 16) == 8 and engines.chunk_size(100, 16) == 1
 
 
-def test_processes_with_many_batches_equal_serial(tmp_path, monkeypatch):
-    """40 files, two processes: batches claimed by both, pool results read back from files,
-    input order kept; the spill folder is removed afterwards."""
-    import tempfile
-
-    # A temp folder of its own: other runs of the suite on the machine spill into /tmp too.
-    spill_root = tmp_path / "tmp"
-    spill_root.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(spill_root))
+def test_processes_with_many_files_equal_serial(tmp_path):
+    """40 files, two processes: the frames of a process pool equal the serial run's, input
+    order kept, the file that fails an error row at its place."""
     paths = []
     for i in range(40):
         live = [row(1 + k, "user", text(f"agent {i} row {k}")) for k in range(1 + i % 3)]
         paths.append(str(build(tmp_path / f"a{i:02d}.adf", loop=live)))
     paths.insert(7, str(tmp_path / "missing.adf"))
-    before = set(os.listdir(tempfile.gettempdir()))
     a, ea = load_fleet(paths, "history", engine="serial", progress=False)
     b, eb = load_fleet(paths, "history", engine="processes", workers=2, progress=False)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
@@ -187,30 +167,24 @@ def test_processes_with_many_batches_equal_serial(tmp_path, monkeypatch):
     assert a["agent"].unique().tolist() == [f"a{i:02d}" for i in range(40)]
     assert len(a) == sum(1 + i % 3 for i in range(40))
     assert eb["path"].tolist() == [paths[7]]
-    left = {n for n in set(os.listdir(tempfile.gettempdir())) - before if "adfkit-fleet" in n}
-    assert not left
 
 
-def test_spilled_batch_claims_once_and_falls_back_to_the_pipe(tmp_path):
-    """A batch runs only for its first claimant; with no room for the file, results come
-    back directly."""
-    claims = multiprocessing.get_context().Array(ctypes.c_bool, 2)
-    _init_claims(claims)
-    try:
+def _worker_facts(job: int, k: int) -> tuple[int, bool, int]:
+    return job * k, engines.IN_WORKER, os.getpid()
 
-        def double(p, k):
-            return p * k
 
-        assert _claim(claims, 1) is True and _claim(claims, 1) is False
-        assert _batch_spilled(double, ["x", "y"], (2,), str(tmp_path), 1) is None
-        spilled, name = _batch_spilled(double, ["x", "y"], (2,), str(tmp_path), 0)
-        assert spilled and os.path.dirname(name) == str(tmp_path)
-        assert _unspill((spilled, name)) == ["xx", "yy"] and not os.listdir(tmp_path)
-        claims[0] = False
-        got = _batch_spilled(double, ["z"], (3,), str(tmp_path / "absent"), 0)
-        assert got == (False, ["zzz"])
-    finally:
-        _init_claims(None)
+def test_run_keeps_input_order_on_every_local_engine():
+    """The public shape: ``run(func, jobs, engine=...)``, results in input order; the pool's
+    jobs run in other processes, which know they are workers (no decoding thread there)."""
+    func = functools.partial(_worker_facts, k=3)
+    jobs = list(range(25))
+    serial = adfkit.run(func, jobs, engine="serial", progress=False)
+    pooled = adfkit.run(func, jobs, engine="processes", workers=2, progress=False)
+    assert [x for x, _, _ in serial] == [x for x, _, _ in pooled] == [3 * j for j in jobs]
+    assert {(w, p) for _, w, p in serial} == {(False, os.getpid())}
+    assert all(w for _, w, _ in pooled) and os.getpid() not in {p for _, _, p in pooled}
+    with pytest.raises(ValueError, match="engine must be one of"):
+        adfkit.run(func, jobs, engine="threads")
 
 
 def test_the_dask_engine_without_dask_says_what_to_install(monkeypatch):

@@ -11,11 +11,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from adfbuild import build, row, text, use
-from conftest import sample
+from conftest import SAMPLES, sample
 
 import adfkit
 import adfkit._facade.fleet as fleet_mod
 from adfkit import load_fleet
+from adfkit._base import engines
 from adfkit._base.errors import OutputPathError
 from adfkit.cli import main
 
@@ -51,13 +52,13 @@ def test_second_run_reads_only_what_changed(tmp_path, monkeypatch):
     assert sorted(e["path"] for e in manifest.values()) == sorted(map(os.path.abspath, paths))
 
     opened: list[str] = []
-    real = fleet_mod._load_one
+    real = fleet_mod.load_one
 
     def counting(path, *a):
         opened.append(path)
         return real(path, *a)
 
-    monkeypatch.setattr(fleet_mod, "_load_one", counting)
+    monkeypatch.setattr(fleet_mod, "load_one", counting)
     again, _ = load_fleet(paths, "usage", engine="serial", cache=cache)
     assert opened == []  # nothing read: every part fresh
     pd.testing.assert_frame_equal(first, again)
@@ -76,7 +77,7 @@ def test_second_run_reads_only_what_changed(tmp_path, monkeypatch):
 
 def test_a_file_changing_while_read_is_not_cached(tmp_path, monkeypatch):
     paths = _agents(tmp_path, 2)
-    real = fleet_mod._load_one
+    real = fleet_mod.load_one
 
     def touching(path, *a):
         out = real(path, *a)
@@ -85,7 +86,7 @@ def test_a_file_changing_while_read_is_not_cached(tmp_path, monkeypatch):
             os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
         return out
 
-    monkeypatch.setattr(fleet_mod, "_load_one", touching)
+    monkeypatch.setattr(fleet_mod, "load_one", touching)
     df, _ = load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
     assert len(df) == 2  # the result is still given
     manifest = json.loads((tmp_path / "ix" / "usage" / "_manifest.json").read_text())
@@ -110,25 +111,25 @@ def test_version_change_invalidates(tmp_path, monkeypatch):
     load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
     monkeypatch.setattr("adfkit._facade.index._version", lambda: "999")
     opened = []
-    real = fleet_mod._load_one
-    monkeypatch.setattr(fleet_mod, "_load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])
+    real = fleet_mod.load_one
+    monkeypatch.setattr(fleet_mod, "load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])
     load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
     assert opened == paths
 
 
 def test_small_fleets_run_serially(tmp_path, monkeypatch):
     paths = _agents(tmp_path, 3)
-    assert fleet_mod._small(paths)
-    assert not fleet_mod._small(paths + [str(tmp_path / "missing.adf")])
+    assert fleet_mod.small_fleet(paths)
+    assert not fleet_mod.small_fleet(paths + [str(tmp_path / "missing.adf")])
     monkeypatch.setattr(fleet_mod, "SMALL_FLEET_BYTES", 1)
-    assert not fleet_mod._small(paths)
-    assert fleet_mod._small(paths[:1])
+    assert not fleet_mod.small_fleet(paths)
+    assert fleet_mod.small_fleet(paths[:1])
 
     def no_pool(*a, **k):
         raise AssertionError("a pool for a small fleet")
 
     monkeypatch.setattr(fleet_mod, "SMALL_FLEET_BYTES", 48 << 20)
-    monkeypatch.setattr(fleet_mod, "_run_processes", no_pool)
+    monkeypatch.setattr(engines, "_processes", no_pool)
     df, err = load_fleet(paths, "usage", engine="processes")
     assert err.empty and len(df) == 3
 
@@ -237,3 +238,46 @@ def test_usage_days_dates_each_compaction_as_the_analysis_does(name: str) -> Non
     got = days[days > 0]
     assert want.sum() > 0
     assert got.sort_index().to_dict() == want.sort_index().to_dict()
+
+
+def _cell_types(df: pd.DataFrame) -> dict[str, list[str]]:
+    return {c: [type(v).__name__ for v in df[c].tolist()] for c in df.columns}
+
+
+#: Tables whose cells are tuples (``audit_ids``, ``swept_seqs``, ``context_seqs``, ``rows``...)
+#: or whose category columns are empty in some files (``audit``'s ``source``, ``integrity``'s
+#: ``severity``, ``branches``' ``role``): what Parquet alone gives back otherwise.
+ROUND_TRIP = ("compactions", "events", "audit", "integrity", "replay", "branches", "anomalies")
+
+
+@pytest.mark.parametrize("table", ROUND_TRIP)
+def test_the_index_gives_back_the_frame_of_a_fresh_read(tmp_path, table):
+    """Issue 38: a second run from the index returned arrays where a fresh read has tuples,
+    and category columns as object where files' categories differ or a table is empty. Both
+    runs with an index equal the fresh read, dtypes and the type of every cell included."""
+    paths = [
+        str(sample("forgetful")),
+        str(sample("long-runner")),
+        str(SAMPLES / "claude-code"),
+        str(SAMPLES / "codex"),
+    ]
+    fresh, errors = load_fleet(paths, table, engine="serial")
+    assert errors.empty and len(fresh)
+    for _ in range(2):  # the run that writes the index, then the one that reads it
+        got, errors = load_fleet(paths, table, engine="serial", cache=tmp_path / "ix")
+        assert errors.empty
+        pd.testing.assert_frame_equal(fresh, got, check_exact=True)
+        assert _cell_types(got) == _cell_types(fresh)
+
+
+def test_an_export_reads_back_with_its_tuples(tmp_path):
+    """export's Parquet files, read with the index's reader, give the table back exactly."""
+    from adfkit._facade.index import read_parquet
+
+    written, errors = adfkit.export(str(sample("forgetful")), tmp_path)
+    assert errors.empty
+    with adfkit.open(str(sample("forgetful"))) as agent:
+        want = agent.compactions()
+    got = read_parquet(str(tmp_path / "forgetful" / "compactions.parquet"))
+    pd.testing.assert_frame_equal(want, got, check_exact=True)
+    assert _cell_types(got) == _cell_types(want)

@@ -29,7 +29,7 @@ import adfkit
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import replay_state
 from adfkit._base.errors import AdfError, NotTranscriptError
-from adfkit._sources.inspect_eval import claims
+from adfkit._sources.inspect_eval import claims_file as claims
 from adfkit._sources.inspect_eval import parser as parser_mod
 from adfkit._sources.inspect_eval.source import EvalLog, list_eval_logs, open_eval
 from adfkit._sources.inspect_eval.zipread import EvalLogError, MemberTooLargeError
@@ -667,11 +667,11 @@ def test_one_sample_by_name() -> None:
     path = SAMPLES / "2026-06-01T08-00-00+00-00_tide-drift-summary.eval"
     log = open_eval(path, warn=False)
     assert log.names()[:3] == ["1_epoch_1", "1_epoch_2", "2_epoch_1"]
-    one = inspect_eval.open(path, member="gauge_7_epoch_2", warn=False)
+    one = inspect_eval.open_session(path, member="gauge_7_epoch_2", warn=False)
     assert one.name == "gauge_7_epoch_2" and one.parsed.meta["epoch"] == "2"
-    assert inspect_eval.open(path, member="gauge_7", warn=False).name == "gauge_7_epoch_1"
+    assert inspect_eval.open_session(path, member="gauge_7", warn=False).name == "gauge_7_epoch_1"
     with pytest.raises(EvalLogError, match="no sample 'nope'"):
-        inspect_eval.open(path, member="nope")
+        inspect_eval.open_session(path, member="nope")
 
 
 def test_a_sample_the_header_promises_is_missing(tmp_path: Path) -> None:

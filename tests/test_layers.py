@@ -25,7 +25,7 @@ FOLDERS |= dict.fromkeys(["_facade", "cli", "plots", "widgets"], 4)
 #: The top-level modules: the public names, the console entry point, and schema (public, but
 #: a foundation: every layer builds frames with it).
 TOP = dict.fromkeys(["adfkit", "adfkit.__main__", "adfkit._entry"], 4)
-TOP |= dict.fromkeys(["adfkit.plots_forgetting", "adfkit.plots_fleet"], 4)
+TOP |= dict.fromkeys(["adfkit.plots_forgetting", "adfkit.plots_fleet", "adfkit.teaching"], 4)
 TOP["adfkit.schema"] = 0
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -11,6 +12,7 @@ from background import Background
 from conftest import ROOT, sample
 
 import adfkit
+from adfkit._core import registry
 from adfkit._facade import report as _report
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -22,8 +24,9 @@ EXPECTED = [
     "05-teaching-memory",
     "06-compare-agents",
     "07-what-forgetting-costs",
+    "08-compaction-lab",
 ]
-PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "plots_fleet", "widgets"}
+PUBLIC_SUBMODULES = {"plots", "plots_forgetting", "plots_fleet", "widgets", "teaching"}
 #: Agents every notebook runs on here: an ADF sample whose compactions have no audit, a Claude
 #: Code session, a Codex rollout. Each runs on its default, long-runner.adf (compactions with
 #: audit), in tests/test_cli.py (from a wheel) and tests/test_browser.py (Run All): once is enough.
@@ -52,7 +55,7 @@ def _needs(item: pytest.Item) -> tuple[str, str] | None:
             "long-runner.adf",
         ),
         "test_quickstart_says_an_unknown_cost_is_unknown": ("01-quickstart", "legacy-v12.adf"),
-        "test_compare_puts_four_formats_side_by_side": ("06-compare-agents", "forgetful.adf"),
+        "test_compare_puts_every_format_side_by_side": ("06-compare-agents", "forgetful.adf"),
     }.get(name or "")
 
 
@@ -117,7 +120,7 @@ def _adfkit_names(source: str) -> tuple[set[str], list[str]]:
     return used, private
 
 
-def test_the_seven_notebooks_are_there():
+def test_the_eight_notebooks_are_there():
     assert [p.stem for p in NOTEBOOKS] == EXPECTED
 
 
@@ -248,18 +251,26 @@ def _texts(cell) -> str:
     )
 
 
-def test_compare_puts_four_formats_side_by_side(runs):
-    """Notebook 06 on an ADF agent with its default ``OTHERS``: a Claude Code session, an
-    Inspect AI sample and an OpenHands conversation, one column each, named by format, with
-    each agent's own figures (computed here by opening the same files) and a sawtooth each."""
-    from adfkit._base.bundled import COMPARED_SAMPLES
-
+def test_compare_puts_every_format_side_by_side(runs):
+    """Notebook 06 on an ADF agent with its default ``OTHERS`` (None): one agent of each other
+    format with a file in sample_agents/ (the first by path; an Inspect log's first sample),
+    one column each, named by format, with each agent's own figures (computed here by opening
+    the same files) and a sawtooth each. The formats are the samples folder's, as the
+    registry recognises them: a format whose sample is added shows without a change here."""
     out = _run(runs, "06-compare-agents", "forgetful.adf")
     cells = {c.source.split("\n")[0]: c for c in out.cells if c.cell_type == "code"}
+    firsts: dict[str, Path] = {}
+    for p in sorted(registry.discover(ROOT / "sample_agents").inputs):
+        firsts.setdefault(registry.recognise(p).name, Path(p))
+    firsts.pop("adf")
+    assert {"claude_code", "codex", "inspect_eval", "openhands", "letta"} <= set(firsts)
     agents = [adfkit.open(sample("forgetful"))]
-    agents += [adfkit.open(ROOT / "sample_agents" / p) for p in COMPARED_SAMPLES]
+    for fmt in adfkit.formats():
+        if fmt in firsts:
+            got = adfkit.open(firsts[fmt])
+            agents.append(got[0] if isinstance(got, adfkit.AgentCollection) else got)
     labels = [a.format_label for a in agents]
-    assert len(set(labels)) == 4 and "Inspect AI eval log" in labels, labels
+    assert len(set(labels)) == len(agents) == len(firsts) + 1, labels
     glance = next(c for c in out.cells if "glance(a)" in c.source and "DataFrame" in c.source)
     shown = _texts(glance)
     assert all(label in shown for label in labels), shown
@@ -271,7 +282,7 @@ def test_compare_puts_four_formats_side_by_side(runs):
     for label, a in zip(labels, agents, strict=True):
         assert f"{label}: {len(a.subagents())} subagent(s)" in subs, subs
     saw = _texts(next(c for c in out.cells if "context_sawtooth" in c.source))
-    assert "with 4 Axes" in saw, saw
+    assert f"with {2 * ((len(agents) + 1) // 2)} Axes" in saw, saw
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)

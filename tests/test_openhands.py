@@ -74,7 +74,7 @@ def plain_usage(folder: Path) -> dict[str, dict[str, int]]:
 def opened(folder: Path, **kw: Any) -> AgentFile:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", AdfWarning)
-        return AgentFile(oh.open_conversation(folder, **kw))
+        return AgentFile(oh.open_session(folder, **kw))
 
 
 def quiet(f: Any, *a: Any, **kw: Any) -> Any:
@@ -500,7 +500,7 @@ def test_abandoned_branch(tmp_path: Path) -> None:
 
 def test_errors_are_adf_errors(tmp_path: Path) -> None:
     with pytest.raises(AdfError):
-        oh.open_conversation(tmp_path / "nothing")
+        oh.open_session(tmp_path / "nothing")
 
 
 def test_synth_parallel_calls_are_one_row_one_call(samples: Path) -> None:

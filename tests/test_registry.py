@@ -378,3 +378,44 @@ def test_the_spec_modules_are_light() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_a_format_package_is_found_without_a_line_in_the_list(tmp_path):
+    """Package discovery: every folder of ``_sources`` whose ``__init__`` assigns a ``SPEC`` is
+    a built-in format, after the ones the list places (in their order); a shared package (no
+    SPEC) is none. The real folder gives exactly the built-in formats."""
+    for name, text in (
+        ("adf", "SPEC = FormatSpec(...)\n"),
+        ("zeta", "SPEC: FormatSpec = make()\n"),
+        ("alpha", "from x import y\n\nSPEC = FormatSpec(\n    name='alpha',\n)\n"),
+        ("kit", '"""Shared: no SPEC = here."""\nSPECS = 1\n'),
+    ):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "__init__.py").write_text(text)
+    (tmp_path / "notes").mkdir()  # no __init__.py: no package
+    known = {"zeta": "adfkit._sources.zeta", "adf": "adfkit._sources.adf"}
+    got = registry.with_discovered(known, tmp_path)
+    assert list(got) == ["zeta", "adf", "alpha"]
+    assert got["alpha"] == "adfkit._sources.alpha"
+    sources = ROOT / "adfkit" / "_sources"
+    packages = {p.parent.name for p in sources.glob("*/__init__.py")} - {"transcript"}
+    assert set(registry.BUILTIN) == packages
+    assert all(registry.spec(name).name == name for name in registry.BUILTIN)
+
+
+def test_every_format_package_names_its_parts_by_the_template():
+    """The naming pattern of docs/formats.md ("Adding a format"): the functions a SPEC points
+    at are named for its fields (``claims``, ``open_session``, ``find``, ``list_sessions``,
+    ``compaction_rule``, ``provider``, ``follow``, ``figures``...)."""
+    import importlib
+
+    fields = {"open": "open_session"}
+    for name, module in registry.BUILTIN.items():
+        spec = registry.spec(name)
+        package = importlib.import_module(module)
+        for field in ("claims", "open", "find", "list_sessions", "compaction_rule", "figures"):
+            func = getattr(spec, field)
+            if func is None or getattr(func, "__module__", "").startswith("adfkit._core"):
+                continue  # the field's default
+            want = fields.get(field, field)
+            assert getattr(package, want, None) is func, (name, field, func.__name__)

@@ -188,8 +188,13 @@ def test_every_notebook_report_on_hostile_agent_is_inert(hostile_reports, notebo
     assert "<script" not in html  # no script at all: widgets are shown as their static view
     # The fleet notebook shows counts, not text; the comparison shows this agent's text only
     # in its compactions' summaries, and the forgetting notebook only items its compactions
-    # swept: this agent has none.
-    if notebook not in ("04-fleet", "06-compare-agents", "07-what-forgetting-costs"):
+    # swept: this agent has none; the lab likewise shows only compactions' windows.
+    if notebook not in (
+        "04-fleet",
+        "06-compare-agents",
+        "07-what-forgetting-costs",
+        "08-compaction-lab",
+    ):
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 

@@ -18,6 +18,8 @@ ARGUMENTS = {
     "summary_recall": lambda a: a.summary_recall(
         int(a.compactions()["recall"].first_valid_index())
     ),
+    # not exported (message bodies): read by export_compaction_dataset
+    "compaction_dataset": lambda a: catalog()["compaction_dataset"].build(a),
 }
 
 

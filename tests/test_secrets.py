@@ -327,7 +327,7 @@ def test_h40_safe_frame_html_rows_and_cut():
     assert safe_frame_html(df.iloc[:0]).endswith("<tbody></tbody></table>")
 
 
-def test_a_clip_scans_a_bounded_window_past_its_cut(monkeypatch):
+def test_h422_a_clip_scans_a_bounded_window_past_its_cut(monkeypatch):
     """``safe_cut`` looks for a secret crossing the cut at most ``SECRET_SPAN`` characters past
     it, never the whole text: clipping a 60 MB tool output in LoopBrowser's history took 25 s
     on main (both secret rules run over all of it); the window is what makes it constant. A key

@@ -1,5 +1,6 @@
-"""``adfkit usage`` without pandas (issue 23): the figures the parsers give alone equal the full
-tables' on every sample and real transcript, and a fresh index is read without the files."""
+"""``adfkit usage`` without pandas (issue 23): the figures a format's ``figures`` fast path gives
+(its parser alone) equal the full tables' on every sample, recording and real transcript of
+each format that declares one, and a fresh index is read without the files."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ import adfkit
 from adfkit import load_fleet
 from adfkit._core.prices import load_prices
 from adfkit._core.registry import recognise
-from adfkit._facade import usage_fleet as uf
-from adfkit._facade.usage_table import float_sum, frame_rows
+from adfkit._facade.usage import reading as uf
+from adfkit._facade.usage.days import float_sum, frame_rows
 from adfkit._sources.claude_code.parser import parse_claude_code
 from adfkit._sources.codex.parser import parse_codex
 from adfkit._sources.transcript import figures
@@ -36,14 +37,15 @@ def _transcripts(folder: Path) -> list[Path]:
         if p.parent.name == "subagents" or p.name.startswith("agent-"):
             continue
         try:
-            if recognise(p).name in uf.PARSERS:
+            if recognise(p).figures is not None:
                 out.append(p)
         except adfkit.AdfError:
             continue
     return out
 
 
-SAMPLE_FILES = _transcripts(SAMPLES)
+#: The samples and the recordings (tests/fixtures/recorded) of every format with a fast path.
+SAMPLE_FILES = _transcripts(SAMPLES) + _transcripts(ROOT / "tests" / "fixtures" / "recorded")
 REAL_FILES = _transcripts(REAL) if REAL.is_dir() else []
 
 
@@ -441,7 +443,7 @@ def test_an_index_part_is_the_table_pandas_writes_of_its_frame(tmp_path: Path) -
     import pyarrow.parquet as pq
 
     from adfkit._facade.index import write_rows
-    from adfkit._facade.usage_table import days_frame
+    from adfkit._facade.usage.days import days_frame
 
     path = str(SAMPLE_FILES[0])
     days = uf.session_days(path)
@@ -461,3 +463,28 @@ def test_an_index_part_is_the_table_pandas_writes_of_its_frame(tmp_path: Path) -
     # a row a part cannot hold is refused (the file is then read again next time)
     assert not write_rows([{**base, "calls": "many"}], str(tmp_path / "q.parquet"))
     assert not (tmp_path / "q.parquet").exists()
+
+
+def test_the_fast_path_is_the_one_the_format_spec_declares(monkeypatch):
+    """``adfkit usage`` reads a file through its format's ``FormatSpec.figures`` (no list of
+    parsers of its own): a spec's ``figures`` is what is called, and a spec without one sends
+    the file to the full ``usage_days`` table."""
+    import dataclasses
+
+    from adfkit._core import registry
+
+    path = str(SAMPLE_FILES[0])
+    spec = recognise(path)
+    called = []
+
+    def counting(p, prices):
+        called.append(p)
+        return spec.figures(p, prices)
+
+    def as_spec(**changes):
+        return lambda p, *a, **k: dataclasses.replace(spec, **changes)
+
+    monkeypatch.setattr(registry, "recognise", as_spec(figures=counting))
+    assert uf.session_days(path) is not None and called == [path]
+    monkeypatch.setattr(registry, "recognise", as_spec(figures=None))
+    assert uf.session_days(path) is None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import livesession
 import pytest
 from conftest import SAMPLES, sample
 
@@ -415,38 +416,7 @@ def test_replay_player_ends_on_the_last_call_at_any_speed():
 # item 9 ---------------------------------------------------------------------------------------
 
 
-def _call(n: int, prompt: int, parent: str) -> list[dict]:
-    """Call ``n`` of a hand-built Claude Code session: a user record, then the assistant's."""
-    usage = {
-        "input_tokens": 10,
-        "cache_creation_input_tokens": 100,
-        "cache_read_input_tokens": prompt - 110,
-        "output_tokens": 50,
-    }
-    env = {"isSidechain": False, "sessionId": "w", "version": "2.1.90", "cwd": "/home/u/p"}
-    stamp = f"2026-03-01T10:{n // 3600 % 60:02d}:{n % 60:02d}.000Z"
-    user = {**env, "type": "user", "uuid": f"u{n}", "parentUuid": parent, "timestamp": stamp}
-    user["message"] = {"role": "user", "content": f"step {n}: " + "pad " * 60}
-    message = {"id": f"msg_{n}", "type": "message", "role": "assistant"}
-    message |= {"model": "claude-sonnet-4-5", "content": [{"type": "text", "text": "ok"}]}
-    message |= {"usage": usage, "stop_reason": "end_turn"}
-    asst = {**env, "type": "assistant", "uuid": f"a{n}", "parentUuid": f"u{n}", "timestamp": stamp}
-    asst["message"] = message
-    return [user, asst]
-
-
-def _lines(records: list[dict]) -> bytes:
-    import json
-
-    return "".join(json.dumps(r) + "\n" for r in records).encode()
-
-
-def _session(first: int, last: int, parent: str = "") -> bytes:
-    recs = []
-    for n in range(first, last):
-        recs += _call(n, 20_000 + n % 5_000, parent or f"a{n - 1}")
-        parent = ""
-    return _lines(recs)
+_session = livesession.session
 
 
 def test_watch_reads_only_what_was_appended(tmp_path):

@@ -75,6 +75,8 @@ def compaction_audit(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame
     """
     comp = compactions(src, cache_window=cache_window)
     comp = comp[comp["event"] == "compaction"].reset_index(drop=True)
+    if comp.empty:  # no compaction: no calls or settings to look up
+        return schema.frame([], schema.COMPACTION_AUDIT)
     calls = call_tokens(src)
     calls = calls[calls["call_kind"] == "assistant"]  # not the compaction calls themselves
     settings = src.settings()

@@ -109,6 +109,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
 def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
+    if not len(ev):  # no event: none of the lookups below is needed
+        return schema.frame({}, schema.COMPACTIONS)
     present = st.order  # ascending
     a = src.audit()
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
@@ -135,13 +137,15 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         swept = st.swept[j]
         tail = st.tails[j]
         kind = _event_kind(st, j)
+        stated = changes[j] if j < len(changes) else _NOTHING_STATED
         lo, hi, n_swept, sch, stok = _swept_size(st, j, b, audited, present, prev_bound, prev_tail)
+        if not stated.swept_held:  # the record holds none of what it swept: unknown, not 0
+            lo = hi = n_swept = sch = stok = None
         srow = st.rows.get(s_seq) if s_seq is not None else None
         sum_chars, sum_tok = _summary_size(st, j, srow)
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
         trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
-        stated = changes[j] if j < len(changes) else _NOTHING_STATED
         created = _event_time(s_seq, ev_aids[j], at, h_created, a_times)
         rec = {
             "event_id": j,
@@ -422,6 +426,8 @@ def refetches(src: AgentSource) -> pd.DataFrame:
 def _refetches(src: AgentSource) -> pd.DataFrame:
     st = replay_state(src)
     ev = st.events
+    if "compaction" not in st.kinds:  # nothing swept: no call can repeat a swept one
+        return schema.frame([], schema.REFETCHES).copy(deep=False)
     tc = tool_calls(src, history=True)
     sigs: list[tuple[int, str, str, int | None]] = []
     for cs, name, inp, rs in zip(

@@ -26,8 +26,7 @@ from adfkit._analysis.kept import (
     compaction_ids,
     kept_by,
     row_items,
-    summary_of,
-    summary_text,
+    summaries,
     swept_items,
 )
 from adfkit._analysis.observe import classify_call, default_taxonomy
@@ -144,7 +143,17 @@ class _Calls:
         return a, b - a, self.tokens[b] - self.tokens[a], self.cost[b] - self.cost[a]
 
 
+_CALLS: Key[_Calls] = Key("forgetting.calls")
+
+
 def _calls(src: AgentSource, prices: PricesArg = None) -> _Calls:
+    """The model calls with their prefix sums, built once per source and price table (every
+    table of this module reads them)."""
+    key = None if prices is None else repr(prices)
+    return src.memo.get(_CALLS, lambda: _build_calls(src, prices), key)
+
+
+def _build_calls(src: AgentSource, prices: PricesArg) -> _Calls:
     table = load_prices(prices)
     u, _, _ = usage_frame(src.history(), table)
     u = u.loc[u["call_kind"] == "assistant"].sort_values("seq").reset_index(drop=True)
@@ -164,8 +173,8 @@ _BOUNDS: Key[list[int]] = Key("forgetting.bounds")
 
 def _epoch_end(src: AgentSource, st: ReplayState, j: int) -> int:
     """The last seq of the epoch after event ``j`` (the next event's boundary, else the end)."""
-    bounds = src.memo.get(_BOUNDS, lambda: sorted(int(b) for b in st.events["boundary_seq"]))
-    b = int(st.events["boundary_seq"].iloc[j])
+    bounds = src.memo.get(_BOUNDS, lambda: sorted(st.boundaries))
+    b = st.boundaries[j]
     i = bisect.bisect_right(bounds, b)
     return bounds[i] if i < len(bounds) else (st.order[-1] if st.order else b)
 
@@ -228,19 +237,20 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
 
 def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     st = replay_state(src)
+    if not compaction_ids(st):  # nothing swept: no prices, saves or calls to look up
+        return schema.frame([], schema.COMPACTION_LEDGER)
     items = row_items(src)
     saves = _saves(src)
     calls = _calls(src, prices)
-    h = src.history()
-    at = dict(zip(h["seq"].astype("int64").tolist(), h["created_at"].tolist(), strict=True))
+    clock = _clock(src)
     results = _results_of(src)
     recs: list[dict[str, Any]] = []
     for j, sw in swept_items(src).items():
-        b = int(st.events["boundary_seq"].iloc[j])
+        b = st.boundaries[j]
         tail = set(st.tails[j])
         s_seq = st.summaries[j]
         back = _needed(src, st, j, items, tail, results)
-        t0 = at.get(s_seq if s_seq is not None else b)
+        start = s_seq if s_seq is not None else b
         for k, v, key, seqs, carried, kept in zip(
             sw.kinds, sw.values, sw.keys, sw.seqs, sw.carried, sw.kept, strict=True
         ):
@@ -268,22 +278,43 @@ def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
             if need is not None:
                 nq, how, ntok = need
                 _, n, tok, cost = calls.between(b, nq)
-                t1 = at.get(nq)
                 rec.update(
                     needed_seq=nq,
                     needed_how=how,
                     calls_until=n,
                     tokens_until=tok,
                     cost_until_usd=None if math.isnan(cost) else round(cost, 8),
-                    seconds_until=(
-                        None
-                        if t0 is None or t1 is None or pd.isna(t0) or pd.isna(t1)
-                        else (t1 - t0).total_seconds()
-                    ),
+                    seconds_until=clock.seconds(start, nq),
                     refetch_tokens=ntok,
                 )
             recs.append(rec)
     return schema.frame(recs, schema.COMPACTION_LEDGER)
+
+
+class _Clock:
+    """Each row's time as an integer in the history's unit, by seq: the seconds between two
+    rows without a Timestamp made for every row of the history."""
+
+    def __init__(self, h: pd.DataFrame) -> None:
+        times = h["created_at"].array
+        self.per_second = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[times.unit]
+        nat = np.iinfo("int64").min
+        self.at = {
+            q: None if t == nat else t
+            for q, t in zip(h["seq"].astype("int64").tolist(), times.asi8.tolist(), strict=True)
+        }
+
+    def seconds(self, a: int, b: int) -> float | None:
+        """Seconds from row ``a`` to row ``b`` (None when either time is unknown)."""
+        t0, t1 = self.at.get(a), self.at.get(b)
+        return None if t0 is None or t1 is None else (t1 - t0) / self.per_second
+
+
+_CLOCK: Key[_Clock] = Key("forgetting.clock")
+
+
+def _clock(src: AgentSource) -> _Clock:
+    return src.memo.get(_CLOCK, lambda: _Clock(src.history()))
 
 
 def _results_of(src: AgentSource) -> dict[int, list[int]]:
@@ -311,7 +342,7 @@ def _needed(
 ) -> dict[tuple[str, str], tuple[int, str, int]]:
     """(kind, key) -> (first seq, how, tokens it brought back) of the items brought back
     after event ``j`` and before the next event: a tool call's results, else the row."""
-    b = int(st.events["boundary_seq"].iloc[j])
+    b = st.boundaries[j]
     end = _epoch_end(src, st, j)
     s = st.summaries[j]
     lo = bisect.bisect_right(st.order, b)
@@ -355,47 +386,89 @@ def forgetting(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
     >>> bool((f["n_lost"] <= f["n_items"]).all())
     True
     """
-    led = compaction_ledger(src, prices=prices)
     st = replay_state(src)
+    if not compaction_ids(st):
+        return schema.frame([], schema.FORGETTING)
+    led = compaction_ledger(src, prices=prices)
     calls = _calls(src, prices)
-    recs = []
-    groups = {int(k): g for k, g in led.groupby("event_id")} if len(led) else {}
-    empty = led.iloc[:0]
     swept = swept_items(src)
+    cols = _LedgerColumns(led)
+    recs = []
     for j in compaction_ids(st):
-        g = groups.get(j, empty)
-        known = g["kept"].notna()
-        sw = swept.get(j)
-        judged = sw is not None and sw.summary is not None  # items and summary both known
-        lost = (g["kept"] == "lost").fillna(False).to_numpy(bool)
-        forgot = g.loc[lost & ~g["saved"].to_numpy(bool) & g["needed_again"].to_numpy(bool)]
-        b = int(st.events["boundary_seq"].iloc[j])
-        rows = forgot.drop_duplicates("needed_seq")
-        ftok = int(rows["refetch_tokens"].fillna(0).sum())
+        b = st.boundaries[j]
         a = bisect.bisect_right(calls.seqs, b)
         pin = float(calls.usage["price_input"].iloc[a]) if a < len(calls.seqs) else float("nan")
+        sw = swept.get(j)
+        judged = sw is not None and sw.summary is not None  # items and summary both known
         rec: dict[str, Any] = {
             "event_id": j,
             "summary_seq": st.summaries[j],
             "boundary_seq": b,
-            "n_items": len(g) if j in swept else None,
-            "n_kept_exact": int((g["kept"] == "exact").sum()) if judged else None,
-            "n_kept_normalised": int((g["kept"] == "normalised").sum()) if judged else None,
+            "n_items": None,
+            **cols.counts(j, judged, pin),
+        }
+        if j in swept:
+            rec["n_items"] = cols.size(j)
+        recs.append(rec)
+    return schema.frame(recs, schema.FORGETTING)
+
+
+class _LedgerColumns:
+    """The ledger's columns as plain arrays, grouped by compaction in one pass: the per
+    compaction sums of :func:`forgetting` without a pandas call per compaction."""
+
+    def __init__(self, led: pd.DataFrame) -> None:
+        ev = led["event_id"].to_numpy(dtype="int64")
+        order = np.argsort(ev, kind="stable")
+        ev = ev[order]
+        kept = led["kept"].to_numpy(dtype=object, na_value=None)[order]
+        self.known = np.array([k is not None for k in kept], dtype=bool)
+        self.lost = kept == "lost"
+        self.exact = kept == "exact"
+        self.normalised = kept == "normalised"
+        self.saved = led["saved"].to_numpy(dtype=bool)[order]
+        self.needed = led["needed_again"].to_numpy(dtype=bool)[order]
+        self.kind = led["kind"].to_numpy(dtype=object, na_value=None)[order]
+        self.needed_seq = led["needed_seq"].to_numpy(dtype=object, na_value=None)[order]
+        self.refetch = led["refetch_tokens"].to_numpy(dtype=object, na_value=None)[order]
+        self.calls_until = led["calls_until"].to_numpy(dtype=object, na_value=None)[order]
+        ids, starts = np.unique(ev, return_index=True)
+        ends = [*starts[1:].tolist(), len(ev)][: len(ids)]
+        self.spans = {
+            int(e): (int(a), int(z)) for e, a, z in zip(ids, starts.tolist(), ends, strict=True)
+        }
+
+    def size(self, j: int) -> int:
+        a, z = self.spans.get(j, (0, 0))
+        return z - a
+
+    def counts(self, j: int, judged: bool, pin: float) -> dict[str, Any]:
+        """The counts and rates of compaction ``j`` (its ledger rows)."""
+        a, z = self.spans.get(j, (0, 0))
+        known, lost = self.known[a:z], self.lost[a:z]
+        forgot = np.flatnonzero(lost & ~self.saved[a:z] & self.needed[a:z]) + a
+        rows: dict[Any, Any] = {}
+        for i in forgot.tolist():  # the distinct rows that brought forgotten items back
+            rows.setdefault(self.needed_seq[i], self.refetch[i])
+        ftok = int(sum(0 if t is None else t for t in rows.values()))
+        rec: dict[str, Any] = {
+            "n_kept_exact": int(self.exact[a:z].sum()) if judged else None,
+            "n_kept_normalised": int(self.normalised[a:z].sum()) if judged else None,
             "n_lost": int(lost.sum()) if judged else None,
-            "n_saved": int(g["saved"].sum()),
+            "n_saved": int(self.saved[a:z].sum()),
             "loss_rate": lost.sum() / known.sum() if known.any() else None,
-            "n_needed_again": int(g["needed_again"].sum()),
+            "n_needed_again": int(self.needed[a:z].sum()),
             "n_forgotten": len(forgot),
             "forgetting_rows": len(rows),
             "forgetting_tokens": ftok,
             "forgetting_cost_usd": None if math.isnan(pin) else round(ftok * pin / 1e6, 8),
-            "calls_until_last": (int(forgot["calls_until"].max()) if len(forgot) else 0),
+            "calls_until_last": max((int(self.calls_until[i]) for i in forgot), default=0),
         }
+        kinds = self.kind[a:z]
         for k in ITEM_KINDS:
-            m = (g["kind"] == k).to_numpy(bool) & known.to_numpy(bool)
+            m = (kinds == k) & known
             rec[f"loss_rate_{k}"] = lost[m].sum() / m.sum() if m.any() else None
-        recs.append(rec)
-    return schema.frame(recs, schema.FORGETTING)
+        return rec
 
 
 # -- survival across chained compactions ---------------------------------------------------
@@ -425,10 +498,12 @@ def item_survival(src: AgentSource) -> pd.DataFrame:
     >>> bool((s["n_survived"] <= s["n_checked"]).all())
     True
     """
-    led = compaction_ledger(src)
     st = replay_state(src)
     events = compaction_ids(st)
-    summaries = {j: summary_of(summary_text(st, j)) for j in events}
+    if not events:
+        return schema.frame([], schema.ITEM_SURVIVAL)
+    led = compaction_ledger(src)
+    summs = summaries(src)
     fresh: dict[int, set[tuple[str, str]]] = {j: set() for j in events}
     first: dict[tuple[str, str], tuple[int, str]] = {}
     for j, k, key, v, carried in zip(
@@ -447,7 +522,7 @@ def item_survival(src: AgentSource) -> pd.DataFrame:
             if j != e0 and (k, key) in fresh[j]:
                 refreshed = j
                 break
-            s = summaries[j]
+            s = summs[j]
             if s is None:
                 break
             verdict = kept_by(k, v, key, s)
@@ -605,6 +680,8 @@ def compaction_cache(
     True
     """
     st = replay_state(src)
+    if not compaction_ids(st):
+        return schema.frame([], schema.COMPACTION_CACHE)
     calls = _calls(src, prices)
     u = calls.usage
     comp = None
@@ -630,7 +707,7 @@ def compaction_cache(
     ins = [x for x in cols["tokens_input"] if x is not None and not pd.isna(x)]
     stable = int(min(ins)) if ins else None
     for j in compaction_ids(st):
-        b = int(st.events["boundary_seq"].iloc[j])
+        b = st.boundaries[j]
         end = _epoch_end(src, st, j)
         a = bisect.bisect_right(calls.seqs, b)
         z = bisect.bisect_right(calls.seqs, end)
@@ -781,14 +858,13 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     st = replay_state(src)
     acts = _actions(src, tax)
     act_seqs = [a[0] for a in acts]
-    h = src.history()
-    at = dict(zip(h["seq"].astype("int64").tolist(), h["created_at"].tolist(), strict=True))
+    clock = _clock(src)
     starts: list[tuple[str, int | None, int, int]] = []
     if st.order:
-        bounds = sorted(int(b) for b in st.events["boundary_seq"])
+        bounds = sorted(st.boundaries)
         starts.append(("cold", None, st.order[0], bounds[0] if bounds else st.order[-1]))
     for j in compaction_ids(st):
-        b = int(st.events["boundary_seq"].iloc[j])
+        b = st.boundaries[j]
         s = st.summaries[j]
         starts.append(("compaction", j, s if s is not None else b, _epoch_end(src, st, j)))
     recs = []
@@ -812,9 +888,7 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
                 productive_seq=q,
                 productive_tool=name,
             )
-            t0, t1 = at.get(s0), at.get(q)
-            if t0 is not None and t1 is not None and not pd.isna(t0) and not pd.isna(t1):
-                rec["seconds_to_productive"] = (t1 - t0).total_seconds()
+            rec["seconds_to_productive"] = clock.seconds(s0, q)
         looked = span if first is None else span[:first]
         again = [a for a in looked if any(p in before for p in a[3])]
         rec["n_reads"] = sum(1 for a in looked if a[3])

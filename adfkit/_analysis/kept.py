@@ -50,6 +50,8 @@ VERDICTS = ("exact", "normalised", "lost")
 Found = tuple[str, str, str, str]  # kind, value, key, how
 _ROW_ITEMS: Key[dict[int, list[Found]]] = Key("kept.row_items")
 _SWEPT: Key[dict[int, SweptItems]] = Key("kept.swept_items")
+_TOOLS: Key[frozenset[str]] = Key("kept.tool_names")
+_SUMMARIES: Key[dict[int, Summary | None]] = Key("kept.summaries")
 
 
 # -- items per row -------------------------------------------------------------------------
@@ -121,12 +123,53 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
             found = _items_of(kind, role, blocks)
             if found:
                 out[int(q)] = found
+        src.memo.get(_TOOLS, lambda: frozenset(tools))
         for q, found in out.items():
             if any(k == "identifier" and key in tools for k, _, key, _ in found):
                 out[q] = [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
         return {q: f for q, f in out.items() if f}
 
     return src.memo.get(_ROW_ITEMS, build)
+
+
+def message_items(
+    kind: str, role: str, blocks: list[dict[str, Any]], tools: frozenset[str] = frozenset()
+) -> list[Found]:
+    """Items of one message (its history ``kind`` and ``role``, its content blocks), by the
+    rule of :func:`row_items`: an identifier that is one of ``tools`` is not an item. What
+    the compaction lab's extractive compactor keeps."""
+    found = _items_of(kind, role, blocks)
+    return [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
+
+
+def window_text(messages: list[tuple[str, list[dict[str, Any]]]]) -> str:
+    """The text a window holds, for :func:`kept_by` (through :func:`summary_of`): of each
+    ``(kind, blocks)`` message, its text blocks (a summary's without marker and footer),
+    each tool call's name and input as JSON, each tool result's text. A window a compactor
+    made is judged by this, as a summary is by its text."""
+    out: list[str] = []
+    for kind, blocks in messages:
+        for b in blocks:
+            t = b.get("type")
+            if t == "text" and isinstance(b.get("text"), str):
+                text = b["text"]
+                out.append(strip_summary(text) if kind == "compaction_summary" else text)
+            elif t == "tool_use":
+                try:
+                    inp = orjson.dumps(b.get("input"), option=orjson.OPT_NON_STR_KEYS).decode()
+                except (orjson.JSONEncodeError, TypeError):  # an integer past 64 bits
+                    inp = str(b.get("input"))
+                out.append(f"{b.get('name')} {inp}")
+            elif t == "tool_result":
+                out.append(_result_text(b.get("content")))
+    return "\n".join(out)
+
+
+def tool_names(src: AgentSource) -> frozenset[str]:
+    """The names that are tools, never items (:func:`row_items`' rule): every tool the
+    history calls, and every tool the format's taxonomy names."""
+    row_items(src)
+    return src.memo.get(_TOOLS, frozenset)
 
 
 # -- the summary ---------------------------------------------------------------------------
@@ -176,6 +219,17 @@ def summary_text(st: ReplayState, j: int) -> str | None:
         return None
     blocks, _ = parse_content(row.content)
     return strip_summary("\n".join(b["text"] for b in blocks if isinstance(b.get("text"), str)))
+
+
+def summaries(src: AgentSource) -> dict[int, Summary | None]:
+    """Compaction id -> the :class:`Summary` of its summary text (None when the record does
+    not hold it), each built once per source: every table that checks items reads these."""
+
+    def build() -> dict[int, Summary | None]:
+        st = replay_state(src)
+        return {j: summary_of(summary_text(st, j)) for j in compaction_ids(st)}
+
+    return src.memo.get(_SUMMARIES, build)
 
 
 #: Kinds of items that are prose: kept in other words when most of their words are there.
@@ -245,6 +299,7 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
     st = replay_state(src)
     items = row_items(src)
     summary_rows = {s for s in st.summaries if s is not None}
+    summs = summaries(src)
     out: dict[int, SweptItems] = {}
     for j in compaction_ids(st):
         if not st.audit_ids[j]:  # the swept rows were discarded: what went is unknown
@@ -260,7 +315,7 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
                     e[1].append(q)
                 if q not in summary_rows:
                     e[2][0] = False
-        summ = summary_of(summary_text(st, j))
+        summ = summs[j]
         out[j] = SweptItems(
             kinds=[k for k, _ in found],
             values=[e[0] for e in found.values()],

@@ -450,6 +450,7 @@ def mind_at(src: AgentSource, seq: int) -> str | None:
 
 
 #: The runtime wraps every injected file of the base prompt in this tag (ADF_FORMAT.md §11).
+_INJECTED_MARK = '<injected_file path="mind.md">'
 _INJECTED_RE = re.compile(r'<injected_file path="mind\.md">\n(.*?)\n</injected_file>', re.S)
 
 
@@ -565,10 +566,10 @@ def _mind_events(src: AgentSource) -> list[_Version]:
 def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
     """``(events, deletions)`` of the ``fs_write``/``fs_delete``/``fs_read`` calls on mind
     files that did not fail; a read gives the whole text it returned, if any."""
-    results = result_texts(src)
     items: list[_Version] = []
     calls = tool_calls(src, history=True)
     calls = calls[calls["tool_name"].isin(["fs_write", "fs_delete", "fs_read"])]
+    results = result_texts(src) if len(calls) else {}
     deletes: list[_Version] = []
     for n, r in enumerate(calls.itertuples(index=False)):
         inp = loads_or_none(r.tool_input)
@@ -605,6 +606,10 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
 def _injected_events(src: AgentSource) -> list[_Version]:
     """The mind as injected in system prompts (a snapshot taken at the last reset)."""
     items: list[_Version] = []
+    h = src.history()
+    texts = h.loc[(h["kind"] == "context").to_numpy(bool), "text"].tolist()
+    if not any(isinstance(t, str) and _INJECTED_MARK in t for t in texts):
+        return items  # no context row injects the mind: its blocks need not be built
     cb = context_blocks(src)
     for r in cb[cb["category"] == "system_prompt"].itertuples(index=False):
         m = _INJECTED_RE.search(str(r.text))
@@ -630,10 +635,12 @@ def _file_audit_events(src: AgentSource, deletes: list[_Version]) -> list[_Versi
     before the audit row, with a deletion no call made."""
     items: list[_Version] = []
     a = src.audit()
+    fa = a[a["source"] == "file"]
+    if fa.empty:  # no file audit row: the history's times are not needed
+        return items
     hs = src.history().sort_values("seq")
     h_ms = np.array([(schema.to_ms(t) or 0) for t in hs["created_at"]], dtype="int64")
     h_seq = hs["seq"].astype("int64").tolist()
-    fa = a[a["source"] == "file"]
     for aid, t in zip(fa["id"], fa["created_at"], strict=True):
         try:
             value = src.decode_audit(int(aid))

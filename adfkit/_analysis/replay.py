@@ -134,6 +134,7 @@ class ReplayState:
     # the columns of ``events`` as lists, per event
     kinds: list[str] = field(default_factory=list)  # compaction or clear
     summaries: list[int | None] = field(default_factory=list)
+    boundaries: list[int] = field(default_factory=list)
     audit_ids: list[tuple[int, ...]] = field(default_factory=list)
     # per event: the trigger the record states (auto/manual), None when it does not
     triggers: list[str | None] = field(default_factory=list)
@@ -489,6 +490,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
         fallback=fallback,
         kinds=e.kinds,
         summaries=e.summ,
+        boundaries=e.bounds,
         audit_ids=e.aids,
         triggers=triggers,
         encrypted=[c.summary_encrypted for c in e.changes] if e.changes else [False] * len(ev),

@@ -82,11 +82,13 @@ def config_changes(src: AgentSource) -> pd.DataFrame:
 def _config_changes(src: AgentSource) -> pd.DataFrame:
     calls = tool_calls(src, history=True)
     calls = calls[calls["tool_name"] == "sys_update_config"]
+    tasks = src.tasks()
+    tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
+    if calls.empty and tasks.empty:  # no change: nothing to match or look up
+        return schema.frame([], schema.CONFIG_CHANGES)
     h = src.history()
     epochs = dict(zip(h["seq"].tolist(), h["epoch"].tolist(), strict=True))
     res_text = result_texts(src)
-    tasks = src.tasks()
-    tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
     used: set[int] = set()
     records: list[dict[str, Any]] = []
     for r in calls.itertuples(index=False):

@@ -40,6 +40,7 @@ from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._base.config import threshold_value
 from adfkit._base.errors import AdfWarning
 from adfkit._base.js import js_length
+from adfkit._base.totals import add_known, known_max, known_sum
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from adfkit._core.source import AgentSource
 from adfkit._core.thresholds import automatic
@@ -308,6 +309,9 @@ class SimulationResult:
         input, simulated), ``tokens_sent_actual`` (the same, recorded), ``tokens_sent_ratio``,
         ``calls_input``, ``calls_input_actual``, ``compaction_input``,
         ``compaction_input_actual``, ``max_context_tokens``, ``max_context_tokens_actual``.
+        Unknown stays unknown (:mod:`adfkit._base.totals`): a figure none of whose parts is
+        recorded is None (the compaction calls' input of a format that records no usage for
+        them), and so is a total with such a part (``tokens_sent_actual``, the ratio).
     """
 
     policy: Any
@@ -320,8 +324,13 @@ class SimulationResult:
         return (
             f"<SimulationResult {self.policy!r}: {s['n_compactions']} compactions "
             f"(real {s['n_real_compactions']}), {s['n_events']} events, tokens sent "
-            f"{s['tokens_sent']:,} vs {s['tokens_sent_actual']:,}>"
+            f"{_count(s['tokens_sent'])} vs {_count(s['tokens_sent_actual'])}>"
         )
+
+
+def _count(n: int | None) -> str:
+    """A token count for a person: ``-`` when unknown."""
+    return "-" if n is None else f"{n:,}"
 
 
 class _Sim:
@@ -336,6 +345,10 @@ class _Sim:
         self.st, self.policy = st, policy
         self.sched = threshold_schedule(src)
         self.flush_nudge = src.flush_nudge
+        # what the tool compares with its threshold (the format's rule), and where a process
+        # of the agent started (its count then starts afresh)
+        self.counts_prompt = src.compaction_count == "prompt"
+        self.process_starts = set(src.process_starts()) if self.counts_prompt else set()
         self.live: list[_SRow] = []
         self.mark = 0  # live[mark:]: the last model call's row and the rows after it
         self.chat = 0
@@ -403,21 +416,22 @@ class _Sim:
             round(sum(outs) / len(outs)) if outs else None,
         )
 
-    def real_totals(self) -> tuple[int, int]:
+    def real_totals(self) -> tuple[int, int | None]:
         """``(real compactions, their compaction calls' input)`` as recorded: what
         ``compactions()`` counts (events ``compaction``; the ones applied as recorded are not
-        counted as real), from the run's own state."""
+        counted as real), from the run's own state. The input is NA when no compaction call's
+        input is recorded (:func:`adfkit._base.totals.known_sum`)."""
         rows = self.st.rows
-        n = tokens = 0
+        n = 0
+        tokens: list[int | None] = []
         for j, kind in enumerate(self.ev_kind):
             if kind != "compaction":
                 continue
             n += not self.st.forced[j]
             s = self.ev_summary[j]
             summary = rows.get(s) if s is not None else None
-            if summary is not None and summary.tin is not None:
-                tokens += summary.tin
-        return n, tokens
+            tokens.append(summary.tin if summary is not None else None)
+        return n, known_sum(tokens)
 
     # -- helpers ---------------------------------------------------------------------------
     def est(self, rows: list[_SRow] | None = None) -> int:
@@ -512,10 +526,14 @@ class _Sim:
         where a real automatic compaction took place here and the record states its count
         (Claude Code's ``preTokens``), that count moved by what the simulated context differs
         from the real one; else the last call's input and the estimate of its reply and of
-        the rows written since (a reply's recorded output can be short of what it wrote)."""
+        the rows written since (a reply's recorded output can be short of what it wrote); a
+        tool that counts the prompt alone, the last call's input (at a process's first call,
+        the estimate of the history it resumes: :meth:`_call`)."""
         rec = self.counted.get(summary.seq) if summary is not None else None
         if rec is not None:
             return rec + self.shift
+        if self.counts_prompt:  # the last call's prompt alone (AgentSource.compaction_count)
+            return self.chat_in
         return self.chat_in + self.est(self.live[self.mark :])
 
     def real_tail(self, summary: ReplayRow) -> set[int]:
@@ -647,6 +665,8 @@ class _Sim:
         written meanwhile, the pre-flight guard, then the call itself."""
         s = r.seq
         self._replay_actions(s, s)
+        if s in self.process_starts:  # a new process counts the history it resumes
+            self.chat_in = self.est()
         if self.seg_summary is not None and self.seg_summary.seq in self.used_summaries:
             self.seg_summary = None
         left = self.policy.before_call(self, s, self.seg_nudge, self.seg_summary)
@@ -773,26 +793,25 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
     calls = schema.frame(sim.call_recs, schema.SIM_CALLS)
     n_real, ci_act = sim.real_totals()
     sim_comp = events[events["kind"].isin(["auto", "preflight", "manual", "recorded"])]
-    ci_sim = int(sim_comp["compaction_input"].fillna(0).sum())
-    cin = int(calls["tokens_input_sim"].fillna(0).sum())
-    cin_act = int(calls["tokens_input_real"].fillna(0).sum())
+    ci_sim = known_sum(sim_comp["compaction_input"])
+    cin = known_sum(calls["tokens_input_sim"])
+    cin_act = known_sum(calls["tokens_input_real"])
+    sent, sent_act = add_known(cin, ci_sim), add_known(cin_act, ci_act)
     summary = {
         "n_events": int(events["simulated"].sum()),
         "n_compactions": int(
             (events["simulated"] & events["kind"].isin(["auto", "preflight", "manual"])).sum()
         ),
         "n_real_compactions": n_real,
-        "tokens_sent": cin + ci_sim,
-        "tokens_sent_actual": cin_act + ci_act,
-        "tokens_sent_ratio": (cin + ci_sim) / (cin_act + ci_act) if cin_act + ci_act else None,
+        "tokens_sent": sent,
+        "tokens_sent_actual": sent_act,
+        "tokens_sent_ratio": sent / sent_act if sent is not None and sent_act else None,
         "calls_input": cin,
         "calls_input_actual": cin_act,
         "compaction_input": ci_sim,
         "compaction_input_actual": ci_act,
-        "max_context_tokens": int(calls["tokens_total_sim"].max()) if len(calls) else 0,
-        "max_context_tokens_actual": int(calls["tokens_total_real"].max())
-        if len(calls) and calls["tokens_total_real"].notna().any()
-        else 0,
+        "max_context_tokens": known_max(calls["tokens_total_sim"]),
+        "max_context_tokens_actual": known_max(calls["tokens_total_real"]),
     }
     return SimulationResult(policy=policy, events=events, calls=calls, summary=summary)
 
@@ -854,7 +873,9 @@ def _sweep(
                 "tokens_sent": s["tokens_sent"],
                 "tokens_sent_actual": s["tokens_sent_actual"],
                 "tokens_sent_ratio": s["tokens_sent_ratio"],
-                "tokens_saved": s["tokens_sent_actual"] - s["tokens_sent"],
+                "tokens_saved": None
+                if s["tokens_sent_actual"] is None or s["tokens_sent"] is None
+                else s["tokens_sent_actual"] - s["tokens_sent"],
                 "max_context_tokens": s["max_context_tokens"],
                 "mean_context_tokens": float(res.calls["tokens_total_sim"].mean())
                 if len(res.calls)

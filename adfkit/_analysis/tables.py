@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from adfkit import schema
@@ -89,39 +90,47 @@ def _json_str(value: Any) -> str | None:
 
 
 def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
-    """Each ``tool_use`` joined to the first later ``tool_result`` with its id."""
-    uses = blocks[blocks["type"] == "tool_use"]
-    res = blocks[blocks["type"] == "tool_result"]
-    # A missing id never matches: a result without one joins no call (pandas would pair NA
-    # with NA).
-    res = res[_has_id(res)].drop_duplicates("tool_use_id", keep="first")
-    out = uses[["seq", "tool_use_id", "tool_name", "tool_input"]].rename(
-        columns={"seq": "call_seq"}
+    """Each ``tool_use`` joined to the first later ``tool_result`` with its id.
+
+    One pass over the blocks' columns as lists: the index of each id's first result, then
+    each call's columns taken from the blocks' own arrays (their dtypes kept; -1, a call
+    without a result, takes NA)."""
+    types = blocks["type"].tolist()
+    ids = blocks["tool_use_id"].tolist()
+    first: dict[Any, int] = {}
+    uses: list[int] = []
+    for i, (t, uid) in enumerate(zip(types, ids, strict=True)):
+        if type(t) is not str:  # a block without a type (NA) is neither
+            continue
+        if t == "tool_use":
+            uses.append(i)
+        elif t == "tool_result" and isinstance(uid, str) and uid and uid not in first:
+            # a missing id never matches: a result without one joins no call
+            first[uid] = i
+    use = np.array(uses, dtype="int64")
+    res = np.array([first.get(ids[i], -1) for i in uses], dtype="int64")
+
+    def take(col: str, at: np.ndarray) -> Any:
+        return blocks[col].array.take(at, allow_fill=True)
+
+    result = pd.Series(take("text", res))
+    row: dict[Any, int] = {}  # seq -> its first row in ``loop``: the call's time
+    for i, q in enumerate(loop["seq"].tolist()):
+        row.setdefault(q, i)
+    call_seq = take("seq", use)
+    at = np.array([row.get(q, -1) for q in call_seq.tolist()], dtype="int64")
+    return pd.DataFrame(
+        {
+            "call_seq": call_seq,
+            "tool_use_id": take("tool_use_id", use),
+            "tool_name": take("tool_name", use),
+            "tool_input": take("tool_input", use),
+            "result_seq": take("seq", res),
+            "result_preview": result.str.slice(0, 300).array,
+            "result_chars": result.str.len().astype("Int64").array,
+            "is_error": take("is_error", res),
+            "matched": res >= 0,
+            # as objects, as a reindexed Series gave them (the column's dtype inferred)
+            "created_at": loop["created_at"].array.take(at, allow_fill=True).to_numpy(),
+        }
     )
-    out = out.merge(
-        res[["seq", "tool_use_id", "text", "is_error"]].rename(
-            columns={"seq": "result_seq", "text": "result"}
-        ),
-        on="tool_use_id",
-        how="left",
-    )
-    out["result_chars"] = out["result"].str.len().astype("Int64")
-    out["result_preview"] = out["result"].str.slice(0, 300)
-    out["matched"] = out["result_seq"].notna().to_numpy(dtype=bool)
-    times = loop.drop_duplicates("seq").set_index("seq")["created_at"]
-    out["created_at"] = times.reindex(out["call_seq"].to_numpy()).to_numpy()
-    out = out.drop(columns="result")
-    return out[
-        [
-            "call_seq",
-            "tool_use_id",
-            "tool_name",
-            "tool_input",
-            "result_seq",
-            "result_preview",
-            "result_chars",
-            "is_error",
-            "matched",
-            "created_at",
-        ]
-    ].reset_index(drop=True)

@@ -19,6 +19,7 @@ from adfkit._core.source import AgentSource, Key
 _RESETS: Key[list[tuple[int, str, range]]] = Key("timeline.resets")
 _CONFIG_CALLS: Key[list[int]] = Key("timeline.config_calls")
 _GAPS: Key[tuple[list[int], list[int]]] = Key("timeline.gaps")
+_RESTARTS: Key[list[int]] = Key("timeline.restarts")
 
 
 def resets(src: AgentSource) -> list[tuple[int, str, range]]:
@@ -82,10 +83,14 @@ def turn_starts(rows: pd.DataFrame) -> np.ndarray:
 
 def restarts(src: AgentSource) -> list[int]:
     """Seqs of the ``startup`` trigger rows (the runtime started again), ascending."""
-    h = src.history()
-    return sorted(
-        int(s) for s in h.loc[(h["kind"] == "trigger") & (h["subkind"] == "startup"), "seq"]
-    )
+
+    def build() -> list[int]:
+        h = src.history()
+        at = (h["kind"] == "trigger") & (h["subkind"] == "startup")
+        return sorted(int(s) for s in h.loc[at, "seq"])
+
+    found: list[int] = src.memo.get(_RESTARTS, build)
+    return list(found)  # a copy: the caller may change it
 
 
 def config_calls(src: AgentSource) -> list[int]:

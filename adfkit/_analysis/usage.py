@@ -54,11 +54,17 @@ def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.nda
 
 
 def usage_frame(
-    history: pd.DataFrame, prices: PriceTable, writes_1h: Mapping[int, int] | None = None
+    history: pd.DataFrame,
+    prices: PriceTable,
+    writes_1h: Mapping[int, int] | None = None,
+    *,
+    untokened: bool = False,
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
     """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
 
     ``writes_1h`` is :meth:`AgentSource.cache_writes_1h` (seq -> 1-hour cache writes).
+    ``untokened``: the record states no call's usage (:attr:`AgentSource.usage_recorded`
+    False), so every call row is a call, its tokens and cost NA.
     ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
     its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
     """
@@ -68,7 +74,7 @@ def usage_frame(
     is_call = kind.isin(list(CALL_ROW_KINDS)).fillna(False).to_numpy(dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
     copies = list(reappended_copies(h))
-    keep = has_tokens & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
+    keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
     src = h.loc[keep]
     # every column built first and the frame made once (a column set at a time costs more
     # than the arithmetic on a small file)
@@ -104,8 +110,10 @@ def usage_frame(
     cols["cost_usd"] = cost
     cols["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
     df = pd.DataFrame(cols)
-    missing = unpriced(df["model"].fillna("").tolist(), prices)
-    total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost)).sum())
+    tokened = df[_TOKEN_COLS].notna().any(axis=1).to_numpy(dtype=bool)
+    # a call with no tokens has no cost whatever its price: not a missing price
+    missing = unpriced(df.loc[tokened, "model"].fillna("").tolist(), prices)
+    total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost) & tokened).sum())
     return df, missing, total_only
 
 
@@ -271,7 +279,9 @@ def call_tokens(src: AgentSource) -> pd.DataFrame:
 def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
-    df, unpriced, total_only = usage_frame(rows, table, src.cache_writes_1h())
+    df, unpriced, total_only = usage_frame(
+        rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
+    )
     df.insert(
         df.columns.get_loc("model") + 1,
         "branch",

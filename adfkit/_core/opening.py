@@ -104,7 +104,8 @@ def list_sessions(
     searched through its subfolders, each input in its own format, with its format's listing
     columns; a folder it cannot read is an :class:`AdfWarning`, a file no format claims a row
     with its ``error``). ``folder`` None: each format's own folder
-    (``~/.claude/projects``, ``~/.codex/sessions``...), those that exist. Columns: ``format``
+    (``~/.claude/projects``, ``~/.codex/sessions``...); a format whose folder does not exist
+    lists no session, with its listing's columns all the same. Columns: ``format``
     then each listing's own (``path``, ``session_id``, ``size_bytes``, ``modified``... ; a
     column one format has and another lacks is NA there).
 
@@ -123,17 +124,32 @@ def list_sessions(
             continue
         root = Path(folder if folder is not None else (s.default_root or "")).expanduser()
         if folder is None and (s.default_root is None or not root.is_dir()):
-            continue
-        df = s.list_sessions(root)
+            df = _no_sessions(s)  # the agent's folder is not there: no session, same columns
+        else:
+            df = s.list_sessions(root)
         df.insert(0, "format", pd.array([s.name] * len(df), dtype="string"))
         parts.append(df)
     return _newest_first(parts)
 
 
+def _no_sessions(s: registry.FormatSpec) -> pd.DataFrame:
+    """The format's listing with no row: what it lists of an empty folder (a temporary one:
+    the listing's columns and types, whatever the format)."""
+    import tempfile
+
+    assert s.list_sessions is not None
+    with tempfile.TemporaryDirectory(prefix="adfkit-") as empty:
+        return s.list_sessions(Path(empty)).iloc[0:0]
+
+
 def _newest_first(parts: list[pd.DataFrame]) -> pd.DataFrame:
+    """The listings' rows, newest first, with every column any of them has (an empty listing's
+    too)."""
     if not parts:
         return pd.DataFrame({"format": pd.array([], dtype="string")})
+    columns = list(dict.fromkeys(c for p in parts for c in p.columns))
     out = pd.concat([p for p in parts if len(p)] or parts[:1], ignore_index=True)
+    out = out.reindex(columns=columns)
     return out.sort_values("modified", ascending=False, kind="stable").reset_index(drop=True)
 
 

@@ -2,7 +2,8 @@
 
 A format is a plug-in: a package under ``adfkit/_sources/<name>/`` whose ``__init__`` holds a
 ``SPEC`` (how to recognise its input from a :class:`Probe`, how to open it, where its sessions
-live, its compaction rule, its tool taxonomy, its label), and one line in :data:`BUILTIN`. The
+live, its compaction rule, its tool taxonomy, its label), found there by
+:func:`with_discovered` (a line in :data:`BUILTIN` only sets its place in the order). The
 spec modules are light (no reader is imported until a file is opened), so recognising a file
 costs its first 256 KiB and a few dict lookups. :func:`register_format` adds a format at run time
 (a test's toy format, a user's own reader).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -32,10 +34,14 @@ from adfkit._base.files import expand_glob, open_text_stream
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
     from adfkit._core.live import Follower
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
-#: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``.
+#: The built-in formats, in the order recognition asks them: name -> module holding ``SPEC``
+#: (every other package of ``adfkit/_sources`` with a ``SPEC`` is added after them:
+#: :func:`with_discovered`).
 BUILTIN: dict[str, str] = {
     "adf": "adfkit._sources.adf",
     "claude_code": "adfkit._sources.claude_code",
@@ -49,7 +55,27 @@ BUILTIN: dict[str, str] = {
     "openclaw": "adfkit._sources.openclaw",
     "opencode": "adfkit._sources.opencode",
     "gemini_cli": "adfkit._sources.gemini_cli",
+    "letta": "adfkit._sources.letta",
 }
+
+
+def with_discovered(known: dict[str, str], root: Path) -> dict[str, str]:
+    """``known`` (name -> module, in its order), then every other format package under
+    ``root`` (``adfkit/_sources``), by name: a folder whose ``__init__.py`` assigns a ``SPEC``
+    is the format of that name (``transcript``, the shared kit, has none). So a new built-in
+    format is its folder: a line in :data:`BUILTIN` only places it in the order recognition
+    asks (which the specs' positive recognition makes matter only for speed and listings)."""
+    found = {}
+    for init in sorted(root.glob("*/__init__.py")):
+        name = init.parent.name
+        if name not in known and _SPEC_LINE.search(init.read_text(encoding="utf-8")):
+            found[name] = f"adfkit._sources.{name}"
+    return {**known, **found}
+
+
+_SPEC_LINE = re.compile(r"^SPEC\b[^=\n]*=", re.MULTILINE)
+#: The format packages under ``adfkit/_sources`` that the list above leaves out, after it.
+BUILTIN = with_discovered(BUILTIN, Path(__file__).resolve().parent.parent / "_sources")
 
 #: Between an input and the name of one of its agents: ``log.eval#sample-3``.
 MEMBER = "#"
@@ -209,6 +235,11 @@ class FormatSpec:
     ``companions(folder)``: by name only, the files and folders directly in ``folder`` that
     are read with an input ``find`` names there (a Gemini CLI resume's further file, a
     session's subagents' folder): no input of their own for any format, not searched.
+    ``compaction_count``: what the tool compares with its threshold before a call, for
+    ``simulate()`` (:attr:`AgentSource.compaction_count`: ``context`` or ``prompt``).
+    ``figures(path, prices)``: the fast path of ``adfkit usage`` (:mod:`adfkit._core.figures`):
+    one input's calls, events and name as plain values, equal to its tables' (None: the
+    ``usage_days`` table is made).
     """
 
     name: str
@@ -232,6 +263,8 @@ class FormatSpec:
     follow: Callable[[], Follower] | None = None
     store_names: frozenset[str] = frozenset()
     companions: Callable[[Path], Iterator[Path]] = _no_sessions
+    compaction_count: str = "context"
+    figures: Callable[[str, PriceTable], SessionFigures] | None = None
 
 
 #: The entry-point group through which an installed package adds formats (``name = module:SPEC``).

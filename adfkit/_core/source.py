@@ -71,6 +71,9 @@ class Memo:
         self._values.clear()
 
 
+_GAPS: Key[pd.DataFrame] = Key("source.history_gaps")
+
+
 @dataclass(frozen=True)
 class Finding:
     """One problem a source found in its own storage (one row of ``integrity()``)."""
@@ -108,7 +111,9 @@ class WindowChange:
     agent sends the summary ahead of the rows it kept (Copilot CLI, pi: seen in their requests),
     where the record writes it after them; ``summary_encrypted``: the
     summary exists but the record holds it encrypted (a Codex remote compaction), so its size
-    and what it recalls are unknown.
+    and what it recalls are unknown; ``swept_held`` False: the record holds none of the rows the
+    event swept (a Letta agent file exported with only the messages in context), so what it
+    swept is unknown (NA), not nothing.
     """
 
     swept: tuple[int, ...] = ()
@@ -123,6 +128,7 @@ class WindowChange:
     trigger_tokens: int | None = None
     summary_first: bool = False
     summary_encrypted: bool = False
+    swept_held: bool = True
 
 
 #: Where a setting's value comes from: the record states the value in force (``recorded``),
@@ -295,6 +301,16 @@ class AgentSource(ABC):
     #: and output, and what was written since) reaches the threshold (Claude Code and the
     #: other transcripts' tools). What :class:`adfkit.ThresholdPolicy` simulates by default.
     flush_nudge: bool = False
+    #: What a tool without the nudge compares with its threshold before a call: ``context``
+    #: (the last call's input and output and what was written since, as above) or ``prompt``
+    #: (the last call's prompt tokens alone, and at the first call of a process the estimate
+    #: of the history it resumes: Gemini CLI's ``getLastPromptTokenCount``). From the
+    #: format's :attr:`adfkit._core.registry.FormatSpec.compaction_count`.
+    compaction_count: str = "context"
+    #: Whether the record states each model call's usage (tokens); False for a format that
+    #: writes none (a Letta agent file): each call is then still a row of ``usage()``, its
+    #: tokens and cost NA, never left out as if it had not been made.
+    usage_recorded: bool = True
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = os.fspath(path)
@@ -341,6 +357,11 @@ class AgentSource(ABC):
     def events(self) -> pd.DataFrame:
         """Events that emptied the loop (columns of :data:`schema.EVENTS`)."""
 
+    def process_starts(self) -> list[int]:
+        """Seqs of the model calls that are the first of a process of the agent (its start, a
+        resume), where the record shows them; empty (the default) when it does not."""
+        return []
+
     def window_changes(self) -> list[WindowChange] | None:
         """One :class:`WindowChange` per row of :meth:`events`, when the record states what
         each event swept and kept; None (the default) when the analyses must derive it from the
@@ -370,10 +391,15 @@ class AgentSource(ABC):
         return schema.frame([], schema.CALLS)
 
     def history_gaps(self) -> pd.DataFrame:
-        """Seq ranges lost without a trace (columns of :data:`schema.GAPS`)."""
-        h = self.history()
-        high = int(h["seq"].max()) if len(h) else 0
-        return gaps(h["seq"], max(high, self.highest_seq() or 0))
+        """Seq ranges lost without a trace (columns of :data:`schema.GAPS`), found once per
+        source (the timeline, integrity and mind_history read them)."""
+
+        def build() -> pd.DataFrame:
+            h = self.history()
+            high = int(h["seq"].max()) if len(h) else 0
+            return gaps(h["seq"], max(high, self.highest_seq() or 0))
+
+        return self.memo.get(_GAPS, build).copy(deep=False)
 
     # -- archives ------------------------------------------------------------------------
     def audit(self) -> pd.DataFrame:

@@ -27,6 +27,7 @@ from adfkit._analysis import compactions as _compactions
 from adfkit._analysis import context as _context
 from adfkit._analysis import forgetting as _forgetting
 from adfkit._analysis import integrity as _integrity
+from adfkit._analysis import lab as _lab
 from adfkit._analysis import mind as _mind
 from adfkit._analysis import observe as _observe
 from adfkit._analysis import replay as _replay
@@ -732,6 +733,16 @@ class AgentFile:
     @_documented_by(_audit.missed_compactions)
     def missed_compactions(self) -> pd.DataFrame:
         return _audit.missed_compactions(self.source)
+
+    @_documented_by(_lab.compaction_lab)
+    def compaction_lab(
+        self,
+        compactors: Sequence[_lab.CompactorArg] = _lab.DEFAULT,
+        *,
+        prices: PricesArg = None,
+        judge: _lab.JudgeArg = None,
+    ) -> pd.DataFrame:
+        return _lab.compaction_lab(self.source, compactors, prices=prices, judge=judge)
 
     @_documented_by(_compactions.refetches)
     def refetches(self) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from adfkit import schema
-from adfkit._facade.usage_table import USAGE_DAYS
+from adfkit._facade.usage.days import USAGE_DAYS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -83,7 +83,7 @@ def _observation(attr: str) -> Builder:
 
 
 def _usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
-    from adfkit._facade.fleet_usage import usage_days
+    from adfkit._facade.usage.frames import usage_days
 
     return usage_days(agent, prices=prices)
 
@@ -91,9 +91,16 @@ def _usage_days(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
 def _usage(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
     """A fleet's, an index's and an export's ``usage``: the agent's calls and its subagents'
     (the rule of ``adfkit usage``)."""
-    from adfkit._facade.fleet_usage import usage_with_subagents
+    from adfkit._facade.usage.frames import usage_with_subagents
 
     return usage_with_subagents(agent, prices=prices)
+
+
+def _compaction_dataset(agent: AgentFile, *, prices: Any = None) -> pd.DataFrame:
+    """The compactions dataset's records of one agent (redacted)."""
+    from adfkit._analysis.lab import compaction_records
+
+    return compaction_records(agent.source, prices=prices)
 
 
 #: ``usage`` as fleets read it: ``AgentFile.usage``'s columns with ``subagent`` after ``seq``.
@@ -139,6 +146,12 @@ _METHODS: tuple[tuple[str, str, Mapping[str, str] | None, Mapping[str, Any] | No
         "missed_compactions",
         "one row per run of calls past the threshold with no compaction",
         schema.MISSED_COMPACTIONS,
+        {},
+    ),
+    (
+        "compaction_lab",
+        "one row per compaction and compactor: what another compactor keeps, tokens, cost",
+        schema.COMPACTION_LAB,
         {},
     ),
     (
@@ -258,7 +271,7 @@ _DERIVED: tuple[tuple[str, str, Mapping[str, str] | None, Builder], ...] = (
 def _build() -> dict[str, Table]:
     from adfkit._analysis.observe import Observation
     from adfkit._facade.agent import AgentFile
-    from adfkit._facade.fleet_usage import usage_days, usage_with_subagents
+    from adfkit._facade.usage.frames import usage_days, usage_with_subagents
 
     _DOCS.update(
         dict.fromkeys(["turns", "observe_calls", "signatures", "streaks", "anomalies"], Observation)
@@ -271,6 +284,17 @@ def _build() -> dict[str, Table]:
     }
     for name, grain, cols, build in _DERIVED:
         out[name] = Table(name, grain, cols, build, {}, _DOCS.get(name, build))
+    from adfkit._analysis.lab import compaction_records
+
+    # bodies of messages (redacted): read by export_compaction_dataset, not by export()
+    out["compaction_dataset"] = Table(
+        "compaction_dataset",
+        "one row per compaction: the window before, summary, swept items (a dataset record)",
+        schema.COMPACTION_DATASET,
+        _compaction_dataset,
+        None,
+        compaction_records,
+    )
     grain = out["usage"].grain + " (with the subagents' calls, a subagent column)"
     out["usage"] = Table("usage", grain, _FLEET_USAGE, _usage, {}, usage_with_subagents)
     return out

@@ -1,33 +1,30 @@
 """Many agents at once: ``load_fleet`` (one table from many files) and ``export`` (to Parquet).
 
-Engines: ``serial``; ``processes`` (a local process pool, all cores, results put back in input
-order); ``dask`` (a ``dask.distributed`` client the caller passes, which is how a load scales
-past one machine, or a ``LocalCluster`` started and closed for the call). A file that fails
-lands in the error table; it never stops the run.
+Engines (:func:`adfkit._base.engines.run`, public as ``adfkit.run``): ``serial``;
+``processes`` (a ``concurrent.futures`` process pool, all cores, results in input order);
+``dask`` (a ``dask.distributed`` client the caller passes, which is how a load scales past one
+machine, or a ``LocalCluster`` started and closed for the call). A file that fails lands in the
+error table; it never stops the run.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import re
-import threading
 import warnings
-from collections import deque
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from adfkit._base import engines
 from adfkit._base.errors import AdfError, AdfWarning
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._base.terminal import printable
 from adfkit._facade.index import Index, part_key, stamp, to_parquet, write_part
-from adfkit._facade.usage_table import FLEET_COLUMNS
+from adfkit._facade.usage.days import FLEET_COLUMNS
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     import pandas as pd
 
     from adfkit._facade.agent import AgentFile
@@ -37,7 +34,7 @@ if TYPE_CHECKING:
 # engine and the labels serve ``adfkit usage``, which reads transcripts without it; and the
 # process pool's modules (a run that reads an index needs none of them).
 
-ENGINES = ("serial", "processes", "dask")
+ENGINES = engines.ENGINES
 
 
 class FleetResult(NamedTuple):
@@ -248,7 +245,7 @@ def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
     return df
 
 
-def _load_one(
+def load_one(
     path: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None]:
     """Load one file's table with its ``label``, ``agent`` and ``agent_path`` columns, or the
@@ -272,7 +269,7 @@ def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -
     """One agent's table with its ``label``, ``agent`` and ``agent_path`` columns first."""
     import pandas as pd
 
-    if getattr(_LOCAL, "busy_cores", False):
+    if engines.IN_WORKER:
         agent.source.prefetch = False  # every core runs a loader: no decoding thread
     df = get_table(agent, table, **kwargs).reset_index(drop=True)
     df = df.drop(columns=list(FLEET_COLUMNS), errors="ignore")
@@ -282,54 +279,36 @@ def _table_of(agent: AgentFile, path: str, table: str, kwargs: dict[str, Any]) -
     return df
 
 
-class _NoBar(contextlib.AbstractContextManager["_NoBar"]):
-    """The progress bar when none is shown (tqdm is not even imported: it costs 0.2 s)."""
-
-    def __exit__(self, *exc: object) -> None:
-        return None
-
-    def update(self, n: int = 1) -> None:
-        return None
+def _apply(func: Callable[..., Any], args: tuple[Any, ...], job: Any) -> Any:
+    return func(job, *args)
 
 
-def _progress(total: int, progress: bool | None, desc: str) -> Any:
-    show = total >= 20 if progress is None else progress
-    if not show:
-        return _NoBar()
-    from tqdm.auto import tqdm
-
-    # every file drawn (mininterval 0): a bar's last state never depends on the machine's
-    # speed (at the default 0.1 s a quick run showed 0/3 and cleared)
-    return tqdm(total=total, desc=desc, unit="file", leave=False, mininterval=0)
-
-
-def _run(
+def run_jobs(
     func: Callable[..., Any],
-    paths: list[str],
+    jobs: list[Any],
     args: tuple[Any, ...],
     *,
     engine: str,
-    workers: int | None,
-    client: Any,
-    progress: bool | None,
-    desc: str,
+    workers: int | None = None,
+    client: Any = None,
+    progress: bool | None = None,
+    desc: str = "",
     small_bytes: int | None = None,
 ) -> list[Any]:
-    """``[func(path, *args) for path in paths]`` on an engine, in input order (the process
-    engine runs serially below ``small_bytes`` of input: :func:`_small`)."""
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
-    results: list[Any] = [None] * len(paths)
-    with _progress(len(paths), progress, desc) as bar:
-        if engine == "serial" or (engine == "processes" and _small(paths, small_bytes)):
-            for i, p in enumerate(paths):
-                results[i] = func(p, *args)
-                bar.update()
-        elif engine == "processes":
-            _run_processes(func, paths, args, results, workers=workers, bar=bar)
-        else:
-            results = _run_dask(func, paths, args, client=client, workers=workers, bar=bar)
-    return results
+    """``[func(job, *args) for job in jobs]`` on :func:`adfkit._base.engines.run`, in input
+    order; the process engine runs serially when the fleet is too small to pay for a pool
+    (:func:`small_fleet`, below ``small_bytes``)."""
+    if engine == "processes" and small_fleet(jobs, small_bytes):
+        engine = "serial"
+    return engines.run(
+        functools.partial(_apply, func, args),
+        jobs,
+        engine=engine,
+        workers=workers,
+        client=client,
+        progress=progress,
+        desc=desc,
+    )
 
 
 #: Below this many bytes of input in all, the process engine runs serially: starting a pool
@@ -337,224 +316,27 @@ def _run(
 SMALL_FLEET_BYTES = 48 << 20
 
 
-def _small(paths: list[str], limit: int | None = None) -> bool:
-    """Whether a fleet is too small for processes to pay: one file, or less than ``limit``
-    bytes in all (default :data:`SMALL_FLEET_BYTES`).
+def small_fleet(jobs: list[str], limit: int | None = None) -> bool:
+    """Whether a fleet is too small for processes to pay: one job, or less than ``limit``
+    bytes of input in all (default :data:`SMALL_FLEET_BYTES`).
 
-    Jobs that are not paths (export's) count as one file each of unknown, large size."""
+    A job is a path or a JSON list whose first item is one; a job whose file cannot be sized
+    counts as large."""
     import orjson
 
-    if len(paths) <= 1:
+    if len(jobs) <= 1:
         return True
     limit = SMALL_FLEET_BYTES if limit is None else limit
     total = 0
-    for p in paths:
-        job = orjson.loads(p)[0] if p.startswith("[") else p
+    for job in jobs:
+        path = orjson.loads(job)[0] if job.startswith("[") else job
         try:
-            total += os.path.getsize(job)
+            total += os.path.getsize(path)
         except (OSError, TypeError):
             return False
         if total >= limit:
             return False
     return True
-
-
-def _batch(func: Callable[..., Any], paths: list[str], args: tuple[Any, ...]) -> list[Any]:
-    """``func`` on each path, in a process of the process engine (all cores busy)."""
-    _LOCAL.busy_cores = True
-    try:
-        return [func(p, *args) for p in paths]
-    finally:
-        _LOCAL.busy_cores = False
-
-
-#: ``busy_cores``: set while a process of the process engine runs a batch.
-_LOCAL = threading.local()
-
-#: In a pool process: which batches some process has started (shared memory; see ``_claim``).
-_CLAIMS: Any = None
-
-
-def _init_claims(claims: Any) -> None:
-    global _CLAIMS
-    _CLAIMS = claims
-
-
-def _claim(claims: Any, index: int) -> bool:
-    """Mark batch ``index`` as started; False when another process started it first."""
-    with claims.get_lock():
-        if claims[index]:
-            return False
-        claims[index] = True
-        return True
-
-
-def _batch_spilled(
-    func: Callable[..., Any], paths: list[str], args: tuple[Any, ...], folder: str, index: int
-) -> tuple[bool, Any] | None:
-    """Run batch ``index`` in a pool process unless another process claimed it (then None).
-
-    The results are pickled to a file in ``folder``: a frame sent through the pool's pipe
-    moves 64 KiB per read of a parent thread that competes for the GIL with the parent's own
-    loading, and the worker waits meanwhile; a file is written at memory speed and read in one
-    call. Returns ``(True, file)``, or ``(False, results)`` when the file cannot be written
-    (no space): then the pipe carries them.
-    """
-    import pickle
-    import tempfile
-
-    if not _claim(_CLAIMS, index):
-        return None
-    results = _batch(func, paths, args)
-    name = None
-    try:
-        fd, name = tempfile.mkstemp(dir=folder, suffix=".pickle")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(results, fh, protocol=pickle.HIGHEST_PROTOCOL)
-    except OSError:
-        if name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(name)
-        return False, results
-    return True, name
-
-
-def _mark_done(done: deque[int], k: int, _fut: Future[Any]) -> None:
-    done.append(k)
-
-
-def _unspill(value: tuple[bool, Any]) -> list[Any]:
-    import pickle
-
-    spilled, payload = value  # never None: only called for batches a pool process claimed
-    if not spilled:
-        return list(payload)
-    with open(payload, "rb") as fh:
-        data = fh.read()
-    os.unlink(payload)
-    rows: list[Any] = pickle.loads(data)
-    return rows
-
-
-def _batches(n_items: int, n_procs: int) -> list[range]:
-    """Consecutive index ranges that shrink towards the end (guided scheduling): up to 8 items
-    while much is left, a quarter of each process's share of the rest after that, one at the
-    end, so the processes finish within one small batch of each other."""
-    out: list[range] = []
-    i = 0
-    while i < n_items:
-        size = max(1, min(8, (n_items - i) // (n_procs * 4)))
-        out.append(range(i, i + size))
-        i += size
-    return out
-
-
-def _run_processes(
-    func: Callable[..., Any],
-    paths: list[str],
-    args: tuple[Any, ...],
-    results: list[Any],
-    *,
-    workers: int | None,
-    bar: Any,
-) -> None:
-    """Fill ``results`` with ``workers`` processes (default: all cores), this one included.
-
-    Every batch is queued, in order, for the ``workers - 1`` pool processes, and this process
-    runs the same queue: whichever process claims a batch first (a flag in shared memory) runs
-    it. No core idles waiting for results, and only the pool's share of the frames is pickled.
-    (Futures are not cancelled to steal work: a pool that breaks while it holds cancelled
-    futures stops its manager thread before failing the other futures, before Python 3.12.)
-    Pool results come back through files (see :func:`_batch_spilled`) and are collected
-    between this process's own batches.
-    """
-    import ctypes
-    import multiprocessing
-    import tempfile
-    from concurrent.futures import ProcessPoolExecutor
-
-    n = min(workers or os.cpu_count() or 1, len(paths))
-    batches = _batches(len(paths), n)
-
-    def put(batch: range, values: list[Any]) -> None:
-        for i, res in zip(batch, values, strict=True):
-            results[i] = res
-        bar.update(len(batch))
-
-    if n <= 1:
-        for b in batches:
-            put(b, [func(paths[i], *args) for i in b])
-        return
-    ctx = multiprocessing.get_context()
-    claims = ctx.Array(ctypes.c_bool, len(batches))
-    with (
-        tempfile.TemporaryDirectory(prefix="adfkit-fleet-", ignore_cleanup_errors=True) as tmp,
-        ProcessPoolExecutor(
-            max_workers=n - 1, mp_context=ctx, initializer=_init_claims, initargs=(claims,)
-        ) as pool,
-    ):
-        futs: list[Future[Any]] = []
-        done: deque[int] = deque()
-        for k, b in enumerate(batches):
-            fut = pool.submit(_batch_spilled, func, [paths[i] for i in b], args, tmp, k)
-            fut.add_done_callback(functools.partial(_mark_done, done, k))
-            futs.append(fut)
-        mine: set[int] = set()
-        collected: set[int] = set()
-
-        def collect(k: int) -> None:
-            if k not in mine and k not in collected:
-                collected.add(k)
-                put(batches[k], _unspill(futs[k].result()))
-
-        for k, b in enumerate(batches):
-            if _claim(claims, k):
-                mine.add(k)
-                put(b, _batch(func, [paths[i] for i in b], args))
-            while done:
-                collect(done.popleft())
-        for k in range(len(batches)):  # the pool's batches still running or not collected
-            collect(k)
-
-
-def _run_dask(
-    func: Callable[..., Any],
-    paths: list[str],
-    args: tuple[Any, ...],
-    *,
-    client: Any,
-    workers: int | None,
-    bar: Any,
-) -> list[Any]:
-    try:
-        from dask.distributed import Client, LocalCluster, as_completed
-    except ImportError:
-        raise AdfError(
-            'engine="dask" needs dask, which is not installed: pip install "adfkit[dask]"'
-        ) from None
-
-    own = client is None
-    cluster = None
-    if own:
-        cluster = LocalCluster(
-            n_workers=workers or os.cpu_count() or 1,
-            threads_per_worker=1,
-            dashboard_address=None,
-        )
-        client = Client(cluster)
-    try:
-        futs = client.map(func, paths, *[[a] * len(paths) for a in args], pure=False)
-        index = {f.key: i for i, f in enumerate(futs)}
-        results: list[Any] = [None] * len(paths)
-        for fut in as_completed(futs):
-            results[index[fut.key]] = fut.result()
-            bar.update()
-        return results
-    finally:
-        if own:
-            client.close()
-            if cluster is not None:
-                cluster.close()
 
 
 def _errors_frame(rows: list[tuple[str, str, str]]) -> pd.DataFrame:
@@ -628,7 +410,7 @@ def load_fleet(
     paths, problems = resolve_inputs(paths_or_glob)
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     run = functools.partial(
-        _run,
+        run_jobs,
         engine=engine,
         workers=workers,
         client=client,
@@ -636,9 +418,9 @@ def load_fleet(
         desc=f"load_fleet {table}",
     )
     if cache is None:
-        results = run(_load_one, paths, (table, kwargs, open_kwargs))
+        results = run(load_one, paths, (table, kwargs, open_kwargs))
     else:
-        results = _load_cached(run, paths, table, kwargs, open_kwargs, cache)
+        results = load_cached(run, paths, table, kwargs, open_kwargs, cache)
     frames = [df for df, _ in results if df is not None]
     errors = problem_rows(problems) + [err for _, err in results if err is not None]
     if frames:
@@ -652,13 +434,13 @@ def load_fleet(
 def _index_one(
     job: str, table: str, kwargs: dict[str, Any], open_kwargs: dict[str, Any]
 ) -> tuple[pd.DataFrame | None, tuple[str, str, str] | None, list[int] | None]:
-    """:func:`_load_one`, and the part written to ``target`` when the file did not change
+    """:func:`load_one`, and the part written to ``target`` when the file did not change
     while it was read (its ``[size, mtime_ns]`` returned, else None: not cached)."""
     import orjson
 
     path, target = orjson.loads(job)
     before = stamp(path)
-    df, err = _load_one(path, table, kwargs, open_kwargs)
+    df, err = load_one(path, table, kwargs, open_kwargs)
     if df is None or before is None or stamp(path) != before:
         return df, err, None
     try:
@@ -668,7 +450,7 @@ def _index_one(
     return df, err, before
 
 
-def _load_cached(
+def load_cached(
     run: Callable[..., list[Any]],
     paths: list[str],
     table: str,
@@ -676,7 +458,7 @@ def _load_cached(
     open_kwargs: dict[str, Any],
     cache: str | os.PathLike[str],
 ) -> list[Any]:
-    """Results of :func:`_load_one` for ``paths``: fresh parts of the index read back (in one
+    """Results of :func:`load_one` for ``paths``: fresh parts of the index read back (in one
     read), the other files read (on the engine) and their parts written; the manifest saved
     once. The rows come back as one frame in input order, then the error rows."""
     import orjson
@@ -714,10 +496,10 @@ def _load_cached(
 
 def _manifest_rows(table: str, df: pd.DataFrame | None) -> list[dict[str, Any]] | None:
     """A ``usage_days`` part's rows as plain values, kept in the manifest too: ``adfkit usage``
-    reads them there, with no Parquet reader (see :mod:`adfkit._facade.usage_table`)."""
+    reads them there, with no Parquet reader (see :mod:`adfkit._facade.usage.days`)."""
     if table != "usage_days" or df is None:
         return None
-    from adfkit._facade.usage_table import frame_rows
+    from adfkit._facade.usage.days import frame_rows
 
     return frame_rows(df)
 
@@ -822,7 +604,9 @@ def export(
     Parquet files carry pandas metadata, so ``pd.read_parquet`` gives back the same dtypes
     (Int64, string, category, bool, boolean, datetime64[ms, UTC]; an empty table's category
     columns come back with no categories, as Parquet keeps none); tuple cells come back as
-    arrays. ``adf_identity`` is never read. The input files are only read.
+    arrays there. :func:`adfkit._facade.index.read_parquet` gives the table back exactly (the
+    categories and which columns held tuples are in the schema metadata, ``adfkit.cells``).
+    ``adf_identity`` is never read. The input files are only read.
 
     Parameters
     ----------
@@ -862,7 +646,7 @@ def export(
     names = unique_names(Path(p).stem for p in paths)
     dirs = [str(check_output(os.path.join(root_s, n), places)) for n in names]
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
-    results = _run(
+    results = run_jobs(
         _export_one_star,
         [orjson.dumps([p, d]).decode() for p, d in zip(paths, dirs, strict=True)],
         (redact, open_kwargs, prices),

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from adfkit._base.errors import OutputPathError
 from adfkit._base.outputs import check_output
-from adfkit._facade.usage_table import FLOAT_COLUMNS, days_table
+from adfkit._facade.usage.days import FLOAT_COLUMNS, days_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -89,9 +89,7 @@ class Index:
         )
 
     def read(self, key: str) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.read_parquet(self.part(key), engine="pyarrow")
+        return read_parquet(self.part(key))
 
     def fresh_rows(self, key: str, path: str) -> list[dict[str, Any]] | None:
         """The rows of the fresh part ``key`` of ``path`` as plain values: from the manifest
@@ -109,19 +107,14 @@ class Index:
         return got
 
     def read_many(self, keys: list[str]) -> pd.DataFrame:
-        """The parts of ``keys`` as one frame, in that order: one Arrow read (a fixed cost per
-        part of a read each would dominate small files); part by part when their schemas
-        differ (a column all NA in one file, typed in another)."""
+        """The parts of ``keys`` as one frame, in that order: each part read as it was
+        written (:func:`read_parquet`) and the frames concatenated as a fresh read concatenates
+        the files' frames, so the dtypes are the same (a category column whose categories
+        differ between files is not one category column)."""
         import pandas as pd
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
-        try:
-            table = pq.read_table([self.part(k) for k in keys])
-            return table.to_pandas(ignore_metadata=False)
-        except (pa.ArrowException, ValueError, TypeError):
-            frames = [self.read(k) for k in keys]
-            return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+        frames = [self.read(k) for k in keys]
+        return pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
 
     def record(
         self,
@@ -160,26 +153,44 @@ def _from_json(row: dict[str, Any]) -> dict[str, Any]:
     return {k: float("nan") if v is None and k in FLOAT_COLUMNS else v for k, v in row.items()}
 
 
+#: Key of the Arrow schema metadata that says what the object columns held (see
+#: :func:`to_parquet`).
+CELLS = b"adfkit.cells"
+
+
 def to_parquet(df: pd.DataFrame, path: str) -> None:
-    """Write with pandas metadata (dtypes round-trip); tuple/list cells become Arrow lists,
-    and object columns Arrow cannot type are stored as JSON text. A category column with no
-    categories (an empty table) is given text categories: Arrow would type them null, and
-    they would come back as object."""
+    """Write with pandas metadata (dtypes round-trip) and what Parquet cannot say itself, so
+    that :func:`read_parquet` gives the same frame back: tuple and list cells become Arrow
+    lists (which column held tuples, which lists, is kept in the schema metadata), object
+    columns Arrow cannot type are stored as JSON text (and marked so). A category column's
+    categories are kept in the metadata too (Arrow keeps none for an empty column, and types
+    no categories as null: those are written as text categories)."""
     import orjson
     import pandas as pd
     import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    empty = [c for c in df.columns if isinstance(df[c].dtype, pd.CategoricalDtype)]
-    empty = [c for c in empty if len(df[c].cat.categories) == 0]
+    cells: dict[str, Any] = {}
+    for c in df.columns:
+        cats = df[c].cat.categories if isinstance(df[c].dtype, pd.CategoricalDtype) else None
+        if cats is not None and all(isinstance(v, str) for v in cats):
+            cells[c] = {"categories": cats.tolist(), "dtype": str(cats.dtype)}
+    empty = [c for c in cells if not cells[c]["categories"]]
     if empty:
         text = pd.Index([], dtype="string")
         df = df.assign(**{c: df[c].cat.set_categories(text) for c in empty})
+    for c in df.columns:
+        if df[c].dtype == object:
+            kinds = {type(v) for v in df[c].tolist() if v is not None}
+            if kinds in ({tuple}, {list}):
+                cells[c] = kinds.pop().__name__
     try:
-        df.to_parquet(path, engine="pyarrow", index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False)
     except (pa.ArrowException, TypeError, ValueError):
         df = df.copy()
         for c in df.columns:
             if df[c].dtype == object:
+                cells[c] = "json"
                 df[c] = pd.array(
                     [
                         None if v is None else orjson.dumps(v, default=str).decode()
@@ -187,11 +198,39 @@ def to_parquet(df: pd.DataFrame, path: str) -> None:
                     ],
                     dtype="string",
                 )
-        df.to_parquet(path, engine="pyarrow", index=False)
+        table = pa.Table.from_pandas(df, preserve_index=False)
+    meta = {**(table.schema.metadata or {}), CELLS: json.dumps(cells).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+def read_parquet(path: str) -> pd.DataFrame:
+    """The frame :func:`to_parquet` wrote to ``path``: tuple cells as tuples, list cells as
+    lists (pandas would give arrays), JSON text decoded, category columns with the categories
+    they had."""
+    import orjson
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    df = table.to_pandas(ignore_metadata=False)
+    cells = json.loads((table.schema.metadata or {}).get(CELLS, b"{}"))
+    for c, kind in cells.items():
+        if isinstance(kind, dict):
+            cats = pd.Index(kind["categories"], dtype=kind["dtype"])
+            if not df[c].cat.categories.equals(cats) or df[c].cat.categories.dtype != cats.dtype:
+                df[c] = df[c].cat.set_categories(cats)
+            continue
+        if kind == "json":
+            values = [None if v is None else orjson.loads(v) for v in table.column(c).to_pylist()]
+        else:
+            make = tuple if kind == "tuple" else list
+            values = [None if v is None else make(v) for v in table.column(c).to_pylist()]
+        df[c] = pd.Series(values, index=df.index, dtype=object)
+    return df
 
 
 def write_rows(rows: list[dict[str, Any]], target: str) -> bool:
-    """Write ``usage_days`` rows (:data:`adfkit._facade.usage_table.USAGE_DAYS` with the fleet
+    """Write ``usage_days`` rows (:data:`adfkit._facade.usage.days.USAGE_DAYS` with the fleet
     columns) as the part ``target``; False when it cannot be written."""
     import pyarrow.parquet as pq
 

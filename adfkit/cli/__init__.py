@@ -16,6 +16,7 @@ from typing import Any
 from adfkit._base.errors import AdfError
 from adfkit.cli import _fleet as _cli_fleet
 from adfkit.cli import _info as _cli_info
+from adfkit.cli import _lab as _cli_lab
 from adfkit.cli import _observe as _cli_observe
 from adfkit.cli import _plot as _cli_plot
 from adfkit.cli import _report as _cli_report
@@ -29,6 +30,7 @@ COMMANDS = (
     _cli_plot,
     _cli_observe,
     _cli_fleet,
+    _cli_lab,
     _cli_usage,
     _cli_report,
     _cli_watch,

@@ -7,12 +7,12 @@ import argparse
 import sys
 
 from adfkit._facade.fleet import problem_rows
-from adfkit._facade.usage_fleet import usage_fleet
-from adfkit._facade.usage_table import SORT_KEYS, records, render, summarize
+from adfkit._facade.usage.days import SORT_KEYS, records, render, summarize
+from adfkit._facade.usage.reading import usage_fleet
 from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
 
 # No pandas here: ``adfkit usage`` reads transcripts with their parsers alone and a fresh index
-# from its manifest (adfkit._facade.usage_table); other formats load it on first use.
+# from its manifest (adfkit._facade.usage.days); other formats load it on first use.
 
 
 def cmd_usage(args: argparse.Namespace) -> int:
@@ -46,7 +46,7 @@ def cmd_usage(args: argparse.Namespace) -> int:
     import sys
     import warnings
 
-    from adfkit._facade.usage_table import between, time_zone
+    from adfkit._facade.usage.days import between, time_zone
 
     tz = time_zone(args.tz)
     paths, problems = agent_inputs(args.paths)
@@ -91,10 +91,14 @@ def _warn_unknown_cost(table: list[dict], prices: str | None) -> None:
         {m for r in table if r["unpriced_calls"] and r["models"] for m in r["models"].split(", ")}
     )
     unpriced = [m for m in models if price_for(known, m) is None]
-    which = f" (no price for model(s) {', '.join(map(repr, unpriced))})" if unpriced else ""
+    if unpriced:
+        which = f" (no price for model(s) {', '.join(map(repr, unpriced))})"
+        how = "; pass --prices FILE (a JSON price table) to price them"
+    else:  # every model has a price: the record states no tokens (a Letta agent file), or
+        which, how = " (the record does not state their tokens)", ""  # not split
     say(
         f"adfkit: warning: the cost of {n:,} call(s) is unknown{which}: their cost is shown as "
-        "unknown; pass --prices FILE (a JSON price table) to price them",
+        f"unknown{how}",
         err=True,
     )
 

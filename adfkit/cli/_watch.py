@@ -16,15 +16,15 @@ def cmd_watch(args: argparse.Namespace) -> int:
     the compaction threshold, the model calls and the cost so far; each compaction is printed
     as it lands, with the context before and after it and the rows it swept.
 
-    A Claude Code session or a Codex rollout (.jsonl) is read incrementally (each update reads
-    only the bytes appended; a file rewritten or cut is read again from its start, with a
-    note); other records are read
-    again in full when they change (an ADF file read-only, its WAL included). Stop with
-    Ctrl-C; --once prints the figures once and exits.
+    A Claude Code session, a Codex rollout (.jsonl), a pi session or a Copilot CLI session
+    (its folder or events.jsonl) is read incrementally (each update reads only the bytes
+    appended; a file rewritten or cut is read again from its start, with a note); other
+    records are read again in full when they change (an ADF file read-only, its WAL
+    included). Stop with Ctrl-C; --once prints the figures once and exits.
 
     Example: adfkit watch ~/.claude/projects/-home-me-webapp/*.jsonl
     """
-    from adfkit._facade.watch import Watched
+    from adfkit._facade.watch import Watched, landed_text, status_text
 
     watched: list[Any] = []
     for path in agent_paths(args.paths):
@@ -57,55 +57,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
             time.sleep(args.interval)
     except KeyboardInterrupt:
         return 0
-
-
-def status_text(name: str, f: Any, threshold: int | None) -> str:
-    """``s.jsonl: context 41,200 of 167,000 tokens (25%) · 212 calls · $3.41 · 2 compactions``;
-    what is unknown is ``-``.
-
-    Examples
-    --------
-    >>> from adfkit._core.live import LiveFigures
-    >>> status_text("s.jsonl", LiveFigures(calls=3, context_tokens=1200, cost_usd=None), 4000)
-    's.jsonl: context 1,200 of 4,000 tokens (30%) · 3 calls · $- · 0 compactions'
-    """
-    ctx = "-" if f.context_tokens is None else f"{f.context_tokens:,}"
-    of = ""
-    if threshold:
-        of = f" of {threshold:,}"
-        if f.context_tokens is not None:
-            of += f" tokens ({f.context_tokens / threshold:.0%})"
-        else:
-            of += " tokens"
-    else:
-        of = " tokens (threshold -)"
-    cost = "-" if f.cost_usd is None else f"{f.cost_usd:,.2f}"
-    micro = f", {f.microcompactions} microcompactions" if f.microcompactions else ""
-    return (
-        f"{name}: context {ctx}{of} · {f.calls:,} calls · ${cost} · "
-        f"{len(f.landed)} compactions{micro}"
-    )
-
-
-def landed_text(c: Any) -> str:
-    """``compaction (auto) at 2026-03-01T08:11:20: 59,794 -> - tokens, swept 41 rows``.
-
-    Examples
-    --------
-    >>> from adfkit._core.live import Landed
-    >>> landed_text(Landed("2026-03-01T08:11:20.255Z", "auto", 59794, None, 41))
-    'compaction (auto) at 2026-03-01T08:11:20: 59,794 -> - tokens, swept 41 rows'
-    """
-
-    def n(v: int | None) -> str:
-        return "-" if v is None else f"{v:,}"
-
-    when = f" at {c.when[:19]}" if c.when else ""
-    trigger = f" ({c.trigger})" if c.trigger else ""
-    return (
-        f"compaction{trigger}{when}: {n(c.tokens_before)} -> {n(c.tokens_after)} tokens, "
-        f"swept {n(c.swept)} {c.unit}"
-    )
 
 
 def register(sub: Any) -> None:

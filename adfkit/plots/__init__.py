@@ -17,6 +17,9 @@ kind (CLI)        function
 ``window``        :func:`composition_at`: the parts of the context window at one call
 ================  =====================================================================
 
+:func:`lab_recall_tokens` draws the compaction lab (``adfkit lab --plot``): recall of what was
+needed again against tokens kept, one point per compactor.
+
 :func:`save_all` writes every plot of one agent as PNG files.
 
 What the plots promise, whatever the agent:
@@ -53,6 +56,7 @@ from __future__ import annotations
 from adfkit.plots._composition import COMPOSITION_PARTS, composition_at, context_composition
 from adfkit.plots._composition import NOT_IN_FILE as NOT_IN_FILE
 from adfkit.plots._growth import token_growth
+from adfkit.plots._lab import lab_recall_tokens
 from adfkit.plots._matplotlib import C_CACHE as C_CACHE
 from adfkit.plots._matplotlib import C_COMPACTION as C_COMPACTION
 from adfkit.plots._matplotlib import C_ESTIMATE as C_ESTIMATE
@@ -98,6 +102,7 @@ __all__ = [
     "composition_at",
     "context_composition",
     "context_sawtooth",
+    "lab_recall_tokens",
     "save_all",
     "token_growth",
     "turn_spend",

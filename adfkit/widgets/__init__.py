@@ -1,11 +1,12 @@
 """Notebook widgets: browse the loop, decode audit rows, replay the context window.
 
-Three ipywidgets-based browsers, each built on a handle from :func:`adfkit.open_adf`:
+Four ipywidgets-based views, each built on a handle from :func:`adfkit.open_adf`:
 
 - :class:`LoopBrowser` -- the loop (or the whole history) as the runtime's Loop tab shows it,
   filtered by kind, role, tool and text, one page at a time;
 - :class:`AuditExplorer` -- pick an ``adf_audit`` row and see it decoded;
-- :class:`ReplayPlayer` -- a slider over model calls showing what the context window held.
+- :class:`ReplayPlayer` -- a slider over model calls showing what the context window held;
+- :class:`LiveView` -- a running agent followed as it writes, as ``adfkit watch`` follows it.
 
 The HTML is made by pure functions (:func:`rows_html`, :func:`audit_html`,
 :func:`composition_html`) that take frames and return strings, so they run without a kernel
@@ -31,6 +32,7 @@ from adfkit.widgets._html import INERT as INERT
 from adfkit.widgets._html import KIND_COLORS as KIND_COLORS
 from adfkit.widgets._html import PART_COLORS as PART_COLORS
 from adfkit.widgets._html import answer, audit_html, composition_html, escape, rows_html
+from adfkit.widgets._live_view import LiveView
 from adfkit.widgets._loop_browser import ALL as ALL
 from adfkit.widgets._loop_browser import LoopBrowser
 from adfkit.widgets._replay_player import COMPOSITION_PARTS as COMPOSITION_PARTS
@@ -38,6 +40,7 @@ from adfkit.widgets._replay_player import ReplayPlayer
 
 __all__ = [
     "AuditExplorer",
+    "LiveView",
     "LoopBrowser",
     "ReplayPlayer",
     "answer",

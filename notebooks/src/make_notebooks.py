@@ -14,8 +14,6 @@ from pathlib import Path
 
 import nbformat
 
-from adfkit._base.bundled import COMPARED_SAMPLES
-
 HERE = Path(__file__).resolve().parent.parent
 DEFAULT_AGENT = "../sample_agents/long-runner.adf"
 
@@ -553,10 +551,16 @@ A lesson for students. An LLM agent has no memory between calls: every call send
 writes to its **mind** (files it re-reads). And when audit is on, everything compaction swept is
 kept in the **audit** archive, so we can check what was forgotten.
 
-Each section ends with an exercise. Try it in a new cell first; the answer sits in a folded
-cell below it (click the bar to unfold it, in JupyterLab).
+Each section ends with an exercise. Try it in a new cell first and check your answer with
+`check(N, answer)`: it says *right*, or what to look at. The answer sits in a folded cell below
+it (click the bar to unfold it, in JupyterLab).
 """,
     [
+        code(
+            """from adfkit.teaching import Lesson
+
+check = Lesson(agent).check  # check(exercise, answer): right, or what to look at"""
+        ),
         md(
             """
 ## 1. The loop
@@ -576,7 +580,8 @@ HTML(adfkit.widgets.rows_html(loop.head(6)))"""
 **Exercise 1.** The live loop is what the model will be sent next. Which kind of row takes the
 most estimated tokens in it, and what share of the whole?
 
-*Hint:* `loop` has a `kind` and an `est_tokens` column.
+*Hint:* `loop` has a `kind` and an `est_tokens` column. *Check:* `check(1, kind)` or
+`check(1, (kind, share))`.
 """
         ),
         code(
@@ -604,7 +609,8 @@ plt.show()"""
 (the highest `compression_ratio`), and what share of the items it swept (paths, URLs, code
 names, commands, numbers with a unit...) did its summary keep?
 
-*Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`.
+*Hint:* `agent.compactions()`; the columns `compression_ratio` and `recall`. *Check:*
+`check(2, event_id)` or `check(2, (event_id, recall))`.
 """
         ),
         code(
@@ -636,7 +642,8 @@ print("seqs lost forever:", int(agent.history_gaps()["n_seqs"].sum()))"""
 **Exercise 3.** After a compaction, does the agent go and fetch again what it had just
 forgotten? Count, per compaction, the calls afterwards that repeat a call the compaction swept.
 
-*Hint:* `agent.refetches()` has one row per such call, with `event_id`.
+*Hint:* `agent.refetches()` has one row per such call, with `event_id`. *Check:*
+`check(3, how_many)` or `check(3, {event_id: count, ...})`.
 """
         ),
         code(
@@ -649,21 +656,26 @@ display(ref.groupby("event_id").size().rename("refetches").to_frame())""",
             """
 ## 4. The mind
 Files the agent wrote for itself. `mind.md` is its index; it re-reads it after a compaction,
-so what is written there survives when the loop is summarised.
+so what is written there survives when the loop is summarised. The pages under `mind/` are
+its notes: it writes them as it works and reads them back later.
 """
         ),
         code(
             """files = agent.files()
-display(files[["path", "size", "updated_at"]].head(10))
-mind = [p for p in files["path"] if p == "mind.md" or p.startswith("mind/")]
-print(agent.read_text(mind[0])[:800] if mind else "this agent keeps no mind file")"""
+mind = files[(files["path"] == "mind.md") | files["path"].str.startswith("mind/")]
+mind = mind.sort_values("updated_at")
+print(f"{len(mind)} mind files; the five written last:")
+display(mind[["path", "size", "updated_at"]].tail(5))
+newest = mind["path"].iloc[-1] if len(mind) else None
+print(agent.read_text(newest)[:800] if newest else "this agent keeps no mind file")"""
         ),
         md(
             """
 **Exercise 4.** Tools fail too. Which tool failed most often, and what share of its calls
 failed?
 
-*Hint:* `agent.tool_calls(history=True)` has `tool_name` and `is_error`.
+*Hint:* `agent.tool_calls(history=True)` has `tool_name` and `is_error`. *Check:*
+`check(4, tool)` or `check(4, (tool, failures))`.
 """
         ),
         code(
@@ -691,7 +703,8 @@ obs.anomalies[["check", "tripped", "detail"]]"""
 **Exercise 5.** Which kind of trigger starts the most turns, and how many tool calls does such
 a turn make on average?
 
-*Hint:* `obs.turns` has `trigger_kind` and `n_calls`.
+*Hint:* `obs.turns` has `trigger_kind` and `n_calls`. *Check:* `check(5, kind)` or
+`check(5, (kind, mean_calls))`.
 """
         ),
         code(
@@ -704,25 +717,36 @@ print(f"{top.name}: {int(top['size'])} turns, {top['mean']:.1f} tool calls each 
 )
 
 COMPARE = notebook(
-    "Four agents side by side: ADF, Claude Code, Inspect AI and OpenHands",
+    "Agents of every format side by side",
     """
-The same memory analysis for agents of different kinds: an ADF agent (`AGENT`), a Claude Code
-session, a sample of an Inspect AI evaluation log and an OpenHands conversation (`OTHERS`). Each
+The same memory analysis for agents of different kinds: an ADF agent (`AGENT`) and the agents
+in `OTHERS`, by default one agent of each other format adfkit reads that has a file in
+`SAMPLES` (in a clone: a Claude Code session, a Codex rollout, a sample of an Inspect AI
+evaluation log, an OpenHands conversation, pi and Copilot CLI sessions, a Letta agent file...;
+a format adfkit learns to read shows here as soon as its sample is in that folder). Each
 compacts its context and each keeps some record of what a compaction swept (the ADF audit
 archive; the transcript itself; the model inputs around Inspect's compaction event; the events
-OpenHands' condenser names as forgotten), so for each we can ask: how often did it compact,
-what did each compaction keep, what did its summary forget, and what did it cost? Where a
-record has no counterpart (Inspect writes no summary text) the cell says so instead of a
-number. Put any other agent in `OTHERS` (a pi or Copilot CLI session, a Codex rollout, another
-`.adf`): every cell takes any number of agents.
+OpenHands' condenser names as forgotten; the messages a Letta summary hid), so for each we can
+ask: how often did it compact, what did each compaction keep, what did its summary forget, and
+what did it cost? Where a record has no counterpart (Inspect writes no summary text, a Letta
+agent file no token counts) the cell says so instead of a number. Put any agents in `OTHERS`:
+every cell takes any number of agents.
 """,
     [
         code(
             """import warnings
 
+if OTHERS is None:  # one agent of each other format adfkit finds in SAMPLES, first by path
+    found = adfkit.list_sessions(SAMPLES)
+    found = found[found["format"] != agent.format].sort_values("path")
+    found["format"] = pd.Categorical(found["format"], categories=adfkit.formats())
+    OTHERS = found.sort_values(["format", "path"]).groupby("format", observed=True).head(1)
+    OTHERS = OTHERS["path"].tolist()
 with warnings.catch_warnings(record=True) as notes:  # e.g. a session still being written
     warnings.simplefilter("always")
     others = [adfkit.open(path) for path in OTHERS]
+    # an input of several agents (an Inspect log, a Letta group): its first
+    others = [o[0] if isinstance(o, adfkit.AgentCollection) else o for o in others]
 for w in notes:
     print("note:", w.message)
 agents = {}  # one column per agent, named by its format (and its name, if two share one)
@@ -819,9 +843,9 @@ pd.concat({label: a.compactions()[cost_cols] for label, a in agents.items()},
         md(
             """
 ## The agents they started
-A Claude Code session and an OpenHands conversation also hold subagents (their own
-transcripts, opened as agents of their own, with their own compactions); an ADF agent and an
-Inspect sample have none.
+Some records also hold the agents a session started (a Claude Code session's, an OpenHands
+conversation's, a Qwen Code chat's subagents: their own transcripts, opened as agents of their
+own, with their own compactions); the others have none.
 """
         ),
         code(
@@ -834,11 +858,11 @@ Inspect sample have none.
         ),
     ],
     params=PARAMS
-    + "\n# The agents to compare it with: any path adfkit opens (a session file or folder, an\n"
-    + "# .adf, one sample of an Inspect log as LOG.eval#SAMPLE).\n"
-    + "OTHERS = [\n"
-    + "".join(f'    "../sample_agents/{path}",\n' for path in COMPARED_SAMPLES)
-    + "]",
+    + "\n# The agents to compare it with: a list of any paths adfkit opens (a session file or\n"
+    + "# folder, an .adf, one sample of an Inspect log as LOG.eval#SAMPLE); None: one agent of\n"
+    + "# each other format adfkit reads that has a file in SAMPLES (the first by path).\n"
+    + "OTHERS = None\n"
+    + 'SAMPLES = "../sample_agents"',
 )
 
 FORGETTING = notebook(
@@ -992,6 +1016,122 @@ pd.DataFrame(rows, columns=["figure", "this agent", "published"])"""
 )
 
 
+LAB = notebook(
+    "The compaction lab: why each compaction fired, and what another compactor would keep",
+    """
+For every compaction the file records, adfkit knows the window before it, the summary, the
+items it swept and which of them the agent needed again afterwards. This notebook asks two
+questions of them: **why did the agent compact there** (the compaction audit), and **would
+another compactor have kept what was needed** (the lab: each compaction replayed with other
+compactors, scored offline, deterministically).
+""",
+    [
+        md(
+            """
+## Why it compacted there
+Per compaction: the threshold and window in force (and where they come from), the tokens
+before and after, the fill at which it fired, the summary against the previous one. The
+findings (`early`, `summary_grew`, `back_to_back`, `did_not_shrink`, `cache_never_read`) are
+named with their thresholds in `help(adfkit.AgentFile.compaction_audit)`; `missed` runs of
+calls past the threshold with no compaction are in `missed_compactions()`.
+"""
+        ),
+        code(
+            """audit = agent.compaction_audit()
+missed = agent.missed_compactions()
+print(f"{len(audit)} compaction(s), {len(missed)} missed run(s)")
+audit[["event_id", "kind", "threshold", "threshold_source", "tokens_before", "tokens_after",
+       "fill", "shrink", "summary_tokens", "calls_since_previous", "findings"]]"""
+        ),
+        md(
+            """
+## Replayed with other compactors
+Each compactor gets the window before the compaction and makes a new one: `recorded` (what the
+agent did), `keep_last` (the last turns), `mask` (old tool results replaced by a placeholder),
+`trim` (tool results cut), `extractive` (the items of the window, listed). `recall` is the share
+of the items needed again after the compaction that the new window keeps (NA when none was
+needed again); `tokens_after` the new window's size; `cost_usd` the compaction call and the cache
+rewrite at the model's prices. `adfkit lab PATH` prints the same table.
+"""
+        ),
+        code(
+            """lab = agent.compaction_lab(prices=PRICES)
+lab[["event_id", "compactor", "tokens_before", "tokens_after", "ratio", "n_needed",
+     "n_needed_kept", "recall", "cost_usd"]]"""
+        ),
+        md("Per compactor, over every compaction: tokens kept, and recall of what was needed."),
+        code(
+            """per = lab.groupby("compactor", sort=False).agg(
+    compactions=("event_id", "size"),
+    mean_tokens_after=("tokens_after", "mean"),
+    needed=("n_needed", "sum"),
+    kept=("n_needed_kept", "sum"),
+    cost_usd=("cost_usd", "sum"),
+)
+per["recall"] = (per["kept"] / per["needed"]).where(per["needed"] > 0)
+per"""
+        ),
+        code(
+            """ax = adfkit.plots.lab_recall_tokens(lab)
+plt.show()"""
+        ),
+        md(
+            """
+## A compactor of your own
+A compactor is any callable from the window before a compaction (`inp.messages`, each with its
+`kind`, `role` and content `blocks`; `inp.tools`; `inp.budget` in tokens) to the new window (a
+list of messages). Give it as a `(label, callable)` pair, or register it by name with
+`adfkit.register_compactor` (an installed package: the `adfkit.compactors` entry point group).
+Here: keep what people wrote and the agent's own words, drop every tool call and result.
+"""
+        ),
+        code(
+            """def words_only(inp):
+    return [m for m in inp.messages if m.kind in ("message", "compaction_summary")
+            or (m.kind == "assistant" and all(b.get("type") == "text" for b in m.blocks))]
+
+mine = agent.compaction_lab(["recorded", ("words_only", words_only)], prices=PRICES)
+mine[["event_id", "compactor", "tokens_after", "n_needed", "n_needed_kept", "recall"]]"""
+        ),
+        md(
+            """
+## The compactions as a dataset
+One record per real compaction (the window before, the recorded summary, the swept items and
+which were needed again, what the calls around it cost), redacted by adfkit's rules, as Parquet
+and JSON lines with a datasheet: `adfkit lab PATH --dataset DIR` does the same.
+"""
+        ),
+        code(
+            """import tempfile
+from pathlib import Path
+
+out = Path(tempfile.mkdtemp()) / "compactions"
+written, errors = adfkit.export_compaction_dataset(AGENT, out, prices=PRICES)
+dataset = pd.read_parquet(out / "compactions.parquet")
+print(written["file"].map(lambda f: Path(f).name).tolist())
+dataset[["event_id", "kind", "messages_before", "est_tokens_before", "n_items", "n_needed",
+         "cost_before_usd", "cost_after_usd"]]"""
+        ),
+        md(
+            """
+## Next to the published figures
+How much smaller the context is right after a compaction than right before it: the median of
+`shrink` (tokens after / tokens before, as the record states them) against two public
+analyses, of 1,041 Codex compactions and of 142 Claude Code compactions.
+"""
+        ),
+        code(
+            """shrink = pd.to_numeric(audit["shrink"], errors="coerce").dropna()
+pd.DataFrame(
+    [("median post/pre token ratio", float(shrink.median()) if len(shrink) else float("nan"),
+      "Codex 0.11 (1,041 compactions); Claude Code 0.203 (142 compactions)")],
+    columns=["figure", "this agent", "published"],
+)"""
+        ),
+    ],
+)
+
+
 NOTEBOOKS = {
     "01-quickstart": QUICKSTART,
     "02-compaction-replay": REPLAY,
@@ -1000,6 +1140,7 @@ NOTEBOOKS = {
     "05-teaching-memory": TEACHING,
     "06-compare-agents": COMPARE,
     "07-what-forgetting-costs": FORGETTING,
+    "08-compaction-lab": LAB,
 }
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 _SQLITE = b"SQLite format 3\x00"
 
 
-def _claims(probe: Probe) -> bool:
+def claims(probe: Probe) -> bool:
     """An ``.adf`` name (its reader then says what is wrong with it) or a SQLite header, but
     for the stores other built-in formats claim (OpenClaw's by its name, OpenCode's by its name
     or its tables; the installed plug-ins are not asked)."""
@@ -25,14 +25,14 @@ def _claims(probe: Probe) -> bool:
     return not any(spec(n).claims(probe) for n in BUILTIN if n != "adf")
 
 
-def _open(path: Path, **options: Any) -> AgentSource:
+def open_session(path: Path, **options: Any) -> AgentSource:
     from adfkit._sources.adf.source import AdfSource
 
     keep = {k: options[k] for k in ("max_blob_bytes", "timeout") if k in options}
     return AdfSource(path, **keep)
 
 
-def _find(folder: Path) -> Iterator[Path]:
+def find(folder: Path) -> Iterator[Path]:
     return folder.glob("*.adf")
 
 
@@ -40,9 +40,9 @@ SPEC = FormatSpec(
     name="adf",
     label="ADF agent file",
     looks_for="a SQLite database (not another format's store), or a name ending .adf",
-    claims=_claims,
-    open=_open,
-    find=_find,
+    claims=claims,
+    open=open_session,
+    find=find,
     taxonomy="taxonomy.json",
     words=ADF_WORDS,
 )

@@ -12,10 +12,13 @@ from adfkit._core.registry import FormatSpec, Probe, Rule
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
 #: Claude Code's automatic compaction: the threshold is the model's context window minus the
-#: output reserved for the reply (20,000) minus a fixed buffer (13,000) (see :func:`rule`).
+#: output reserved for the reply (20,000) minus a fixed buffer (13,000)
+#: (see :func:`compaction_rule`).
 OUTPUT_RESERVE = 20_000
 AUTOCOMPACT_BUFFER = 13_000
 #: Context window of Claude models; a ``[1m]`` model id (the 1M-token beta) has 1,000,000.
@@ -78,7 +81,7 @@ def is_claude_record(rec: dict[str, Any]) -> bool:
     return True
 
 
-def rule(model: str | None, window: int | None = None) -> Rule:
+def compaction_rule(model: str | None, window: int | None = None) -> Rule:
     """Claude Code records no window and no threshold. The window comes from the model (200,000;
     1,000,000 for a ``[1m]`` model id), or from ``window``, the most tokens the file shows in
     context (none is recorded): above 200,000 the session ran with the 1M-token window. The
@@ -92,9 +95,9 @@ def rule(model: str | None, window: int | None = None) -> Rule:
 
     Examples
     --------
-    >>> rule("claude-sonnet-4-5-20250929")[:2]
+    >>> compaction_rule("claude-sonnet-4-5-20250929")[:2]
     (200000, 167000)
-    >>> rule("claude-opus-5", 297_190)[:2]
+    >>> compaction_rule("claude-opus-5", 297_190)[:2]
     (1000000, 967000)
     """
     big = bool(model and "[1m]" in model.lower()) or bool(window and window > WINDOW)
@@ -107,19 +110,19 @@ def rule(model: str | None, window: int | None = None) -> Rule:
     )
 
 
-def _open(path: Path, **options: Any) -> AgentSource:
+def open_session(path: Path, **options: Any) -> AgentSource:
     from adfkit._sources.claude_code.parser import parse_claude_code
     from adfkit._sources.transcript.source import TranscriptSource
 
     return TranscriptSource(parse_claude_code(path))
 
 
-def _find(folder: Path) -> Iterator[Path]:
+def find(folder: Path) -> Iterator[Path]:
     """Session files in ``folder`` (a subagent's ``agent-*.jsonl`` goes with its session)."""
     return (p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
 
 
-def _list(folder: Path) -> pd.DataFrame:
+def list_sessions(folder: Path) -> pd.DataFrame:
     from adfkit._sources.claude_code.listing import list_claude_code_sessions
 
     return list_claude_code_sessions(folder)
@@ -132,16 +135,24 @@ def follow() -> Any:
     return ClaudeCodeFollower()
 
 
+def figures(path: str, prices: PriceTable) -> SessionFigures:
+    """``adfkit usage``'s figures of one file, from the parser alone."""
+    from adfkit._sources.claude_code.parser import parse_claude_code
+    from adfkit._sources.transcript.figures import reader
+
+    return reader(parse_claude_code)(path, prices)
+
+
 SPEC = FormatSpec(
     name="claude_code",
     label="Claude Code session",
     looks_for="JSON lines with Claude Code records: user, assistant, summary... with a uuid",
     claims=claims,
-    open=_open,
-    find=_find,
-    list_sessions=_list,
+    open=open_session,
+    find=find,
+    list_sessions=list_sessions,
     default_root="~/.claude/projects",
-    compaction_rule=rule,
+    compaction_rule=compaction_rule,
     taxonomy="taxonomy.claude_code.json",
     provider=lambda model: "anthropic",
     # a record is stamped with its event's time and some are written after later ones
@@ -149,4 +160,5 @@ SPEC = FormatSpec(
     # attachments and command records are sent as system reminders in the user's message
     context_in_messages=True,
     follow=follow,
+    figures=figures,
 )

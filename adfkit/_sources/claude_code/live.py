@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adfkit._core.live import Landed, LiveFigures
+from adfkit._core.live import Landed, LiveFigures, Spend
 from adfkit._core.prices import PriceTable, costs, default_prices
 
 
@@ -31,12 +31,12 @@ def _int(v: Any) -> int:
 class ClaudeCodeFollower:
     """The :class:`adfkit._core.live.Follower` of a Claude Code session."""
 
+    folder_file = None
+
     def __init__(self, prices: PriceTable | None = None) -> None:
         self.figures = LiveFigures()
         self._prices = default_prices() if prices is None else prices
-        self._calls: dict[str, float] = {}  # message.id -> its cost (NaN: unknown)
-        self._unknown = 0  # calls whose cost is NaN
-        self._known = 0.0  # the sum of the others
+        self._spend = Spend()  # the cost of each message.id
         self._rows = 0  # conversation rows since the last compaction
         self._ids: set[str] = set()  # message ids counted in _rows since then
         self._uuids: set[str] = set()  # every record's uuid, for replays
@@ -92,19 +92,8 @@ class ClaudeCodeFollower:
             self._prices,
         )
         f = self.figures
-        old = self._calls.get(mid)
-        if old is None:
-            f.calls += 1
-        elif old != old:  # NaN: its cost was unknown; its last record's usage counts
-            self._unknown -= 1
-        else:
-            self._known -= old
-        self._calls[mid] = cost
-        if cost != cost:
-            self._unknown += 1
-        else:
-            self._known += cost
-        f.cost_usd = None if self._unknown else round(self._known, 8)
+        f.calls += self._spend.add(mid, cost)  # a call's last record's usage counts
+        f.cost_usd = self._spend.total
         f.context_tokens, f.model = prompt, model
 
     def _compaction(self, record: dict[str, Any]) -> Landed:

@@ -13,6 +13,8 @@ from adfkit._core.registry import FormatSpec, Probe, Rule
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.figures import SessionFigures
+    from adfkit._core.prices import PriceTable
     from adfkit._core.source import AgentSource
 
 #: Codex compacts automatically at 90% of the model's context window (``auto_compact_token_limit``
@@ -77,7 +79,7 @@ def _unzstd(head: bytes) -> bytes:
         return b""
 
 
-def rule(model: str | None, window: int | None = None) -> Rule:
+def compaction_rule(model: str | None, window: int | None = None) -> Rule:
     """Codex records ``model_context_window`` (``token_count``, ``task_started``); it compacts
     automatically at ``auto_compact_token_limit``, by default 90% of that window (codex-rs
     ``openai_model_info.rs``; a ``model_auto_compact_token_limit`` in ``config.toml``
@@ -86,7 +88,7 @@ def rule(model: str | None, window: int | None = None) -> Rule:
 
     Examples
     --------
-    >>> rule("gpt-5-codex", 272000)[:2]
+    >>> compaction_rule("gpt-5-codex", 272000)[:2]
     (272000, 244800)
     """
     w = window or WINDOW
@@ -98,21 +100,21 @@ def rule(model: str | None, window: int | None = None) -> Rule:
     )
 
 
-def _open(path: Path, **options: Any) -> AgentSource:
+def open_session(path: Path, **options: Any) -> AgentSource:
     from adfkit._sources.codex.parser import parse_codex
     from adfkit._sources.transcript.source import TranscriptSource
 
     return TranscriptSource(parse_codex(path))
 
 
-def _find(folder: Path) -> Iterator[Path]:
+def find(folder: Path) -> Iterator[Path]:
     """Rollouts in ``folder``: ``rollout-*.jsonl`` and ``*.jsonl.zst`` (a rollout under
     another ``.jsonl`` name is found by the Claude Code spec's glob and recognised on opening)."""
     yield from folder.glob("rollout-*.jsonl")
     yield from folder.glob("*.jsonl.zst")
 
 
-def _list(folder: Path) -> pd.DataFrame:
+def list_sessions(folder: Path) -> pd.DataFrame:
     from adfkit._sources.codex.listing import list_codex_sessions
 
     return list_codex_sessions(folder)
@@ -125,18 +127,27 @@ def follow() -> Any:
     return CodexFollower()
 
 
+def figures(path: str, prices: PriceTable) -> SessionFigures:
+    """``adfkit usage``'s figures of one file, from the parser alone."""
+    from adfkit._sources.codex.parser import parse_codex
+    from adfkit._sources.transcript.figures import reader
+
+    return reader(parse_codex)(path, prices)
+
+
 SPEC = FormatSpec(
     name="codex",
     label="Codex rollout",
     looks_for="JSON lines of Codex RolloutLines {timestamp, type, payload}, or rollout-*.jsonl.zst",
     claims=claims,
-    open=_open,
-    find=_find,
-    list_sessions=_list,
+    open=open_session,
+    find=find,
+    list_sessions=list_sessions,
     default_root="~/.codex/sessions",
-    compaction_rule=rule,
+    compaction_rule=compaction_rule,
     taxonomy="taxonomy.codex.json",
     provider=lambda model: "openai",
     provider_tools=frozenset({"web_search"}),  # web_search_call: run inside the response
     follow=follow,
+    figures=figures,
 )

@@ -10,21 +10,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from adfkit._core.live import Landed, LiveFigures
-from adfkit._core.prices import PriceTable, costs, default_prices
+from adfkit._core.live import Landed, LiveFigures, Spend, call_cost
+from adfkit._core.prices import PriceTable, default_prices
 from adfkit._sources.transcript.kit import openai_tokens
 
 
 class CodexFollower:
     """The :class:`adfkit._core.live.Follower` of a Codex rollout."""
 
+    folder_file = None
+
     def __init__(self, prices: PriceTable | None = None) -> None:
         self.figures = LiveFigures()
         self._prices = default_prices() if prices is None else prices
         self._model: str | None = None
         self._total = 0  # the highest total_tokens seen
-        self._known = 0.0
-        self._unknown = 0
+        self._spend = Spend()
         self._items = 0  # response items since the last compaction
 
     def feed(self, record: dict[str, Any]) -> list[Landed]:
@@ -58,21 +59,10 @@ class CodexFollower:
             self._total = max(self._total, tt)
         if not grew or estimate or not last:
             return
-        (cost,), _ = costs(
-            [self._model],
-            [float(last.get("input", float("nan")))],
-            [float(last.get("output", float("nan")))],
-            [float(last.get("cache_read", 0))],
-            [0.0],
-            [0.0],
-            self._prices,
-        )
+        cost = call_cost(self._prices, self._model, {**last, "cache_write": 0})
         f = self.figures
+        self._spend.add(f.calls, cost)
         f.calls += 1
-        if cost != cost:
-            self._unknown += 1
-        else:
-            self._known += cost
-        f.cost_usd = None if self._unknown else round(self._known, 8)
+        f.cost_usd = self._spend.total
         f.context_tokens = last.get("input")
         f.model = self._model

@@ -107,6 +107,13 @@ def session_folder(path: Path) -> Path | None:
     return path.parent if path.name == EVENTS else None
 
 
+def follow() -> Any:
+    """A :class:`.live.CopilotFollower` (imported when a session is watched)."""
+    from adfkit._sources.copilot_cli.live import CopilotFollower
+
+    return CopilotFollower()
+
+
 SPEC = FormatSpec(
     name="copilot_cli",
     label="Copilot CLI session",
@@ -121,6 +128,7 @@ SPEC = FormatSpec(
     provider=provider,
     stem=stem,
     session_folder=session_folder,
+    follow=follow,
 )
 
 __all__ = ["EVENTS", "SPEC", "claims", "compaction_rule", "find", "is_start", "sessions_under"]

@@ -22,7 +22,7 @@ optional ``agentId`` (a sub-agent's events; absent for the main agent). The choi
   ``session.usage_record`` is written just before every reply (main agent and subagents), its
   ``usage.apiCallId`` the reply's ``apiCallId``: its input (cache read included), cache read,
   cache write, output and reasoning counts are that call's, corrected by its billing lines
-  (``copilotUsage.tokenDetails``) as Copilot CLI itself reads them (:func:`_billed`). Each
+  (``copilotUsage.tokenDetails``) as Copilot CLI itself reads them (:func:`billed`). Each
   ``assistant.message`` is one model call; without a usage record (older releases) its only
   recorded count is ``outputTokens`` and its input and cache counts are unknown (NA). The
   compaction call's own usage (``compactionTokensUsed``, billing lines applied the same way) is on
@@ -286,7 +286,9 @@ def _tokens(u: Any, keys: dict[str, str], fnd: Findings, line: int) -> dict[str,
     return mapped_tokens(u, keys)
 
 
-_USAGE_KEYS = {
+#: ``session.usage_record`` / ``compactionTokensUsed`` keys -> the ADF keys (the live follower
+#: reads them too).
+USAGE_KEYS = {
     "inputTokens": "input",
     "outputTokens": "output",
     "cacheReadTokens": "cache_read",
@@ -295,7 +297,7 @@ _USAGE_KEYS = {
 }
 
 
-def _billed(u: Any, fnd: Findings, line: int) -> dict[str, int]:
+def billed(u: Any, fnd: Findings, line: int) -> dict[str, int]:
     """A usage object's counts (``_USAGE_KEYS``), corrected by its ``copilotUsage.tokenDetails``
     (the billing lines CAPI returns, ``[{"tokenType": "cache_write", "tokenCount": n}, ...]``)
     the way Copilot CLI itself reads them (1.0.102, ``cli-main.js``): cache read is the
@@ -306,16 +308,16 @@ def _billed(u: Any, fnd: Findings, line: int) -> dict[str, int]:
 
     Examples
     --------
-    >>> f = Findings("x")
+    >>> f = Findings()
     >>> used = {"inputTokens": 150000, "outputTokens": 900, "cacheReadTokens": 0,
     ...         "cacheWriteTokens": 0, "copilotUsage": {"totalNanoAiu": 1, "tokenDetails": [
     ...             {"tokenType": "input", "tokenCount": 10074, "batchSize": 1, "costPerBatch": 0},
     ...             {"tokenType": "cache_write", "tokenCount": 139926, "batchSize": 1,
     ...              "costPerBatch": 0}]}}
-    >>> _billed(used, f, 1)
+    >>> billed(used, f, 1)
     {'input': 150000, 'output': 900, 'cache_read': 0, 'cache_write': 139926}
     """
-    tokens = _tokens(u, _USAGE_KEYS, fnd, line)
+    tokens = _tokens(u, USAGE_KEYS, fnd, line)
     billed = _details(u.get("copilotUsage") if type(u) is dict else None)
     if not billed:
         return tokens
@@ -576,12 +578,12 @@ def _usage_record(e: _Ev, a: _Agent, fnd: Findings) -> None:
         fnd.add("bad_event", "warning", e.line, "session.usage_record without a usage object")
         return
     key = u.get("apiCallId")
-    a.usage[key if isinstance(key, str) else None] = _billed(u, fnd, e.line)
+    a.usage[key if isinstance(key, str) else None] = billed(u, fnd, e.line)
 
 
 def _late_usage(e: _Ev, a: _Agent, fnd: Findings) -> None:
     """An ``assistant.usage`` line on disk: its counts go to the last reply without them."""
-    u = _tokens(e.data, _USAGE_KEYS, fnd, e.line)
+    u = _tokens(e.data, USAGE_KEYS, fnd, e.line)
     for row in reversed(a.rows):
         c = row.call
         if row.role == "assistant" and c is not None and "input" not in (row.tokens or {}):
@@ -669,7 +671,7 @@ def _loose_call(e: _Ev, a: _Agent, fnd: Findings) -> None:
     used = e.data.get("compactionTokensUsed")
     if type(used) is not dict:
         return
-    tokens = _billed(used, fnd, e.line)
+    tokens = billed(used, fnd, e.line)
     m = used.get("model")
     model = m if isinstance(m, str) else None
     a.loose.append(CallDraft(e.id or f"line-{e.line}", None, e.line, model, tokens, e.ts))
@@ -713,7 +715,7 @@ def _summary_row(e: _Ev, fnd: Findings) -> _CRow:
         srow.note = "compaction without a summaryContent"
     used = d.get("compactionTokensUsed")
     if type(used) is dict:
-        tokens = _billed(used, fnd, e.line)
+        tokens = billed(used, fnd, e.line)
         srow.tokens = dict(tokens)
         m = used.get("model")
         srow.model = m if isinstance(m, str) else None
@@ -764,7 +766,7 @@ def _shutdown(d: dict[str, Any], meta: dict[str, str]) -> None:
             continue
         raw = m.get("usage")
         u: dict[str, Any] = raw if type(raw) is dict else {}
-        counts = {dst: as_count(u.get(src)) for src, dst in _USAGE_KEYS.items()}
+        counts = {dst: as_count(u.get(src)) for src, dst in USAGE_KEYS.items()}
         req = m.get("requests")
         n = as_count(req.get("count")) if type(req) is dict else None
         clean[str(model)] = {"requests": n, **counts}

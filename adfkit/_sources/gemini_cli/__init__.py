@@ -112,6 +112,9 @@ SPEC = FormatSpec(
     provider=provider,
     context_in_messages=True,
     companions=companions,
+    # chatCompressionService.ts compares getLastPromptTokenCount() (the last response's
+    # promptTokenCount; a new GeminiChat's estimate of the history it resumes) with the threshold
+    compaction_count="prompt",
 )
 
 __all__ = ["NAME", "SPEC", "claims", "compaction_rule", "find", "is_header"]

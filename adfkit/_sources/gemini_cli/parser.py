@@ -213,6 +213,10 @@ class _State:
     #: Rows a ``$rewindTo`` took out of the conversation, and how many rewinds.
     abandoned: list[_GRow] = field(default_factory=list)
     branch: int = 0
+    #: A process started (a ``$set`` of the list that is no compaction nor masking): its first
+    #: call is the next one; those first calls.
+    new_process: bool = False
+    first_calls: list[_GRow] = field(default_factory=list)
 
     def last_with(self, mid: str, mtype: Any) -> _GRow | None:
         for r in reversed(self.window):
@@ -255,6 +259,9 @@ def _reply(msg: dict[str, Any], row: _GRow, st: _State) -> None:
     row.tokens = dict(tokens)
     if first:
         own_call(row, tokens, row.model)
+        if st.new_process:
+            st.first_calls.append(row)
+            st.new_process = False
         if "input" in tokens:
             st.inputs.call(tokens["input"])
     elif row.call is not None:
@@ -313,13 +320,15 @@ def _set_messages(
             f"{len(msgs) - len(good)} item(s) of the $set message list are not messages; skipped",
         )
     matched, rewritten = _match(good, st.window)
-    _rewrite(good, matched, rewritten, written, line, st)
+    masked = _rewrite(good, matched, rewritten, written, line, st)
     kept = {id(r) for r in matched if r is not None}
     swept = [r for r in st.window if id(r) not in kept]
     window, new_rows = _place(good, matched, written, line)
     st.rows += new_rows
     if swept:
         _compaction(line, st, swept, [r for r in window if id(r) in kept], new_rows)
+    # the list set anew at a process's first call (a start, a resume): not a compaction
+    st.new_process = st.new_process or not (swept or masked)
     st.window = window
 
 
@@ -330,10 +339,10 @@ def _rewrite(
     written: int | None,
     line: int,
     st: _State,
-) -> None:
+) -> bool:
     """Rows the list holds under their id with other content: the row takes the new content
     (the session context, regenerated), but a tool output masked is a microcompaction that
-    clears the row (which keeps its output)."""
+    clears the row (which keeps its output). Returns whether one was masked."""
     ids = set(map(id, rewritten))
     masked = []
     for m, r in zip(msgs, matched, strict=True):
@@ -350,6 +359,7 @@ def _rewrite(
         ev = EventDraft("microcompaction", line, written, trigger="auto", swept=masked)
         ev.summarises = False
         st.events.append(ev)
+    return bool(masked)
 
 
 def _place(
@@ -531,6 +541,7 @@ def _parse_session(files: list[Path], max_line_bytes: int) -> ParsedTranscript:
         findings=fnd.done(),
         # an abandoned reply was a call made all the same
         calls=final_calls([r.call for r in (*st.rows, *st.abandoned) if r.call is not None]),
+        process_starts=[r.seq for r in st.first_calls],
     )
 
 

@@ -1,8 +1,8 @@
 """Inspect AI evaluation logs (``.eval``: a zip of one JSON member per sample and epoch).
 
-One file holds many agents: :func:`open` returns an :class:`~.source.EvalLog`, a sequence of
-one source per sample and epoch, each parsed on first use (SOURCES-NEXT.md §1; how each table
-maps: :mod:`.parser`). The zip is read in place (:mod:`.zipread`: zstd members, caps).
+One file holds many agents: :func:`open_session` returns an :class:`~.source.EvalLog`, a
+sequence of one source per sample and epoch, each parsed on first use (SOURCES-NEXT.md §1; how
+each table maps: :mod:`.parser`). The zip is read in place (:mod:`.zipread`: zstd members, caps).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from adfkit._core.registry import FormatSpec, Probe, Rule
-from adfkit._sources.inspect_eval.rules import provider_of
+from adfkit._sources.inspect_eval.rules import provider_of as provider
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,16 +28,16 @@ _ZIP = b"PK\x03\x04"
 _MEMBERS = (b"header.json", b"_journal/start.json", b"samples/")
 
 
-def claims(path: Path, is_dir: bool, head: bytes) -> bool:
+def claims_file(path: Path, is_dir: bool, head: bytes) -> bool:
     """A file named ``*.eval`` that starts as a zip whose first local headers name an Inspect
     member (``_journal/start.json`` is written first); a ``*.eval`` file that is not a zip is
     claimed too, so its reader says what is wrong with it.
 
     Examples
     --------
-    >>> claims(Path("x.eval"), False, b"PK\\x03\\x04....._journal/start.json")
+    >>> claims_file(Path("x.eval"), False, b"PK\\x03\\x04....._journal/start.json")
     True
-    >>> claims(Path("x.zip"), False, b"PK\\x03\\x04....._journal/start.json")
+    >>> claims_file(Path("x.zip"), False, b"PK\\x03\\x04....._journal/start.json")
     False
     """
     if is_dir or not path.name.lower().endswith(".eval"):
@@ -47,7 +47,7 @@ def claims(path: Path, is_dir: bool, head: bytes) -> bool:
     return any(m in head for m in _MEMBERS)
 
 
-def open(  # noqa: A001 - the spec's open
+def open_session(
     path: str | Path, member: str | None = None, **options: Any
 ) -> EvalLog | InspectSampleSource:
     """The log's samples (see :class:`~.source.EvalLog`), or the one named ``member``
@@ -68,20 +68,20 @@ def find(folder: Path) -> Iterator[Path]:
         return
 
 
-def _claims(probe: Probe) -> bool:
-    return claims(probe.path, probe.is_dir, b"" if probe.is_dir else probe.head)
+def claims(probe: Probe) -> bool:
+    return claims_file(probe.path, probe.is_dir, b"" if probe.is_dir else probe.head)
 
 
-def rule(model: str | None, window: int | None = None) -> Rule:
+def compaction_rule(model: str | None, window: int | None = None) -> Rule:
     """Inspect's compaction default for a solver that enables it without a threshold: 0.9 of
     the model's context window (``CompactionStrategy.threshold``), which the log does not
     record; a log whose plan records a threshold says so itself (its sources' ``config()``).
 
     Examples
     --------
-    >>> rule("openai/gpt-4o", 128_000).threshold
+    >>> compaction_rule("openai/gpt-4o", 128_000).threshold
     115200
-    >>> rule("openai/gpt-4o").threshold is None
+    >>> compaction_rule("openai/gpt-4o").threshold is None
     True
     """
     if window:
@@ -94,7 +94,7 @@ def rule(model: str | None, window: int | None = None) -> Rule:
     )
 
 
-def _list(folder: Path) -> pd.DataFrame:
+def list_sessions(folder: Path) -> pd.DataFrame:
     from adfkit._sources.inspect_eval.source import list_eval_logs
 
     return list_eval_logs(folder)
@@ -104,13 +104,13 @@ SPEC = FormatSpec(
     name=NAME,
     label=LABEL,
     looks_for=LOOKS_FOR,
-    claims=_claims,
-    open=open,
+    claims=claims,
+    open=open_session,
     find=find,
-    list_sessions=_list,
+    list_sessions=list_sessions,
     default_root=DEFAULT_ROOT,
-    compaction_rule=rule,
+    compaction_rule=compaction_rule,
     taxonomy=TAXONOMY,
-    provider=provider_of,
+    provider=provider,
     many=True,
 )

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from adfkit._core.model_catalog import maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule, Words
+from adfkit._sources.openhands import rule
 from adfkit._sources.openhands.names import EVENT_NAME, EVENTS_DIR, STATE_FILE, is_conversation
-from adfkit._sources.openhands.rule import compaction_rule
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,7 @@ def claims(probe: Probe) -> bool:
     return p.name == EVENTS_DIR and is_conversation(p.parent)
 
 
-def open_conversation(path: str | os.PathLike[str], **options: Any) -> AgentSource:
+def open_session(path: str | os.PathLike[str], **options: Any) -> AgentSource:
     """The conversation at ``path`` as an agent source (options: ``max_event_bytes``,
     ``max_events``; see :func:`adfkit._sources.openhands.parser.parse_openhands`)."""
     from adfkit._sources.openhands.parser import parse_openhands
@@ -181,10 +181,10 @@ def provider(model: str | None) -> str | None:
     return maker_of(model)
 
 
-def _rule(model: str | None, window: int | None) -> Rule:
+def compaction_rule(model: str | None, window: int | None) -> Rule:
     """The registry's rule: the recorded window as the threshold (the source applies a
     recorded ``max_tokens``, :class:`.source.OpenHandsSource`)."""
-    return Rule(*compaction_rule(model, window))
+    return Rule(*rule.compaction_rule(model, window))
 
 
 def session_folder(path: Path) -> Path | None:
@@ -198,11 +198,11 @@ SPEC = FormatSpec(
     label=LABEL,
     looks_for="a folder holding base_state.json or events/event-<idx>-<id>.json files",
     claims=claims,
-    open=open_conversation,
+    open=open_session,
     find=find,
     list_sessions=list_sessions,
     default_root=DEFAULT_ROOT,
-    compaction_rule=_rule,
+    compaction_rule=compaction_rule,
     taxonomy=TAXONOMY,
     provider=provider,
     words=Words(history_table="events", archive_table="events"),
@@ -220,6 +220,6 @@ __all__ = [
     "find",
     "is_conversation",
     "list_sessions",
-    "open_conversation",
+    "open_session",
     "provider",
 ]

@@ -34,7 +34,7 @@ def claims(probe: Probe) -> bool:
     return bool(_START.match(head)) and b'"gen_ai.' in head
 
 
-def open_trace(path: str | os.PathLike[str], **options: Any) -> Any:
+def open_session(path: str | os.PathLike[str], **options: Any) -> Any:
     """The trace's agent as a :class:`adfkit._sources.transcript.source.TranscriptSource`."""
     from adfkit._sources.otel.parser import parse_otlp
     from adfkit._sources.transcript.source import TranscriptSource
@@ -53,7 +53,7 @@ SPEC = FormatSpec(
     looks_for='a first line {"resourceSpans": [...]} (OTLP JSON) or {"type": "span"} with '
     "gen_ai.* attributes",
     claims=claims,
-    open=open_trace,
+    open=open_session,
     provider=provider,
 )
 

@@ -109,6 +109,13 @@ def provider(model: str | None) -> str | None:
     return maker_of(model)
 
 
+def follow() -> Any:
+    """A :class:`.live.PiFollower` (imported when a session is watched)."""
+    from adfkit._sources.pi.live import PiFollower
+
+    return PiFollower()
+
+
 SPEC = FormatSpec(
     name="pi",
     label="pi session",
@@ -121,6 +128,7 @@ SPEC = FormatSpec(
     compaction_rule=compaction_rule,
     taxonomy="taxonomy.pi.json",
     provider=provider,
+    follow=follow,
 )
 
 __all__ = ["NAME", "SPEC", "claims", "compaction_rule", "find", "is_header", "sessions_under"]

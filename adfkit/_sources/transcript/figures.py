@@ -1,4 +1,5 @@
-"""A parsed transcript's identity, calls and events as plain values (no pandas).
+"""A parsed transcript's identity, calls and events as plain values (no pandas): the
+``figures`` fast path (:mod:`adfkit._core.figures`) of the transcript formats (:func:`reader`).
 
 What :class:`~adfkit._sources.transcript.source.TranscriptSource` shows as frames, for the
 readers of many files that need only figures (``adfkit usage``): the same rules, applied to the
@@ -16,10 +17,12 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any
 
+from adfkit._base.collector import gc_paused
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order, reappended_pairs
+from adfkit._core.figures import SessionFigures, UsageCall
 from adfkit._core.prices import PriceTable, cost_warning, costs, unpriced
 from adfkit._core.rows import (
     created_ms,
@@ -123,22 +126,6 @@ def user_messages(parsed: ParsedTranscript) -> Iterator[tuple[str | None, str]]:
             yield sub, text
 
 
-class UsageCall(NamedTuple):
-    """One call of :meth:`AgentFile.usage`: its kind (``assistant``, ``compaction``), time (ms,
-    None when unknown), model, token counts (None when absent; ``input`` includes the cache
-    parts) and cost (USD, NaN when unpriced)."""
-
-    call_kind: str
-    at: int | None
-    model: str | None
-    input: int | None
-    output: int | None
-    cache_read: int | None
-    cache_write: int | None
-    cache_write_1h: int | None
-    cost_usd: float
-
-
 def _row_facts(rows: list[TranscriptRow]) -> list[tuple[Any, ...]]:
     """Per row, what the history frame holds of it: seq, kind, role, content, model, the six
     token counts (None when absent), created_at (ms, int64 min when unknown)."""
@@ -221,3 +208,38 @@ def usage_calls(parsed: ParsedTranscript, prices: PriceTable) -> tuple[list[Usag
         for i, (f, c) in enumerate(zip(calls, cost, strict=True))
     ]
     return out, note
+
+
+def session_figures(parsed: ParsedTranscript, prices: PriceTable) -> SessionFigures:
+    """The :class:`SessionFigures` of a parsed transcript and its subagents."""
+    calls: list[UsageCall] = []
+    notes = []
+    for p in [parsed, *parsed.subagents]:
+        got, note = usage_calls(p, prices)
+        calls += got
+        if note:
+            notes.append(f"{p.path}: {note}")
+    return SessionFigures(
+        name_of(parsed),
+        meta_of(parsed),
+        list(user_messages(parsed)),
+        calls,
+        event_times(parsed),
+        notes,
+    )
+
+
+def reader(
+    parse: Callable[..., ParsedTranscript],
+) -> Callable[[str, PriceTable], SessionFigures]:
+    """A format's ``figures`` (:class:`~adfkit._core.registry.FormatSpec`): ``parse`` the file,
+    then its figures."""
+
+    def figures(path: str, prices: PriceTable) -> SessionFigures:
+        # the collector paused until the parsed file is dropped, not only while it is parsed:
+        # a pause that ends with the file still held leaves one pass over all of it (a quarter
+        # of a generated session's time)
+        with gc_paused():
+            return session_figures(parse(path), prices)
+
+    return figures

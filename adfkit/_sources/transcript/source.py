@@ -125,6 +125,8 @@ class TranscriptSource(AgentSource):
         self.stamped_on_append = self._spec.stamped_on_append
         self.provider_tools = self._spec.provider_tools
         self.context_in_messages = self._spec.context_in_messages
+        self.compaction_count = self._spec.compaction_count
+        self._process_starts = list(parsed.process_starts)
         self._subagents: list[AgentSource] | None = None
         with gc_paused():
             self._ev, self._changes, swept_by = _event_data(parsed)
@@ -287,6 +289,10 @@ class TranscriptSource(AgentSource):
     def events(self) -> pd.DataFrame:
         """Compactions and microcompactions in order (columns of :data:`schema.EVENTS`)."""
         return self._ev.copy()
+
+    def process_starts(self) -> list[int]:
+        """Seqs of the first call of each process, as the reader found them."""
+        return list(self._process_starts)
 
     def window_changes(self) -> list[WindowChange]:
         """What each event swept, kept (Claude Code preserved segment, Codex replacement
@@ -515,6 +521,7 @@ def _event_data(
                 trigger="clear" if e.kind == "clear" else e.trigger,
                 instructions=focus if isinstance(focus, str) else None,
                 summary_encrypted=e.extra.get("summary_encrypted") is True,
+                swept_held=e.extra.get("swept_held") is not False,
             )
         )
 

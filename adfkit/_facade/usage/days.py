@@ -1,8 +1,8 @@
 """``adfkit usage`` without pandas: each session's usage per day, summed per session or day.
 
-The rules of the ``usage_days`` fleet table (:func:`adfkit._facade.fleet_usage.usage_days`
+The rules of the ``usage_days`` fleet table (:func:`adfkit._facade.usage.frames.usage_days`
 makes its frame with :func:`day_rows`) and of the command's tables (:func:`summarize`,
-:func:`render`), over plain values; :mod:`adfkit._facade.usage_fleet` reads the files.
+:func:`render`), over plain values; :mod:`adfkit._facade.usage.reading` reads the files.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
-#: Columns of :func:`adfkit._facade.fleet_usage.usage_days` (after the ``label``, ``agent`` and
+#: Columns of :func:`adfkit._facade.usage.frames.usage_days` (after the ``label``, ``agent`` and
 #: ``agent_path`` that fleets add), with their dtypes.
 USAGE_DAYS: dict[str, str] = {
     "day": "string",

@@ -1,8 +1,9 @@
 """``adfkit usage``'s reading of many files, without pandas where it can.
 
-:func:`usage_fleet` reads Claude Code sessions and Codex rollouts with their parsers alone
-(:mod:`adfkit._sources.transcript.figures`: the calls of ``usage()``, found, deduplicated and
-priced by the same rules; the days of :func:`adfkit._facade.usage_table.day_rows`) and every
+:func:`usage_fleet` reads a file whose format declares ``figures`` on its
+:class:`~adfkit._core.registry.FormatSpec` (Claude Code sessions, Codex rollouts: their parsers
+alone, :mod:`adfkit._core.figures`; the calls of ``usage()``, found, deduplicated and priced by
+the same rules; the days of :func:`adfkit._facade.usage.days.day_rows`) with that, and every
 other file through the full ``usage_days`` table (``load_fleet``'s, with pandas). With an index
 (``cache``), a file whose part is fresh is not read at all: its rows are in the manifest
 (``rows``), next to the Parquet part that DuckDB and Dask read.
@@ -15,10 +16,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError, AdfWarning
+from adfkit._core.figures import SessionFigures
 from adfkit._facade import fleet
 from adfkit._facade.index import Index, part_key, stamp, write_rows
-from adfkit._facade.usage_table import (
+from adfkit._facade.usage.days import (
     FLEET_COLUMNS,
     Call,
     day_rows,
@@ -27,76 +30,48 @@ from adfkit._facade.usage_table import (
     uncached,
 )
 
-#: Formats read by their parser alone: format -> (module, parser function).
-PARSERS = {
-    "claude_code": ("adfkit._sources.claude_code.parser", "parse_claude_code"),
-    "codex": ("adfkit._sources.codex.parser", "parse_codex"),
-}
-
-
-def _parser(fmt: str) -> Callable[..., Any]:
-    import importlib
-
-    mod, name = PARSERS[fmt]
-    parse: Callable[..., Any] = getattr(importlib.import_module(mod), name)
-    return parse
-
 
 def session_days(
     path: str, prices: Any = None, tz: str | None = None
 ) -> list[dict[str, Any]] | None:
     """The ``usage_days`` rows of the file ``path`` (with ``label``, ``agent``, ``agent_path``),
-    read with its format's parser alone; None when its format is not one of :data:`PARSERS`
-    (or not recognised: the full table says why). ``tz``: days in that time zone (None:
+    from its format's ``figures`` (:class:`adfkit.FormatSpec`); None when its format has none
+    (or is not recognised: the full table says why). ``tz``: days in that time zone (None:
     UTC)."""
     from adfkit._core import registry
+    from adfkit._core.prices import load_prices
 
     try:
-        fmt = registry.recognise(path).name
+        spec = registry.recognise(path)
     except AdfError:
         return None
-    if fmt not in PARSERS:
+    if spec.figures is None:
         return None
-    from adfkit._sources.transcript.kit import gc_paused
-
-    # the collector paused until the parsed file is dropped, not only while it is parsed: a
-    # pause that ends with the file still held leaves one pass over all of it (a quarter of a
-    # generated session's time)
+    # the collector paused until the figures are dropped: they are many small acyclic objects
     with gc_paused():
-        return _days_of(path, fmt, prices, tz)
+        return _days(path, spec.figures(path, load_prices(prices)), tz)
 
 
-def _days_of(path: str, fmt: str, prices: Any, tz: str | None) -> list[dict[str, Any]]:
-    from adfkit._core.prices import load_prices
-    from adfkit._sources.transcript import figures
-
-    parsed = _parser(fmt)(path)
-    table = load_prices(prices)
-    calls = []
-    for p in [parsed, *parsed.subagents]:
-        got, note = figures.usage_calls(p, table)
-        if note:
-            warnings.warn(f"{p.path}: {note}", AdfWarning, stacklevel=3)
-        calls += [
-            Call(
-                c.at,
-                uncached(c.input, c.cache_read, c.cache_write),
-                c.output,
-                c.cache_write,
-                c.cache_read,
-                c.cost_usd,
-                c.input,
-                c.model,
-            )
-            for c in got
-            if c.call_kind != "compaction"
-        ]
-    days = day_rows(calls, figures.event_times(parsed), time_zone(tz))
-    name = figures.name_of(parsed)
-    label = fleet.label_of(
-        name, figures.meta_of(parsed), lambda: fleet.first_prompt(figures.user_messages(parsed))
-    )
-    return [{"label": label, "agent": name, "agent_path": path, **d} for d in days]
+def _days(path: str, figs: SessionFigures, tz: str | None) -> list[dict[str, Any]]:
+    for note in figs.notes:
+        warnings.warn(note, AdfWarning, stacklevel=3)
+    calls = [
+        Call(
+            c.at,
+            uncached(c.input, c.cache_read, c.cache_write),
+            c.output,
+            c.cache_write,
+            c.cache_read,
+            c.cost_usd,
+            c.input,
+            c.model,
+        )
+        for c in figs.calls
+        if c.call_kind != "compaction"
+    ]
+    days = day_rows(calls, figs.events, time_zone(tz))
+    label = fleet.label_of(figs.name, figs.meta, lambda: fleet.first_prompt(figs.messages))
+    return [{"label": label, "agent": figs.name, "agent_path": path, **d} for d in days]
 
 
 def _job(job: str, prices: Any, tz: str | None = None) -> tuple[str, Any, list[int] | None]:
@@ -230,9 +205,9 @@ def _full(
     """The files at ``full`` through ``load_fleet``'s own usage_days tables."""
     sub = [paths[i] for i in full]
     if cache is None:
-        res = run(fleet._load_one, sub, ("usage_days", kwargs, {}))
+        res = run(fleet.load_one, sub, ("usage_days", kwargs, {}))
     else:
-        res = fleet._load_cached(run, sub, "usage_days", kwargs, {}, cache)
+        res = fleet.load_cached(run, sub, "usage_days", kwargs, {}, cache)
     where = {p: i for i, p in zip(full, sub, strict=True)}
     for df, err in res:
         if err is not None:
@@ -251,7 +226,7 @@ def _relabel(rows: list[dict[str, Any]]) -> None:
 
 
 def _runner(engine: str, progress: bool) -> Callable[..., list[Any]]:
-    """``fleet._run`` on ``engine`` (one progress bar per pass when ``progress``)."""
+    """:func:`fleet.run_jobs` on ``engine`` (one progress bar per pass when ``progress``)."""
 
     def run(
         func: Callable[..., Any],
@@ -260,13 +235,11 @@ def _runner(engine: str, progress: bool) -> Callable[..., list[Any]]:
         small_bytes: int | None = None,
     ) -> list[Any]:
         more = {} if small_bytes is None else {"small_bytes": small_bytes}
-        return fleet._run(
+        return fleet.run_jobs(
             func,
             paths,
             args,
             engine=engine,
-            workers=None,
-            client=None,
             progress=progress,
             desc="usage",
             **more,

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 
 from adfkit._facade.agent import AgentFile
-from adfkit._facade.usage_table import USAGE_DAYS as _USAGE_DAYS
-from adfkit._facade.usage_table import Call, day_rows, days_frame, time_zone, uncached
+from adfkit._facade.usage.days import USAGE_DAYS as _USAGE_DAYS
+from adfkit._facade.usage.days import Call, day_rows, days_frame, time_zone, uncached
 
 #: Columns of :func:`usage_days` (after the ``agent`` and ``agent_path`` that fleets add).
 USAGE_DAYS = _USAGE_DAYS
@@ -106,7 +106,7 @@ def _compaction_times(agent: AgentFile) -> list[tuple[str, int | None]]:
 
 def usage_days(agent: AgentFile, *, prices: Any = None, tz: str | None = None) -> pd.DataFrame:
     """Usage of ``agent`` (with its subagents) per day, in the time zone ``tz`` (None: UTC):
-    the columns of :data:`USAGE_DAYS` (the rule: :func:`adfkit._facade.usage_table.day_rows`):
+    the columns of :data:`USAGE_DAYS` (the rule: :func:`adfkit._facade.usage.days.day_rows`):
     ``day`` (string), ``calls``, ``input``, ``output``, ``cache_write``, ``cache_read``
     (Int64: NA when no call of the day recorded it), ``cost_usd`` (float64, NaN when a model
     has no price), ``cost_known_usd`` (float64: the priced calls' cost), ``unpriced_calls``

@@ -1,0 +1,142 @@
+"""Run one function over many jobs on an engine that is someone else's: ``serial``,
+``processes`` (:class:`concurrent.futures.ProcessPoolExecutor`) or ``dask``
+(``dask.distributed``: a cluster the caller's client points at, or a ``LocalCluster`` started
+and closed for the call). Results come back in input order; what a job raises is raised here
+(the fleet functions catch their own failures and return them as error rows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
+
+from adfkit._base.errors import AdfError
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENGINES = ("serial", "processes", "dask")
+
+#: True in a process of the process engine (every core runs a job: a reader starts no
+#: decoding thread of its own).
+IN_WORKER = False
+
+
+def _mark_worker() -> None:
+    global IN_WORKER
+    IN_WORKER = True
+
+
+def run(
+    func: Callable[[T], R],
+    jobs: Iterable[T],
+    *,
+    engine: str = "processes",
+    workers: int | None = None,
+    client: Any = None,
+    progress: bool | None = None,
+    desc: str = "",
+) -> list[R]:
+    """``[func(job) for job in jobs]`` on ``engine``, in input order.
+
+    ``engine``: ``"serial"`` (this process), ``"processes"`` (a process pool of ``workers``
+    processes, default all cores; ``func`` and the jobs must pickle: a module-level function,
+    or a :func:`functools.partial` of one) or ``"dask"`` (on ``client``, a
+    ``dask.distributed.Client``; with none, a ``LocalCluster`` of ``workers`` one-thread
+    workers). ``progress``: a ``tqdm.auto`` bar (default: from 20 jobs on).
+
+    Examples
+    --------
+    >>> run(abs, [-1, 2, -3], engine="serial")
+    [1, 2, 3]
+    """
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {list(ENGINES)}, got {engine!r}")
+    todo = list(jobs)
+    with _progress(len(todo), progress, desc) as bar:
+        if engine == "serial" or (engine == "processes" and len(todo) <= 1):
+            return [_step(func, j, bar) for j in todo]
+        if engine == "processes":
+            return _processes(func, todo, workers, bar)
+        return _dask(func, todo, client, workers, bar)
+
+
+def _step(func: Callable[[T], R], job: T, bar: Any) -> R:
+    out = func(job)
+    bar.update()
+    return out
+
+
+def chunk_size(n_jobs: int, n_procs: int) -> int:
+    """Jobs sent to a process at a time: about four chunks per process (so that processes
+    finish close together), at most 8 (so that results stream back while others run).
+
+    >>> chunk_size(200, 2), chunk_size(10, 2), chunk_size(1000, 16)
+    (8, 1, 8)
+    """
+    return max(1, min(8, n_jobs // (n_procs * 4)))
+
+
+def _processes(func: Callable[[T], R], jobs: list[T], workers: int | None, bar: Any) -> list[R]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    n = min(workers or os.cpu_count() or 1, len(jobs))
+    ctx = multiprocessing.get_context()
+    out: list[R] = []
+    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_mark_worker) as pool:
+        for res in pool.map(func, jobs, chunksize=chunk_size(len(jobs), n)):
+            out.append(res)
+            bar.update()
+    return out
+
+
+def _dask(
+    func: Callable[[T], R], jobs: list[T], client: Any, workers: int | None, bar: Any
+) -> list[R]:
+    try:
+        from dask.distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise AdfError(
+            'engine="dask" needs dask, which is not installed: pip install "adfkit[dask]"'
+        ) from None
+    with contextlib.ExitStack() as own:
+        if client is None:
+            cluster = own.enter_context(
+                LocalCluster(
+                    n_workers=workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    dashboard_address=None,
+                )
+            )
+            client = own.enter_context(Client(cluster))
+        futs = client.map(func, jobs, pure=False)
+        where = {f.key: i for i, f in enumerate(futs)}
+        results: list[Any] = [None] * len(jobs)
+        for fut in as_completed(futs):
+            results[where[fut.key]] = fut.result()
+            bar.update()
+        return results
+
+
+class _NoBar(contextlib.AbstractContextManager["_NoBar"]):
+    """The progress bar when none is shown (tqdm is not even imported: it costs 0.2 s)."""
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
+
+
+def _progress(total: int, progress: bool | None, desc: str) -> Any:
+    show = total >= 20 if progress is None else progress
+    if not show:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    # every job drawn (mininterval 0): a bar's last state never depends on the machine's
+    # speed (at the default 0.1 s a quick run showed 0/3 and cleared)
+    return tqdm(total=total, desc=desc, unit="file", leave=False, mininterval=0)

@@ -1,0 +1,161 @@
+"""The ``engines`` section of ``make bench`` (issue 37): ``load_fleet`` on each engine.
+
+One generated fleet of ADF agents (``gen.write_agent``, as the ``fleet`` section's, 200 agents;
+``--quick``: 40), one table per round, wall clock, best of 3 interleaved rounds in this process:
+``serial``, the process engine adfkit had before issue 37 (``legacy_engine.py``: a hand-made
+scheduler, measured here only as the reference), and ``engine="processes"`` as it is now; the
+ratios are against the old engine, measured in the same run. The frames are checked identical
+to the serial run's. Then the Parquet index: a first and a second run of ``cache=`` against a
+fresh read, frames checked identical (types included).
+
+Usage: ``python benchmarks/run.py --only engines [--quick]``, or this file directly.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import gen  # noqa: E402
+import legacy_engine  # noqa: E402
+
+from adfkit._facade import fleet  # noqa: E402
+
+TABLES = ("history", "compactions")
+
+
+def agents(root: Path, n: int) -> list[str]:
+    """``n`` generated agents under ``root`` (made once; the ``fleet`` section's recipe)."""
+    folder = root / f"fleet-engines-{n}"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"agent-{i:03d}.adf" for i in range(n)]
+    corpus = None
+    for i, p in enumerate(paths):
+        if not p.exists():
+            corpus = corpus or gen.Corpus(random.Random(3), 100_000)
+            gen.write_agent(
+                p,
+                n_blobs=6,
+                rows_per_blob=120,
+                live_rows=60,
+                seed=100 + i,
+                corpus=corpus,
+                scale=0.5,
+            )
+    return [str(p) for p in paths]
+
+
+def legacy(paths: list[str], table: str) -> pd.DataFrame:
+    """``load_fleet(paths, table)`` with the old scheduler in place of the engine."""
+    one = functools.partial(_load, table=table)
+    results = legacy_engine.run(one, paths)
+    frames = [df for df, _ in results if df is not None]
+    assert len(frames) == len(paths), [e for _, e in results if e is not None][:3]
+    return fleet._distinct_labels(pd.concat(frames, ignore_index=True))
+
+
+def _load(path: str, table: str) -> object:
+    load = getattr(fleet, "load_one", None) or fleet._load_one  # (before issue 37: private)
+    return load(path, table, {}, {})
+
+
+def timed(fn) -> tuple[float, object]:
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def engines(paths: list[str], table: str, rounds: int = 3) -> dict[str, float]:
+    runs = {
+        "serial": lambda: fleet.load_fleet(paths, table, engine="serial", progress=False).df,
+        "old processes": lambda: legacy(paths, table),
+        "processes": lambda: fleet.load_fleet(paths, table, engine="processes", progress=False).df,
+    }
+    best = dict.fromkeys(runs, float("inf"))
+    ref = None
+    for _ in range(rounds):  # interleaved: the machine is shared
+        for name, fn in runs.items():
+            t, df = timed(fn)
+            best[name] = min(best[name], t)
+            if ref is None:
+                ref = df
+            else:
+                pd.testing.assert_frame_equal(ref, df, check_exact=True)
+    return best
+
+
+def index_round_trip(paths: list[str], table: str) -> tuple[float, float, float, str]:
+    """A fresh read, the first run with an index and the second (read back): times, and how
+    the runs' frames compare with the fresh read's (equal frames, and the same type in every
+    cell: a tuple read back as a list is a difference)."""
+    tmp = tempfile.mkdtemp(prefix="adfkit-bench-index-")
+    try:
+        t0, fresh = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", progress=False).df
+        )
+        t1, first = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp, progress=False).df
+        )
+        t2, second = timed(
+            lambda: fleet.load_fleet(paths, table, engine="serial", cache=tmp, progress=False).df
+        )
+        diffs = [_differs(fresh, got) for got in (first, second)]
+        same = "identical to the fresh read, cell types too"
+        return t0, t1, t2, " / ".join(d or same for d in diffs)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _differs(a: pd.DataFrame, b: pd.DataFrame) -> str | None:
+    try:
+        pd.testing.assert_frame_equal(a, b, check_exact=True)
+    except AssertionError as exc:
+        return "DIFFERENT: " + str(exc).strip().splitlines()[0]
+    for col in a.columns:
+        ta = {type(x).__name__ for x in a[col].tolist()}
+        tb = {type(x).__name__ for x in b[col].tolist()}
+        if ta != tb:
+            return f"DIFFERENT cell types in {col}: {sorted(ta)} vs {sorted(tb)}"
+    return None
+
+
+def run(quick: bool) -> None:
+    root = HERE.parent / "build" / "bench"
+    paths = agents(root, 40 if quick else 200)
+    mb = sum(os.path.getsize(p) for p in paths) / 1e6
+    cores = os.cpu_count() or 1
+    print(
+        f"load_fleet on each engine: {len(paths)} generated agents ({mb:,.0f} MB), {cores} cores, "
+        "wall clock, best of 3 interleaved rounds, frames checked identical"
+    )
+    for table in TABLES:
+        best = engines(paths, table)
+        old = best["old processes"]
+        print(f"  {table}")
+        for name, t in best.items():
+            print(
+                f"    {name:<15} {t:7.2f} s   {best['serial'] / t:5.2f}x serial's speed   "
+                f"{t / old:5.2f}x the old engine's time"
+            )
+    sub = paths[: min(len(paths), 40)]
+    for table in TABLES:
+        t0, t1, t2, how = index_round_trip(sub, table)
+        print(
+            f"  index ({table}, {len(sub)} agents): fresh {t0:.2f} s, first run {t1:.2f} s, "
+            f"second {t2:.2f} s; first run / second run: {how}"
+        )
+
+
+if __name__ == "__main__":
+    run("--quick" in sys.argv)
