@@ -519,7 +519,7 @@ def test_usage_over_a_folder_of_every_format_counts_the_session_once() -> None:
     one session, its 14 turns and its subagent's 2 calls (compaction calls are not counted, as
     for every format), under its own id."""
     from adfkit._core.registry import discover
-    from adfkit._facade.usage_fleet import usage_fleet
+    from adfkit._facade.usage.reading import usage_fleet
 
     found = discover(str(RECORDED.parent.parent))
     with warnings.catch_warnings():

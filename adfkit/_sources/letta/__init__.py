@@ -34,7 +34,7 @@ def claims(probe: Probe) -> bool:
     return not probe.is_dir and is_agent_file_head(probe.head)
 
 
-def open_file(path: str | os.PathLike[str], member: str | None = None, **options: Any) -> Any:
+def open_session(path: str | os.PathLike[str], member: str | None = None, **options: Any) -> Any:
     """The agent of the file as a :class:`.source.LettaSource`, or all of them (a
     :class:`.source.LettaFile`) when it holds several; ``member``: the one with that name (or
     in-file id). Option ``max_bytes`` (others are ignored)."""
@@ -101,7 +101,7 @@ SPEC = FormatSpec(
         "(a Letta agent file; older: one agent's object with in_context_message_indices)"
     ),
     claims=claims,
-    open=open_file,
+    open=open_session,
     find=find,
     list_sessions=list_sessions,
     default_root=DEFAULT_ROOT,

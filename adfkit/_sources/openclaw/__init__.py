@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from adfkit._core.model_catalog import context_window, maker_of
 from adfkit._core.registry import FormatSpec, Probe, Rule
-from adfkit._sources.openclaw.files import STORE_NAME, find, is_session_file, is_store
+from adfkit._sources.openclaw import files
+from adfkit._sources.openclaw.files import STORE_NAME, is_session_file, is_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +104,7 @@ class Store(Sequence["TranscriptSource"]):
         self.db.close()
 
 
-def open_input(
+def open_session(
     path: str | os.PathLike[str], member: str | None = None, **options: Any
 ) -> TranscriptSource | Store:
     """A store's sessions (:class:`Store`), one of them (``member``), or a session file."""
@@ -172,8 +173,9 @@ def provider(model: str | None) -> str | None:
     return maker_of(model)
 
 
-def _find(folder: Path) -> Iterator[Path]:
-    return find(folder)
+def find(folder: Path) -> Iterator[Path]:
+    """OpenClaw's stores and session files directly in ``folder``."""
+    return files.find(folder)
 
 
 SPEC = FormatSpec(
@@ -184,8 +186,8 @@ SPEC = FormatSpec(
         "OpenClaw's sessions.json"
     ),
     claims=claims,
-    open=open_input,
-    find=_find,
+    open=open_session,
+    find=find,
     list_sessions=list_sessions,
     default_root=DEFAULT_ROOT,
     compaction_rule=compaction_rule,

@@ -36,7 +36,7 @@ def claims(probe: Probe) -> bool:
     return is_store(probe.name, False, probe.head) or is_export(probe.head)
 
 
-def open_store(path: str | os.PathLike[str], member: str | None = None, **options: Any) -> Any:
+def open_session(path: str | os.PathLike[str], member: str | None = None, **options: Any) -> Any:
     """The store's sessions (:class:`.source.OpenCodeSessions`), or the one named ``member``;
     an export document's one session. Options: ``timeout``, ``warn`` (others are ignored)."""
     from adfkit._sources.opencode.source import open_export, open_member, open_sessions
@@ -103,7 +103,7 @@ SPEC = FormatSpec(
         "a file named opencode.db, or a SQLite database holding OpenCode's message and part tables"
     ),
     claims=claims,
-    open=open_store,
+    open=open_session,
     find=find,
     list_sessions=list_sessions,
     default_root=DEFAULT_ROOT,
