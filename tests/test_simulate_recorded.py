@@ -91,7 +91,8 @@ def test_gemini_cli_compresses_on_the_last_prompt_per_process() -> None:
     seqs = [int(q) for q in res.calls["seq"]]
     after = [seqs[seqs.index(int(b)) - 1] for b in auto["before_call"]]
     got = [int(calls.loc[q, "tokens_input_real"]) for q in after]
-    assert got == _inputs_before_compressions("gemini-cli") == [20_311, 20_028]
+    want = _inputs_before_compressions("gemini-cli")  # the request log's prompt tokens
+    assert got == want and len(want) == 2
     assert after == [24, 39]  # the calls the chat's compressions follow
     # each of the 5 turns is a process of its own (the recording's notes): its first call
     turns = [c["phase"] for c in _truth("gemini-cli")["per_call"]]
