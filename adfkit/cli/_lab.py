@@ -71,11 +71,10 @@ def cmd_lab(args: argparse.Namespace) -> int:
     ADFKIT_LLM_API_KEY, ANTHROPIC_API_KEY or OPENAI_API_KEY), or a registered one; default:
     the five built-in deterministic ones) and the new window is scored: recall of the items
     needed again after the compaction that it keeps (the loss ledger's rule), its tokens, and
-    what the
-    compaction call and the cache rewrite cost. --plot FILE draws recall against tokens kept,
-    one point per compactor (the recorded one a star); --dataset DIR writes every
-    compaction as a dataset record (the window before, the summary, the swept items and
-    which were needed again, costs), redacted, as Parquet and JSON lines with a datasheet.
+    what the compaction call and the cache rewrite cost. --plot FILE draws recall against
+    tokens kept, one point per compactor (the recorded one a star); --dataset DIR writes every
+    compaction as a dataset record (the window before, the summary, the swept items and which
+    were needed again, costs), redacted, as Parquet and JSON lines with a datasheet.
 
     Example: adfkit lab ~/.claude/projects --compactor recorded --compactor mask:keep=5
     """
