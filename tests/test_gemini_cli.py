@@ -82,6 +82,62 @@ def test_the_resume_stub_opens_the_same_session(agent: adfkit.AgentFile) -> None
     assert "resume_stub" in set(checks["check"])
 
 
+def _results(content: Any) -> list[dict[str, Any]]:
+    """The tool_result blocks of a row's content (JSON) or of a logged message."""
+    blocks = json.loads(content) if isinstance(content, str) else content["content"]
+    return [b for b in blocks if b["type"] == "tool_result"]
+
+
+def _log_of(chats: Path) -> list[dict[str, Any]]:
+    """The request log of the recording whose chats folder is ``chats``."""
+    with (chats.parents[4] / "requests.jsonl").open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+ONE_FILE = RECORDED.with_name("0.61.0-one-file") / "home" / ".gemini" / "tmp" / "demo" / "chats"
+
+
+def test_resumes_into_the_first_file_are_no_compactions() -> None:
+    """All five turns started in one minute (``ADFKIT_GEMINI_ONE_MINUTE=1``): each resumed
+    process appended its own header and a $set of the list holding only the session context
+    to the one chat file, then $set sessionId and the whole list. Those lists are skipped (an
+    info finding at each, found here as the line after a header that is not the first line):
+    the compactions are the two $set lists holding a new <state_snapshot> message (lines 50
+    and 83; the resumes' lists hold the last one again), each prompt is one row, and each tool
+    output is held as often as the request log sent it at most (skipped lists read as the
+    conversation's made the chat's rows leave and come back as new rows: 81 rows, not 40)."""
+    (chat,) = ONE_FILE.glob("session-*.jsonl")
+    lines = [json.loads(x) for x in chat.read_text(encoding="utf-8").splitlines()]
+    headers = [n for n, r in enumerate(lines, 1) if "projectHash" in r and n > 1]
+    summaries = {  # a <state_snapshot> message's id -> the first list holding it
+        m["id"]: n
+        for n, r in reversed(list(enumerate(lines, 1)))
+        for m in r.get("$set", {}).get("messages", [])
+        if "<state_snapshot>" in json.dumps(m)
+    }
+    prompts = [r for r in lines if r.get("type") == "user" and "task-g" in json.dumps(r)]
+    a = _open(chat)
+    c = a.compactions()
+    assert sorted(summaries.values()) == [50, 83]
+    assert len(c) == len(summaries)
+    assert c["kind"].tolist() == ["auto", "auto"]
+    h = a.history()
+    assert sum(h["text"].str.contains("task-g").fillna(False)) == len(prompts) == 5
+    # each tool output as many times as the request that sent it most often held it (0.61
+    # sends a resumed chat's tool outputs twice)
+    held = Counter(b.get("tool_use_id") for x in h["content"] for b in _results(x))
+    sent: Counter[str] = Counter()
+    for x in _log_of(ONE_FILE):
+        first = x["call"]["messages"][0]["content"][0] if x["kind"] == "turn" else {}
+        if x["kind"] == "turn" and not first.get("text", "").startswith("task-s1"):  # subagent
+            sent |= Counter(b["tool_use_id"] for m in x["call"]["messages"] for b in _results(m))
+    assert held == sent and sum(sent.values()) == 19
+    assert len(h) == 40
+    checks = a.integrity()
+    stubs = checks[checks["check"] == "resume_stub"]["detail"].str.extract(r"^line (\d+):")[0]
+    assert stubs.astype(int).tolist() == [n + 1 for n in headers] == [18, 41, 61, 74]
+
+
 def test_compressions_sweep_what_the_set_lines_dropped(agent: adfkit.AgentFile) -> None:
     """Two compressions (the $set lines 46 and 75 of the chat): each has its summary (a new
     <state_snapshot> message), sweeps the rows the list no longer holds (21, then 15: the

@@ -17,18 +17,23 @@ from adfkit._core.registry import discover
 RECORDED = Path(__file__).parent / "fixtures" / "recorded"
 
 
+def _folder(name: str) -> Path:
+    """The recording of ``name`` (one version recorded; a variant of its layout,
+    ``<version>-<layout>``, beside it is left out)."""
+    (folder,) = [d for d in (RECORDED / name).iterdir() if "-" not in d.name]
+    return folder
+
+
 def _agent(name: str) -> adfkit.AgentFile:
-    """The one agent file of the recording of ``name`` (one version recorded)."""
-    (folder,) = (RECORDED / name).iterdir()
-    (path,) = discover(folder / "home").inputs
+    """The one agent file of the recording of ``name``."""
+    (path,) = discover(_folder(name) / "home").inputs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return adfkit.open(path)
 
 
 def _truth(name: str) -> dict[str, Any]:
-    (folder,) = (RECORDED / name).iterdir()
-    return json.loads((folder / "truth.json").read_text())
+    return json.loads((_folder(name) / "truth.json").read_text())
 
 
 def _compaction_input(name: str) -> int:

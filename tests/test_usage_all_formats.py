@@ -74,7 +74,8 @@ def _expected(root: Path) -> dict[str, int]:
 def every_format(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("all-formats")
     for home in sorted(RECORDED.glob("*/*/home")):
-        shutil.copytree(home, root / "recorded" / home.parent.parent.name, symlinks=True)
+        dest = root / "recorded" / home.parent.parent.name / home.parent.name
+        shutil.copytree(home, dest, symlinks=True)
     shutil.copytree(SAMPLES, root / "samples", symlinks=True)
     return root
 

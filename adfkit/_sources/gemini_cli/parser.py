@@ -36,11 +36,16 @@ checked on files its release wrote against a recording model server, tests/fixtu
   their outputs, the window holds them cleared. ``$rewindTo`` takes the rows from that
   message on out of the conversation (an abandoned branch,
   :meth:`~TranscriptSource.branches`).
-- **Resumes.** ``--resume`` appends to the session's first file; a resumed process can also
-  write a file of its own (``session-<minute>-<id>.jsonl``, same ``sessionId``) holding only
-  the header and the session context. The session's files are read together (the first one
+- **Resumes.** A resumed process first writes, as a new session would, its own header and a
+  ``$set`` of the list holding only the session context into the file named by the minute it
+  started; then it takes up the session (``$set`` of ``sessionId``, then the whole list) in
+  the session's first file. Started in another minute, its header and context make a file of
+  its own (``session-<minute>-<id>.jsonl``, same ``sessionId``); in the first file's minute,
+  they are appended to the first file. The session's files are read together (the first one
   first); a further file whose messages are all in the list already adds nothing
-  (``resume_stub``, info).
+  (``resume_stub``, info), and a header once the session has messages opens what a stub holds:
+  a ``$set`` of the list before the resume's ``sessionId`` is not the conversation's (skipped,
+  ``resume_stub``; read as the list, the chat's rows left it and came back as new rows).
 """
 
 from __future__ import annotations
@@ -217,6 +222,8 @@ class _State:
     #: call is the next one; those first calls.
     new_process: bool = False
     first_calls: list[_GRow] = field(default_factory=list)
+    #: A resumed process's own header came, its ``sessionId`` not yet (module docstring).
+    resuming: bool = False
 
     def last_with(self, mid: str, mtype: Any) -> _GRow | None:
         for r in reversed(self.window):
@@ -446,7 +453,16 @@ def _patch(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
     upd = rec["$set"]
     if not isinstance(upd, dict):
         raise CorruptFileError(f"line {line}: $set holds no object", path=st.path)
-    if "messages" in upd:
+    if "sessionId" in upd:
+        st.resuming = False
+    if "messages" in upd and st.resuming:
+        fnd.add(
+            "resume_stub",
+            "info",
+            line,
+            "a resumed process's own session context, before it takes up the session; skipped",
+        )
+    elif "messages" in upd:
         if not isinstance(upd["messages"], list):
             raise CorruptFileError(
                 f"line {line}: $set messages is not a list: the message list after it is unknown",
@@ -464,8 +480,10 @@ def _record(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
     elif "$rewindTo" in rec:
         _rewind(rec["$rewindTo"], line, st)
     elif is_message(rec):
+        st.resuming = False
         _message(rec, line, st)
     elif is_header(rec):
+        st.resuming = bool(st.rows)  # a resumed process's own header (module docstring)
         for k in ("sessionId", "projectHash", "startTime", "kind"):
             if isinstance(rec.get(k), str):
                 st.meta.setdefault(k, rec[k])

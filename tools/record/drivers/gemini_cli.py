@@ -15,12 +15,17 @@ the session's first file appends them to that file, one started in another minut
 file of that minute (its turn goes into the first file). Left to the clock, the layout and even
 the requests changed from run to run (a resume in the first file's minute sends no duplicated
 tool results; all five turns in one minute left no stub), so turn 1 starts in one minute and
-turns 2-5 in the next: always the chat (one header) and one stub (four)."""
+turns 2-5 in the next: always the chat (one header) and one stub (four).
+
+``ADFKIT_GEMINI_ONE_MINUTE=1`` records the other layout instead, into ``<VERSION>-one-file``:
+all five turns start in one minute, so every resume appends its header and session context
+to the one chat file and no stub is written."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 from ..drive import PROJECT, Context, Recorded, next_minute, npm_install, run, this_minute
@@ -31,6 +36,8 @@ AGENT = "gemini-cli"
 PACKAGE = "@google/gemini-cli"
 VERSION = "0.61.0"
 MODEL = "gemini-2.5-flash"
+#: Every turn starts in one minute: the one-file layout, recorded as ``<VERSION>-one-file``.
+ONE_MINUTE = os.environ.get("ADFKIT_GEMINI_ONE_MINUTE") == "1"
 THRESHOLD = 0.018  # of 1,048,576: compress from 18,874 prompt tokens
 
 #: getCompressionPrompt (the system prompt of both compression calls).
@@ -130,11 +137,12 @@ def record(ctx: Context) -> Recorded:
         ]
         minute = 0
         for i, (phase, flags, prompt) in enumerate(prompts):
-            if i < 2:
+            if i == 0 or (i == 1 and not ONE_MINUTE):
                 minute = next_minute()
             elif this_minute() != minute:
+                which = "all turns" if ONE_MINUTE else "turns 2-5"
                 raise RuntimeError(
-                    f"gemini {phase}: turns 2-5 must start within one minute (the layout of "
+                    f"gemini {phase}: {which} must start within one minute (the layout of "
                     "the chat files depends on it); this machine was too slow, run it again"
                 )
             rec.phase(phase)
@@ -145,11 +153,16 @@ def record(ctx: Context) -> Recorded:
     chats = sorted(p for p in (config / "tmp").rglob("*") if p.is_file() and "chats" in p.parts)
     _neutral_hash(chats, ctx.project)
     return Recorded(
-        VERSION,
+        f"{VERSION}-one-file" if ONE_MINUTE else VERSION,
         [config / "projects.json", *chats],
         notes=[
             "Gemini CLI 0.61.0 headless (-p, stream-json), model gemini-2.5-flash; each turn a "
             "new process with --resume latest.",
+            *(
+                ["All five turns started in one minute: each resume appended to the one chat file."]
+                if ONE_MINUTE
+                else []
+            ),
             f"Automatic compression: model.compressionThreshold {THRESHOLD} of the model's "
             "1,048,576-token limit.",
             "Each compression is two calls (the summary, then 'Critically evaluate the "
