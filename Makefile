@@ -25,11 +25,8 @@ SESSION := sample_agents/claude-code/projects/-home-user-work-webapp/24422850-ab
 #: One sample of each other format present in sample_agents/ (tools/one_per_format.py: every
 #: format the registry knows that has a sample there; an input of several agents by its first).
 OTHERS = $$($(BIN)/python -m tools.one_per_format sample_agents --skip adf,claude_code)
-#: Every sample agent, of every format.
-ALL_SAMPLES := sample_agents/*.adf sample_agents/claude-code/projects/*/*.jsonl \
-  sample_agents/codex/sessions/*/*/*/*.jsonl* sample_agents/inspect/*.eval \
-  sample_agents/openhands/conversations/* sample_agents/pi/sessions/*/*.jsonl \
-  sample_agents/copilot_cli/session-state/* sample_agents/letta/*.af
+#: Every sample agent, of every format: the folder, found by the one discovery rule.
+ALL_SAMPLES := sample_agents
 
 demo: $(STAMP)
 	$(BIN)/adfkit info sample_agents/long-runner.adf
