@@ -36,7 +36,6 @@ not in :data:`DEFAULT` (it calls a model).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -50,6 +49,7 @@ from adfkit._analysis.windows import (
     Message,
 )
 from adfkit._base.errors import AdfError
+from adfkit._base.plugins import entry_point_objects
 from adfkit._core.rows import block_text
 
 #: Kinds of message a person (or the compaction) wrote: each starts a turn.
@@ -207,16 +207,9 @@ def _load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINTS):
-        try:
-            got = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break adfkit
-            warnings.warn(f"adfkit compactor {ep.value!r} cannot be loaded: {exc}", stacklevel=3)
-            continue
-        if callable(got) and ep.name not in BUILTIN:
-            _REGISTERED.setdefault(ep.name, got)
+    for name, got in entry_point_objects(ENTRY_POINTS, "compactor"):
+        if callable(got) and name not in BUILTIN:
+            _REGISTERED.setdefault(name, got)
 
 
 def compactor_names() -> list[str]:

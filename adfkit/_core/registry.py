@@ -30,6 +30,7 @@ import orjson
 
 from adfkit._base.errors import AdfError, UnknownFormatError
 from adfkit._base.files import expand_glob, open_text_stream
+from adfkit._base.plugins import entry_point_objects
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -302,18 +303,7 @@ def _load_plugins() -> None:
     if _PLUGINS_LOADED:
         return
     _PLUGINS_LOADED = True
-    from importlib.metadata import entry_points
-
-    for ep in entry_points(group=ENTRY_POINTS):
-        try:
-            got = ep.load()
-        except Exception as exc:  # noqa: BLE001 - a broken plug-in must not break adfkit
-            import warnings
-
-            warnings.warn(
-                f"adfkit format plug-in {ep.value!r} cannot be loaded: {exc}", stacklevel=3
-            )
-            continue
+    for _, got in entry_point_objects(ENTRY_POINTS, "format plug-in"):
         if isinstance(got, FormatSpec) and got.name not in BUILTIN:
             _REGISTERED.setdefault(got.name, got)
 
