@@ -5,7 +5,8 @@
 Builds each case under a temporary folder, then runs ``adfkit info`` (or the case's own
 command) with the interpreter of ``CHECKOUT/.venv`` on ``CHECKOUT``'s adfkit (default: this
 checkout; give ``/work/main`` for the figures before a change), one child per case, killed after
-``--timeout`` seconds. Prints one line per case: wall seconds, the child's peak RSS (``wait4``),
+``--timeout`` seconds (wall). Prints one line per case: wall seconds, the child's CPU seconds
+(user + system, ``wait4``: what the case costs, whatever else the machine runs), its peak RSS,
 exit status and the first line of its stderr.
 """
 
@@ -132,8 +133,9 @@ CASES: dict[str, Callable[[Path], list[str]]] = {
 }
 
 
-def run(repo: Path, argv: list[str], timeout: float) -> tuple[float, float, str, str]:
-    """Run ``adfkit ARGV`` from ``repo``; (seconds, peak RSS MiB, status, first stderr line)."""
+def run(repo: Path, argv: list[str], timeout: float) -> tuple[float, float, float, str, str]:
+    """Run ``adfkit ARGV`` from ``repo``; (wall seconds, CPU seconds, peak RSS MiB, status,
+    first stderr line)."""
     py = repo / ".venv" / "bin" / "python"
     py = py if py.exists() else Path(sys.executable)  # another checkout run on this venv
     code = f"import sys; sys.path.insert(0, {str(repo)!r}); from adfkit.cli import main; "
@@ -156,7 +158,8 @@ def run(repo: Path, argv: list[str], timeout: float) -> tuple[float, float, str,
         secs = time.perf_counter() - t0
         err.seek(0)
         first = err.read().decode(errors="replace").strip().splitlines()[:1]
-    return secs, ru.ru_maxrss / 1024, status, (first[0] if first else "")[:160]
+    cpu = ru.ru_utime + ru.ru_stime
+    return secs, cpu, ru.ru_maxrss / 1024, status, (first[0] if first else "")[:160]
 
 
 def main() -> None:
@@ -177,8 +180,9 @@ def main() -> None:
                 capture_output=True, text=True, check=True,
             )  # fmt: skip
             argv = json.loads(built.stdout)
-            secs, rss, status, err = run(args.repo.resolve(), argv, args.timeout)
-            print(f"{name:28} {secs:7.1f} s {rss:8.0f} MiB  {status}  {err}", flush=True)
+            secs, cpu, rss, status, err = run(args.repo.resolve(), argv, args.timeout)
+            line = f"{name:28} {secs:7.1f} s {cpu:7.1f} s-cpu {rss:8.0f} MiB  {status}  {err}"
+            print(line, flush=True)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 

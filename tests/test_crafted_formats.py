@@ -556,7 +556,8 @@ def test_h415_a_text_of_millions_of_empty_objects_in_every_format(tmp_path, caps
 def test_h416_peak_memory_of_the_bombs_in_a_child():
     """``benchmarks/hostile.py`` cases (100 MB of ``{}`` as an Inspect header and sample, 3 x
     30 MB OpenHands event files, 2 x 60 MB pi and Copilot CLI lines; 3.3-3.5 GB on main), run in
-    a child each: every peak RSS under 1 GiB and every case under 20 s is checked where the
+    a child each: every peak RSS under 1 GiB and every case under 20 s of the child's CPU time
+    (not wall time, which a loaded machine stretches: it failed once so) is checked where the
     machine allows (skipped under ``ADFKIT_SKIP_HEAVY``)."""
     if os.environ.get("ADFKIT_SKIP_HEAVY"):
         pytest.skip("ADFKIT_SKIP_HEAVY set")
@@ -565,13 +566,14 @@ def test_h416_peak_memory_of_the_bombs_in_a_child():
 
     script = SAMPLES.parent / "benchmarks" / "hostile.py"
     cases = ["pi-2x60MB-lines-of-{}"]
-    done = subprocess.run([sys.executable, str(script), "--timeout", "20", *cases],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run([sys.executable, str(script), "--timeout", "300", *cases],
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line.split() for line in done.stdout.strip().splitlines()]
     assert len(rows) == 1, done.stdout
     for r in rows:
-        assert float(r[1]) < 20 and float(r[3]) < 1024, r
+        assert r[7:9] == ["exit", "0"], r
+        assert float(r[3]) < 20 and float(r[5]) < 1024, r  # CPU seconds, MiB
 
 
 def test_h417_openhands_subagents_linking_to_ancestors(tmp_path):
