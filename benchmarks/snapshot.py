@@ -24,38 +24,30 @@ import pandas as pd
 
 import adfkit
 from adfkit._core import registry
+from adfkit._facade import catalog
 from adfkit._sources.pi.files import NAME as PI_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "fixtures"
 
-#: Table name -> how to get it from an open agent.
-TABLES: dict[str, Callable[[Any], Any]] = {
-    "history": lambda a: a.history(errors="ignore"),
-    "loop": lambda a: a.loop(),
-    "events": lambda a: a.events(),
-    "audit": lambda a: a.audit(),
-    "replay": lambda a: a.replay(),
-    "composition": lambda a: a.composition(),
-    "compactions": lambda a: a.compactions(),
-    "usage": lambda a: a.usage(),
-    "integrity": lambda a: a.integrity(),
+#: Tables that are not in the catalog, and how to get them from an open agent.
+EXTRA: dict[str, Callable[[Any], Any]] = {
     "config": lambda a: a.config(),
     "info": lambda a: a.info(),
     "meta": lambda a: a.meta(),
-    "observe": lambda a: a.observe().turns,
     "simulate": lambda a: adfkit.simulate(a, adfkit.ThresholdPolicy()).events,
     "simulate_calls": lambda a: adfkit.simulate(a, adfkit.SlidingWindowPolicy(20_000)).calls,
-    "forgetting": lambda a: a.forgetting(),
-    "compaction_ledger": lambda a: a.compaction_ledger(),
-    "item_survival": lambda a: a.item_survival(),
-    "compaction_cache": lambda a: a.compaction_cache(),
-    "recovery": lambda a: a.recovery(),
-    "compaction_audit": lambda a: a.compaction_audit(),
-    "refetches": lambda a: a.refetches(),
-    "calls": lambda a: a.calls(),
-    "mind_history": lambda a: a.mind_history(),
 }
+
+
+def tables() -> dict[str, Callable[[Any], Any]]:
+    """Table name -> how to get it: every table of the catalog that ``export()`` writes (the
+    one list of tables, built with the arguments export builds it with), then :data:`EXTRA`."""
+
+    def build(table: catalog.Table) -> Callable[[Any], Any]:
+        return lambda a: table.build(a, **dict(table.export or {}))
+
+    return {t.name: build(t) for t in catalog.exported()} | EXTRA
 
 
 #: The formats found by their own ``find`` (every format but the first three, whose files the
@@ -114,7 +106,7 @@ def tables_of(path: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - the error is part of the snapshot
             return {"open": f"{type(exc).__name__}: {exc}"}
         with agent:
-            for name, get in TABLES.items():
+            for name, get in tables().items():
                 try:
                     value = get(agent)
                 except Exception as exc:  # noqa: BLE001
