@@ -9,6 +9,9 @@ from typing import Any
 
 @dataclass(slots=True)
 class Call:
+    """One ``ModelEvent``: its input messages, the rows they are (``seqs``; None: no row), the
+    rows it holds edited, the row its output is, whether it is a summarizer's."""
+
     index: int  # 0-based position in sample.events
     ev: dict[str, Any]
     inputs: list[dict[str, Any]]
