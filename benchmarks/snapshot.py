@@ -50,15 +50,20 @@ def tables() -> dict[str, Callable[[Any], Any]]:
     return {t.name: build(t) for t in catalog.exported()} | EXTRA
 
 
-#: The formats found by their own ``find`` (every format but the first three, whose files the
-#: globs below list as the first snapshots did); an input holding several agents gives each.
-FOUND = ("inspect_eval", "openhands", "pi", "copilot_cli")
+#: The formats whose files the globs below list (as the first snapshots did); every other
+#: format's inputs are found by its own ``find``, and an input holding several agents gives each.
+GLOBBED = ("adf", "claude_code", "codex")
 
 
 def agents() -> Iterator[str]:
+    """Each agent of :func:`listed` once, in its order."""
+    yield from dict.fromkeys(listed())
+
+
+def listed() -> Iterator[str]:
     """The sample agents, then the fixtures when ``../shared`` is present (``PATH#MEMBER`` for
     one agent of an input that holds several)."""
-    roots = [ROOT / "sample_agents"]
+    roots = [ROOT / "sample_agents", ROOT / "tests" / "fixtures"]
     yield from map(str, sorted(roots[0].glob("*.adf")))
     yield from map(str, sorted((roots[0] / "claude-code").rglob("*.jsonl")))
     yield from map(str, sorted((roots[0] / "codex").rglob("rollout-*.jsonl*")))
@@ -72,16 +77,17 @@ def agents() -> Iterator[str]:
                 if p.is_file() and p.name.endswith((".jsonl", ".jsonl.zst"))
             )
     folders = [Path(d) for root in roots for d, _, _ in os.walk(root)]
-    for name in FOUND:
-        spec = registry.spec(name)
-        for path in sorted({p for folder in folders for p in spec.find(folder)}):
+    fixtures = [Path(d) for d, _, _ in os.walk(roots[1])]  # the test's own (recordings)
+    for spec in registry.specs():
+        where = fixtures if spec.name in GLOBBED else folders
+        for path in sorted({p for folder in where for p in spec.find(folder)}):
             if not spec.many:
                 yield str(path)
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                names = adfkit.open(path).names
-            yield from (f"{path}#{member}" for member in names)
+                names = getattr(adfkit.open(path), "names", None)
+            yield from (f"{path}#{member}" for member in names) if names else [str(path)]
     if SHARED.is_dir():  # a real pi session under a name of its own, not pi's
         yield from sorted(str(p) for p in (SHARED / "pi").glob("*.jsonl") if not pi_named(p))
 
