@@ -13,8 +13,10 @@ processes it waited for, best of the rounds): on a shared, loaded machine the wa
 how much of the cores the others left, the CPU time what each engine costs. ``on N free cores``
 is the speed-up the pool would give at most where its N workers each had a core of their own
 (N times serial's CPU time over the pool's, the work shared evenly): the gain the wall clock can
-show only on a quiet machine. Below ``fleet.SMALL_FLEET_BYTES`` of input (``--quick``) the
-process engine runs serially, and the section says so.
+show only on a quiet machine, and less than that where serial is not one core's work (serially,
+the ADF reader decodes audit blobs in a thread beside the loader's; a worker does not). Below
+``fleet.SMALL_FLEET_BYTES`` of input (``--quick``) the process engine runs serially, and the
+section says so.
 
 Usage: ``python benchmarks/run.py --only engines [--quick]``, or this file directly.
 """
