@@ -252,7 +252,7 @@ def usage(src: AgentSource, *, prices: PricesArg = None) -> pd.DataFrame:
       ``price_cache_write_1h`` (float64: USD per million as charged, a missing cache rate
       filled as :class:`Price` says; NaN when unpriced)
     - ``cost_usd`` (float64, NaN when unpriced or the split is unknown), ``cum_cost_usd``
-      (float64: running sum of the known costs, :func:`adfkit._base.totals.cost_total`'s rule)
+      (float64: running sum of the known costs)
 
     Raises
     ------
