@@ -8,6 +8,16 @@ ratios are against the old engine, measured in the same run. The frames are chec
 to the serial run's. Then the Parquet index: a first and a second run of ``cache=`` against a
 fresh read, frames checked identical (types included).
 
+Beside the wall clock, each engine's CPU time (user + system of this process and of the worker
+processes it waited for, best of the rounds): on a shared, loaded machine the wall clock says
+how much of the cores the others left, the CPU time what each engine costs. ``on N free cores``
+is the speed-up the pool would give at most where its N workers each had a core of their own
+(N times serial's CPU time over the pool's, the work shared evenly): the gain the wall clock can
+show only on a quiet machine, and less than that where serial is not one core's work (serially,
+the ADF reader decodes audit blobs in a thread beside the loader's; a worker does not). Below
+``fleet.SMALL_FLEET_BYTES`` of input (``--quick``) the process engine runs serially, and the
+section says so.
+
 Usage: ``python benchmarks/run.py --only engines [--quick]``, or this file directly.
 """
 
@@ -16,6 +26,7 @@ from __future__ import annotations
 import functools
 import os
 import random
+import resource
 import shutil
 import sys
 import tempfile
@@ -76,23 +87,36 @@ def timed(fn) -> tuple[float, object]:
     return time.perf_counter() - t, out
 
 
-def engines(paths: list[str], table: str, rounds: int = 3) -> dict[str, float]:
+def cpu() -> float:
+    """CPU seconds so far of this process and of the (worker) processes it waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def engines(
+    paths: list[str], table: str, rounds: int = 3
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Best wall time and best CPU time of each engine over ``rounds`` interleaved rounds."""
     runs = {
         "serial": lambda: fleet.load_fleet(paths, table, engine="serial", progress=False).df,
         "old processes": lambda: legacy(paths, table),
         "processes": lambda: fleet.load_fleet(paths, table, engine="processes", progress=False).df,
     }
     best = dict.fromkeys(runs, float("inf"))
+    best_cpu = dict.fromkeys(runs, float("inf"))
     ref = None
     for _ in range(rounds):  # interleaved: the machine is shared
         for name, fn in runs.items():
+            c = cpu()
             t, df = timed(fn)
+            best_cpu[name] = min(best_cpu[name], cpu() - c)
             best[name] = min(best[name], t)
             if ref is None:
                 ref = df
             else:
                 pd.testing.assert_frame_equal(ref, df, check_exact=True)
-    return best
+    return best, best_cpu
 
 
 def index_round_trip(paths: list[str], table: str) -> tuple[float, float, float, str]:
@@ -135,18 +159,31 @@ def run(quick: bool) -> None:
     paths = agents(root, 40 if quick else 200)
     mb = sum(os.path.getsize(p) for p in paths) / 1e6
     cores = os.cpu_count() or 1
+    load = os.getloadavg()[0]
     print(
-        f"load_fleet on each engine: {len(paths)} generated agents ({mb:,.0f} MB), {cores} cores, "
-        "wall clock, best of 3 interleaved rounds, frames checked identical"
+        f"load_fleet on each engine: {len(paths)} generated agents ({mb:,.0f} MB), {cores} cores "
+        f"(load average {load:.1f}), wall clock and CPU time (this process and its workers), "
+        "best of 3 interleaved rounds, frames checked identical"
     )
+    small = fleet.small_fleet(paths)
+    if small:
+        print(
+            f"  (below {fleet.SMALL_FLEET_BYTES >> 20} MB of input the process engine runs "
+            "serially: `processes` is serial here)"
+        )
     for table in TABLES:
-        best = engines(paths, table)
+        best, best_cpu = engines(paths, table)
         old = best["old processes"]
         print(f"  {table}")
         for name, t in best.items():
+            c = best_cpu[name]
+            n = 1 if name == "serial" or (name == "processes" and small) else cores
+            free = n * best_cpu["serial"] / c
             print(
                 f"    {name:<15} {t:7.2f} s   {best['serial'] / t:5.2f}x serial's speed   "
-                f"{t / old:5.2f}x the old engine's time"
+                f"{t / old:5.2f}x the old engine's time   CPU {c:7.2f} s "
+                f"({c / best_cpu['serial']:4.2f}x serial's; {free:4.2f}x serial's speed on "
+                f"{cores} free cores)"
             )
     sub = paths[: min(len(paths), 40)]
     for table in TABLES:

@@ -270,6 +270,27 @@ def test_the_index_gives_back_the_frame_of_a_fresh_read(tmp_path, table):
         assert _cell_types(got) == _cell_types(fresh)
 
 
+def _exported_tables() -> list[str]:
+    from adfkit._facade.catalog import exported
+
+    return [t.name for t in exported() if t.name not in ROUND_TRIP]
+
+
+@pytest.mark.parametrize("table", _exported_tables())
+def test_every_table_of_the_catalog_comes_back_from_the_index(tmp_path, table):
+    """Issue 37/38: every table the index keeps (the catalog's, beyond :data:`ROUND_TRIP`),
+    read back from its Parquet parts, equals a fresh read: values, dtypes and the type of every
+    cell (an ADF agent with compactions, a Claude Code folder, a Codex folder)."""
+    paths = [str(sample("forgetful")), str(SAMPLES / "claude-code"), str(SAMPLES / "codex")]
+    fresh, errors = load_fleet(paths, table, engine="serial", progress=False)
+    assert errors.empty
+    for _ in range(2):  # the run that writes the index, then the one that reads it
+        got, errors = load_fleet(paths, table, engine="serial", cache=tmp_path / "ix")
+        assert errors.empty
+        pd.testing.assert_frame_equal(fresh, got, check_exact=True)
+        assert _cell_types(got) == _cell_types(fresh)
+
+
 def test_an_export_reads_back_with_its_tuples(tmp_path):
     """export's Parquet files, read with the index's reader, give the table back exactly."""
     from adfkit._facade.index import read_parquet

@@ -22,7 +22,7 @@ from adfkit import load_fleet
 from adfkit._core.prices import load_prices
 from adfkit._core.registry import recognise
 from adfkit._facade.usage import reading as uf
-from adfkit._facade.usage.days import float_sum, frame_rows
+from adfkit._facade.usage.days import frame_rows
 from adfkit._sources.claude_code.parser import parse_claude_code
 from adfkit._sources.codex.parser import parse_codex
 from adfkit._sources.transcript import figures
@@ -167,14 +167,6 @@ def test_processes_give_what_serial_gives(monkeypatch) -> None:
     paths = [str(p) for p in SAMPLE_FILES]
     serial = uf.usage_fleet(paths, engine="serial")
     assert _same(list(uf.usage_fleet(paths, engine="processes")), list(serial))
-
-
-def test_float_sum_is_numpys() -> None:
-    rng = random.Random(23)
-    for _ in range(3000):
-        n = rng.choice([rng.randint(0, 20), rng.randint(100, 700)])
-        xs = [round(rng.random() * rng.choice([1, 10, 1000]), 8) for _ in range(n)]
-        assert float_sum(xs) == float(np.array(xs, dtype="float64").sum())
 
 
 def _copy_sessions(tmp_path: Path) -> Path:

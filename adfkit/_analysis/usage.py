@@ -15,6 +15,7 @@ import pandas as pd
 
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.errors import AdfWarning
+from adfkit._base.totals import running_cost_totals
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order
 from adfkit._core.history import reappended_copies
 from adfkit._core.prices import _RATES, cost_warning, costs, unpriced
@@ -108,7 +109,7 @@ def usage_frame(
     for i, k in enumerate(_RATES):
         cols[f"price_{k}"] = rates[:, i]
     cols["cost_usd"] = cost
-    cols["cum_cost_usd"] = np.cumsum(np.nan_to_num(cost, nan=0.0))
+    cols["cum_cost_usd"] = np.array(running_cost_totals(cost.tolist()), dtype="float64")
     df = pd.DataFrame(cols)
     tokened = df[_TOKEN_COLS].notna().any(axis=1).to_numpy(dtype=bool)
     # a call with no tokens has no cost whatever its price: not a missing price

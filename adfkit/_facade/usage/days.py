@@ -10,8 +10,10 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, NamedTuple
+
+from adfkit._base.totals import cost_total
 
 #: Columns of :func:`adfkit._facade.usage.frames.usage_days` (after the ``label``, ``agent`` and
 #: ``agent_path`` that fleets add), with their dtypes.
@@ -42,49 +44,6 @@ SUMS = ("calls", "input", "output", "cache_write", "cache_read")
 COUNTS = ("compactions", "microcompactions")
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-
-
-# --- sums as numpy makes them ---------------------------------------------------------------
-
-
-def _pairwise(a: Sequence[float], lo: int, n: int) -> float:
-    if n < 8:
-        res = -0.0
-        for i in range(lo, lo + n):
-            res += a[i]
-        return res
-    if n <= 128:
-        r = list(a[lo : lo + 8])
-        i = 8
-        while i < n - (n % 8):
-            for j in range(8):
-                r[j] += a[lo + i + j]
-            i += 8
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < n:
-            res += a[lo + i]
-            i += 1
-        return res
-    n2 = n // 2
-    n2 -= n2 % 8
-    return _pairwise(a, lo, n2) + _pairwise(a, lo + n2, n - n2)
-
-
-def float_sum(values: Sequence[float]) -> float:
-    """The sum of float64 ``values`` exactly as ``numpy.sum`` makes it (pairwise summation in
-    blocks of 8, as numpy's ``add.reduce`` on a contiguous array), without numpy.
-
-    Examples
-    --------
-    >>> float_sum([0.1] * 10), sum([0.1] * 10)
-    (1.0, 0.9999999999999999)
-    """
-    return _pairwise(list(values), 0, len(values)) if values else 0.0
-
-
-def cost_sum(costs: Sequence[float]) -> float:
-    """The sum, or NaN when any cost is unknown (unknown stays unknown)."""
-    return math.nan if any(math.isnan(c) for c in costs) else float_sum(costs)
 
 
 # --- times --------------------------------------------------------------------------------
@@ -202,8 +161,8 @@ def day_rows(
                 "output": known_sum(c.output for c in cs),
                 "cache_write": known_sum(c.cache_write for c in cs),
                 "cache_read": known_sum(c.cache_read for c in cs),
-                "cost_usd": cost_sum([c.cost_usd for c in cs]) if cs else 0.0,
-                "cost_known_usd": float_sum(known),
+                "cost_usd": cost_total(c.cost_usd for c in cs),
+                "cost_known_usd": cost_total(known),
                 "unpriced_calls": len(cs) - len(known),
                 "models": _models(c.model for c in cs),
                 "compactions": ev.count("compaction"),
@@ -329,8 +288,8 @@ def _figures(g: list[dict[str, Any]]) -> dict[str, Any]:
     }
     for c in SUMS[1:]:
         rec[c] = known_sum(r[c] for r in g)
-    rec["cost_usd"] = cost_sum([r["cost_usd"] for r in g])
-    rec["cost_known_usd"] = float_sum([r["cost_known_usd"] for r in g])
+    rec["cost_usd"] = cost_total(r["cost_usd"] for r in g)
+    rec["cost_known_usd"] = cost_total(r["cost_known_usd"] for r in g)
     rec["unpriced_calls"] = sum(r["unpriced_calls"] for r in g)
     for c in COUNTS:
         rec[c] = sum(r[c] for r in g)
