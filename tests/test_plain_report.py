@@ -1,0 +1,205 @@
+"""The plain HTML report (``adfkit report FILE``, no kernel): its figures against reference
+figures computed independently, agent text inert in it, the input never written, every format."""
+
+from __future__ import annotations
+
+import html as html_lib
+import json
+import re
+import warnings
+from pathlib import Path
+
+import pytest
+from conftest import ROOT, SAMPLES, fingerprint, runtime_fixture, sample
+from test_claude_code import Log, text
+
+import adfkit
+from adfkit._base.errors import OutputPathError
+from adfkit._facade.report import ReportError, write_report
+from adfkit.cli import main
+
+TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
+#: The largest real Claude Code session: 2 compactions and 2 microcompactions (reference.json).
+SESSION = (
+    "claude-code/projects/-Users-alex-workspace-cli--worktrees-alex-ent-109-text-output-"
+    "checkpoint-flag/70d782f7-b303-4e48-9512-6bec16c37abd.jsonl"
+)
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = "<img src=x onerror=alert(1)>"
+MATH = "$$\\int_0^1 x\\,dx$$"
+CONTROLS = "\x1b[2J\x07\x00\x9b31m\u202e"
+
+
+def _section(page: str, anchor: str) -> str:
+    """The HTML of one section of the report (``<section id=anchor>``)."""
+    m = re.search(rf'<section id="{anchor}">(.*?)</section>', page, re.S)
+    assert m, f"no section {anchor}"
+    return m.group(1)
+
+
+def _rows(section: str) -> list[list[str]]:
+    """The cells of every table row of a section, as text."""
+    return [
+        [html_lib.unescape(c) for c in re.findall(r"<t[dh]>(.*?)</t[dh]>", tr)]
+        for tr in re.findall(r"<tr>(.*?)</tr>", section, re.S)
+    ]
+
+
+def _figure(cell: str) -> int:
+    return int(cell.replace(",", ""))
+
+
+def _quiet_report(agent: Path | str, out: Path, **kw: object) -> str:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return write_report(agent, out, **kw).read_text(encoding="utf-8")
+
+
+def test_a_real_session_reports_its_reference_figures(tmp_path):
+    """The largest real Claude Code session: the compactions and microcompactions counted, and
+    the tokens of the main conversation, as reference.json (an independent reader) has them."""
+    if not (TRANSCRIPTS / "reference.json").exists():
+        pytest.skip(f"real transcripts not present at {TRANSCRIPTS} (../shared is absent)")
+    ref = json.loads((TRANSCRIPTS / "reference.json").read_text())[SESSION]
+    page = _quiet_report(TRANSCRIPTS / SESSION, tmp_path / "r.html")
+    events = _section(page, "compactions")
+    assert f"{ref['compactions']:,} compaction(s)" in events
+    assert f"{ref['microcompactions']:,} microcompaction(s)" in events
+    assert (
+        events.count('<details class="adf-event">') == ref["compactions"] + ref["microcompactions"]
+    )
+    # each compaction shows its summary (a row of the compaction kind), none is said missing
+    assert events.count("The summary that replaced it") == ref["compactions"]
+    rows = {r[0]: r for r in _rows(_section(page, "usage"))}
+    head = _rows(_section(page, "usage"))[0]
+    total = dict(zip(head, rows["all"], strict=True))
+    main_ = ref["parts"]["main"]
+    assert _figure(total["calls"]) == main_["calls"]
+    assert (
+        _figure(total["tokens_input"])
+        == main_["input"] + main_["cache_read"] + main_["cache_write"]
+    )
+    assert _figure(total["tokens_output"]) == main_["output"]
+    assert _figure(total["tokens_cache_read"]) == main_["cache_read"]
+    assert _figure(total["tokens_cache_write"]) == main_["cache_write"]
+    assert len(re.findall(r'<img class="adf-plot" [^>]*src="data:image/png;base64,', page)) == 4
+
+
+def test_an_adf_runtime_file_reports_its_compactions_and_threshold(tmp_path):
+    """The real runtime's long-runner.adf: 8 automatic compactions, threshold 9000 (the
+    fixtures' README)."""
+    agent = runtime_fixture("long-runner")
+    page = _quiet_report(agent, tmp_path / "r.html")
+    assert "8 compaction(s)" in _section(page, "compactions")
+    kinds = [r[2] for r in _rows(_section(page, "compactions"))[1:9]]
+    assert kinds == ["auto"] * 8
+    assert re.search(r"threshold\s+9,000 tokens", _section(page, "info"))
+    assert "forgetting_cost_usd" in _section(page, "forgetting")
+    assert str(agent.parent) not in page  # the file by its name, never its folder
+
+
+def _hostile_session(folder: Path) -> Path:
+    """A Claude Code session whose prompt, answer, compaction summary and title hold markup,
+    TeX and control characters."""
+    log = Log()
+    log.user("u1", None, f"fix it {SCRIPT} {MATH} {CONTROLS}")
+    log.asst("a1", "u1", "m1", [text(f"ok {IMG} {MATH}")], req="r1")
+    log.system(
+        "b1",
+        None,
+        "compact_boundary",
+        logicalParentUuid="a1",
+        compactMetadata={"trigger": "manual", "preTokens": 1000},
+    )
+    log.user(
+        "s1", "b1", f"Summary {SCRIPT} {IMG} {MATH} {CONTROLS} \ud800end", isCompactSummary=True
+    )
+    log.user("u2", "s1", "go on")
+    log.asst("a2", "u2", "m2", [text(f"done {SCRIPT}")], req="r2")
+    log.raw(
+        {"type": "custom-title", "customTitle": f"t {SCRIPT}{CONTROLS}", "sessionId": log.session}
+    )
+    path = folder / "projects" / "-home-u-proj" / f"{log.session}.jsonl"
+    path.parent.mkdir(parents=True)
+    out = bytearray()
+    for r in log.recs:  # a lone surrogate as JSON writes it: an escape in the file
+        out += json.dumps(r).encode() + b"\n"
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_hostile_agent_text_is_inert(tmp_path):
+    """Markup, TeX and control characters from the file are shown as text: no tag, no
+    MathJax (none is loaded, and the body is marked for MathJax to skip), no raw control
+    character (a bidi override reorders what is shown; NUL is invalid HTML), a lone surrogate
+    replaced, not a UnicodeEncodeError."""
+    src = _hostile_session(tmp_path)
+    page = _quiet_report(src, tmp_path / "r.html")
+    assert "<script" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the summary's text, escaped
+    assert "Summary &lt;script&gt;" in _section(page, "compactions")
+    assert "$$\\int_0^1 x" in page  # as written (markdown's own escapes aside), never typeset
+    assert '<div class="tex2jax_ignore mathjax_ignore">' in page
+    assert "mathjax" not in page.lower().replace("mathjax_ignore", "")  # no MathJax loaded
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", page)
+    assert "\\x1b[2J" in page and "\\u202e" in page  # shown as escapes
+    assert "\ufffdend" in page
+    assert not re.search(r"\bsrc=\"(?!data:image/png;base64,)", page)  # nothing from elsewhere
+
+
+def test_the_report_never_writes_onto_an_input(tmp_path):
+    """The input, a SQLite sidecar name of it, the input under another name: refused before
+    anything is written; nothing is created or touched beside the input."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    agent = folder / "clean.adf"
+    agent.write_bytes(sample("clean").read_bytes())
+    link = tmp_path / "link.adf"
+    link.symlink_to(agent)
+    before = fingerprint(folder)
+    for target in (agent, folder / "clean.adf-wal", link):
+        with pytest.raises(OutputPathError, match="refusing to write"):
+            write_report(agent, target)
+    with pytest.raises(ReportError, match=r"ending in \.html"):
+        write_report(agent, tmp_path / "r.txt")
+    out = write_report(agent, tmp_path / "out" / "r.html")
+    assert out.is_file() and fingerprint(folder) == before
+
+
+def test_the_cli_default_is_the_plain_report_without_the_notebooks_extra(
+    tmp_path, capsys, monkeypatch
+):
+    """``adfkit report FILE`` with no kernel to be had (a plain pip install): the plain report,
+    its path on stdout and nothing on stderr; ``--notebook`` is what needs the extra."""
+    monkeypatch.setattr("adfkit._facade.report.missing", lambda: ["nbformat", "nbclient"])
+    out = tmp_path / "r.html"
+    assert main(["report", str(sample("long-runner")), "-o", str(out)]) == 0
+    got = capsys.readouterr()
+    assert got.out.strip() == str(out.resolve()) and got.err == ""
+    page = out.read_text()
+    assert "<title>adfkit report: long-runner (long-runner.adf)</title>" in page
+    assert "plain report" in page and "7 compaction(s)" in page
+    assert main(["report", str(sample("clean")), "-o", str(out), "--notebook", "01"]) == 2
+    assert "running a notebook needs nbformat" in capsys.readouterr().err
+
+
+def _every_format() -> list[Path]:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        listed = adfkit.list_sessions(SAMPLES)
+        out = []
+        for p in listed.drop_duplicates("format")["path"]:
+            with adfkit.open(p) as got:  # a file of several agents: its first, by its PATH#NAME
+                out.append(Path(got.paths[0] if isinstance(got, adfkit.AgentCollection) else p))
+    return out
+
+
+@pytest.mark.parametrize("path", _every_format(), ids=lambda p: p.name[:24])
+def test_every_format_gets_every_section(tmp_path, path):
+    """One sample of each format: every section there, each plot drawn, nothing failed."""
+    page = _quiet_report(path, tmp_path / "r.html")
+    for anchor in ("info", "usage", "plots", "compactions", "forgetting"):
+        assert "not shown for this file" not in _section(page, anchor), anchor
+    assert page.count('src="data:image/png;base64,') == 4
+    assert "Traceback" not in page
