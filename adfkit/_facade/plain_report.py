@@ -122,7 +122,6 @@ def _sections(agent: AgentFile, prices: Any, name: str) -> Iterable[str]:
         yield f'<section id="{anchor}"><h2>{escape(heading)}</h2>\n{html}</section>'
 
 
-
 def _info(agent: AgentFile, name: str) -> str:
     """``adfkit info``'s lines (the file by its name, not its folder)."""
     from adfkit.cli._info import format_info
