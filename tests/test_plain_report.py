@@ -10,6 +10,7 @@ import warnings
 from pathlib import Path
 
 import pytest
+import test_browser
 from conftest import ROOT, SAMPLES, fingerprint, runtime_fixture, sample
 from test_claude_code import Log, text
 
@@ -27,6 +28,8 @@ SESSION = (
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
+#: Chromium, started as tests/test_browser.py starts it (skipped where there is none).
+chromium = test_browser.playwright_browser
 MATH = "$$\\int_0^1 x\\,dx$$"
 CONTROLS = "\x1b[2J\x07\x00\x9b31m\u202e"
 
@@ -203,3 +206,30 @@ def test_every_format_gets_every_section(tmp_path, path):
         assert "not shown for this file" not in _section(page, anchor), anchor
     assert page.count('src="data:image/png;base64,') == 4
     assert "Traceback" not in page
+
+
+def test_in_chromium_the_report_runs_nothing_and_fetches_nothing(tmp_path, chromium):
+    """The hostile session's report opened in Chromium (tests/test_browser.py's browser): no
+    script runs (no dialog, no script element), no request leaves the page, every plot
+    decodes, each compaction unfolds to its summary, and the TeX is text."""
+    page_file = tmp_path / "r.html"
+    _quiet_report(_hostile_session(tmp_path), page_file)
+    page = chromium.new_page()
+    dialogs: list[str] = []
+    requests: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("request", lambda r: requests.append(r.url))
+    try:
+        page.goto(page_file.as_uri())
+        page.wait_for_load_state("load")
+        sizes = page.eval_on_selector_all("img.adf-plot", "els => els.map(e => e.naturalWidth)")
+        page.click("details.adf-event > summary")
+        summary = page.inner_text("details.adf-event[open]")
+        scripts = page.eval_on_selector_all("script", "els => els.length")
+    finally:
+        page.close()
+    assert dialogs == [] and scripts == 0
+    assert [u for u in requests if not u.startswith(("file:", "data:"))] == []
+    assert len(sizes) == 4 and all(w > 0 for w in sizes), sizes
+    assert "Summary <script>alert(1)</script>" in summary
+    assert "$$\\int_0^1 x" in summary

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from adfkit._base.html import escape, safe_frame_html
+from adfkit._base.html import escape, markdown, safe_frame_html
 from adfkit._base.redact import redact_text
 from adfkit._base.terminal import printable
 
@@ -58,6 +58,9 @@ details.adf-event{margin:6px 0;border:1px solid #e2e8f0;border-radius:4px;paddin
 details.adf-event summary{cursor:pointer;font-weight:600}
 img.adf-plot{max-width:100%;height:auto;display:block;margin:8px 0}
 .adf-note{color:#4a5568;font-style:italic}
+.adf-md{background:#fefcbf33;border-left:4px solid #d69e2e;padding:2px 10px;word-break:break-word}
+.adf-md pre{background:#f6f8fa;padding:4px 6px;overflow-x:auto}
+.adf-more{color:#718096}
 </style>"""
 
 
@@ -225,9 +228,8 @@ def _swept_by_kind(events: pd.DataFrame, history: pd.DataFrame) -> dict[Any, pd.
 
 
 def _one_event(ev: dict[str, Any], swept: pd.DataFrame | None, history: pd.DataFrame) -> str:
-    """One compaction, folded: its figures, what it swept and its summary."""
-    from adfkit.widgets._html import rows_html
-
+    """One compaction, folded: its figures, what it swept and its summary (markdown, safely:
+    :func:`adfkit._base.html.markdown`)."""
     head = (
         f"{ev['event']} {ev['event_id']} ({_text(ev['kind'])}, {_text(ev['created_at'])}): "
         f"swept {_text(ev['n_swept'])} rows, {_text(ev['swept_tokens'])} est. tokens, into a "
@@ -246,9 +248,10 @@ def _one_event(ev: dict[str, Any], swept: pd.DataFrame | None, history: pd.DataF
     elif ev.get("summary_lost") or pd.isna(seq) or seq not in history.index:
         parts.append('<p class="adf-note">Its summary is not in the file.</p>')
     else:
-        row = history.loc[[seq]].head(1)
-        parts.append("<p>The summary that replaced it:</p>")
-        parts.append(rows_html(row, max_chars=SUMMARY_CHARS, style=True))
+        summary = history.loc[[seq], "text"].iloc[0]
+        chars = "-" if pd.isna(summary) else f"{len(summary):,}"
+        parts.append(f"<p>The summary that replaced it (S{seq}, {chars} characters):</p>")
+        parts.append(f'<div class="adf-md">{markdown(summary, SUMMARY_CHARS)}</div>')
     parts.append("</details>")
     return "".join(parts)
 
@@ -298,9 +301,8 @@ def _text(value: Any) -> str:
         return f"{value:,.3f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
     if isinstance(value, pd.Timestamp):
         utc = value.tzinfo is not None
-        return (value.tz_convert("UTC") if utc else value).strftime("%Y-%m-%d %H:%M:%S") + (
-            " UTC" if utc else ""
-        )
+        when: str = (value.tz_convert("UTC") if utc else value).strftime("%Y-%m-%d %H:%M:%S")
+        return when + (" UTC" if utc else "")
     if hasattr(value, "item"):  # numpy scalars
         return _text(value.item())
     return str(value)
