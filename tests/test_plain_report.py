@@ -233,3 +233,27 @@ def test_in_chromium_the_report_runs_nothing_and_fetches_nothing(tmp_path, chrom
     assert len(sizes) == 4 and all(w > 0 for w in sizes), sizes
     assert "Summary <script>alert(1)</script>" in summary
     assert "$$\\int_0^1 x" in summary
+
+
+def test_a_file_of_several_agents_gets_a_report_per_agent(tmp_path, capsys):
+    """An Inspect log of six samples: one report per sample into the folder (each titled by
+    its sample), as ``adfkit plot`` writes a plot per sample; one file named for six is an
+    error line, nothing written."""
+    log = next((SAMPLES / "inspect").glob("*summary.eval"))
+    with adfkit.open(log) as opened:
+        members = opened.paths
+    assert len(members) == 6
+    out = tmp_path / "reports"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["report", str(log), "-o", f"{out}/"]) == 0
+    written = capsys.readouterr().out.splitlines()
+    assert len(written) == 6 and sorted(p.name for p in out.iterdir()) == sorted(
+        Path(p).name for p in written
+    )
+    for member, path in zip(members, written, strict=True):
+        sample_name = member.rpartition("#")[2]
+        assert f"#{sample_name})</title>" in Path(path).read_text()
+    assert main(["report", str(log), "-o", str(tmp_path / "one.html")]) == 2
+    assert "names one file, but 6 agents were given" in capsys.readouterr().err
+    assert not (tmp_path / "one.html").exists()

@@ -25,7 +25,15 @@ from adfkit._facade.report import (
     stderr_progress,
     write_report,
 )
-from adfkit.cli._common import add_command, agent_inputs, cleandoc, error, for_each_agent, say
+from adfkit.cli._common import (
+    add_command,
+    agent_inputs,
+    agent_members,
+    cleandoc,
+    error,
+    for_each_agent,
+    say,
+)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -36,10 +44,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary, and what forgetting cost. --notebook NAME runs a bundled notebook (or an .ipynb)
     headless in a fresh kernel with AGENT set to PATH instead (needs the notebooks extra;
     progress on stderr). Either way plots are inline PNG, agent text is escaped, and nothing
-    is loaded from the network. Output: -o FILE.html for one agent; -o FOLDER
-    (<stem>-report.html in it) for several agents, or when it is a folder already or ends
-    with / (default: <stem>-report.html in the current folder). The path written goes to
-    stdout.
+    is loaded from the network. A file of several agents (an Inspect log's samples) gets a
+    report per agent. Output: -o FILE.html for one agent; -o FOLDER (<stem>-report.html in
+    it) for several agents, or when it is a folder already or ends with / (default:
+    <stem>-report.html in the current folder). The paths written go to stdout.
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
     """
@@ -47,6 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     paths, problems = agent_inputs(args.paths)
     for p in problems:
         error(p)
+    paths = [m for p in paths for m in agent_members(p)]  # each agent of a multi-agent input
     out = args.output
     many = len(paths) > 1
     if many and out is not None and Path(out).suffix.lower() in (".html", ".htm"):
