@@ -158,9 +158,10 @@ def test_the_wheel_ships_every_sample_the_notebooks_open_and_no_synth(wheel):
 
 
 def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel):
-    """Without extras: every documented command but ``report`` works on the bundled samples;
-    ``report`` is one error line naming what to install, ``notebooks`` says JupyterLab is
-    missing and how to get it, instead of telling the user to run a program they lack."""
+    """Without extras: every documented command works on the bundled samples, ``report`` too
+    (the plain report); ``report --notebook`` is one error line naming what to install,
+    ``notebooks`` says JupyterLab is missing and how to get it, instead of telling the user to
+    run a program they lack."""
     if wheel.has("nbformat"):
         pytest.fail("the plain venv has the notebooks extra: it is not a plain install")
     done = wheel.adfkit("notebooks", "nb")
