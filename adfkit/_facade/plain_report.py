@@ -227,9 +227,10 @@ def _one_event(ev: dict[str, Any], swept: pd.DataFrame | None, history: pd.DataF
     :func:`adfkit._base.html.markdown`)."""
     head = (
         f"{ev['event']} {ev['event_id']} ({_text(ev['kind'])}, {_text(ev['created_at'])}): "
-        f"swept {_text(ev['n_swept'])} rows, {_text(ev['swept_tokens'])} est. tokens, into a "
-        f"summary of {_text(ev['summary_tokens'])} tokens"
+        f"swept {_text(ev['n_swept'])} rows, {_text(ev['swept_tokens'])} est. tokens"
     )
+    if ev["event"] == "compaction":
+        head += f", into a summary of {_text(ev['summary_tokens'])} tokens"
     parts = [f'<details class="adf-event"><summary>{escape(head)}</summary>']
     if swept is not None and len(swept):
         parts.append("<p>What it swept, by kind of row:</p>" + _table(swept))
