@@ -270,3 +270,18 @@ def test_a_session_without_a_model_call_says_so(tmp_path):
     assert "No model call records tokens in this file." in _section(page, "usage")
     assert "No compaction or clear in this file." in _section(page, "compactions")
     assert "<table" not in _section(page, "usage")
+
+
+def test_a_long_life_lists_every_compaction_and_details_the_first(tmp_path):
+    """big-runner.adf (181 compactions, the fixtures' README): the table has a row for each,
+    the first MAX_DETAILED are unfolded one by one, a line says so; its mock model has no
+    price, so the total cost is unknown, never $0."""
+    from adfkit._facade.plain_report import MAX_DETAILED
+
+    page = _quiet_report(runtime_fixture("big-runner"), tmp_path / "r.html")
+    events = _section(page, "compactions")
+    assert "181 compaction(s)" in events
+    assert len(_rows(events.split("<details", 1)[0])) == 1 + 181  # the heading row and each
+    assert events.count('<details class="adf-event">') == MAX_DETAILED == 60
+    assert f"The first {MAX_DETAILED} of 181 are shown one by one" in events
+    assert re.search(r"Total cost: unknown \([\d,]+ call\(s\) have no price\)", page)

@@ -203,8 +203,9 @@ def _compactions(agent: AgentFile) -> str:
         parts.append(_one_event(ev, swept.get(ev["event_id"]), summaries))
     if len(events) > len(shown):
         parts.append(
-            f'<p class="adf-note">... {len(events) - len(shown):,} more; the table above lists '
-            f"each (adfkit compactions of the file has them all).</p>"
+            f'<p class="adf-note">The first {len(shown):,} of {len(events):,} are shown one by '
+            f"one; the table above lists every one, and the file's compactions() has them all."
+            "</p>"
         )
     return "\n".join(parts)
 
