@@ -285,3 +285,18 @@ def test_a_long_life_lists_every_compaction_and_details_the_first(tmp_path):
     assert events.count('<details class="adf-event">') == MAX_DETAILED == 60
     assert f"The first {MAX_DETAILED} of 181 are shown one by one" in events
     assert re.search(r"Total cost: unknown \([\d,]+ call\(s\) have no price\)", page)
+
+
+def test_totals_match_the_sample_truth_and_an_unknown_part_is_unknown(tmp_path):
+    """long-runner.adf's tokens in all as its generator's truth file has them; its compaction
+    calls record no cache figures, so the total of cache reads is unknown ("-"), not the sum
+    of the calls that have one."""
+    truth = json.loads((SAMPLES / "long-runner.truth.json").read_text())["tokens_total"]
+    page = _quiet_report(sample("long-runner"), tmp_path / "r.html")
+    head, *rows = _rows(_section(page, "usage"))
+    table = {r[0]: dict(zip(head, r, strict=True)) for r in rows}
+    assert _figure(table["all"]["tokens_input"]) == truth["input"]
+    assert _figure(table["all"]["tokens_output"]) == truth["output"]
+    assert table["compaction"]["tokens_cache_read"] == "-"
+    assert table["assistant"]["tokens_cache_read"] != "-"
+    assert table["all"]["tokens_cache_read"] == "-"

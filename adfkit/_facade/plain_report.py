@@ -136,15 +136,19 @@ def _usage(agent: AgentFile, prices: Any) -> str:
         return '<p class="adf-note">No model call records tokens in this file.</p>'
     cols = ["tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"]
     cols = [c for c in cols if c in usage.columns] + ["tokens_total", "cost_usd"]
-    by_kind = usage.groupby("call_kind", observed=True)[cols].sum(min_count=1)
+    by_kind = usage.groupby("call_kind", observed=True)[cols].agg(_total)
     by_kind.insert(0, "calls", usage.groupby("call_kind", observed=True).size())
-    total = usage[cols].sum(min_count=1)
-    by_kind.loc["all"] = [len(usage), *total.to_list()]
+    by_kind.loc["all"] = [len(usage), *(_total(usage[c]) for c in cols)]
     known = usage["cost_usd"].notna()
     cost = (
         f"Total cost: ${usage['cost_usd'].sum():,.4f}."
         if known.all()
-        else f"Total cost: unknown ({int((~known).sum()):,} call(s) have no price)."
+        else f"Total cost: unknown ({int((~known).sum()):,} call(s) have no price"
+        + (
+            f"; the {int(known.sum()):,} priced cost ${usage['cost_usd'].sum():,.4f})."
+            if known.any()
+            else ")."
+        )
     )
     frame = by_kind.reset_index().rename(columns={"call_kind": "calls of kind"})
     return f"<p>{escape(cost)}</p>" + _table(frame)
@@ -261,7 +265,7 @@ def _forgetting(agent: AgentFile, prices: Any) -> str:
         return '<p class="adf-note">No compaction swept an item the ledger counts.</p>'
     cols = ["n_items", "n_kept_exact", "n_kept_normalised", "n_lost", "n_saved"]
     cols += ["n_needed_again", "n_forgotten", "forgetting_tokens", "forgetting_cost_usd"]
-    totals = per[[c for c in cols if c in per]].sum(min_count=1).to_frame().T
+    totals = per[[c for c in cols if c in per]].agg(_total).to_frame().T
     totals.insert(0, "compactions", len(per))
     ledger = agent.compaction_ledger(prices=prices)
     parts = [_table(totals)]
@@ -275,6 +279,18 @@ def _forgetting(agent: AgentFile, prices: Any) -> str:
         by_kind["loss_rate"] = (by_kind["lost"] / by_kind["items"]).round(3)
         parts.append("<p>By kind of item:</p>" + _table(by_kind.reset_index()))
     return "\n".join(parts)
+
+
+def _total(values: pd.Series) -> Any:
+    """The sum of a column, unknown (NA) when any value in it is: a total with an unknown part
+    is unknown, never the sum of the known ones shown as if whole.
+
+    Examples
+    --------
+    >>> int(_total(pd.Series([1, 2], dtype="Int64"))), _total(pd.Series([1, None], dtype="Int64"))
+    (3, <NA>)
+    """
+    return values.sum() if values.notna().all() else pd.NA
 
 
 def _text(value: Any) -> str:
