@@ -118,6 +118,11 @@ def _sections(agent: AgentFile, prices: Any, name: str) -> Iterable[str]:
     ]
     for anchor, heading, build in builders:
         yield f'<section id="{anchor}"><h2>{escape(heading)}</h2>\n{build()}</section>'
+    yield (
+        '<p class="adf-note">More, with a kernel: <code>adfkit report FILE --notebook 02</code> '
+        "(each compaction up close, the context at any call, other thresholds), "
+        "<code>--notebook 07</code> (what forgetting cost).</p>"
+    )
 
 
 def _info(agent: AgentFile, name: str) -> str:
@@ -151,7 +156,8 @@ def _usage(agent: AgentFile, prices: Any) -> str:
         )
     )
     frame = by_kind.reset_index().rename(columns={"call_kind": "calls of kind"})
-    return f"<p>{escape(cost)}</p>" + _table(frame)
+    unknown = '<p class="adf-note">"-": unknown (not recorded for some of the calls counted).</p>'
+    return f"<p>{escape(cost)}</p>" + _table(frame) + (unknown if frame.isna().any().any() else "")
 
 
 def _plots(agent: AgentFile) -> str:
