@@ -300,3 +300,14 @@ def test_totals_match_the_sample_truth_and_an_unknown_part_is_unknown(tmp_path):
     assert table["compaction"]["tokens_cache_read"] == "-"
     assert table["assistant"]["tokens_cache_read"] != "-"
     assert table["all"]["tokens_cache_read"] == "-"
+
+
+def test_a_hostile_file_name_is_text(tmp_path):
+    """An agent file named with markup and an escape sequence: the name is shown escaped, its
+    control character as an escape, in the title, the heading and the info lines."""
+    agent = tmp_path / f"{IMG}\x1b[2J.adf"
+    agent.write_bytes(sample("clean").read_bytes())
+    page = _quiet_report(agent, tmp_path / "r.html")
+    assert "<img src=x" not in page and "\x1b" not in page
+    shown = "&lt;img src=x onerror=alert(1)&gt;\\x1b[2J.adf"
+    assert page.count(shown) >= 3, page.count(shown)  # title, heading line, info's file line
