@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 #: compiled as pip compiles it, in less than half the time (23 s from a cold cache against
 #: about 50 s here: it fetches, unpacks and compiles in parallel); where uv cannot be had or
 #: cannot reach an index (it reads no pip.conf), pip does it.
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	@# PYTHONWARNINGS: setuptools' note that an editable install maps adfkit.notebooks and
 	@# adfkit.sample_agents onto the repository's folders is expected here, not a problem.

@@ -118,24 +118,30 @@ def fleet_tokens(data: FleetData, *, ax: Axes | None = None, title: str | None =
         for b, v in zip(bars, values, strict=True):
             if np.isnan(v):
                 b.set_visible(False)  # no bar for an unknown total
-        top = float(np.nanmax(np.r_[values, 1.0]))
-        for y, v in zip(ys, values, strict=True):
-            ax.annotate(
-                _fmt_tokens(v),
-                (0.0 if np.isnan(v) else v, y),
-                xytext=(3, 0),
-                textcoords="offset points",
-                ha="left",
-                va="center",
-                fontsize=8,
-                color="0.25",
-            )
-        ax.set_xlim(0, top * 1.12)  # room for the figure written after the longest bar
+        _write_totals(ax, ys, values)
         ax.set_yticks(ys, names)
         _token_axis(ax, "x")
         ax.set_xlabel(X_TOKENS)
         ax.grid(False, axis="y")
     return ax
+
+
+def _write_totals(ax: Axes, ys: np.ndarray, values: np.ndarray) -> None:
+    """Each agent's total after its bar ("unknown" where it has none), and room for the one
+    after the longest bar."""
+    top = float(np.nanmax(np.r_[values, 1.0]))
+    for y, v in zip(ys, values, strict=True):
+        ax.annotate(
+            _fmt_tokens(v),
+            (0.0 if np.isnan(v) else v, y),
+            xytext=(3, 0),
+            textcoords="offset points",
+            ha="left",
+            va="center",
+            fontsize=8,
+            color="0.25",
+        )
+    ax.set_xlim(0, top * 1.12)
 
 
 def fleet_recall(data: FleetData, *, ax: Axes | None = None, title: str | None = None) -> Axes:
@@ -178,11 +184,7 @@ def fleet_recall(data: FleetData, *, ax: Axes | None = None, title: str | None =
             raise ValueError(f"fleet_recall needs a {col} column; got {list(df.columns)}")
     if "event" in df.columns:
         df = df[df["event"].astype("string") == "compaction"]
-    g, labels = _per_agent(df)
-    ratio = g["compression_ratio"].agg(lambda s: pd.to_numeric(s).median())
-    recall = g["recall"].agg(lambda s: pd.to_numeric(s).mean())
-    count = g.size()
-    x, y, n = _floats(ratio), _floats(recall), _floats(count)
+    labels, x, y, n = _recall_per_agent(df)
     ok = np.isfinite(x) & np.isfinite(y)
     with _drawing(ax, figsize=(8.0, 4.0)) as ax:
         ax.set_title(RECALL_TITLE if title is None else title)
@@ -191,34 +193,51 @@ def fleet_recall(data: FleetData, *, ax: Axes | None = None, title: str | None =
             return ax
         pts = ax.scatter(x[ok], y[ok], s=30 + 20 * n[ok], color=C_INPUT, alpha=0.8, zorder=3)
         pts.set_gid("agents")
-        ax.margins(0.12, 0.15)
-        ax.autoscale_view()
-        x0, x1 = ax.get_xlim()
-        y0, y1 = ax.get_ylim()
-        y0, y1 = max(y0, -0.05), min(y1, 1.05)  # a recall is a share: no room far past 0 or 1
-        ax.set_xlim(x0, x1)
-        ax.set_ylim(y0, y1)
-        ax.set_xlabel(X_RATIO)
-        ax.set_ylabel(Y_RECALL)
+        _recall_axes(ax)
         shown = np.flatnonzero(ok)
         if len(shown) > MAX_LABELS:  # the agents with the most compactions are named
             shown = shown[np.argsort(-n[shown], kind="stable")[:MAX_LABELS]]
-        missing = int((~ok).sum())
-        note = None
-        if missing:
-            note = ax.text(
-                0.99,
-                0.02,
-                f"{missing} agent(s) without a measured compaction not drawn",
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=8,
-                color="0.35",
-            )
+        note = _note_not_drawn(ax, int((~ok).sum()))
         names = labels.iloc[shown].tolist()
         _place_labels(ax, x[shown], y[shown], 30 + 20 * n[shown], names, avoid=note)
     return ax
+
+
+def _recall_per_agent(df: pd.DataFrame) -> tuple[pd.Series, np.ndarray, np.ndarray, np.ndarray]:
+    """Each agent's label, median compression ratio, mean recall and number of compactions."""
+    g, labels = _per_agent(df)
+    ratio = g["compression_ratio"].agg(lambda s: pd.to_numeric(s).median())
+    recall = g["recall"].agg(lambda s: pd.to_numeric(s).mean())
+    return labels, _floats(ratio), _floats(recall), _floats(g.size())
+
+
+def _recall_axes(ax: Axes) -> None:
+    """Room around the points, recall kept near its range (a share: no room far past 0 or
+    1), and the axes' labels."""
+    ax.margins(0.12, 0.15)
+    ax.autoscale_view()
+    x0, x1 = ax.get_xlim()
+    y0, y1 = ax.get_ylim()
+    ax.set_xlim(x0, x1)
+    ax.set_ylim(max(y0, -0.05), min(y1, 1.05))
+    ax.set_xlabel(X_RATIO)
+    ax.set_ylabel(Y_RECALL)
+
+
+def _note_not_drawn(ax: Axes, missing: int) -> Any:
+    """The note (bottom right) counting the agents not drawn; None when all are."""
+    if not missing:
+        return None
+    return ax.text(
+        0.99,
+        0.02,
+        f"{missing} agent(s) without a measured compaction not drawn",
+        transform=ax.transAxes,
+        ha="right",
+        va="bottom",
+        fontsize=8,
+        color="0.35",
+    )
 
 
 _Ha: TypeAlias = Literal["left", "center", "right"]
@@ -258,49 +277,18 @@ def _place_labels(
     covers no other label, no point and not the artist ``avoid`` (a note): the nearest such
     place around its point (a thin line leads back to a label set further off), else the
     place that covers least."""
-    from matplotlib.transforms import Bbox
-
-    fig = ax.get_figure(root=True)
-    assert fig is not None
-    engine = fig.get_layout_engine()
-    if engine is not None:
-        engine.execute(fig)  # the axes' final place, before labels are measured against it
-    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    renderer = _final_layout(ax)
     frame = ax.get_window_extent(renderer)
-    px = fig.dpi / 72.0
-    centres = ax.transData.transform(np.column_stack([xs, ys]))
-    dots = [
-        Bbox.from_bounds(cx - r, cy - r, 2 * r, 2 * r)
-        for (cx, cy), r in zip(centres, np.sqrt(sizes) / 2 * px, strict=True)
-    ]
+    dots = _dot_boxes(ax, xs, ys, sizes)
     placed: list[Any] = [] if avoid is None else [avoid.get_window_extent(renderer)]
     for k in np.argsort(-ys, kind="stable"):  # from the top down
         name = _short(names[k], PLOT_LABEL_CHARS)
         probe = ax.annotate(
             name, (xs[k], ys[k]), xytext=(0, 0), textcoords="offset points", fontsize=8
         )
-        best: tuple[float, int] | None = None
-        for i, (offset, ha, va) in enumerate(_AROUND):
-            probe.set_position(offset)
-            probe.set_horizontalalignment(ha)
-            probe.set_verticalalignment(va)
-            box = probe.get_window_extent(renderer)
-            outside = (
-                max(frame.x0 - box.x0, 0)
-                + max(box.x1 - frame.x1, 0)
-                + max(frame.y0 - box.y0, 0)
-                + max(box.y1 - frame.y1, 0)
-            )
-            cover = sum(_overlap(box, b) for b in placed)
-            cover += sum(_overlap(box, d) for j, d in enumerate(dots) if j != k)
-            score = outside * 1e6 + cover
-            if best is None or score < best[0]:
-                best = (score, i)
-            if score == 0:
-                break
+        others = [d for j, d in enumerate(dots) if j != k]
+        offset, ha, va = _AROUND[_best_place(probe, renderer, frame, placed, others)]
         probe.remove()
-        assert best is not None
-        offset, ha, va = _AROUND[best[1]]
         far = max(abs(offset[0]), abs(offset[1])) > _AROUND[0][0][0]
         text = ax.annotate(
             name,
@@ -317,3 +305,56 @@ def _place_labels(
             else None,
         )
         placed.append(text.get_window_extent(renderer))
+
+
+def _final_layout(ax: Axes) -> Any:
+    """The renderer of ``ax``'s figure, once its layout engine has put the axes in their
+    final place (labels are measured against it)."""
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    engine = fig.get_layout_engine()
+    if engine is not None:
+        engine.execute(fig)
+    return fig.canvas.get_renderer()  # type: ignore[attr-defined]
+
+
+def _dot_boxes(ax: Axes, xs: np.ndarray, ys: np.ndarray, sizes: np.ndarray) -> list[Any]:
+    """The box each scatter point covers on the figure (``sizes`` in points squared)."""
+    from matplotlib.transforms import Bbox
+
+    fig = ax.get_figure(root=True)
+    assert fig is not None
+    px = fig.dpi / 72.0
+    centres = ax.transData.transform(np.column_stack([xs, ys]))
+    return [
+        Bbox.from_bounds(cx - r, cy - r, 2 * r, 2 * r)
+        for (cx, cy), r in zip(centres, np.sqrt(sizes) / 2 * px, strict=True)
+    ]
+
+
+def _best_place(probe: Any, renderer: Any, frame: Any, labels: list[Any], dots: list[Any]) -> int:
+    """Index in :data:`_AROUND` of the nearest place where the text ``probe`` lies inside
+    ``frame`` and covers none of the boxes of ``labels`` (and a note) and ``dots`` (the other
+    points), else of the place that covers least (a place out of the frame counts far more
+    than one covering a box)."""
+    best: tuple[float, int] | None = None
+    for i, (offset, ha, va) in enumerate(_AROUND):
+        probe.set_position(offset)
+        probe.set_horizontalalignment(ha)
+        probe.set_verticalalignment(va)
+        box = probe.get_window_extent(renderer)
+        outside = (
+            max(frame.x0 - box.x0, 0)
+            + max(box.x1 - frame.x1, 0)
+            + max(frame.y0 - box.y0, 0)
+            + max(box.y1 - frame.y1, 0)
+        )
+        cover = sum(_overlap(box, b) for b in labels)
+        cover += sum(_overlap(box, d) for d in dots)
+        score = outside * 1e6 + cover
+        if best is None or score < best[0]:
+            best = (score, i)
+        if score == 0:
+            break
+    assert best is not None
+    return best[1]

@@ -4,7 +4,7 @@ For the largest input of each format among the real fixtures (``../shared/fixtur
 recordings (``tests/fixtures/recorded``), the 10-sample Inspect log of the fixtures, and the
 real ``big-runner`` agent at 1x, 4x and 16x its size (``scaled_adf``: its archive repeated with
 the seqs and tool ids shifted): each table's CPU seconds on one fresh handle, in the order of
-``snapshot.TABLES`` (a table's own work on top of the tables before it; ``open`` is opening
+``TIMED`` (a table's own work on top of the tables before it; ``open`` is opening
 the input), best of three passes when a pass is cheap, against the **floor**: reading and
 parsing every record of the file in the same process (orjson per line or document, sqlite3 +
 brotli for ADF archives, zip + zstd for Inspect logs). CPU time, not the wall clock: on the
@@ -222,20 +222,29 @@ def _rss() -> int:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+#: The tables timed, in this order (each one's own work on top of the tables before it); how
+#: each is built is the catalog's (``snapshot.tables``).
+TIMED = (
+    "history", "loop", "events", "audit", "replay", "composition", "compactions", "usage",
+    "integrity", "observe", "simulate", "simulate_calls", "forgetting", "compaction_ledger",
+    "item_survival", "compaction_cache", "recovery", "compaction_audit", "refetches", "calls",
+    "mind_history",
+)  # fmt: skip
+
+
 def _cpu() -> float:
     return time.process_time()
 
 
 def measure(path: Path) -> dict[str, Any]:
     """Floor, open, each table, the five forgetting tables, peak memory (CPU seconds)."""
-    from snapshot import TABLES
+    from snapshot import tables as built
 
     import adfkit
     from adfkit._facade.agent import agents_of
 
-    skip = {"info", "meta", "config"}  # a summary, not a table
-    tables = {k: v for k, v in TABLES.items() if k not in skip}
-    tables["history"] = lambda a: a.history()
+    builders = built() | {"observe": built()["turns"]}  # observe(): its turns table
+    tables = {name: builders[name] for name in TIMED}
 
     with warnings.catch_warnings(), adfkit.open(WARM_UP) as agent:
         warnings.simplefilter("ignore")  # the analyses' imports (genai-prices...): not counted
@@ -270,7 +279,7 @@ def _timed(fn: Any) -> float:
 
 def _one_pass(path: Path, tables: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
     """Each table's CPU seconds on one fresh handle (``open`` first: opening and the
-    handle's first look at every agent), in :data:`snapshot.TABLES` order, so a table's
+    handle's first look at every agent), in :data:`TIMED` order, so a table's
     time is its own work on top of the tables before it; the total; the five forgetting
     tables together (after compactions(), which they read)."""
     import adfkit

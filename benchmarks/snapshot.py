@@ -24,49 +24,46 @@ import pandas as pd
 
 import adfkit
 from adfkit._core import registry
+from adfkit._facade import catalog
 from adfkit._sources.pi.files import NAME as PI_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "fixtures"
 
-#: Table name -> how to get it from an open agent.
-TABLES: dict[str, Callable[[Any], Any]] = {
-    "history": lambda a: a.history(errors="ignore"),
-    "loop": lambda a: a.loop(),
-    "events": lambda a: a.events(),
-    "audit": lambda a: a.audit(),
-    "replay": lambda a: a.replay(),
-    "composition": lambda a: a.composition(),
-    "compactions": lambda a: a.compactions(),
-    "usage": lambda a: a.usage(),
-    "integrity": lambda a: a.integrity(),
+#: Tables that are not in the catalog, and how to get them from an open agent.
+EXTRA: dict[str, Callable[[Any], Any]] = {
     "config": lambda a: a.config(),
     "info": lambda a: a.info(),
     "meta": lambda a: a.meta(),
-    "observe": lambda a: a.observe().turns,
     "simulate": lambda a: adfkit.simulate(a, adfkit.ThresholdPolicy()).events,
     "simulate_calls": lambda a: adfkit.simulate(a, adfkit.SlidingWindowPolicy(20_000)).calls,
-    "forgetting": lambda a: a.forgetting(),
-    "compaction_ledger": lambda a: a.compaction_ledger(),
-    "item_survival": lambda a: a.item_survival(),
-    "compaction_cache": lambda a: a.compaction_cache(),
-    "recovery": lambda a: a.recovery(),
-    "compaction_audit": lambda a: a.compaction_audit(),
-    "refetches": lambda a: a.refetches(),
-    "calls": lambda a: a.calls(),
-    "mind_history": lambda a: a.mind_history(),
 }
 
 
-#: The formats found by their own ``find`` (every format but the first three, whose files the
-#: globs below list as the first snapshots did); an input holding several agents gives each.
-FOUND = ("inspect_eval", "openhands", "pi", "copilot_cli")
+def tables() -> dict[str, Callable[[Any], Any]]:
+    """Table name -> how to get it: every table of the catalog that ``export()`` writes (the
+    one list of tables, built with the arguments export builds it with), then :data:`EXTRA`."""
+
+    def build(table: catalog.Table) -> Callable[[Any], Any]:
+        return lambda a: table.build(a, **dict(table.export or {}))
+
+    return {t.name: build(t) for t in catalog.exported()} | EXTRA
+
+
+#: The formats whose files the globs below list (as the first snapshots did); every other
+#: format's inputs are found by its own ``find``, and an input holding several agents gives each.
+GLOBBED = ("adf", "claude_code", "codex")
 
 
 def agents() -> Iterator[str]:
+    """Each agent of :func:`listed` once, in its order."""
+    yield from dict.fromkeys(listed())
+
+
+def listed() -> Iterator[str]:
     """The sample agents, then the fixtures when ``../shared`` is present (``PATH#MEMBER`` for
     one agent of an input that holds several)."""
-    roots = [ROOT / "sample_agents"]
+    roots = [ROOT / "sample_agents", ROOT / "tests" / "fixtures"]
     yield from map(str, sorted(roots[0].glob("*.adf")))
     yield from map(str, sorted((roots[0] / "claude-code").rglob("*.jsonl")))
     yield from map(str, sorted((roots[0] / "codex").rglob("rollout-*.jsonl*")))
@@ -80,16 +77,17 @@ def agents() -> Iterator[str]:
                 if p.is_file() and p.name.endswith((".jsonl", ".jsonl.zst"))
             )
     folders = [Path(d) for root in roots for d, _, _ in os.walk(root)]
-    for name in FOUND:
-        spec = registry.spec(name)
-        for path in sorted({p for folder in folders for p in spec.find(folder)}):
+    fixtures = [Path(d) for d, _, _ in os.walk(roots[1])]  # the test's own (recordings)
+    for spec in registry.specs():
+        where = fixtures if spec.name in GLOBBED else folders
+        for path in sorted({p for folder in where for p in spec.find(folder)}):
             if not spec.many:
                 yield str(path)
                 continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                names = adfkit.open(path).names
-            yield from (f"{path}#{member}" for member in names)
+                names = getattr(adfkit.open(path), "names", None)
+            yield from (f"{path}#{member}" for member in names) if names else [str(path)]
     if SHARED.is_dir():  # a real pi session under a name of its own, not pi's
         yield from sorted(str(p) for p in (SHARED / "pi").glob("*.jsonl") if not pi_named(p))
 
@@ -114,7 +112,7 @@ def tables_of(path: str) -> dict[str, Any]:
         except Exception as exc:  # noqa: BLE001 - the error is part of the snapshot
             return {"open": f"{type(exc).__name__}: {exc}"}
         with agent:
-            for name, get in TABLES.items():
+            for name, get in tables().items():
                 try:
                     value = get(agent)
                 except Exception as exc:  # noqa: BLE001

@@ -759,3 +759,14 @@ def test_secrets_in_tool_output_leave_redacted_exports_and_reports(tmp_path: Pat
     assert SECRET_KEY.encode() not in blob
     html = write_report(session, tmp_path / "r.html", notebook="01").read_text()
     assert SECRET_KEY not in html and "ANTHROPIC_API_KEY=__redacted__" in html
+
+
+def test_block_of_an_unhashable_or_unknown_type_is_kept_as_written(tmp_path: Path) -> None:
+    """A content block whose ``type`` is a list, an object or a name adfkit does not convert is
+    kept as written: block types are looked up by name, and a list is no key (a TypeError)."""
+    odd = [{"type": ["text"], "text": "a"}, {"type": {"k": 1}}, {"type": "server_tool_use"}]
+    log = Log()
+    log.user("u1", None, "hi")
+    log.asst("a1", "u1", "m1", [text("ok"), *odd])
+    t = parse(log.write(tmp_path / "s.jsonl"))
+    assert [r.content for r in t.rows] == [[text("hi")], [text("ok"), *odd]]

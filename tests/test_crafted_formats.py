@@ -662,7 +662,7 @@ def test_h420_inspect_input_refs_that_multiply(tmp_path, monkeypatch):
     300 times too long): each pool message is expanded once per call, the repeats are
     ``bad_ref`` errors, ``replay()`` equals the untouched log's. All calls of a sample together
     name at most ``MAX_EXPANDED_REFS`` messages (an ``input_refs_cap`` error past it)."""
-    from adfkit._sources.inspect_eval import parser as inspect_parser
+    from adfkit._sources.inspect_eval import inputs as inspect_inputs
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", adfkit.AdfWarning)
@@ -672,7 +672,7 @@ def test_h420_inspect_input_refs_that_multiply(tmp_path, monkeypatch):
         found = a.integrity()
     assert got["context_seqs"].tolist() == want["context_seqs"].tolist()
     assert (found["check"] == "bad_ref").sum() > 0
-    monkeypatch.setattr(inspect_parser, "MAX_EXPANDED_REFS", 20)
+    monkeypatch.setattr(inspect_inputs, "MAX_EXPANDED_REFS", 20)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", adfkit.AdfWarning)
         found = adfkit.open(_refs_log(tmp_path / "cap.eval", 1))["1_epoch_1"].integrity()

@@ -111,15 +111,17 @@ def _venv(root: Path, name: str, whl: Path) -> Wheel:
     return w
 
 
-def _build(root: Path) -> Path:
-    wheels = root / "wheels"
-    _run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(ROOT), "-w", str(wheels)])
+def build(wheels: Path, source: Path = ROOT) -> Path:
+    """adfkit's wheel built from ``source`` (default: this checkout) into the folder ``wheels``,
+    as pip builds it for a user (``pip wheel``: an isolated build with pyproject's backend)."""
+    cmd = [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", str(source), "-w", str(wheels)]
+    _run(cmd)
     (whl,) = wheels.glob("adfkit-*.whl")
     return whl
 
 
 def _make_plain(root: Path) -> Wheel:
-    return _venv(root, "plain", _build(root))
+    return _venv(root, "plain", build(root / "wheels"))
 
 
 def _add_notebooks(w: Wheel) -> Wheel:

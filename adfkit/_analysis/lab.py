@@ -262,8 +262,7 @@ def compaction_lab(
     made = [make_compactor(c) for c in compactors]
     judging = judge_of(judge)
     table = load_prices(prices)
-    led = compaction_ledger(src, prices=prices)
-    items = _needed(led)
+    items = _needed(compaction_ledger(src, prices=prices))
     swept = swept_items(src)
     rows = []
     for inp in lab_inputs(src, prices=prices):
@@ -272,41 +271,60 @@ def compaction_lab(
         known = items.get(j, []) if j in swept else None
         price = price_for(table, inp.model)
         write_rate = price.rates()[3] / 1e6 if price is not None else None
-        before = window_tokens(inp.messages)
-        base: dict[str, Any] = {
-            "event_id": j,
-            "boundary_seq": int(src.events()["boundary_seq"].iloc[j]),
-            "messages_before": len(inp.messages),
-            "tokens_before": before,
-            "model": inp.model,
-        }
+        base = _window_before(src, inp)
         for label, compactor in made:
             rec = {**base, "compactor": label}
-            try:
-                got = _as_compacted(compactor(inp))
-            except CompactorError as exc:
-                rec["note"] = str(exc)
-                rows.append(rec)
-                continue
-            if got is None:
-                rec["note"] = "the compactor cannot say (the summary is not in the record)"
-                rows.append(rec)
-                continue
-            cost = got.cost_usd
-            tokens = window_tokens(got.messages)
-            rewrite = None if write_rate is None else round(tokens * write_rate, 8)
-            rec["messages_after"] = len(got.messages)
-            rec["tokens_after"] = tokens
-            rec["ratio"] = _share(tokens, before)
-            rec["compaction_cost_usd"] = cost
-            rec["cache_rewrite_usd"] = rewrite
-            rec["cost_usd"] = None if cost is None or rewrite is None else cost + rewrite
-            rec["note"] = got.note if known is not None else "the swept rows are not in the record"
-            rec.update(score_window(known, got.messages))
-            if judging is not None and known is not None:
-                rec.update(_judged(judging, known, got))
-            rows.append(rec)
+            rows.append(_lab_row(rec, compactor, inp, known, write_rate, judging))
     return schema.frame(rows, schema.COMPACTION_LAB)
+
+
+def _window_before(src: AgentSource, inp: CompactionInput) -> dict[str, Any]:
+    """The columns of a lab row that every compactor shares: the compaction and the window
+    before it."""
+    j = inp.event_id
+    assert j is not None
+    return {
+        "event_id": j,
+        "boundary_seq": int(src.events()["boundary_seq"].iloc[j]),
+        "messages_before": len(inp.messages),
+        "tokens_before": window_tokens(inp.messages),
+        "model": inp.model,
+    }
+
+
+def _lab_row(
+    rec: dict[str, Any],
+    compactor: Compactor,
+    inp: CompactionInput,
+    known: list[tuple[str, str, str, bool]] | None,
+    write_rate: float | None,
+    judging: Judge | None,
+) -> dict[str, Any]:
+    """``rec`` with the figures of the window ``compactor`` makes from ``inp``: its size and
+    cost (the cache rewrite at ``write_rate`` USD a token), its recall of the swept items
+    ``known`` (None: not in the record), the judge's answers; or a note saying why not."""
+    try:
+        got = _as_compacted(compactor(inp))
+    except CompactorError as exc:
+        rec["note"] = str(exc)
+        return rec
+    if got is None:
+        rec["note"] = "the compactor cannot say (the summary is not in the record)"
+        return rec
+    cost = got.cost_usd
+    tokens = window_tokens(got.messages)
+    rewrite = None if write_rate is None else round(tokens * write_rate, 8)
+    rec["messages_after"] = len(got.messages)
+    rec["tokens_after"] = tokens
+    rec["ratio"] = _share(tokens, rec["tokens_before"])
+    rec["compaction_cost_usd"] = cost
+    rec["cache_rewrite_usd"] = rewrite
+    rec["cost_usd"] = None if cost is None or rewrite is None else cost + rewrite
+    rec["note"] = got.note if known is not None else "the swept rows are not in the record"
+    rec.update(score_window(known, got.messages))
+    if judging is not None and known is not None:
+        rec.update(_judged(judging, known, got))
+    return rec
 
 
 def _unknown(v: Any) -> bool:
@@ -360,43 +378,9 @@ def compaction_records(src: AgentSource, *, prices: PricesArg = None) -> pd.Data
     for inp in lab_inputs(src, prices=prices):
         j = inp.event_id
         assert j is not None
-        b = int(st.events["boundary_seq"].iloc[j])
-        a = audit.loc[j] if j in audit.index else None
-        i = bisect.bisect_right(st.calls, b)
-        text = summary_text(st, j)
-        rec: dict[str, Any] = {
-            "event_id": j,
-            "boundary_seq": b,
-            "kind": None if a is None else a["kind"],
-            "created_at": None if a is None else a["created_at"],
-            "model": inp.model,
-            "threshold": None if a is None else a["threshold"],
-            "tokens_before": None if a is None else a["tokens_before"],
-            "tokens_after": None if a is None else a["tokens_after"],
-            "messages_before": len(inp.messages),
-            "est_tokens_before": window_tokens(inp.messages),
-            "window_before": _json([_message_doc(m) for m in inp.messages]),
-            "prompt": None if inp.prompt is None else redact_text(inp.prompt),
-            "summary": None if text is None else redact_text(text),
-            "cost_before_usd": cost.get(st.calls[i - 1]) if i > 0 else None,
-            "cost_after_usd": cost.get(st.calls[i]) if i < len(st.calls) else None,
-            "compaction_cost_usd": inp.recorded_cost_usd,
-        }
+        rec = _record(st, inp, audit.loc[j] if j in audit.index else None, cost)
         if j in swept:
-            g = led[led["event_id"] == j]
-            cols = ("kind", "value", "item_key", "kept", "needed_again", "needed_how")
-            items = [
-                dict(
-                    zip(
-                        ("kind", "value", "key", "kept", "needed_again", "needed_how"),
-                        r,
-                        strict=True,
-                    )
-                )
-                for r in zip(
-                    *(g[c].astype(object).where(g[c].notna(), None) for c in cols), strict=True
-                )
-            ]
+            items = _swept_docs(led[led["event_id"] == j])
             rec.update(
                 n_items=len(items),
                 n_needed=sum(bool(x["needed_again"]) for x in items),
@@ -404,3 +388,45 @@ def compaction_records(src: AgentSource, *, prices: PricesArg = None) -> pd.Data
             )
         rows.append(rec)
     return schema.frame(rows, schema.COMPACTION_DATASET)
+
+
+def _record(
+    st: ReplayState, inp: CompactionInput, a: pd.Series | None, cost: dict[int, Any]
+) -> dict[str, Any]:
+    """A dataset record's columns but the swept items: the compaction (its audit row ``a``,
+    None when it has none), the window before it and the summary (redacted), and the cost of
+    the model calls around it (``cost``: seq of an assistant call -> its cost)."""
+    j = inp.event_id
+    assert j is not None
+    b = int(st.events["boundary_seq"].iloc[j])
+    i = bisect.bisect_right(st.calls, b)
+    text = summary_text(st, j)
+    return {
+        "event_id": j,
+        "boundary_seq": b,
+        "kind": None if a is None else a["kind"],
+        "created_at": None if a is None else a["created_at"],
+        "model": inp.model,
+        "threshold": None if a is None else a["threshold"],
+        "tokens_before": None if a is None else a["tokens_before"],
+        "tokens_after": None if a is None else a["tokens_after"],
+        "messages_before": len(inp.messages),
+        "est_tokens_before": window_tokens(inp.messages),
+        "window_before": _json([_message_doc(m) for m in inp.messages]),
+        "prompt": None if inp.prompt is None else redact_text(inp.prompt),
+        "summary": None if text is None else redact_text(text),
+        "cost_before_usd": cost.get(st.calls[i - 1]) if i > 0 else None,
+        "cost_after_usd": cost.get(st.calls[i]) if i < len(st.calls) else None,
+        "compaction_cost_usd": inp.recorded_cost_usd,
+    }
+
+
+def _swept_docs(g: pd.DataFrame) -> list[dict[str, Any]]:
+    """The loss ledger's rows of one compaction as ``{kind, value, key, kept, needed_again,
+    needed_how}`` (None where unknown)."""
+    cols = ("kind", "value", "item_key", "kept", "needed_again", "needed_how")
+    keys = ("kind", "value", "key", "kept", "needed_again", "needed_how")
+    return [
+        dict(zip(keys, r, strict=True))
+        for r in zip(*(g[c].astype(object).where(g[c].notna(), None) for c in cols), strict=True)
+    ]

@@ -108,26 +108,36 @@ def cmd_lab(args: argparse.Namespace) -> int:
     else:
         say("no compaction found")
     if args.plot:
-        from adfkit import plots
-        from adfkit._base.outputs import check_output
-        from adfkit._core.registry import input_places
-        from adfkit.plots import close, lab_recall_tokens
-
-        check_output(args.plot, input_places(agent_inputs(args.paths)[0]))
-        ax = lab_recall_tokens(df)
-        plots.figure_of(ax).savefig(args.plot)
-        close(ax)
-        say(f"wrote {args.plot}", err=True)
+        _write_plot(args, df)
     if args.dataset:
-        from adfkit._facade.lab_dataset import export_compaction_dataset
-
-        written, _ = export_compaction_dataset(args.paths, args.dataset, prices=args.prices)
-        n = int(written["records"].iloc[0]) if len(written) else 0
-        say(
-            f"wrote {n} compaction(s) to {args.dataset} (Parquet, JSON lines, DATASHEET.md)",
-            err=True,
-        )
+        _write_dataset(args)
     return 2 if len(errors) and not len(df) else (1 if len(errors) else 0)
+
+
+def _write_plot(args: argparse.Namespace, df: Any) -> None:
+    """--plot FILE: recall against tokens kept, never over an input."""
+    from adfkit import plots
+    from adfkit._base.outputs import check_output
+    from adfkit._core.registry import input_places
+    from adfkit.plots import close, lab_recall_tokens
+
+    check_output(args.plot, input_places(agent_inputs(args.paths)[0]))
+    ax = lab_recall_tokens(df)
+    plots.figure_of(ax).savefig(args.plot)
+    close(ax)
+    say(f"wrote {args.plot}", err=True)
+
+
+def _write_dataset(args: argparse.Namespace) -> None:
+    """--dataset DIR: every compaction as a dataset record, redacted."""
+    from adfkit._facade.lab_dataset import export_compaction_dataset
+
+    written, _ = export_compaction_dataset(args.paths, args.dataset, prices=args.prices)
+    n = int(written["records"].iloc[0]) if len(written) else 0
+    say(
+        f"wrote {n} compaction(s) to {args.dataset} (Parquet, JSON lines, DATASHEET.md)",
+        err=True,
+    )
 
 
 def register(sub: Any) -> None:

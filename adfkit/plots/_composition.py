@@ -115,64 +115,86 @@ def context_composition(
     groups = _epoch_groups(comp)
     view = _choose_view(view, groups)
     with _drawing(ax) as ax:
-        default_title = (
-            "The fullest call of each epoch, by part"
-            if view == "epochs"
-            else "What each model call was sent"
-        )
-        _title(ax, title, default_title, name)
+        _title(ax, title, _COMPOSITION_TITLES[view], name)
         if not len(comp):
             _empty(ax, "no model calls in this history", X_CALL, "estimated tokens")
             return ax
-        marks: list[Any] = _compaction_positions(comp, events, "call")
-        clears: list[Any] = _compaction_positions(comp, events, "call", which="clear")
-        values = {c: np.nan_to_num(_floats(comp[c])) for c in parts}
-        if "tokens_input" in comp.columns:  # what the provider counted beyond the estimate
-            est = np.sum(list(values.values()), axis=0) if values else np.zeros(len(comp))
-            values["not_in_file"] = np.clip(
-                np.nan_to_num(_floats(comp["tokens_input"])) - est, 0, None
-            ) * np.isfinite(_floats(comp["tokens_input"]))
-        if view == "epochs":
-            assert groups is not None
-            rows = _peak_rows(np.sum(list(values.values()), axis=0), groups)
-            values = {c: v[rows] for c, v in values.items()}
-            marks, clears = _epoch_marks(marks, groups), _epoch_marks(clears, groups)
-            n_x = len(rows)
-        else:
-            n_x = len(comp)
-        xs = np.arange(1, n_x + 1)
-        ys, labels, colors, gids = [], [], [], []
-        for c in [*parts, "not_in_file"]:
-            y = values.get(c)
-            if y is None or not y.any():
-                continue
-            ys.append(y)
-            label, color = COMPOSITION_PARTS.get(c, NOT_IN_FILE)
-            labels.append(label)
-            colors.append(color)
-            gids.append(c)
-        top = 0.0
-        if ys:
-            polys = ax.stackplot(xs, *ys, labels=labels, colors=colors, alpha=0.85, lw=0)
-            for poly, gid in zip(polys, gids, strict=True):
-                poly.set_gid(gid)
-            top = float(np.sum(ys, axis=0).max())
-        _mark_events(ax, marks, gid="compaction", label="compaction", ls=":")
-        _mark_events(ax, clears, gid="clear", label="loop_clear", ls="-.")
-        ax.set_ylim(0, top * 1.08 if top > 0 else 1)
-        _call_xlim(ax, n_x, [*marks, *clears])
-        _token_axis(ax)
-        _int_axis(ax)
-        ax.set_ylabel(
-            "tokens (parts estimated as chars / 3.5)"
-            if "not_in_file" in gids
-            else "estimated tokens (chars / 3.5)"
-        )
-        ax.set_xlabel(X_EPOCH if view == "epochs" else X_CALL)
-        handles, _ = ax.get_legend_handles_labels()
-        stack = [h for h in handles if h.get_gid() in {*COMPOSITION_PARTS, "not_in_file"}]
-        _legend(ax, stack[::-1] + [h for h in handles if h not in stack])  # top-down
+        _draw_composition(ax, comp, parts, events, groups if view == "epochs" else None)
     return ax
+
+
+#: The default title of :func:`context_composition` in each view.
+_COMPOSITION_TITLES = {
+    "epochs": "The fullest call of each epoch, by part",
+    "calls": "What each model call was sent",
+}
+
+
+def _draw_composition(
+    ax: Axes, comp: pd.DataFrame, parts: list[str], events: Any, epochs: np.ndarray | None
+) -> None:
+    """The stacked parts of every call (of each epoch's fullest call when ``epochs`` groups
+    the calls), the event markers, the axes and the legend."""
+    values = _part_values(comp, parts)
+    marks: list[Any] = _compaction_positions(comp, events, "call")
+    clears: list[Any] = _compaction_positions(comp, events, "call", which="clear")
+    n_x = len(comp)
+    if epochs is not None:
+        rows = _peak_rows(np.sum(list(values.values()), axis=0), epochs)
+        values = {c: v[rows] for c, v in values.items()}
+        marks, clears = _epoch_marks(marks, epochs), _epoch_marks(clears, epochs)
+        n_x = len(rows)
+    gids, top = _stack_parts(ax, np.arange(1, n_x + 1), values, parts)
+    _mark_events(ax, marks, gid="compaction", label="compaction", ls=":")
+    _mark_events(ax, clears, gid="clear", label="loop_clear", ls="-.")
+    ax.set_ylim(0, top * 1.08 if top > 0 else 1)
+    _call_xlim(ax, n_x, [*marks, *clears])
+    _token_axis(ax)
+    _int_axis(ax)
+    ax.set_ylabel(
+        "tokens (parts estimated as chars / 3.5)"
+        if "not_in_file" in gids
+        else "estimated tokens (chars / 3.5)"
+    )
+    ax.set_xlabel(X_EPOCH if epochs is not None else X_CALL)
+    handles, _ = ax.get_legend_handles_labels()
+    stack = [h for h in handles if h.get_gid() in {*COMPOSITION_PARTS, "not_in_file"}]
+    _legend(ax, stack[::-1] + [h for h in handles if h not in stack])  # top-down
+
+
+def _part_values(comp: pd.DataFrame, parts: list[str]) -> dict[str, np.ndarray]:
+    """Each part's estimated tokens per call (0 where unknown) and, when the frame has the
+    reported input, ``not_in_file``: what the provider counted beyond the estimate."""
+    values = {c: np.nan_to_num(_floats(comp[c])) for c in parts}
+    if "tokens_input" in comp.columns:
+        est = np.sum(list(values.values()), axis=0) if values else np.zeros(len(comp))
+        values["not_in_file"] = np.clip(
+            np.nan_to_num(_floats(comp["tokens_input"])) - est, 0, None
+        ) * np.isfinite(_floats(comp["tokens_input"]))
+    return values
+
+
+def _stack_parts(
+    ax: Axes, xs: np.ndarray, values: dict[str, np.ndarray], parts: list[str]
+) -> tuple[list[str], float]:
+    """One stacked area per part that is not zero everywhere (gid: its column), in the order
+    of ``parts`` with ``not_in_file`` on top; returns the gids drawn and the stack's top."""
+    ys, labels, colors, gids = [], [], [], []
+    for c in [*parts, "not_in_file"]:
+        y = values.get(c)
+        if y is None or not y.any():
+            continue
+        ys.append(y)
+        label, color = COMPOSITION_PARTS.get(c, NOT_IN_FILE)
+        labels.append(label)
+        colors.append(color)
+        gids.append(c)
+    if not ys:
+        return gids, 0.0
+    polys = ax.stackplot(xs, *ys, labels=labels, colors=colors, alpha=0.85, lw=0)
+    for poly, gid in zip(polys, gids, strict=True):
+        poly.set_gid(gid)
+    return gids, float(np.sum(ys, axis=0).max())
 
 
 def composition_at(
@@ -223,46 +245,37 @@ def composition_at(
     ['system_prompt_tokens', 'dynamic_instructions_tokens']
     >>> plots.close(ax)
     """
-    comp, _, name = _composition_of(data, False)
-    parts = _parts_of(comp, "composition_at")
-    if _is_agent_like(data) and "tokens_total" not in comp.columns:  # for a bare total
-        with _agent(data) as agent:
-            totals = agent.replay().set_index("seq")["tokens_total"]
-        comp = comp.assign(tokens_total=comp["seq"].map(totals))
+    comp, parts, name = _window_of(data)
     seqs = _floats(comp["seq"])
-    if not len(comp) and seq is None:  # a session with no model call yet: nothing was sent
-        with _drawing(ax, figsize=(9.0, 2.8)) as ax:
+    i = _call_index(comp, seqs, seq)
+    with _drawing(ax, figsize=(9.0, 2.8)) as ax:
+        if i is None:  # a session with no model call yet: nothing was sent
             _title(ax, title, "Context window at the last call", name)
             _empty(ax, "no model call yet: no context window to show", "tokens", "model call")
-        return ax
-    i = _call_index(comp, seqs, seq)
-    row = comp.iloc[i]
-    at = int(seqs[i])
-    with _drawing(ax, figsize=(9.0, 2.8)) as ax:
-        _title(ax, title, f"Context window at call S{at}", name)
-        vals = {c: _placeable(row[c]) for c in parts}
-        known = {c: v for c, v in vals.items() if v is not None and v > 0}
-        total = sum(known.values())
-        segments = _draw_part_bars(ax, parts, known, total)
-        unknown = [COMPOSITION_PARTS[c][0] for c, v in vals.items() if v is None]
-        reported, what = _reported_of(comp, row)
-        handles: list[Any] = ax.get_legend_handles_labels()[0]
-        notes = [f"estimated total {_fmt_tokens(total)}"]
-        right = _draw_reported(ax, reported, what, total, handles)
-        if reported is not None and what.startswith("input") and reported > total:
-            _draw_not_in_file(ax, reported, total, handles, segments, notes)
-        _label_window(ax, segments, right, at)
-        if unknown:
-            notes.append(f"unknown: {', '.join(unknown)}")
-        if not known:
-            notes.append("nothing was sent that the estimate sees")
-        _legend(ax, handles, title="\n".join(notes))
+            return ax
+        _title(ax, title, f"Context window at call S{int(seqs[i])}", name)
+        _draw_window(ax, comp, parts, comp.iloc[i], int(seqs[i]))
     return ax
 
 
-def _call_index(comp: pd.DataFrame, seqs: np.ndarray, seq: int | None) -> int:
-    """Row of ``comp`` for the model call ``seq`` (the last call when None)."""
+def _window_of(data: Data) -> tuple[pd.DataFrame, list[str], str | None]:
+    """The composition frame, its parts and the agent's name; from an agent, with each call's
+    reported total too (the bare total of a legacy layout)."""
+    comp, _, name = _composition_of(data, False)
+    parts = _parts_of(comp, "composition_at")
+    if _is_agent_like(data) and "tokens_total" not in comp.columns:
+        with _agent(data) as agent:
+            totals = agent.replay().set_index("seq")["tokens_total"]
+        comp = comp.assign(tokens_total=comp["seq"].map(totals))
+    return comp, parts, name
+
+
+def _call_index(comp: pd.DataFrame, seqs: np.ndarray, seq: int | None) -> int | None:
+    """Row of ``comp`` for the model call ``seq`` (the last call when None; None when there is
+    no call and none was asked for)."""
     if not len(comp):
+        if seq is None:
+            return None
         raise ValueError(f"seq {seq} is not a model call: there is no model call yet")
     if seq is None:
         return int(np.nanargmax(seqs))
@@ -276,6 +289,28 @@ def _call_index(comp: pd.DataFrame, seqs: np.ndarray, seq: int | None) -> int:
             f"{' and '.join(map(str, near))}"
         )
     return int(hit[0])
+
+
+def _draw_window(ax: Axes, comp: pd.DataFrame, parts: list[str], row: pd.Series, at: int) -> None:
+    """The window at one call: a segment per known part, the reported input, the labels and
+    the legend (with what is unknown or not drawn)."""
+    vals = {c: _placeable(row[c]) for c in parts}
+    known = {c: v for c, v in vals.items() if v is not None and v > 0}
+    total = sum(known.values())
+    segments = _draw_part_bars(ax, parts, known, total)
+    unknown = [COMPOSITION_PARTS[c][0] for c, v in vals.items() if v is None]
+    reported, what = _reported_of(comp, row)
+    handles: list[Any] = ax.get_legend_handles_labels()[0]
+    notes = [f"estimated total {_fmt_tokens(total)}"]
+    right = _draw_reported(ax, reported, what, total, handles)
+    if reported is not None and what.startswith("input") and reported > total:
+        _draw_not_in_file(ax, reported, total, handles, segments, notes)
+    _label_window(ax, segments, right, at)
+    if unknown:
+        notes.append(f"unknown: {', '.join(unknown)}")
+    if not known:
+        notes.append("nothing was sent that the estimate sees")
+    _legend(ax, handles, title="\n".join(notes))
 
 
 def _draw_part_bars(

@@ -126,10 +126,7 @@ def ledger_by_kind(data: Data, *, ax: Axes | None = None, title: str | None = No
         if not len(known):
             _empty(ax, "no compaction with its swept rows and summary", "compaction", "items")
             return ax
-        lost = known.assign(lost=(known["kept"] == "lost").astype(int))
-        table = lost.pivot_table(index=keys, columns="kind", values="lost", aggfunc="sum")
-        table = table.reindex(columns=[k for k in ITEM_KINDS if k in table.columns]).fillna(0)
-        rate = lost.groupby(keys)["lost"].mean().reindex(table.index)
+        table, rate = _lost_by_kind(known, keys)
         xs = np.arange(len(table))
         bottom = np.zeros(len(table))
         for k in table.columns:
@@ -139,28 +136,41 @@ def ledger_by_kind(data: Data, *, ax: Axes | None = None, title: str | None = No
         ax.set_xticks(xs, _labels(table.index.to_frame(index=False)), rotation=45, ha="right")
         ax.set_xlabel("compaction")
         ax.set_ylabel("items lost")
-        right = ax.twinx()
-        right.plot(
-            xs, rate.to_numpy(dtype=float), "o", color="black", label="loss rate", gid="rate"
-        )
-        _anchor(
-            right, "recall_default", y=1 - ANCHORS["recall_default"][0],
-            label="facts lost after a default compaction, 1 - 6.2/10 (pi benchmark)",
-        )  # fmt: skip
-        _anchor(
-            right, "kept_text_summary", y=1 - ANCHORS["kept_text_summary"][0],
-            label="task facts a budget-matched text summary loses, 1 - 35.6%",
-        )  # fmt: skip
-        right.set_ylim(0, 1.05)
-        right.set_ylabel("share of items lost")
-        right.grid(False)
-        h1, _ = ax.get_legend_handles_labels()
-        h2, _ = right.get_legend_handles_labels()
-        right.legend(  # beyond the right axis's tick labels and label, however wide the axes
-            h1 + h2, [str(h.get_label()) for h in h1 + h2], loc="upper left",
-            bbox_to_anchor=(1.0, 1.0), bbox_transform=_beyond_labels(right), borderaxespad=0.0,
-        )  # fmt: skip
+        _draw_loss_rate(ax, xs, rate)
     return ax
+
+
+def _lost_by_kind(known: pd.DataFrame, keys: list[str]) -> tuple[pd.DataFrame, pd.Series]:
+    """Per compaction (``keys``): the items lost of each kind (columns in the order of
+    :data:`ITEM_KINDS`), and the share of its items lost."""
+    lost = known.assign(lost=(known["kept"] == "lost").astype(int))
+    table = lost.pivot_table(index=keys, columns="kind", values="lost", aggfunc="sum")
+    table = table.reindex(columns=[k for k in ITEM_KINDS if k in table.columns]).fillna(0)
+    return table, lost.groupby(keys)["lost"].mean().reindex(table.index)
+
+
+def _draw_loss_rate(ax: Axes, xs: np.ndarray, rate: pd.Series) -> None:
+    """On a right axis: each compaction's loss rate against the published shares of facts
+    lost; the legend of both axes beyond the right axis's labels."""
+    right = ax.twinx()
+    right.plot(xs, rate.to_numpy(dtype=float), "o", color="black", label="loss rate", gid="rate")
+    _anchor(
+        right, "recall_default", y=1 - ANCHORS["recall_default"][0],
+        label="facts lost after a default compaction, 1 - 6.2/10 (pi benchmark)",
+    )  # fmt: skip
+    _anchor(
+        right, "kept_text_summary", y=1 - ANCHORS["kept_text_summary"][0],
+        label="task facts a budget-matched text summary loses, 1 - 35.6%",
+    )  # fmt: skip
+    right.set_ylim(0, 1.05)
+    right.set_ylabel("share of items lost")
+    right.grid(False)
+    h1, _ = ax.get_legend_handles_labels()
+    h2, _ = right.get_legend_handles_labels()
+    right.legend(  # beyond the right axis's tick labels and label, however wide the axes
+        h1 + h2, [str(h.get_label()) for h in h1 + h2], loc="upper left",
+        bbox_to_anchor=(1.0, 1.0), bbox_transform=_beyond_labels(right), borderaxespad=0.0,
+    )  # fmt: skip
 
 
 def _beyond_labels(ax: Axes) -> Any:

@@ -134,66 +134,89 @@ def token_growth(
                 ax, "no model calls with token usage in this history", X_CALL, "cumulative tokens"
             )
             return ax
-        untimed = 0
-        if x == "time":
-            # Summed in time order (a manual compaction's summary is shown before rows
-            # written earlier than it); a call without a time keeps its place after the
-            # timed call before it, and counts in the sums without a point on the line.
-            t = _times(u["created_at"])
-            key = pd.Series(t).ffill().to_numpy(dtype="datetime64[ms]")
-            lowest = np.iinfo(np.int64).min
-            order = np.argsort(np.where(np.isnat(key), lowest, key.astype("int64")), kind="stable")
-            u = u.iloc[order].reset_index(drop=True)
-            xs: Any = t[order]
-            keep = ~np.isnat(xs)
-            untimed = int((~keep).sum())
-        else:
-            xs = np.arange(1, len(u) + 1)
-            keep = np.ones(len(u), dtype=bool)
-        tin, tout, ttot = (_floats(u[c]) for c in ("tokens_input", "tokens_output", "tokens_total"))
-        total_only = np.isnan(tin) & np.isnan(tout) & ~np.isnan(ttot)
-        series = []
-        if not total_only.all():
-            series += [("cum_input", tin, "input (incl. cached)", C_INPUT, "-")]
-            series += [("cum_output", tout, "output", C_OUTPUT, "-")]
-            cache = _floats(u["tokens_cache_read"]) if "tokens_cache_read" in u.columns else None
-            if cache is not None and np.isfinite(cache).any():
-                series += [("cum_cache_read", cache, "of which cached reads", C_CACHE, ":")]
-        if total_only.any():
-            label = (
-                "total (legacy: no input/output split)"
-                if total_only.all()
-                else f"total, every call ({int(total_only.sum()):,} have no split)"
-            )
-            series += [
-                ("cum_total", ttot, label, C_TOTAL_ONLY if not total_only.all() else C_INPUT, "-")
-            ]
-        missing_notes = []
-        for gid, vals, label, color, ls in series:
-            known = np.isfinite(vals)
-            if not known.any():
-                missing_notes.append(f"{label.split(' (')[0]}: not recorded")
-                continue
-            cum = np.nan_to_num(vals).cumsum()
-            # An absent cache key means no cached read; an absent input or output is unknown.
-            n_unknown = 0 if gid == "cum_cache_read" else int((~known).sum())
-            value = _fmt_tokens(float(cum[-1]))
-            if n_unknown:
-                value = f"≥{value} ({n_unknown:,} call{'s' if n_unknown != 1 else ''} unknown)"
-            ax.plot(
-                xs[keep], cum[keep], color=color, lw=1.6, ls=ls, gid=gid, label=f"{label}: {value}"
-            )
-        ax.set_ylim(bottom=0)
-        _token_axis(ax)
-        ax.set_ylabel("cumulative tokens")
-        if x == "time":
-            _date_axis(ax)
-        else:
-            _int_axis(ax)
-            ax.set_xlabel(X_CALL)
+        u, xs, keep = _in_x_order(u, x)
+        notes = _draw_cumulative(ax, xs[keep], keep, _growth_series(u))
+        _growth_axes(ax, x)
+        untimed = int((~keep).sum())
         if untimed:
             s = "s" if untimed != 1 else ""
-            missing_notes.append(f"{untimed:,} call{s} without a time: in the sums, not drawn")
-        note = "\n".join([_cost_note(u), *missing_notes])
-        _legend(ax, title=note)
+            notes.append(f"{untimed:,} call{s} without a time: in the sums, not drawn")
+        _legend(ax, title="\n".join([_cost_note(u), *notes]))
     return ax
+
+
+def _growth_axes(ax: Axes, x: str) -> None:
+    """Cumulative tokens from 0 against time or the n-th call."""
+    ax.set_ylim(bottom=0)
+    _token_axis(ax)
+    ax.set_ylabel("cumulative tokens")
+    if x == "time":
+        _date_axis(ax)
+    else:
+        _int_axis(ax)
+        ax.set_xlabel(X_CALL)
+
+
+def _in_x_order(u: pd.DataFrame, x: str) -> tuple[pd.DataFrame, Any, np.ndarray]:
+    """The calls in the order they are summed, their x positions, and which have one.
+
+    On a time axis the calls are summed in time order (a manual compaction's summary is
+    shown before rows written earlier than it); a call without a time keeps its place after
+    the timed call before it, and counts in the sums without a point on the line.
+    """
+    if x != "time":
+        return u, np.arange(1, len(u) + 1), np.ones(len(u), dtype=bool)
+    t = _times(u["created_at"])
+    key = pd.Series(t).ffill().to_numpy(dtype="datetime64[ms]")
+    lowest = np.iinfo(np.int64).min
+    order = np.argsort(np.where(np.isnat(key), lowest, key.astype("int64")), kind="stable")
+    xs = t[order]
+    return u.iloc[order].reset_index(drop=True), xs, ~np.isnat(xs)
+
+
+#: One cumulative line: (gid, tokens per call, legend label, colour, line style).
+_Series = tuple[str, np.ndarray, str, str, str]
+
+
+def _growth_series(u: pd.DataFrame) -> list[_Series]:
+    """The lines to draw: input, output and cached reads when any call has an input/output
+    split, and the total when some call has only a total."""
+    tin, tout, ttot = (_floats(u[c]) for c in ("tokens_input", "tokens_output", "tokens_total"))
+    total_only = np.isnan(tin) & np.isnan(tout) & ~np.isnan(ttot)
+    series: list[_Series] = []
+    if not total_only.all():
+        series += [("cum_input", tin, "input (incl. cached)", C_INPUT, "-")]
+        series += [("cum_output", tout, "output", C_OUTPUT, "-")]
+        cache = _floats(u["tokens_cache_read"]) if "tokens_cache_read" in u.columns else None
+        if cache is not None and np.isfinite(cache).any():
+            series += [("cum_cache_read", cache, "of which cached reads", C_CACHE, ":")]
+    if total_only.any():
+        label = (
+            "total (legacy: no input/output split)"
+            if total_only.all()
+            else f"total, every call ({int(total_only.sum()):,} have no split)"
+        )
+        series += [
+            ("cum_total", ttot, label, C_TOTAL_ONLY if not total_only.all() else C_INPUT, "-")
+        ]
+    return series
+
+
+def _draw_cumulative(ax: Axes, xs: Any, keep: np.ndarray, series: list[_Series]) -> list[str]:
+    """Draw each series' running sum at ``xs`` (the calls ``keep`` marks), its label giving the
+    final sum (``≥`` and how many calls are unknown when some are); return a note per series
+    no call records."""
+    notes = []
+    for gid, vals, label, color, ls in series:
+        known = np.isfinite(vals)
+        if not known.any():
+            notes.append(f"{label.split(' (')[0]}: not recorded")
+            continue
+        cum = np.nan_to_num(vals).cumsum()
+        # An absent cache key means no cached read; an absent input or output is unknown.
+        n_unknown = 0 if gid == "cum_cache_read" else int((~known).sum())
+        value = _fmt_tokens(float(cum[-1]))
+        if n_unknown:
+            value = f"≥{value} ({n_unknown:,} call{'s' if n_unknown != 1 else ''} unknown)"
+        ax.plot(xs, cum[keep], color=color, lw=1.6, ls=ls, gid=gid, label=f"{label}: {value}")
+    return notes

@@ -71,6 +71,33 @@ def lab_recall_tokens(data: Any, *, ax: Axes | None = None, title: str | None = 
     for col in ("compactor", "tokens_after", "n_needed", "n_needed_kept"):
         if col not in df.columns:
             raise ValueError(f"lab_recall_tokens needs a {col} column; got {list(df.columns)}")
+    names, x, y = _per_compactor(df)
+    ok = np.isfinite(x) & np.isfinite(y)
+    with _drawing(ax, figsize=(8.0, 4.0)) as ax:
+        _title(ax, title, LAB_TITLE, None)
+        if not ok.any():
+            _empty(ax, "no compaction had an item needed again", X_KEPT, Y_NEEDED)
+            return ax
+        _draw_compactors(ax, names, x, y, ok)
+        _lab_axes(ax)
+        missing = int((~ok).sum())
+        if missing:
+            ax.text(
+                0.99,
+                0.02,
+                f"{missing} compactor(s) without a known recall not drawn",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize=8,
+                color="0.35",
+            )
+    return ax
+
+
+def _per_compactor(df: pd.DataFrame) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Each compactor's name, the mean tokens of its new windows and its pooled recall of the
+    items needed again (items kept over items needed; NaN when none was needed)."""
     g = df.groupby(df["compactor"].astype("string"), sort=False)
     tokens = g["tokens_after"].agg(lambda s: pd.to_numeric(s).astype("Float64").mean())
     needed = g["n_needed"].agg(lambda s: pd.to_numeric(s).astype("Float64").sum())
@@ -80,43 +107,33 @@ def lab_recall_tokens(data: Any, *, ax: Axes | None = None, title: str | None = 
     k = kept.to_numpy(dtype="float64", na_value=np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         y = np.where(n > 0, k / n, np.nan)
-    names = [str(c) for c in tokens.index]
-    ok = np.isfinite(x) & np.isfinite(y)
+    return [str(c) for c in tokens.index], x, y
+
+
+def _draw_compactors(
+    ax: Axes, names: list[str], x: np.ndarray, y: np.ndarray, ok: np.ndarray
+) -> None:
+    """A point per compactor ``ok`` marks (the recorded one a star), each labelled with its
+    spec."""
     rec = np.array([c == "recorded" or c.startswith("recorded:") for c in names], dtype=bool) & ok
-    with _drawing(ax, figsize=(8.0, 4.0)) as ax:
-        _title(ax, title, LAB_TITLE, None)
-        if not ok.any():
-            _empty(ax, "no compaction had an item needed again", X_KEPT, Y_NEEDED)
-            return ax
-        other = ok & ~rec
-        pts = ax.scatter(x[other], y[other], s=60, color=C_INPUT, zorder=3)
-        pts.set_gid("compactors")
-        if rec.any():
-            star = ax.scatter(x[rec], y[rec], s=180, marker="*", color=C_SUMMARY, zorder=4)
-            star.set_gid("recorded")
-        for i in np.flatnonzero(ok):
-            label = "recorded (what the agent did)" if names[i] == "recorded" else names[i]
-            a = ax.annotate(
-                label, (x[i], y[i]), xytext=(6, 6), textcoords="offset points", fontsize=8
-            )
-            a.set_gid("label")
-        ax.margins(0.15, 0.15)
-        ax.autoscale_view()
-        ax.set_xlim(0, ax.get_xlim()[1])
-        ax.set_ylim(-0.05, 1.1)
-        ax.set_xlabel(X_KEPT)
-        ax.set_ylabel(Y_NEEDED)
-        _token_axis(ax, "x")
-        missing = [names[i] for i in np.flatnonzero(~ok)]
-        if missing:
-            ax.text(
-                0.99,
-                0.02,
-                f"{len(missing)} compactor(s) without a known recall not drawn",
-                transform=ax.transAxes,
-                ha="right",
-                va="bottom",
-                fontsize=8,
-                color="0.35",
-            )
-    return ax
+    other = ok & ~rec
+    pts = ax.scatter(x[other], y[other], s=60, color=C_INPUT, zorder=3)
+    pts.set_gid("compactors")
+    if rec.any():
+        star = ax.scatter(x[rec], y[rec], s=180, marker="*", color=C_SUMMARY, zorder=4)
+        star.set_gid("recorded")
+    for i in np.flatnonzero(ok):
+        label = "recorded (what the agent did)" if names[i] == "recorded" else names[i]
+        a = ax.annotate(label, (x[i], y[i]), xytext=(6, 6), textcoords="offset points", fontsize=8)
+        a.set_gid("label")
+
+
+def _lab_axes(ax: Axes) -> None:
+    """Tokens from 0 across, recall (a share) up, with room for the labels."""
+    ax.margins(0.15, 0.15)
+    ax.autoscale_view()
+    ax.set_xlim(0, ax.get_xlim()[1])
+    ax.set_ylim(-0.05, 1.1)
+    ax.set_xlabel(X_KEPT)
+    ax.set_ylabel(Y_NEEDED)
+    _token_axis(ax, "x")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from adfkit.plots._matplotlib import (
     C_SUMMARY,
@@ -71,15 +72,7 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
     ['30×', '20×', 'median ratio 25× over 2 compactions']
     >>> plots.close(ax)
     """
-    name = None
-    if _is_agent_like(data):
-        with _agent(data) as agent:
-            comp = agent.compactions()
-            name = agent.name
-    else:
-        comp = data
-    if "event" in comp.columns:  # compactions() also lists clears
-        comp = comp[comp["event"].astype("string") == "compaction"].reset_index(drop=True)
+    comp, name = _compactions_of(data)
     with _drawing(ax) as ax:
         _title(ax, title, "What each compaction swept vs kept", name)
         if not len(comp):
@@ -87,42 +80,73 @@ def compaction_ratio(data: Data, *, ax: Axes | None = None, title: str | None = 
             return ax
         sw = _floats(comp[_col(comp, SWEPT_COLS, "swept tokens")])
         sm = _floats(comp[_col(comp, SUMMARY_COLS, "summary tokens")])
-        n = len(comp)
-        xs = np.arange(1, n + 1)
-        labelled = n <= 30
-        if labelled:
-            w = 0.4
-            b1 = ax.bar(xs - w / 2, sw, width=w, color=C_SWEPT, label="swept (est.)")
-            b2 = ax.bar(xs + w / 2, sm, width=w, color=C_SUMMARY, label="summary (est.)")
-        else:  # the summary in front of what it replaced: both readable at any width
-            b1 = ax.bar(xs, sw, width=0.85, color=C_SWEPT, lw=0, label="swept (est.)")
-            b2 = ax.bar(xs, sm, width=0.85, color=C_SUMMARY, lw=0, label="summary (est.)")
-        _gid(b1, "swept")
-        _gid(b2, "summary")
-        top = float(np.nanmax(np.concatenate([sw, sm, [1.0]])))
+        xs = np.arange(1, len(comp) + 1)
+        labelled = len(comp) <= 30
+        _draw_size_bars(ax, xs, sw, sm, side_by_side=labelled)
         unknown = np.isnan(sw) | np.isnan(sm)
-        enc = (
-            comp["summary_encrypted"].fillna(False).to_numpy(dtype=bool)
-            if "summary_encrypted" in comp.columns
-            else np.zeros(n, dtype=bool)
-        )
         if labelled:
-            _label_pairs(ax, xs, sw, sm, enc)
+            _label_pairs(ax, xs, sw, sm, _encrypted(comp))
         elif unknown.any():
             _mark_unknown(ax, xs, unknown)
-        _median_note(ax, sw, sm, n)
-        ax.set_ylim(0, top * 1.25)
-        ax.set_xlim(0.4, n + 0.6)
-        _token_axis(ax)
-        if labelled:
-            ax.set_xticks(xs)
-        else:
-            _int_axis(ax)
-        ax.set_ylabel(Y_COMP)
-        ax.set_xlabel(X_COMP)
-        ax.grid(False, axis="x")
-        _legend(ax)
+        _median_note(ax, sw, sm, len(comp))
+        top = float(np.nanmax(np.concatenate([sw, sm, [1.0]])))
+        _ratio_axes(ax, xs, top, labelled=labelled)
     return ax
+
+
+def _compactions_of(data: Data) -> tuple[pd.DataFrame, str | None]:
+    """The compactions to draw (``compactions()`` also lists clears: they are left out) and
+    the agent's name."""
+    name = None
+    if _is_agent_like(data):
+        with _agent(data) as agent:
+            comp = agent.compactions()
+            name = agent.name
+    else:
+        comp = data
+    if "event" in comp.columns:
+        comp = comp[comp["event"].astype("string") == "compaction"].reset_index(drop=True)
+    return comp, name
+
+
+def _draw_size_bars(
+    ax: Axes, xs: np.ndarray, sw: np.ndarray, sm: np.ndarray, *, side_by_side: bool
+) -> None:
+    """The swept and summary bars of each compaction: side by side, or the summary in front of
+    what it replaced (both readable at any width)."""
+    if side_by_side:
+        w = 0.4
+        b1 = ax.bar(xs - w / 2, sw, width=w, color=C_SWEPT, label="swept (est.)")
+        b2 = ax.bar(xs + w / 2, sm, width=w, color=C_SUMMARY, label="summary (est.)")
+    else:
+        b1 = ax.bar(xs, sw, width=0.85, color=C_SWEPT, lw=0, label="swept (est.)")
+        b2 = ax.bar(xs, sm, width=0.85, color=C_SUMMARY, lw=0, label="summary (est.)")
+    _gid(b1, "swept")
+    _gid(b2, "summary")
+
+
+def _encrypted(comp: pd.DataFrame) -> np.ndarray:
+    """Whether each compaction's summary is encrypted (a Codex remote compaction)."""
+    if "summary_encrypted" not in comp.columns:
+        return np.zeros(len(comp), dtype=bool)
+    enc: np.ndarray = comp["summary_encrypted"].fillna(False).to_numpy(dtype=bool)
+    return enc
+
+
+def _ratio_axes(ax: Axes, xs: np.ndarray, top: float, *, labelled: bool) -> None:
+    """Room above the tallest bar for its label, a tick per compaction when they are labelled,
+    the axes' labels and the legend."""
+    ax.set_ylim(0, top * 1.25)
+    ax.set_xlim(0.4, len(xs) + 0.6)
+    _token_axis(ax)
+    if labelled:
+        ax.set_xticks(xs)
+    else:
+        _int_axis(ax)
+    ax.set_ylabel(Y_COMP)
+    ax.set_xlabel(X_COMP)
+    ax.grid(False, axis="x")
+    _legend(ax)
 
 
 def _label_pairs(ax: Axes, xs: np.ndarray, sw: np.ndarray, sm: np.ndarray, enc: np.ndarray) -> None:

@@ -208,60 +208,86 @@ def context_sawtooth(
         if not len(calls):
             _empty(ax, "no model calls in this history", X_CALL, "tokens")
             return ax
-        rep = _col(calls, REPORTED_COLS, "reported tokens")
-        y = _floats(calls[rep])
-        est_col = next((c for c in ESTIMATE_COLS if c in calls.columns), None)
-        e = _floats(calls[est_col]) if estimate and est_col is not None else None
-        tv, note = _thresholds(calls, threshold, configured)
-        assumed = threshold is None and _all_assumed(calls)
-        marks: list[Any] = _compaction_positions(calls, events, x)
-        clears: list[Any] = _compaction_positions(calls, events, x, which="clear")
+        epochs = groups if view == "epochs" else None
         times = _times(calls["created_at"]) if x == "time" else None
-        if view == "epochs":
-            assert groups is not None
-            xs, y, e, tv, rows = _draw_epoch_peaks(ax, y, e, tv, groups, times)
-            n_x = len(rows)
-            if times is None:
-                marks, clears = _epoch_marks(marks, groups), _epoch_marks(clears, groups)
-        else:
-            n_x = len(calls)
-            xs = times if times is not None else np.arange(1, n_x + 1)
-            ax.plot(
-                xs,
-                y,
-                color=C_REPORTED,
-                lw=1.4,
-                gid="reported",
-                label="reported input + output\n(compared with the threshold)",
-            )
-        if e is not None:
-            ax.plot(
-                xs,
-                e,
-                color=C_ESTIMATE,
-                lw=1.1,
-                ls="--",
-                gid="estimate",
-                label="estimated context\n(chars / 3.5)" + (", peak" if view == "epochs" else ""),
-            )
-        data_top = max(
-            [float(np.nanmax(a)) for a in (y, e) if a is not None and np.isfinite(a).any()],
-            default=0.0,
-        )
-        top = _draw_threshold(ax, xs, tv, note, data_top, assumed=assumed)
-        _mark_events(ax, marks, gid="compaction", label="compaction", ls=":")
-        _mark_events(ax, clears, gid="clear", label="loop_clear", ls="-.")
+        tv, note = _thresholds(calls, threshold, configured)
+        xs, y, e, tv = _draw_context(ax, calls, tv, epochs, times, estimate=estimate)
+        assumed = threshold is None and _all_assumed(calls)
+        top = _draw_threshold(ax, xs, tv, note, _data_top(y, e), assumed=assumed)
+        marks = _draw_event_marks(ax, calls, events, x, None if times is not None else epochs)
         ax.set_ylim(0, top)
         _token_axis(ax)
         ax.set_ylabel("tokens")
         if x == "time":
             _date_axis(ax)
         else:
-            _call_xlim(ax, n_x, [*marks, *clears])
+            _call_xlim(ax, len(xs), marks)
             _int_axis(ax)
             ax.set_xlabel(X_EPOCH if view == "epochs" else X_CALL)
         _legend(ax)
     return ax
+
+
+def _draw_context(
+    ax: Axes,
+    calls: pd.DataFrame,
+    tv: np.ndarray,
+    epochs: np.ndarray | None,
+    times: Any,
+    *,
+    estimate: bool,
+) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray]:
+    """Draw the reported context (per call, or per epoch when ``epochs`` groups the calls)
+    and the estimate when asked and known. Returns the x positions, the reported and
+    estimated values drawn, and the threshold at each of them."""
+    y = _floats(calls[_col(calls, REPORTED_COLS, "reported tokens")])
+    est_col = next((c for c in ESTIMATE_COLS if c in calls.columns), None)
+    e = _floats(calls[est_col]) if estimate and est_col is not None else None
+    if epochs is not None:
+        xs, y, e, tv = _draw_epoch_peaks(ax, y, e, tv, epochs, times)
+    else:
+        xs = times if times is not None else np.arange(1, len(calls) + 1)
+        ax.plot(
+            xs,
+            y,
+            color=C_REPORTED,
+            lw=1.4,
+            gid="reported",
+            label="reported input + output\n(compared with the threshold)",
+        )
+    if e is not None:
+        ax.plot(
+            xs,
+            e,
+            color=C_ESTIMATE,
+            lw=1.1,
+            ls="--",
+            gid="estimate",
+            label="estimated context\n(chars / 3.5)" + (", peak" if epochs is not None else ""),
+        )
+    return xs, y, e, tv
+
+
+def _data_top(*series: np.ndarray | None) -> float:
+    """The largest finite value of the series drawn (0 when none has one)."""
+    return max(
+        [float(np.nanmax(a)) for a in series if a is not None and np.isfinite(a).any()],
+        default=0.0,
+    )
+
+
+def _draw_event_marks(
+    ax: Axes, calls: pd.DataFrame, events: pd.DataFrame | None, x: str, epochs: Any
+) -> list[Any]:
+    """Draw a line per compaction and per clear (moved to the epoch axis when ``epochs``
+    groups the calls) and return where they are."""
+    marks: list[Any] = _compaction_positions(calls, events, x)
+    clears: list[Any] = _compaction_positions(calls, events, x, which="clear")
+    if epochs is not None:
+        marks, clears = _epoch_marks(marks, epochs), _epoch_marks(clears, epochs)
+    _mark_events(ax, marks, gid="compaction", label="compaction", ls=":")
+    _mark_events(ax, clears, gid="clear", label="loop_clear", ls="-.")
+    return [*marks, *clears]
 
 
 def _sawtooth_data(
@@ -300,11 +326,10 @@ def _draw_epoch_peaks(
     tv: np.ndarray,
     groups: np.ndarray,
     times: Any,
-) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+) -> tuple[Any, np.ndarray, np.ndarray | None, np.ndarray]:
     """The epochs view: a bar from each epoch's lowest call to its peak, and the peaks.
 
-    Returns the x positions, the peaks, the estimate's peaks, the threshold at each peak and
-    the peak rows.
+    Returns the x positions, the peaks, the estimate's peaks and the threshold at each peak.
     """
     rows = _peak_rows(y, groups)
     n_x = len(rows)
@@ -332,4 +357,4 @@ def _draw_epoch_peaks(
     )
     if e is not None:
         e = _group_reduce(e, groups, "max")
-    return xs, hi, e, tv[rows], rows
+    return xs, hi, e, tv[rows]

@@ -104,66 +104,9 @@ def turn_spend(
             _empty(ax, "no turns in this history", X_TURN, Y_TURN)
             return ax
         turn = turns["turn"].to_numpy(dtype="int64")
-        tin = np.nan_to_num(_floats(turns["tokens_input"]))
-        tout = np.nan_to_num(_floats(turns["tokens_output"]))
-        if "tokens_total" in turns.columns:
-            ttot = _floats(turns["tokens_total"])
-            total_only = np.where(np.isnan(ttot), 0.0, np.maximum(ttot - tin - tout, 0.0))
-        else:
-            total_only = np.zeros(len(turns))
-        total = tin + tout + total_only
-        n = len(turns)
-        k = (1 if n <= MANY_TURNS else math.ceil(n / 100)) if group == "auto" else int(group)
-        parts = [
-            ("input", tin, "input (incl. cached)", C_INPUT),
-            ("output", tout, "output", C_OUTPUT),
-            ("total", total_only, "total only (no input/output split)", C_TOTAL_ONLY),
-        ]
-        if k > 1:
-            starts = np.arange(0, n, k)
-            xs = np.array([turn[s : s + k].mean() for s in starts])
-            width = np.array([(turn[s : s + k].max() - turn[s : s + k].min() + 1) for s in starts])
-            width = width * 0.9
-            parts = [
-                (g, np.add.reduceat(v, starts) / np.diff([*starts, n]), lab, c)
-                for g, v, lab, c in parts
-            ]
-            peaks = np.maximum.reduceat(total, starts)
-        else:
-            xs, width = turn.astype("float64"), np.full(n, 0.8 if n <= 60 else 1.0)
-            peaks = None
-        bottom = np.zeros(len(xs))
-        handles: list[Any] = []
-        for gid, vals, label, color in parts:
-            if not vals.any():
-                continue
-            bars = ax.bar(xs, vals, width=width, bottom=bottom, color=color, lw=0.0, label=label)
-            _gid(bars, gid)
-            handles.insert(0, bars)  # legend top-down, as the stack
-            bottom = bottom + vals
-        if peaks is not None:
-            handles += ax.plot(
-                xs,
-                peaks,
-                ls="none",
-                marker="_",
-                ms=max(2.0, 300 / len(xs)),
-                mew=1.2,
-                color="0.2",
-                gid="group_max",
-                label="largest turn in the group",
-            )
-        med = float(np.median(total))
-        handles.append(
-            ax.axhline(
-                med,
-                color="0.3",
-                lw=1.0,
-                ls="--",
-                gid="median",
-                label=f"median turn {_fmt_tokens(med)}",
-            )
-        )
+        parts, total = _turn_parts(turns)
+        k = _turns_per_bar(len(turns), group)
+        handles = _draw_turn_bars(ax, turn, parts, total, k)
         ax.set_xlim(turn.min() - 0.7, turn.max() + 0.7)
         ax.set_ylim(0, max(float(total.max()), 1.0) * 1.08)
         _token_axis(ax)
@@ -173,3 +116,80 @@ def turn_spend(
         ax.grid(False, axis="x")
         _legend(ax, handles)
     return ax
+
+
+def _turns_per_bar(n: int, group: int | str) -> int:
+    """Turns per bar: ``group``, or for ``"auto"`` 1 up to :data:`MANY_TURNS` turns, else as
+    many as make about 100 bars."""
+    if group != "auto":
+        return int(group)
+    return 1 if n <= MANY_TURNS else math.ceil(n / 100)
+
+
+#: One part of a turn's bar: (gid, tokens per turn or bar, legend label, colour).
+_Part = tuple[str, np.ndarray, str, str]
+
+
+def _turn_parts(turns: pd.DataFrame) -> tuple[list[_Part], np.ndarray]:
+    """The parts stacked in each turn's bar (input, output, and the tokens recorded only as
+    a total beyond them), and each turn's total."""
+    tin = np.nan_to_num(_floats(turns["tokens_input"]))
+    tout = np.nan_to_num(_floats(turns["tokens_output"]))
+    if "tokens_total" in turns.columns:
+        ttot = _floats(turns["tokens_total"])
+        total_only = np.where(np.isnan(ttot), 0.0, np.maximum(ttot - tin - tout, 0.0))
+    else:
+        total_only = np.zeros(len(turns))
+    parts = [
+        ("input", tin, "input (incl. cached)", C_INPUT),
+        ("output", tout, "output", C_OUTPUT),
+        ("total", total_only, "total only (no input/output split)", C_TOTAL_ONLY),
+    ]
+    return parts, tin + tout + total_only
+
+
+def _draw_turn_bars(
+    ax: Axes, turn: np.ndarray, parts: list[_Part], total: np.ndarray, k: int
+) -> list[Any]:
+    """Draw the stacked bars (one per turn, or the mean of each group of ``k`` turns with a
+    mark at its largest turn) and the median turn; return the legend's handles, top-down."""
+    n = len(turn)
+    if k > 1:
+        starts = np.arange(0, n, k)
+        xs = np.array([turn[s : s + k].mean() for s in starts])
+        width = np.array([(turn[s : s + k].max() - turn[s : s + k].min() + 1) for s in starts])
+        width = width * 0.9
+        parts = [
+            (g, np.add.reduceat(v, starts) / np.diff([*starts, n]), lab, c)
+            for g, v, lab, c in parts
+        ]
+        peaks = np.maximum.reduceat(total, starts)
+    else:
+        xs, width = turn.astype("float64"), np.full(n, 0.8 if n <= 60 else 1.0)
+        peaks = None
+    bottom = np.zeros(len(xs))
+    handles: list[Any] = []
+    for gid, vals, label, color in parts:
+        if not vals.any():
+            continue
+        bars = ax.bar(xs, vals, width=width, bottom=bottom, color=color, lw=0.0, label=label)
+        _gid(bars, gid)
+        handles.insert(0, bars)  # legend top-down, as the stack
+        bottom = bottom + vals
+    if peaks is not None:
+        handles += ax.plot(
+            xs,
+            peaks,
+            ls="none",
+            marker="_",
+            ms=max(2.0, 300 / len(xs)),
+            mew=1.2,
+            color="0.2",
+            gid="group_max",
+            label="largest turn in the group",
+        )
+    med = float(np.median(total))
+    median = ax.axhline(
+        med, color="0.3", lw=1.0, ls="--", gid="median", label=f"median turn {_fmt_tokens(med)}"
+    )
+    return [*handles, median]

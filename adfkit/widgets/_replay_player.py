@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -75,7 +75,34 @@ class ReplayPlayer(_Shown):
         seqs = rep["seq"].astype("int64").tolist()
         self.calls = self._history.set_index("seq").loc[seqs].reset_index()
         self._composition = rep
-        n = max(1, len(self.calls))
+        self._add_call_controls(w, max(1, len(self.calls)))
+        self._after, labels = _jump_targets(np.asarray(seqs, dtype="int64"), agent.events())
+        self._add_compaction_controls(w, labels)
+        self.html = w.HTML()
+        self.call.observe(lambda _: self._render(), names="value")
+        self.call.observe(lambda _: self._sync_jump(), names="value")
+        self.widget = w.VBox(
+            [
+                w.HBox([self.call, self.typed], layout=w.Layout(width="100%")),
+                w.HBox(
+                    [
+                        self.play,
+                        self.speed,
+                        self.prev_call,
+                        self.next_call,
+                        self.prev_compaction,
+                        self.next_compaction,
+                        self.compaction,
+                    ]
+                ),
+                self.html,
+            ]
+        )
+        self._render()
+
+    def _add_call_controls(self, w: Any, n: int) -> None:
+        """The slider over the ``n`` calls, the box to type one in, play and its speed, and
+        the buttons stepping one call."""
         self.call = w.IntSlider(
             value=1,
             min=1,
@@ -101,20 +128,10 @@ class ReplayPlayer(_Shown):
         self.next_call = w.Button(description="next call", layout=w.Layout(width="auto"))
         self.prev_call.on_click(lambda _: self._go(int(self.call.value) - 1))
         self.next_call.on_click(lambda _: self._go(int(self.call.value) + 1))
-        # Compactions and clears: the first call after each (1-based), to jump to.
-        seq_arr = np.asarray(seqs, dtype="int64")
-        ev = agent.events()
-        self._after: list[int] = []
-        # 0 is the "no jump" entry (calls are numbered from 1): a None value would leave the
-        # dropdown blank in the browser.
-        labels: list[tuple[str, int]] = [("(jump to a compaction)", 0)]
-        for j, (kind, b) in enumerate(zip(ev["event"], ev["boundary_seq"], strict=True)):
-            if _na(b):
-                continue
-            k = int(np.searchsorted(seq_arr, int(b), side="right"))
-            if k < len(seq_arr):
-                self._after.append(k + 1)
-                labels.append((f"{kind} {j + 1} (before call {k + 1})", k + 1))
+
+    def _add_compaction_controls(self, w: Any, labels: list[tuple[str, int]]) -> None:
+        """The menu of compactions to jump to (``labels``) and the buttons stepping between
+        them."""
         self.compaction = w.Dropdown(options=labels, value=0, layout=w.Layout(width="auto"))
         self.compaction.observe(
             lambda ch: self._go(ch["new"]) if ch["new"] else None, names="value"
@@ -127,27 +144,6 @@ class ReplayPlayer(_Shown):
         )
         self.prev_compaction.on_click(lambda _: self._jump(-1))
         self.next_compaction.on_click(lambda _: self._jump(1))
-        self.html = w.HTML()
-        self.call.observe(lambda _: self._render(), names="value")
-        self.call.observe(lambda _: self._sync_jump(), names="value")
-        self.widget = w.VBox(
-            [
-                w.HBox([self.call, self.typed], layout=w.Layout(width="100%")),
-                w.HBox(
-                    [
-                        self.play,
-                        self.speed,
-                        self.prev_call,
-                        self.next_call,
-                        self.prev_compaction,
-                        self.next_compaction,
-                        self.compaction,
-                    ]
-                ),
-                self.html,
-            ]
-        )
-        self._render()
 
     def _set_speed(self) -> None:
         """The Play control's tick and stride for the chosen :data:`SPEEDS` entry."""
@@ -243,3 +239,21 @@ class ReplayPlayer(_Shown):
             + note
             + rows_html(shown, style=False)
         )
+
+
+def _jump_targets(
+    seqs: np.ndarray, events: pd.DataFrame
+) -> tuple[list[int], list[tuple[str, int]]]:
+    """Compactions and clears: the first call after each (1-based), and the jump menu's
+    entries, ``(label, call)``, the first ``0``: "no jump" (calls are numbered from 1; a None
+    value would leave the dropdown blank in the browser)."""
+    after: list[int] = []
+    labels: list[tuple[str, int]] = [("(jump to a compaction)", 0)]
+    for j, (kind, b) in enumerate(zip(events["event"], events["boundary_seq"], strict=True)):
+        if _na(b):
+            continue
+        k = int(np.searchsorted(seqs, int(b), side="right"))
+        if k < len(seqs):
+            after.append(k + 1)
+            labels.append((f"{kind} {j + 1} (before call {k + 1})", k + 1))
+    return after, labels

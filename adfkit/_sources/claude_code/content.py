@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from adfkit._sources.transcript.kit import (
@@ -34,56 +35,72 @@ def _blocks(content: Any) -> tuple[list[dict[str, Any]], bool]:
                 bad = True
             continue
         t = b.get("type")
-        if t == "text":
+        if t == "text":  # the most frequent block: no call
             txt = b.get("text")
             out.append(
                 b
                 if isinstance(txt, str) and len(b) == 2
                 else {"type": "text", "text": txt if isinstance(txt, str) else ""}
             )
-        elif t == "tool_use":
-            inp = b.get("input")
-            if len(b) == 4 and type(inp) is dict and "id" in b and "name" in b:
-                out.append(b)  # already the ADF shape: no copy
-                continue
-            out.append(
-                {
-                    "type": "tool_use",
-                    "id": b.get("id"),
-                    "name": b.get("name"),
-                    "input": inp if isinstance(inp, dict) else {"_raw_arguments": inp},
-                }
-            )
-        elif t == "tool_result":
-            c = b.get("content")
-            if len(b) == 4 and type(c) is str and type(b.get("is_error")) is bool:
-                out.append(b)  # tool_use_id, content, is_error: already the ADF shape
-                continue
-            out.append(
-                {
-                    "type": "tool_result",
-                    "tool_use_id": b.get("tool_use_id"),
-                    "content": result_text(c),
-                    "is_error": b.get("is_error") is True,
-                }
-            )
-        elif t == "thinking":
-            th = b.get("thinking")
-            out.append({"type": "thinking", "thinking": th if isinstance(th, str) else ""})
-        elif t == "redacted_thinking":
-            out.append({"type": "thinking", "thinking": "", "redacted": True})
-        elif t == "image":
-            src = b.get("source")
-            url = ""
-            if isinstance(src, dict):
-                if src.get("type") == "base64":
-                    url = f"data:{src.get('media_type', '')};base64,{src.get('data', '')}"
-                elif isinstance(src.get("url"), str):
-                    url = src["url"]
-            out.append({"type": "image_url", "image_url": {"url": url}})
-        else:
-            out.append(b)
+            continue
+        convert = _CONVERT.get(t) if isinstance(t, str) else None  # a list is unhashable
+        out.append(b if convert is None else convert(b))
     return out, bad
+
+
+def _tool_use(b: dict[str, Any]) -> dict[str, Any]:
+    inp = b.get("input")
+    if len(b) == 4 and type(inp) is dict and "id" in b and "name" in b:
+        return b  # already the ADF shape: no copy
+    return {
+        "type": "tool_use",
+        "id": b.get("id"),
+        "name": b.get("name"),
+        "input": inp if isinstance(inp, dict) else {"_raw_arguments": inp},
+    }
+
+
+def _tool_result(b: dict[str, Any]) -> dict[str, Any]:
+    c = b.get("content")
+    if len(b) == 4 and type(c) is str and type(b.get("is_error")) is bool:
+        return b  # tool_use_id, content, is_error: already the ADF shape
+    return {
+        "type": "tool_result",
+        "tool_use_id": b.get("tool_use_id"),
+        "content": result_text(c),
+        "is_error": b.get("is_error") is True,
+    }
+
+
+def _thinking(b: dict[str, Any]) -> dict[str, Any]:
+    th = b.get("thinking")
+    return {"type": "thinking", "thinking": th if isinstance(th, str) else ""}
+
+
+def _redacted_thinking(b: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "thinking", "thinking": "", "redacted": True}
+
+
+def _image(b: dict[str, Any]) -> dict[str, Any]:
+    """An image as ADF's ``image_url``: its URL, or its base64 data as a ``data:`` URL."""
+    src = b.get("source")
+    url = ""
+    if isinstance(src, dict):
+        if src.get("type") == "base64":
+            url = f"data:{src.get('media_type', '')};base64,{src.get('data', '')}"
+        elif isinstance(src.get("url"), str):
+            url = src["url"]
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+#: Block type -> its ADF shape (any other type is kept as it is).
+_CONVERT: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "tool_use": _tool_use,
+    "tool_result": _tool_result,
+    "thinking": _thinking,
+    "redacted_thinking": _redacted_thinking,
+    "image": _image,
+}
 
 
 def _user_hint(obj: dict[str, Any], blocks: list[dict[str, Any]]) -> str | None:

@@ -55,24 +55,10 @@ def _branches(
     """The rows of the abandoned branches (``branch-1``... by their topmost record, in file
     order), and a ``rewind`` event for each branch a model call was made from (line and time:
     the active record that replaced it)."""
-    path = ap.recs
-    groups: dict[int, list[_Rec]] = {}
-    tops: dict[int, _Rec] = {}
-    forks: dict[int, _Rec | None] = {}
-    top_of = _Tops(ap.on_path)
-    for r in branch_recs:
-        top, fork = top_of.of(r)
-        groups.setdefault(id(top), []).append(r)
-        tops[id(top)] = top
-        forks[id(top)] = fork
+    groups, tops, forks = _by_top(ap, branch_recs)
     if not groups:
         return []
-    children_on_path: dict[int, _Rec] = {}
-    for r in path:
-        p = r.pnode
-        if p is not None and id(p) not in children_on_path:
-            children_on_path[id(p)] = r
-    roots_on_path = [r for r in path if r.pnode is None]
+    on_path = _OnPath(ap.recs)
     branch_rows: list[_RowB] = []
     asides = 0
     for n, tid in enumerate(sorted(groups, key=lambda t: tops[t].line), start=1):
@@ -86,24 +72,7 @@ def _branches(
         if not any(row.role == "assistant" for row in bb.rows):
             asides += 1  # no model call was made from it: not a rewind
             continue
-        fork = forks[tid]
-        repl = children_on_path.get(id(fork)) if fork is not None else None
-        if repl is None and fork is None and roots_on_path:
-            repl = roots_on_path[0]
-        events.append(
-            EventDraft(
-                "rewind",
-                repl.line if repl is not None else tops[tid].line,
-                iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
-                uuid=repl.uuid if repl is not None else None,
-                swept=list(bb.rows),
-                extra={
-                    "branch": bid,
-                    "fork_uuid": fork.uuid if fork is not None else None,
-                    "branch_first_line": tops[tid].line,
-                },
-            )
-        )
+        events.append(_rewind(bid, bb.rows, tops[tid], forks[tid], on_path))
         b.agent_results.update(bb.agent_results)
     if asides:
         b.fnd.add(
@@ -114,6 +83,63 @@ def _branches(
             "local command, an interrupted queued prompt): in branches(), not a rewind",
         )
     return branch_rows
+
+
+def _by_top(
+    ap: _Path, branch_recs: list[_Rec]
+) -> tuple[dict[int, list[_Rec]], dict[int, _Rec], dict[int, _Rec | None]]:
+    """The records off the active path grouped by their topmost record (keyed by its id):
+    each group's records, its top, and the record on the path it forks from (None: none)."""
+    groups: dict[int, list[_Rec]] = {}
+    tops: dict[int, _Rec] = {}
+    forks: dict[int, _Rec | None] = {}
+    top_of = _Tops(ap.on_path)
+    for r in branch_recs:
+        top, fork = top_of.of(r)
+        groups.setdefault(id(top), []).append(r)
+        tops[id(top)] = top
+        forks[id(top)] = fork
+    return groups, tops, forks
+
+
+class _OnPath:
+    """The records of the active path that replace a branch: the first child on the path of
+    each record, and the path's roots."""
+
+    def __init__(self, path: list[_Rec]) -> None:
+        self.first_child: dict[int, _Rec] = {}
+        for r in path:
+            p = r.pnode
+            if p is not None and id(p) not in self.first_child:
+                self.first_child[id(p)] = r
+        self.roots = [r for r in path if r.pnode is None]
+
+    def replacing(self, fork: _Rec | None) -> _Rec | None:
+        """The active record that replaced a branch forking from ``fork`` (None: from no
+        record, replaced by the path's first root)."""
+        if fork is not None:
+            return self.first_child.get(id(fork))
+        return self.roots[0] if self.roots else None
+
+
+def _rewind(
+    bid: str, rows: list[_RowB], top: _Rec, fork: _Rec | None, on_path: _OnPath
+) -> EventDraft:
+    """The ``rewind`` event of branch ``bid``: at the active record that replaced it (at the
+    branch's top when none did)."""
+    repl = on_path.replacing(fork)
+    return EventDraft(
+        "rewind",
+        repl.line if repl is not None else top.line,
+        iso_ms((repl.obj or {}).get("timestamp")) if repl is not None else None,
+        uuid=repl.uuid if repl is not None else None,
+        swept=list(rows),
+        extra={
+            "branch": bid,
+            "fork_uuid": fork.uuid if fork is not None else None,
+            "branch_first_line": top.line,
+        },
+    )
 
 
 def _finish(

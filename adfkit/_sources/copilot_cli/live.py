@@ -26,7 +26,7 @@ from adfkit._core.live import Landed, LiveFigures, Spend, call_cost
 from adfkit._core.prices import PriceTable, default_prices
 from adfkit._core.rows import as_count
 from adfkit._sources.copilot_cli.files import EVENTS
-from adfkit._sources.copilot_cli.parser import billed
+from adfkit._sources.copilot_cli.usage import billed
 from adfkit._sources.transcript.kit import Findings, mapped_tokens
 
 #: Events that are turns of the conversation (the rows a compaction sweeps).

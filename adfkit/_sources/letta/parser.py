@@ -477,37 +477,11 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
     fnd = Findings()
     msgs = agent.get("messages")
     msgs = msgs if isinstance(msgs, list) else []
-    st = _State()
-    for i, m in enumerate(msgs):
-        if type(m) is not dict:
-            fnd.add("bad_record", "warning", i + 1, "message that is not an object: skipped")
-            continue
-        row = _row(m, i, fnd)
-        if row is None:
-            continue
-        st.rows.append(row)
-        if row.kind_hint == "compaction_summary":
-            st.summaries.append(row)
+    st = _read_rows(msgs, fnd)
     order = _in_context(agent, msgs, fnd)
     ctx = set(order) if order is not None else {r.index for r in st.rows}
-    events: list[EventDraft] = []
-    taken: set[int] = set()
-    exact = True
-    for k, s in enumerate(st.summaries):
-        before = [r for r in st.rows if r.index < s.index]
-        ev = _compaction(s, before, ctx, taken, k == len(st.summaries) - 1)
-        # an earlier compaction that may have claimed rows this one swept makes it uncertain
-        exact = ev.extra["swept_exact"] = exact and ev.extra["swept_exact"]
-        taken.update(r.index for r in ev.swept if isinstance(r, _LRow))
-        events.append(ev)
-        if ev.preserved:  # the summary is sent before the rows it kept
-            s.ord = min(r.index for r in ev.preserved if isinstance(r, _LRow))  # seq - 1 below
-    rows, _ = number_rows(st.rows, [])
-    by_index = {r.index: r for r in st.rows}
-    for s in st.summaries:
-        if s.ord is not None:
-            s.ord = by_index[s.ord].seq - 1
-            rows[s.seq - 1].ord = s.ord
+    events, taken = _compactions(st, ctx)
+    rows = _numbered(st)
     stale = [r for r in st.rows if r.index not in ctx and r.index not in taken]
     if stale and agent.get("message_buffer_autoclear") is True:
         # Letta drops the messages after each turn, without a summary: a clear
@@ -524,24 +498,11 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
             "(a system prompt Letta wrote again, or messages Letta dropped)",
         )
     llm = _dict(agent.get("llm_config"))
-    meta = {
-        k: v
-        for k, v in {
-            "agent_name": _str(agent.get("name")),
-            "letta_agent_id": _str(agent.get("id")),
-            "agent_type": _str(agent.get("agent_type")),
-            "description": _str(agent.get("description")),
-            "agent_version": _str(agent.get("version")),
-            "model": _str(llm.get("model")),
-            "created_at": _str(agent.get("created_at")) or _str(doc.get("created_at")),
-        }.items()
-        if v
-    }
     parsed = ParsedTranscript(
         path=str(path),
         format=FORMAT,
         session_id=None,  # an agent has a name, no session id (its ``id`` is per file)
-        meta=meta,
+        meta=_meta(agent, llm, doc),
         rows=rows,
         events=[ev.final() for ev in sorted(events, key=lambda e: e.line)],
         findings=fnd.done(),
@@ -555,6 +516,69 @@ def parse_agent(path: Path, agent: dict[str, Any], name: str, doc: dict[str, Any
         context_window=as_count(llm.get("context_window")),
         compaction=cs if isinstance(cs, dict) else {},
     )
+
+
+def _read_rows(msgs: list[Any], fnd: Findings) -> _State:
+    """The rows of the agent's messages, in the file's order, and its summaries."""
+    st = _State()
+    for i, m in enumerate(msgs):
+        if type(m) is not dict:
+            fnd.add("bad_record", "warning", i + 1, "message that is not an object: skipped")
+            continue
+        row = _row(m, i, fnd)
+        if row is None:
+            continue
+        st.rows.append(row)
+        if row.kind_hint == "compaction_summary":
+            st.summaries.append(row)
+    return st
+
+
+def _compactions(st: _State, ctx: set[int]) -> tuple[list[EventDraft], set[int]]:
+    """One compaction per summary, in order, and the positions of the rows they swept. Each
+    summary is placed (``ord``: the position of its first kept row) before the rows it kept."""
+    events: list[EventDraft] = []
+    taken: set[int] = set()
+    exact = True
+    for k, s in enumerate(st.summaries):
+        before = [r for r in st.rows if r.index < s.index]
+        ev = _compaction(s, before, ctx, taken, k == len(st.summaries) - 1)
+        # an earlier compaction that may have claimed rows this one swept makes it uncertain
+        exact = ev.extra["swept_exact"] = exact and ev.extra["swept_exact"]
+        taken.update(r.index for r in ev.swept if isinstance(r, _LRow))
+        events.append(ev)
+        if ev.preserved:  # the summary is sent before the rows it kept
+            s.ord = min(r.index for r in ev.preserved if isinstance(r, _LRow))  # seq - 1 below
+    return events, taken
+
+
+def _numbered(st: _State) -> list[Any]:
+    """The rows numbered, each summary's ``ord`` turned from a position into the seq before
+    its first kept row."""
+    rows, _ = number_rows(st.rows, [])
+    by_index = {r.index: r for r in st.rows}
+    for s in st.summaries:
+        if s.ord is not None:
+            s.ord = by_index[s.ord].seq - 1
+            rows[s.seq - 1].ord = s.ord
+    return rows
+
+
+def _meta(agent: dict[str, Any], llm: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
+    """What the file says of the agent (its name, id, type, model...), the keys it states."""
+    return {
+        k: v
+        for k, v in {
+            "agent_name": _str(agent.get("name")),
+            "letta_agent_id": _str(agent.get("id")),
+            "agent_type": _str(agent.get("agent_type")),
+            "description": _str(agent.get("description")),
+            "agent_version": _str(agent.get("version")),
+            "model": _str(llm.get("model")),
+            "created_at": _str(agent.get("created_at")) or _str(doc.get("created_at")),
+        }.items()
+        if v
+    }
 
 
 def _blocks(agent: dict[str, Any], doc: dict[str, Any]) -> list[Block]:

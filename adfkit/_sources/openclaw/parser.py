@@ -47,14 +47,8 @@ from adfkit._sources.transcript.kit import (
     loads_line,
     warn_findings,
 )
-from adfkit._sources.transcript.pi_entries import (
-    Built,
-    EntryLog,
-    build,
-    finish,
-    header_meta,
-    read_lines,
-)
+from adfkit._sources.transcript.pi_entries import Built, build, finish
+from adfkit._sources.transcript.pi_entry_log import EntryLog, header_meta, read_lines
 
 if TYPE_CHECKING:
     from adfkit._sources.openclaw.store import StoreDb, Window

@@ -27,7 +27,7 @@ from typing import Any
 from adfkit._base.errors import AdfError, CorruptFileError, NotTranscriptError
 from adfkit._sources.adf.sqlite import Source
 from adfkit._sources.transcript.kit import loads_line, zstd_blob
-from adfkit._sources.transcript.pi_entries import ENTRY_TYPES, Entry, EntryLog, header_of
+from adfkit._sources.transcript.pi_entry_log import ENTRY_TYPES, Entry, EntryLog, header_of
 
 #: The most one row may hold, decompressed (OpenClaw's own CHECK on ``event_utf8_bytes``).
 MAX_ROW_BYTES = 4 * 1024 * 1024

@@ -62,14 +62,9 @@ from adfkit._sources.transcript.kit import (
     gc_paused,
     warn_findings,
 )
-from adfkit._sources.transcript.pi_entries import (
-    bash_text,
-    build,
-    finish,
-    header_meta,
-    pi_tokens,
-    read_lines,
-)
+from adfkit._sources.transcript.pi_entries import build, finish
+from adfkit._sources.transcript.pi_entry_log import header_meta, read_lines
+from adfkit._sources.transcript.pi_rows import bash_text, pi_tokens
 
 FORMAT = "pi"
 _WHAT = "pi session"

@@ -179,53 +179,19 @@ def _telemetry(rec: dict[str, Any], st: _State) -> None:
 
 
 def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> None:
+    """A ``chat_compression`` record: a compaction event, its summary row, the rows it wrote
+    again, and the window it left (a compression that was not applied is a finding)."""
     payload = json_value(rec.get("systemPayload"))
-    info = payload.get("info") if isinstance(payload, dict) else None
-    if not isinstance(info, dict):
-        fnd.add("bad_compression", "warning", line, "chat_compression without info; skipped")
-        return
-    status = info.get("compressionStatus")
-    if status != COMPRESSED:
-        fnd.add(
-            "compression_not_applied",
-            "info",
-            line,
-            f"chat_compression with compressionStatus {status!r}: the history was kept",
-        )
+    info = _applied(payload, line, fnd)
+    if info is None:
         return
     history = json_value(payload.get("compressedHistory"))
     history = history if isinstance(history, list) else []
     contents = [(c.get("role"), blocks(c.get("parts"))) for c in history if isinstance(c, dict)]
     summary, rest = (contents[0][1], contents[1:]) if contents else ([], [])
-    srow = _QRow(rec, line, "user", summary)
-    srow.kind_hint = "compaction_summary"
-    if st.pending is not None:
-        tokens, model = st.pending
-        srow.tokens, srow.model = dict(tokens), model
-        own_call(srow, tokens, model)
-        st.pending = None
-    else:
-        srow.note = "the compaction call's usage is not in the file"
-    kept_sigs = {_sig(b) for _r, bs in rest for b in bs}
-    preserved = [
-        r
-        for r in st.window
-        if r.content
-        and r.note != _WRITTEN
-        and r.kind_hint != "compaction_summary"
-        and all(_sig(b) in kept_sigs for b in r.content)
-    ]
-    old_sigs = {_sig(b) for r in preserved for b in r.content}
-    new_rows = []
-    for role, bs in rest:
-        if bs and not all(_sig(b) in old_sigs for b in bs):
-            row = _QRow(rec, line, "assistant" if role == "model" else "user", bs)
-            # sent as messages of the conversation (a user message of files embedded again;
-            # the model's acknowledgement Qwen Code writes itself, no model call: a notice)
-            row.note = _WRITTEN
-            if role == "model":
-                row.kind_hint = "notice"
-            new_rows.append(row)
+    srow = _summary_row(rec, line, st, summary)
+    preserved = _preserved(st.window, rest)
+    new_rows = _written_again(rec, line, rest, preserved)
     kept = set(map(id, preserved))
     reason = info.get("triggerReason")
     ev = EventDraft(
@@ -247,6 +213,72 @@ def _compression(rec: dict[str, Any], line: int, st: _State, fnd: Findings) -> N
     st.rows += [srow, *new_rows]
     st.window = [srow, *new_rows, *preserved]
     st.ahead.append(([srow, *new_rows], preserved))
+
+
+def _applied(payload: Any, line: int, fnd: Findings) -> dict[str, Any] | None:
+    """The ``info`` of a compression that was applied; None (and a finding) otherwise."""
+    info = payload.get("info") if isinstance(payload, dict) else None
+    if not isinstance(info, dict):
+        fnd.add("bad_compression", "warning", line, "chat_compression without info; skipped")
+        return None
+    status = info.get("compressionStatus")
+    if status != COMPRESSED:
+        fnd.add(
+            "compression_not_applied",
+            "info",
+            line,
+            f"chat_compression with compressionStatus {status!r}: the history was kept",
+        )
+        return None
+    return info
+
+
+def _summary_row(
+    rec: dict[str, Any], line: int, st: _State, summary: list[dict[str, Any]]
+) -> _QRow:
+    """The summary's row, carrying the compaction call's usage when its telemetry came
+    before (said unknown otherwise)."""
+    srow = _QRow(rec, line, "user", summary)
+    srow.kind_hint = "compaction_summary"
+    if st.pending is not None:
+        tokens, model = st.pending
+        srow.tokens, srow.model = dict(tokens), model
+        own_call(srow, tokens, model)
+        st.pending = None
+    else:
+        srow.note = "the compaction call's usage is not in the file"
+    return srow
+
+
+def _preserved(window: list[_QRow], rest: list[tuple[Any, list[Any]]]) -> list[_QRow]:
+    """The rows of the window the compressed history kept (every block of theirs is in it)."""
+    kept_sigs = {_sig(b) for _r, bs in rest for b in bs}
+    return [
+        r
+        for r in window
+        if r.content
+        and r.note != _WRITTEN
+        and r.kind_hint != "compaction_summary"
+        and all(_sig(b) in kept_sigs for b in r.content)
+    ]
+
+
+def _written_again(
+    rec: dict[str, Any], line: int, rest: list[tuple[Any, list[Any]]], preserved: list[_QRow]
+) -> list[_QRow]:
+    """A row per entry of the compressed history after the summary that no preserved row
+    holds: sent as messages of the conversation (a user message of files embedded again; the
+    model's acknowledgement Qwen Code writes itself, no model call: a notice)."""
+    old_sigs = {_sig(b) for r in preserved for b in r.content}
+    new_rows = []
+    for role, bs in rest:
+        if bs and not all(_sig(b) in old_sigs for b in bs):
+            row = _QRow(rec, line, "assistant" if role == "model" else "user", bs)
+            row.note = _WRITTEN
+            if role == "model":
+                row.kind_hint = "notice"
+            new_rows.append(row)
+    return new_rows
 
 
 def _record(rec: dict[str, Any], line: int, st: _State, fnd: Findings, unknown: TypeCounts) -> None:
