@@ -40,7 +40,7 @@ demo: $(STAMP)
 	  2>build/plots.log; s=$$?; grep -v "problem(s) reading" build/plots.log; \
 	  rm -f build/plots.log; exit $$s
 	@echo "plots: build/plots/ ($$(ls build/plots | wc -l) PNG files, every sample agent of every format)"
-	@# the report's progress goes to stderr first; then its path, on a line of its own
+	@# the plain HTML report (no kernel); its path, on a line of its own
 	@out=$$($(BIN)/adfkit report sample_agents/long-runner.adf -o build/demo/long-runner-report.html) \
 	  && echo "report: $$out"
 	@echo

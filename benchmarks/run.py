@@ -20,7 +20,9 @@ were quadratic to walk; the largest real session against its floor), ``engines``
 against a fresh read: ``benchmarks/fleet_engines.py``), ``otlp`` (the OpenTelemetry export as a
 session's calls grow), ``latency`` (every table of the largest input of each format and of
 big-runner at 1x/4x/16x against the file's parse floor, growth per 4x, peak memory per MB:
-``benchmarks/latency.py``).
+``benchmarks/latency.py``), ``report`` (``adfkit report``'s plain HTML and the executed
+notebook against claude-code-log on the same Claude Code sessions, CPU and wall:
+``benchmarks/report_peer.py``).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -56,6 +58,7 @@ import latency  # noqa: E402
 import orjson  # noqa: E402
 import otlp_export  # noqa: E402
 import pandas as pd  # noqa: E402
+import report_peer  # noqa: E402
 import scale_transcripts  # noqa: E402
 
 import adfkit  # noqa: E402
@@ -469,6 +472,7 @@ def main(argv: list[str]) -> int:
         "engines",
         "otlp",
         "latency",
+        "report",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -487,7 +491,9 @@ def main(argv: list[str]) -> int:
     t0 = time.perf_counter()
     cores = os.cpu_count() or 1
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
-    if only not in ("transcripts", "forgetting", "fleet-real", "engines", "otlp", "latency"):
+    if only not in (
+        "transcripts", "forgetting", "fleet-real", "engines", "otlp", "latency", "report",
+    ):  # fmt: skip
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
             info = agent.info(sizes=True)
@@ -612,6 +618,9 @@ def main(argv: list[str]) -> int:
         otlp_export.bench(ROOT / "build" / "bench", quick)
     if want("latency"):  # issue 38: every table against its file's parse floor
         latency.run(quick)
+    if want("report"):  # issue 38: adfkit report against claude-code-log (report_peer.py)
+        report_peer.run(quick)
+        print()
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0
 

@@ -158,9 +158,10 @@ def test_the_wheel_ships_every_sample_the_notebooks_open_and_no_synth(wheel):
 
 
 def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel):
-    """Without extras: every documented command but ``report`` works on the bundled samples;
-    ``report`` is one error line naming what to install, ``notebooks`` says JupyterLab is
-    missing and how to get it, instead of telling the user to run a program they lack."""
+    """Without extras: every documented command works on the bundled samples, ``report`` too
+    (the plain report); ``report --notebook`` is one error line naming what to install,
+    ``notebooks`` says JupyterLab is missing and how to get it, instead of telling the user to
+    run a program they lack."""
     if wheel.has("nbformat"):
         pytest.fail("the plain venv has the notebooks extra: it is not a plain install")
     done = wheel.adfkit("notebooks", "nb")
@@ -192,12 +193,15 @@ def test_a_plain_pip_install_runs_every_command_but_says_what_report_needs(wheel
     assert len(list((wheel.run / "plots").glob("*.png"))) >= 5
     assert (wheel.run / "parquet" / "long-runner" / "history.parquet").is_file()
     assert any((wheel.run / "index").rglob("*.parquet"))
-    done = wheel.adfkit("report", agent, "-o", "r.html")
+    done = wheel.adfkit("report", agent, "-o", "r.html")  # the plain report: no kernel needed
+    assert done.returncode == 0, done.stderr
+    assert "adfkit report: long-runner" in (wheel.run / "r.html").read_text()
+    done = wheel.adfkit("report", agent, "-o", "nb.html", "--notebook", "01")
     assert done.returncode == 2
     (line,) = done.stderr.splitlines()
     assert line.startswith("adfkit: error: running a notebook needs nbformat"), line
     assert line.endswith(f"not installed: {NOTEBOOKS_EXTRA}"), line
-    assert not (wheel.run / "r.html").exists()
+    assert not (wheel.run / "nb.html").exists()
     assert set(_documented_commands()) == {*runs, "report", "notebooks"}
 
 
@@ -290,7 +294,7 @@ def test_report_without_the_notebooks_extra_says_what_to_install(monkeypatch, ca
     """One error line naming the missing modules and the pip command, not an internal error."""
     monkeypatch.setattr("adfkit._facade.report.missing", lambda: ["nbformat", "nbclient"])
     out = tmp_path / "r.html"
-    assert main(["report", str(sample("clean")), "-o", str(out)]) == 2
+    assert main(["report", str(sample("clean")), "-o", str(out), "--notebook", "01"]) == 2
     assert capsys.readouterr().err.splitlines() == [
         "adfkit: error: running a notebook needs nbformat, nbclient, which are not installed: "
         'pip install "adfkit[notebooks]"'

@@ -164,7 +164,7 @@ def test_report_on_a_bad_file_fails_before_any_kernel(tmp_path, capsys):
 def test_report_cli_quickstart_on_a_sample(tmp_path, capsys):
     out = tmp_path / "reports" / "long-runner.html"
     agent = sample("long-runner")
-    assert main(["report", str(agent), "-o", str(out)]) == 0
+    assert main(["report", str(agent), "-o", str(out), "--notebook", "01"]) == 0
     got = capsys.readouterr()
     assert got.out.strip() == str(out.resolve())
     assert "report long-runner.adf: cell 1/" in got.err  # progress on stderr

@@ -165,11 +165,12 @@ def test_h38_export_holds_no_secret(agent_file, tmp_path, redact):
     assert fingerprint(agent_file.parent) == before
 
 
-def test_h38_report_holds_no_secret(tmp_path):
-    """The default HTML report of a sample agent (a notebook run by a kernel) never shows the
-    identity secret."""
+@pytest.mark.parametrize("notebook", [None, "01"])
+def test_h38_report_holds_no_secret(tmp_path, notebook):
+    """The HTML report of a sample agent (the plain one, and a notebook run by a kernel) never
+    shows the identity secret."""
     p = sample("clean")
-    html = write_report(p, tmp_path / "r.html").read_text()
+    html = write_report(p, tmp_path / "r.html", notebook=notebook).read_text()
     for form in forms(FAKE_SECRET):
         assert form not in html
 

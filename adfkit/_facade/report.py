@@ -1,4 +1,8 @@
-"""Headless reports: run a bundled notebook on one agent file and write self-contained HTML.
+"""Reports: one agent file as one self-contained HTML file.
+
+By default the plain report (:mod:`adfkit._facade.plain_report`): rendered straight from the
+tables, no kernel, a plain ``pip install adfkit`` is enough. With ``notebook=NAME`` a bundled
+notebook is run headless instead, for what needs a kernel (the notebooks extra):
 
 The notebook's ``parameters`` cell (``AGENT = "..."``, ``PRICES = None``) gets the values for
 this run, the notebook runs in a fresh ``python3`` kernel (nbclient) and nbconvert's
@@ -22,6 +26,7 @@ from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, safe_name
 from adfkit._base.terminal import printable
 from adfkit._core import registry
+from adfkit._facade.plain_report import scrub
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -292,12 +297,12 @@ def write_report(
     agent: str | os.PathLike[str],
     output: str | os.PathLike[str] | None = None,
     *,
-    notebook: str = DEFAULT_NOTEBOOK,
+    notebook: str | None = None,
     timeout: int = 120,
     prices: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Path:
-    """Run a bundled notebook on one agent file and write it as one HTML file.
+    """Write one agent file as one HTML file: the plain report, or a bundled notebook run on it.
 
     Parameters
     ----------
@@ -305,11 +310,13 @@ def write_report(
     output : the HTML file to write (default ``<agent stem>-report.html`` in the current
         folder); its folder is created if needed. It may be anywhere but the input itself or a
         name SQLite uses beside it (``-wal``, ``-shm``, ``-journal``).
-    notebook : a bundled notebook name (``01-quickstart`` ... ``05-teaching-memory``), number
-        (``2``), unique prefix or word (``fleet``), or a path to an ``.ipynb``.
-    timeout : seconds allowed per cell.
+    notebook : None (the default) for the plain report, made with no kernel
+        (:mod:`adfkit._facade.plain_report`); else a bundled notebook name (``01-quickstart``
+        ... ``08-compaction-lab``), number (``2``), unique prefix or word (``fleet``), or a
+        path to an ``.ipynb``, run headless in a kernel (the notebooks extra).
+    timeout : seconds allowed per cell (a notebook).
     prices : a JSON price table for models the shipped table lacks (``usage(prices=...)``).
-    progress : called with ``(cell, cells)`` as each code cell starts.
+    progress : called with ``(cell, cells)`` as each code cell starts (a notebook).
 
     Returns
     -------
@@ -320,8 +327,8 @@ def write_report(
     ------
     AdfError
         the agent file cannot be read (checked before a kernel starts), or a
-        :class:`ReportError`: unknown notebook, a failing cell, an output that is not
-        ``.html`` or is an input.
+        :class:`ReportError`: unknown notebook, a failing cell, the notebooks extra missing
+        for a notebook, an output that is not ``.html`` or is an input.
 
     Examples
     --------
@@ -332,7 +339,8 @@ def write_report(
     """
     from importlib.metadata import PackageNotFoundError, version
 
-    require_notebooks_extra()  # before any work: a plain install is told what to install
+    if notebook is not None:
+        require_notebooks_extra()  # before any work: a plain install is told what to install
     try:
         adfkit_version = version("adfkit")
     except PackageNotFoundError:  # a source tree without an install
@@ -348,6 +356,14 @@ def write_report(
     )
     from adfkit._facade.fleet import agent_label
 
+    if notebook is None:
+        from adfkit._facade.plain_report import render
+
+        with open_agent(agent_p) as handle:
+            page = render(handle, prices=prices, source_name=agent_p.name)
+        out_p.parent.mkdir(parents=True, exist_ok=True)
+        out_p.write_text(page, encoding="utf-8")
+        return out_p
     with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()
@@ -388,8 +404,6 @@ def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) ->
     only; the agent's folder, the notebook's and the kernel's temporary files leave every output,
     and so do credentials in agent text (:func:`adfkit._base.redact.redact_text`: what a tool
     printed is redacted the way a config's secrets are)."""
-    folder = str(agent.resolve().parent)
-    abs_agent = str(agent.resolve())
     shown = {"AGENT": agent.name, "PRICES": None if prices is None else Path(prices).name}
     for cell in nb.cells:
         if "injected-parameters" in cell.metadata.get("tags", []):
@@ -397,10 +411,10 @@ def _for_readers(nb: Any, agent: Path, prices: str | os.PathLike[str] | None) ->
             cell.source = _parameters(header, shown, cell.source)
         for out in cell.get("outputs", []):
             if "text" in out:
-                out["text"] = _scrub(out["text"], abs_agent, folder, agent.name)
+                out["text"] = scrub(out["text"], agent)
             for key, val in list(out.get("data", {}).items()):
                 if key.startswith("text/") and isinstance(val, str):
-                    out["data"][key] = _scrub(val, abs_agent, folder, agent.name)
+                    out["data"][key] = scrub(val, agent)
     return nb
 
 
@@ -442,18 +456,6 @@ def _heading_level(cell: Any) -> int | None:
         return None
     m = re.match(r"(#{1,6})\s", cell.source)
     return len(m.group(1)) if m else None
-
-
-_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
-
-
-def _scrub(text: str, abs_agent: str, folder: str, name: str) -> str:
-    from adfkit._base.redact import redact_text
-
-    text = redact_text(_KERNEL_FILE.sub("", text))
-    text = text.replace(abs_agent, name).replace(folder + os.sep, "").replace(folder, ".")
-    home = os.path.expanduser("~")
-    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text
 
 
 def stderr_progress(label: str) -> Callable[[int, int], None]:

@@ -120,6 +120,25 @@ def agent_paths(specs: Iterable[str]) -> list[str]:
     return paths
 
 
+def agent_members(path: str) -> list[str]:
+    """``path``, or the path of each agent when it holds several (``log.eval#<name>``): the
+    commands that write one output per agent (``plot``, ``report``) write one for each. Only
+    such an input is opened here (its agents are listed, not read)."""
+    try:
+        from adfkit._core import registry
+
+        many = registry.recognise(path).many
+    except AdfError:
+        return [path]  # the command reports it for this path, as for any other
+    if not many:
+        return [path]
+    from adfkit._facade.agent import AgentCollection
+    from adfkit._facade.agent import open as open_agent
+
+    with open_agent(path) as opened:
+        return opened.paths if isinstance(opened, AgentCollection) else [path]
+
+
 def single(specs: list[str]) -> bool:
     """Whether the user named exactly one file (not a glob or folder): ``--json`` then prints
     one object, else a list."""

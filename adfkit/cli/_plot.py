@@ -9,7 +9,15 @@ from pathlib import Path
 
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
-from adfkit.cli._common import LazyChoices, add_command, agent_inputs, error, for_each_agent, say
+from adfkit.cli._common import (
+    LazyChoices,
+    add_command,
+    agent_inputs,
+    agent_members,
+    error,
+    for_each_agent,
+    say,
+)
 
 
 def png_path(output: str) -> str:
@@ -55,7 +63,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
-    paths = [m for p in paths for m in _members(p)]  # each agent of a multi-agent input
+    paths = [m for p in paths for m in agent_members(p)]  # each agent of a multi-agent input
     folder = _folder(args.output, args.kind, len(paths))
     from adfkit._core import registry
 
@@ -83,24 +91,6 @@ def cmd_plot(args: argparse.Namespace) -> int:
         return 0
 
     return max(for_each_agent(paths, one), 2 if problems else 0)
-
-
-def _members(path: str) -> list[str]:
-    """``path``, or the path of each agent when it holds several (``log.eval#<name>``); only
-    such an input is opened here (its agents are listed, not read)."""
-    try:
-        from adfkit._core import registry
-
-        many = registry.recognise(path).many
-    except AdfError:
-        return [path]  # the command reports it for this path, as for any other
-    if not many:
-        return [path]
-    from adfkit._facade.agent import AgentCollection
-    from adfkit._facade.agent import open as open_agent
-
-    with open_agent(path) as opened:
-        return opened.paths if isinstance(opened, AgentCollection) else [path]
 
 
 def _folder(output: str | None, kind: str, n: int) -> str | None:

@@ -25,17 +25,29 @@ from adfkit._facade.report import (
     stderr_progress,
     write_report,
 )
-from adfkit.cli._common import add_command, agent_inputs, cleandoc, error, for_each_agent, say
+from adfkit.cli._common import (
+    add_command,
+    agent_inputs,
+    agent_members,
+    cleandoc,
+    error,
+    for_each_agent,
+    say,
+)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Run a notebook on each agent file and write it as one self-contained HTML file.
+    """Write each agent file as one self-contained HTML report.
 
-    The notebook (01-quickstart by default) runs headless in a fresh kernel with AGENT set to
-    PATH; plots are inline PNG and nothing is loaded from the network. Output: -o FILE.html
-    for one agent; -o FOLDER (<stem>-report.html in it) for several agents, or when it is a
-    folder already or ends with / (default: <stem>-report.html in the current folder).
-    Progress goes to stderr; the path written goes to stdout.
+    By default the plain report, made in this process with no kernel (about a second): which
+    agent and file, tokens and cost, the plots, each compaction with what it swept and its
+    summary, and what forgetting cost. --notebook NAME runs a bundled notebook (or an .ipynb)
+    headless in a fresh kernel with AGENT set to PATH instead (needs the notebooks extra;
+    progress on stderr). Either way plots are inline PNG, agent text is escaped, and nothing
+    is loaded from the network. A file of several agents (an Inspect log's samples) gets a
+    report per agent. Output: -o FILE.html for one agent; -o FOLDER (<stem>-report.html in
+    it) for several agents, or when it is a folder already or ends with / (default:
+    <stem>-report.html in the current folder). The paths written go to stdout.
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
     """
@@ -43,6 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     paths, problems = agent_inputs(args.paths)
     for p in problems:
         error(p)
+    paths = [m for p in paths for m in agent_members(p)]  # each agent of a multi-agent input
     out = args.output
     many = len(paths) > 1
     if many and out is not None and Path(out).suffix.lower() in (".html", ".htm"):
@@ -65,7 +78,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             notebook=args.notebook,
             timeout=args.timeout,
             prices=args.prices,
-            progress=stderr_progress(f"report {Path(path).name}"),
+            progress=None
+            if args.notebook is None
+            else stderr_progress(f"report {Path(path).name}"),
         )
         say(str(written))
         return 0
@@ -137,7 +152,7 @@ def register(subparsers: Any) -> None:
         subparsers,
         "report",
         cmd_report,
-        help="run a notebook on agent files and write HTML",
+        help="write an HTML report of agent files (a notebook run on them with --notebook)",
         prices=True,
     )
     p.add_argument(
@@ -149,11 +164,13 @@ def register(subparsers: Any) -> None:
     names = available_notebooks()
     p.add_argument(
         "--notebook",
-        default=DEFAULT_NOTEBOOK,
-        help=f"notebook name, number, unique prefix or .ipynb path (default {DEFAULT_NOTEBOOK}; "
-        f"bundled: {', '.join(names) or 'none found'})",
+        default=None,
+        metavar="NAME",
+        help="run a notebook in a kernel instead of the plain report: name, number, unique "
+        f"prefix or .ipynb path (bundled: {', '.join(names) or 'none found'}; the one the "
+        f"report used to run: {DEFAULT_NOTEBOOK}); needs the notebooks extra",
     )
-    p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell")
+    p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell (--notebook)")
     n = subparsers.add_parser(
         "notebooks",
         help="copy the bundled notebooks into a folder",

@@ -1,0 +1,380 @@
+"""The plain HTML report: one agent file rendered straight to one HTML page, with no kernel.
+
+What a reader needs of one agent, for every format: which agent and file (the lines of
+``adfkit info``), tokens and cost per kind of call, each compaction with what it swept and the
+summary that replaced it, the forgetting ledger in short, and the plots (PNG drawn with
+matplotlib's Agg renderer, inline as ``data:`` URIs). The page loads nothing from the network
+and runs no script; every piece of agent text is escaped (:mod:`adfkit._base.html`), its
+control characters shown as escapes, credentials in it redacted, and the whole body is marked
+for MathJax to leave alone (``$$x$$`` in a message is shown as written). No local folder is
+named: the file appears by its name.
+
+:func:`adfkit._facade.report.write_report` writes it (``adfkit report FILE``); the executed
+notebook (``adfkit report FILE --notebook NAME``) is for what needs a kernel.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import io
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from adfkit._base.html import escape, markdown, safe_frame_html
+from adfkit._base.redact import redact_text
+from adfkit._base.terminal import printable
+
+if TYPE_CHECKING:
+    from adfkit._facade.agent import AgentFile
+
+#: Plots of the report, in order: (plot kind of :data:`adfkit.plots.PLOTS`, what it shows).
+PLOTS = (
+    ("context", "Context size per model call against the compaction threshold"),
+    ("growth", "Tokens over time"),
+    ("spend", "Tokens per turn"),
+    ("ratio", "What each compaction swept against the summary that replaced it"),
+)
+
+#: At most this many compactions are shown one by one (the table lists every one).
+MAX_DETAILED = 60
+#: Longest summary text shown per compaction (the rest is cut with a note).
+SUMMARY_CHARS = 6000
+
+_STYLE = """<style>
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:24px auto;padding:0 16px;
+  color:#1a202c;line-height:1.45}
+h1{font-size:1.6em}h2{margin-top:1.6em;border-bottom:1px solid #e2e8f0}
+pre.adf-info{background:#f7fafc;border:1px solid #e2e8f0;padding:8px;overflow-x:auto}
+table.adf-table{border-collapse:collapse;font-size:13px;margin:8px 0}
+.adf-table td,.adf-table th{border:1px solid #e2e8f0;padding:2px 8px;text-align:right}
+.adf-table th{background:#f7fafc}
+details.adf-event{margin:6px 0;border:1px solid #e2e8f0;border-radius:4px;padding:4px 8px}
+details.adf-event summary{cursor:pointer;font-weight:600}
+img.adf-plot{max-width:100%;height:auto;display:block;margin:8px 0}
+.adf-note{color:#4a5568;font-style:italic}
+.adf-md{background:#fefcbf33;border-left:4px solid #d69e2e;padding:2px 10px;word-break:break-word}
+.adf-md pre{background:#f6f8fa;padding:4px 6px;overflow-x:auto}
+.adf-more{color:#718096}
+</style>"""
+
+
+def render(agent: AgentFile, *, prices: Any = None, source_name: str | None = None) -> str:
+    """The plain report of an open agent as one HTML page.
+
+    ``prices`` is :meth:`AgentFile.usage`'s (a JSON price table for models the shipped table
+    lacks); ``source_name`` is the name the file is shown by (default: the agent path's).
+
+    Examples
+    --------
+    >>> import adfkit
+    >>> with adfkit.open("sample_agents/long-runner.adf") as agent:
+    ...     page = render(agent)
+    >>> page.startswith("<!DOCTYPE html>"), "<script" in page
+    (True, False)
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    from adfkit._facade.fleet import agent_label
+    from adfkit.widgets._html import INERT
+
+    try:
+        adfkit_version = version("adfkit")
+    except PackageNotFoundError:  # a source tree without an install
+        adfkit_version = "0.0.0"
+    name = source_name or Path(agent.path).name
+    title = agent_label(agent)
+    when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    ident = "" if agent.name == title else f" ({escape(agent.name)})"
+    sections = [
+        f"<h1>adfkit report: {escape(title)}</h1>",
+        f"<p>Agent file <strong>{escape(name)}</strong>{ident} · plain report · made {when} "
+        f"with adfkit {escape(adfkit_version)}. The agent file was read, never written.</p>",
+        *_sections(agent, prices, name),
+    ]
+    body = f'<div class="{INERT}">' + "\n".join(sections) + "</div>"
+    page = (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>adfkit report: {escape(title)} ({escape(name)})</title>{_STYLE}</head>"
+        f"<body>{body}</body></html>\n"
+    )
+    return _inert(scrub(page, agent.path))
+
+
+def _sections(agent: AgentFile, prices: Any, name: str) -> Iterable[str]:
+    """The report's sections, each an HTML string in a ``<section>`` with an id (a link to
+    ``#compactions`` opens there)."""
+    builders: list[tuple[str, str, Callable[[], str]]] = [
+        ("info", "What is in the file", lambda: _info(agent, name)),
+        ("usage", "Tokens and cost", lambda: _usage(agent, prices)),
+        ("plots", "Plots", lambda: _plots(agent)),
+        ("compactions", "Compactions", lambda: _compactions(agent)),
+        ("forgetting", "What forgetting cost", lambda: _forgetting(agent, prices)),
+    ]
+    for anchor, heading, build in builders:
+        yield f'<section id="{anchor}"><h2>{escape(heading)}</h2>\n{build()}</section>'
+    yield (
+        '<p class="adf-note">More, with a kernel: <code>adfkit report FILE --notebook 02</code> '
+        "(each compaction up close, the context at any call, other thresholds), "
+        "<code>--notebook 07</code> (what forgetting cost).</p>"
+    )
+
+
+def _info(agent: AgentFile, name: str) -> str:
+    """``adfkit info``'s lines (the file by its name, not its folder)."""
+    from adfkit.cli._info import format_info
+
+    info = dict(agent.info())
+    info["path"] = name
+    return f'<pre class="adf-info">{escape(format_info(info))}</pre>'
+
+
+def _usage(agent: AgentFile, prices: Any) -> str:
+    """Tokens and cost per kind of call, and in all; an unknown cost stays unknown."""
+    usage = agent.usage(prices=prices)
+    if usage.empty:
+        return '<p class="adf-note">No model call records tokens in this file.</p>'
+    cols = ["tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"]
+    cols = [c for c in cols if c in usage.columns] + ["tokens_total", "cost_usd"]
+    by_kind = usage.groupby("call_kind", observed=True)[cols].agg(_total)
+    by_kind.insert(0, "calls", usage.groupby("call_kind", observed=True).size())
+    by_kind.loc["all"] = [len(usage), *(_total(usage[c]) for c in cols)]
+    known = usage["cost_usd"].notna()
+    cost = (
+        f"Total cost: ${usage['cost_usd'].sum():,.4f}."
+        if known.all()
+        else f"Total cost: unknown ({int((~known).sum()):,} call(s) have no price"
+        + (
+            f"; the {int(known.sum()):,} priced cost ${usage['cost_usd'].sum():,.4f})."
+            if known.any()
+            else ")."
+        )
+    )
+    frame = by_kind.reset_index().rename(columns={"call_kind": "calls of kind"})
+    unknown = '<p class="adf-note">"-": unknown (not recorded for some of the calls counted).</p>'
+    return f"<p>{escape(cost)}</p>" + _table(frame) + (unknown if frame.isna().any().any() else "")
+
+
+def _plots(agent: AgentFile) -> str:
+    """Each plot of :data:`PLOTS` as an inline PNG; one this file cannot draw is a line."""
+    from matplotlib.figure import Figure
+
+    from adfkit import plots
+
+    out = []
+    for kind, what in PLOTS:
+        fig = Figure(figsize=plots.FIGSIZE, layout="constrained")
+        try:
+            plots.PLOTS[kind](agent, ax=fig.subplots())
+        except ValueError as exc:
+            out.append(f'<p class="adf-note">{escape(what)}: {escape(printable(str(exc)))}</p>')
+            continue
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100)
+        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        out.append(
+            f'<img class="adf-plot" alt="{escape(what)}" src="data:image/png;base64,{data}">'
+        )
+    return "\n".join(out)
+
+
+def _compactions(agent: AgentFile) -> str:
+    """Every compaction (and clear) in a table; then each, one by one, with what it swept (rows
+    by kind, estimated tokens) and the summary that replaced it."""
+    events = agent.compactions()
+    if events.empty:
+        return '<p class="adf-note">No compaction or clear in this file.</p>'
+    counts = events["event"].value_counts()
+    said = ", ".join(f"{n:,} {kind}(s)" for kind, n in counts.items())
+    cols = [
+        "event_id",
+        "event",
+        "kind",
+        "created_at",
+        "n_swept",
+        "swept_tokens",
+        "summary_tokens",
+        "compression_ratio",
+        "recall",
+        "n_refetches",
+        "threshold",
+    ]
+    parts = [f"<p>{escape(said)}.</p>", _table(events[[c for c in cols if c in events]])]
+    history = agent.history()
+    shown = events.head(MAX_DETAILED)
+    swept = _swept_by_kind(shown, history)
+    summaries = history.set_index("seq", drop=False)
+    for ev in shown.to_dict("records"):
+        parts.append(_one_event(ev, swept.get(ev["event_id"]), summaries))
+    if len(events) > len(shown):
+        parts.append(
+            f'<p class="adf-note">The first {len(shown):,} of {len(events):,} are shown one by '
+            f"one; the table above lists every one, and the file's compactions() has them all."
+            "</p>"
+        )
+    return "\n".join(parts)
+
+
+def _swept_by_kind(events: pd.DataFrame, history: pd.DataFrame) -> dict[Any, pd.DataFrame]:
+    """Per event id, the rows it swept grouped by kind: rows and estimated tokens (one pass)."""
+    pairs = events[["event_id", "swept_seqs"]].explode("swept_seqs").dropna()
+    if pairs.empty:
+        return {}
+    pairs["seq"] = pairs["swept_seqs"].astype("int64")
+    rows = history[["seq", "kind", "est_tokens"]].astype({"seq": "int64"})
+    joined = pairs.merge(rows, on="seq")
+    grouped = joined.groupby(["event_id", "kind"], observed=True)["est_tokens"]
+    table = grouped.agg(rows="size", est_tokens=lambda s: s.sum(min_count=1))
+    return {eid: g.droplevel(0).reset_index() for eid, g in table.groupby(level=0)}
+
+
+def _one_event(ev: dict[str, Any], swept: pd.DataFrame | None, history: pd.DataFrame) -> str:
+    """One compaction, folded: its figures, what it swept and its summary (markdown, safely:
+    :func:`adfkit._base.html.markdown`)."""
+    head = (
+        f"{ev['event']} {ev['event_id']} ({_text(ev['kind'])}, {_text(ev['created_at'])}): "
+        f"swept {_text(ev['n_swept'])} rows, {_text(ev['swept_tokens'])} est. tokens"
+    )
+    if ev["event"] == "compaction":
+        head += f", into a summary of {_text(ev['summary_tokens'])} tokens"
+    parts = [f'<details class="adf-event"><summary>{escape(head)}</summary>']
+    if swept is not None and len(swept):
+        parts.append("<p>What it swept, by kind of row:</p>" + _table(swept))
+    else:
+        parts.append('<p class="adf-note">The rows it swept are not in the file.</p>')
+    seq = ev["summary_seq"]
+    if ev["event"] != "compaction":  # a clear, a microcompaction: no summary is written
+        parts.append(f'<p class="adf-note">A {escape(ev["event"])} writes no summary.</p>')
+    elif ev.get("summary_encrypted"):
+        parts.append('<p class="adf-note">Its summary is encrypted in the file.</p>')
+    elif ev.get("summary_lost") or pd.isna(seq) or seq not in history.index:
+        parts.append('<p class="adf-note">Its summary is not in the file.</p>')
+    else:
+        summary = history.loc[[seq], "text"].iloc[0]
+        chars = "-" if pd.isna(summary) else f"{len(summary):,}"
+        parts.append(f"<p>The summary that replaced it (S{seq}, {chars} characters):</p>")
+        parts.append(f'<div class="adf-md">{markdown(summary, SUMMARY_CHARS)}</div>')
+    parts.append("</details>")
+    return "".join(parts)
+
+
+def _forgetting(agent: AgentFile, prices: Any) -> str:
+    """The forgetting ledger in short: items swept, kept, lost, saved first, needed again and
+    forgotten, in all and by kind of item, and what forgetting cost."""
+    per = agent.forgetting(prices=prices)
+    if per.empty:
+        return '<p class="adf-note">No compaction swept an item the ledger counts.</p>'
+    cols = ["n_items", "n_kept_exact", "n_kept_normalised", "n_lost", "n_saved"]
+    cols += ["n_needed_again", "n_forgotten", "forgetting_tokens", "forgetting_cost_usd"]
+    totals = per[[c for c in cols if c in per]].agg(_total).to_frame().T
+    totals.insert(0, "compactions", len(per))
+    ledger = agent.compaction_ledger(prices=prices)
+    parts = [_table(totals)]
+    if not ledger.empty:
+        lost = ledger["kept"].eq("lost")
+        by_kind = (
+            ledger.assign(lost=lost)
+            .groupby("kind", observed=True)
+            .agg(items=("kind", "size"), lost=("lost", "sum"), needed_again=("needed_again", "sum"))
+        )
+        by_kind["loss_rate"] = (by_kind["lost"] / by_kind["items"]).round(3)
+        parts.append("<p>By kind of item:</p>" + _table(by_kind.reset_index()))
+    return "\n".join(parts)
+
+
+def _total(values: pd.Series) -> Any:
+    """The sum of a column, unknown (NA) when any value in it is: a total with an unknown part
+    is unknown, never the sum of the known ones shown as if whole.
+
+    Examples
+    --------
+    >>> int(_total(pd.Series([1, 2], dtype="Int64"))), _total(pd.Series([1, None], dtype="Int64"))
+    (3, <NA>)
+    """
+    return values.sum() if values.notna().all() else pd.NA
+
+
+def _text(value: Any) -> str:
+    """A value as a reader reads it: ``-`` when unknown, thousands separated, floats to 3
+    places, times to the second (UTC).
+
+    Examples
+    --------
+    >>> _text(None), _text(12345), _text(0.12345), _text(pd.NA)
+    ('-', '12,345', '0.123', '-')
+    """
+    if value is None or value is pd.NA or value is pd.NaT:
+        return "-"
+    if isinstance(value, float) and value != value:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if value % 1 else f"{value:,.0f}"
+    if isinstance(value, pd.Timestamp):
+        utc = value.tzinfo is not None
+        when: str = (value.tz_convert("UTC") if utc else value).strftime("%Y-%m-%d %H:%M:%S")
+        return when + (" UTC" if utc else "")
+    if hasattr(value, "item"):  # numpy scalars
+        return _text(value.item())
+    return str(value)
+
+
+def _dollars(value: Any) -> str:
+    """A cost in dollars to four places; ``-`` when unknown.
+
+    Examples
+    --------
+    >>> _dollars(4.24876), _dollars(None)
+    ('$4.2488', '-')
+    """
+    text = _text(value)
+    return text if text == "-" else f"${float(value):,.4f}"
+
+
+def _table(frame: pd.DataFrame) -> str:
+    """A frame as an escaped HTML table, every value through :func:`_text` (dollars to four
+    places in a ``_usd`` column)."""
+    shown = frame.astype(object)
+    for col in shown.columns:
+        money = str(col).endswith("_usd")
+        shown[col] = [_dollars(v) if money else _text(v) for v in shown[col]]
+    return safe_frame_html(shown, max_rows=500, max_chars=200)
+
+
+_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
+
+
+def scrub(text: str, agent: str | os.PathLike[str]) -> str:
+    """``text`` for readers of a report: credentials redacted
+    (:func:`adfkit._base.redact.redact_text`), the agent's path replaced by its name, its
+    folder and the home folder left out, a kernel's temporary file names removed.
+
+    Examples
+    --------
+    >>> scrub("read /data/x/a.adf and /data/x/b.txt", "/data/x/a.adf")
+    'read a.adf and b.txt'
+    """
+    path = Path(agent).resolve()
+    folder, name = str(path.parent), path.name
+    text = redact_text(_KERNEL_FILE.sub("", text))
+    text = text.replace(str(path), name).replace(folder + os.sep, "").replace(folder, ".")
+    home = os.path.expanduser("~")
+    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _inert(page: str) -> str:
+    """The page with every control character of agent text shown as an escape (``\\x1b``, a
+    bidi override ``\\u202e``) and lone surrogates as U+FFFD, so the file is valid UTF-8 and
+    nothing in it reorders or hides text. The page's own markup has none of them."""
+    return _SURROGATE.sub("\ufffd", printable(page))
