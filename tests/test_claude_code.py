@@ -744,7 +744,7 @@ def test_secrets_in_tool_output_leave_redacted_exports_and_reports(tmp_path: Pat
     """A credential a tool printed: ``export --redact`` blanks the bodies that hold it, and a
     report shows the output with the credential replaced, as config secrets are."""
     import adfkit
-    from adfkit._facade.report import write_report
+    from adfkit.report import write_report
 
     log = Log()
     log.user("u1", None, "show me the environment")

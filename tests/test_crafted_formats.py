@@ -60,7 +60,7 @@ def test_h400_plot_and_report_never_write_the_log_behind_a_member(tmp_path, caps
     for out in (tmp_path / "links" / "ev.png", tmp_path / "hard" / "ev.png"):
         assert main(["plot", member, "--kind", "growth", "-o", str(out)]) == 2
         _one_error_line(capsys, "refusing to write", "run.eval")
-    from adfkit._facade.report import write_report
+    from adfkit.report import write_report
 
     with pytest.raises(OutputPathError, match="refusing to write .*run.eval"):
         write_report(member, tmp_path / "links" / "r.html")

@@ -21,11 +21,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "adfkit"
 
 #: Layer of each folder under adfkit/, bottom first; a module may import its layer or lower.
 FOLDERS = {"_base": 0, "_core": 1, "_sources": 2, "_analysis": 3}
-FOLDERS |= dict.fromkeys(["_facade", "cli", "plots", "widgets"], 4)
+FOLDERS |= {"_facade": 4} | dict.fromkeys(["cli", "plots", "widgets", "report"], 5)
 #: The top-level modules: the public names, the console entry point, and schema (public, but
 #: a foundation: every layer builds frames with it).
-TOP = dict.fromkeys(["adfkit", "adfkit.__main__", "adfkit._entry"], 4)
-TOP |= dict.fromkeys(["adfkit.plots_forgetting", "adfkit.plots_fleet", "adfkit.teaching"], 4)
+TOP = dict.fromkeys(["adfkit", "adfkit.__main__", "adfkit._entry"], 5)
+TOP |= dict.fromkeys(["adfkit.plots_forgetting", "adfkit.plots_fleet", "adfkit.teaching"], 5)
 TOP["adfkit.schema"] = 0
 
 

@@ -16,8 +16,8 @@ from test_claude_code import Log, text
 
 import adfkit
 from adfkit._base.errors import OutputPathError
-from adfkit._facade.report import ReportError, write_report
 from adfkit.cli import main
+from adfkit.report import ReportError, write_report
 
 TRANSCRIPTS = ROOT.parent / "shared" / "fixtures" / "transcripts"
 #: The largest real Claude Code session: 2 compactions and 2 microcompactions (reference.json).
@@ -276,7 +276,7 @@ def test_a_long_life_lists_every_compaction_and_details_the_first(tmp_path):
     """big-runner.adf (181 compactions, the fixtures' README): the table has a row for each,
     the first MAX_DETAILED are unfolded one by one, a line says so; its mock model has no
     price, so the total cost is unknown, never $0."""
-    from adfkit._facade.plain_report import MAX_DETAILED
+    from adfkit.report.page import MAX_DETAILED
 
     page = _quiet_report(runtime_fixture("big-runner"), tmp_path / "r.html")
     events = _section(page, "compactions")

@@ -19,9 +19,9 @@ from adfkit._facade.report import (
     execute_notebook,
     inject_parameters,
     notebook_path,
-    write_report,
 )
 from adfkit.cli import main
+from adfkit.report import write_report
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"

@@ -25,7 +25,7 @@ import adfkit
 from adfkit import cli, export, widgets
 from adfkit._base.html import clip, escape, safe_frame_html
 from adfkit._base.redact import REDACTED, redact_config, redact_frame
-from adfkit._facade.report import write_report
+from adfkit.report import write_report
 from adfsynth.writer import FAKE_SECRET
 
 SCRIPT = "<script>alert(1)</script>"

@@ -436,7 +436,7 @@ def test_h72_secrets_in_every_text_column_and_report(tmp_path: Path) -> None:
     4,000-character clip would cut (the cut moves before it), no OpenSSH key written inside a
     JSON string."""
     from adfkit._base.redact import redact_frame, redact_text
-    from adfkit._facade.report import write_report
+    from adfkit.report import write_report
 
     cc, cx = _secret_session(tmp_path)
     compactions = quiet(lambda: adfkit.open(cc).compactions())

@@ -276,7 +276,7 @@ def test_a_report_on_a_session_without_compaction_has_no_empty_sections(tmp_path
     "What the summary dropped" headings over nothing; on an agent with compactions they are
     there."""
     pytest.importorskip("nbclient")
-    from adfkit._facade.report import write_report
+    from adfkit.report import write_report
 
     none = SAMPLES / "openhands/conversations/e82659d1ad6244a3809906d6698e1087"
     import adfkit
@@ -387,7 +387,7 @@ def test_a_report_is_titled_by_the_session_and_renders_its_markdown(md_session, 
     pytest.importorskip("nbclient")
     import mdsession
 
-    from adfkit._facade.report import write_report
+    from adfkit.report import write_report
 
     html = write_report(md_session, tmp_path / "r.html", notebook="01").read_text()
     title = f"webapp · {mdsession.TITLE}"

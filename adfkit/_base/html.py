@@ -174,3 +174,8 @@ def _marked(rendered: str, mark: str) -> str:
         part if part.startswith("<") else pattern.sub(lambda m: f"<mark>{m.group()}</mark>", part)
         for part in _TAG.split(rendered)
     )
+
+
+#: Classes that tell JupyterLab's MathJax (2 and 3) to leave an element alone: agent text such
+#: as ``$$x$$`` is shown as written, never typeset.
+INERT = "tex2jax_ignore mathjax_ignore"

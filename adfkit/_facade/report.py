@@ -1,8 +1,8 @@
 """Reports: one agent file as one self-contained HTML file.
 
-By default the plain report (:mod:`adfkit._facade.plain_report`): rendered straight from the
-tables, no kernel, a plain ``pip install adfkit`` is enough. With ``notebook=NAME`` a bundled
-notebook is run headless instead, for what needs a kernel (the notebooks extra):
+The notebook report (:func:`write_notebook_report`; :func:`adfkit.report.write_report` with
+``notebook=NAME``, the plain report's page is :mod:`adfkit.report.page`): a bundled notebook
+run headless, for what needs a kernel (the notebooks extra).
 
 The notebook's ``parameters`` cell (``AGENT = "..."``, ``PRICES = None``) gets the values for
 this run, the notebook runs in a fresh ``python3`` kernel (nbclient) and nbconvert's
@@ -24,9 +24,9 @@ from typing import Any
 from adfkit._base.bundled import NOTEBOOKS_EXTRA, missing, notebooks_dir
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, safe_name
+from adfkit._base.redact import redact_text
 from adfkit._base.terminal import printable
 from adfkit._core import registry
-from adfkit._facade.plain_report import scrub
 
 DEFAULT_NOTEBOOK = "01-quickstart"
 
@@ -293,77 +293,48 @@ def _static(nb: Any) -> Any:
     return nb
 
 
-def write_report(
+def report_path(agent: Path, output: str | os.PathLike[str] | None) -> Path:
+    """Where the report of ``agent`` goes, checked: ``output`` (default
+    ``<agent stem>-report.html`` in the current folder), an ``.html`` file that is not an
+    input nor a name SQLite uses beside one (``-wal``, ``-shm``, ``-journal``)."""
+    if output is None:
+        output = Path.cwd() / f"{safe_name(registry.agent_stem(agent))}-report.html"
+    out_p = check_output(output, registry.input_places([agent]))
+    if out_p.suffix.lower() not in (".html", ".htm"):
+        raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
+    return out_p
+
+
+def adfkit_version() -> str:
+    """The installed adfkit's version, for a report's header (``0.0.0`` from a source tree
+    without an install)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("adfkit")
+    except PackageNotFoundError:
+        return "0.0.0"
+
+
+def write_notebook_report(
     agent: str | os.PathLike[str],
     output: str | os.PathLike[str] | None = None,
     *,
-    notebook: str | None = None,
+    notebook: str = DEFAULT_NOTEBOOK,
     timeout: int = 120,
     prices: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> Path:
-    """Write one agent file as one HTML file: the plain report, or a bundled notebook run on it.
-
-    Parameters
-    ----------
-    agent : the agent file (opened read-only, as everywhere in adfkit).
-    output : the HTML file to write (default ``<agent stem>-report.html`` in the current
-        folder); its folder is created if needed. It may be anywhere but the input itself or a
-        name SQLite uses beside it (``-wal``, ``-shm``, ``-journal``).
-    notebook : None (the default) for the plain report, made with no kernel
-        (:mod:`adfkit._facade.plain_report`); else a bundled notebook name (``01-quickstart``
-        ... ``08-compaction-lab``), number (``2``), unique prefix or word (``fleet``), or a
-        path to an ``.ipynb``, run headless in a kernel (the notebooks extra).
-    timeout : seconds allowed per cell (a notebook).
-    prices : a JSON price table for models the shipped table lacks (``usage(prices=...)``).
-    progress : called with ``(cell, cells)`` as each code cell starts (a notebook).
-
-    Returns
-    -------
-    Path
-        the absolute path of the written report.
-
-    Raises
-    ------
-    AdfError
-        the agent file cannot be read (checked before a kernel starts), or a
-        :class:`ReportError`: unknown notebook, a failing cell, the notebooks extra missing
-        for a notebook, an output that is not ``.html`` or is an input.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> out = os.path.join(tempfile.mkdtemp(), "report.html")
-    >>> write_report("sample_agents/clean.adf", out).name  # doctest: +SKIP
-    'report.html'
-    """
-    from importlib.metadata import PackageNotFoundError, version
-
-    if notebook is not None:
-        require_notebooks_extra()  # before any work: a plain install is told what to install
-    try:
-        adfkit_version = version("adfkit")
-    except PackageNotFoundError:  # a source tree without an install
-        adfkit_version = "0.0.0"
+    """A bundled notebook run headless on one agent file, written as one HTML file: the
+    notebook report of :func:`adfkit.report.write_report` (which documents the arguments)."""
+    require_notebooks_extra()  # before any work: a plain install is told what to install
     agent_p = Path(agent)
-    if output is None:
-        output = Path.cwd() / f"{safe_name(registry.agent_stem(agent_p))}-report.html"
-    out_p = check_output(output, registry.input_places([agent_p]))
-    if out_p.suffix.lower() not in (".html", ".htm"):
-        raise ReportError(f"the report is HTML: give an output path ending in .html, got {output}")
+    out_p = report_path(agent_p, output)
     from adfkit._facade.agent import (
         open_one as open_agent,  # the readers load when a report is made
     )
     from adfkit._facade.fleet import agent_label
 
-    if notebook is None:
-        from adfkit._facade.plain_report import render
-
-        with open_agent(agent_p) as handle:
-            page = render(handle, prices=prices, source_name=agent_p.name)
-        out_p.parent.mkdir(parents=True, exist_ok=True)
-        out_p.write_text(page, encoding="utf-8")
-        return out_p
     with open_agent(agent_p) as handle:  # a clear AdfError now rather than a kernel traceback
         name = handle.name
         handle.info()
@@ -372,7 +343,7 @@ def write_report(
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     nb = without_empty_sections(_for_readers(nb, agent_p, prices))
     nb.cells.insert(
-        0, _header(title, name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version)
+        0, _header(title, name, agent_p.name, notebook_path(notebook).stem, when, adfkit_version())
     )
     title = f"adfkit report: {title} ({agent_p.name})"
     html = to_html(nb, title=title)
@@ -472,3 +443,24 @@ def stderr_progress(label: str) -> Callable[[int, int], None]:
             print(f"{label}: cell {i}/{n}", file=sys.stderr, flush=True)
 
     return show
+
+
+_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
+
+
+def scrub(text: str, agent: str | os.PathLike[str]) -> str:
+    """``text`` for readers of a report: credentials redacted
+    (:func:`adfkit._base.redact.redact_text`), the agent's path replaced by its name, its
+    folder and the home folder left out, a kernel's temporary file names removed.
+
+    Examples
+    --------
+    >>> scrub("read /data/x/a.adf and /data/x/b.txt", "/data/x/a.adf")
+    'read a.adf and b.txt'
+    """
+    path = Path(agent).resolve()
+    folder, name = str(path.parent), path.name
+    text = redact_text(_KERNEL_FILE.sub("", text))
+    text = text.replace(str(path), name).replace(folder + os.sep, "").replace(folder, ".")
+    home = os.path.expanduser("~")
+    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text

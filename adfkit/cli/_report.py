@@ -19,12 +19,7 @@ from adfkit._base.bundled import (
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._core import registry
-from adfkit._facade.report import (
-    DEFAULT_NOTEBOOK,
-    available_notebooks,
-    stderr_progress,
-    write_report,
-)
+from adfkit._facade.report import DEFAULT_NOTEBOOK, available_notebooks, stderr_progress
 from adfkit.cli._common import (
     add_command,
     agent_inputs,
@@ -34,6 +29,7 @@ from adfkit.cli._common import (
     for_each_agent,
     say,
 )
+from adfkit.report import write_report
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -14,15 +14,12 @@ import orjson
 import pandas as pd
 
 from adfkit._base.errors import AdfError
+from adfkit._base.html import INERT as INERT
 from adfkit._base.html import escape as _escape
 from adfkit._base.html import markdown
 from adfkit._base.parts import NOT_IN_FILE, PARTS
 from adfkit._base.redact import safe_cut
 from adfkit._core.rows import parse_content
-
-#: Classes that tell JupyterLab's MathJax (2 and 3) to leave an element alone: agent text such
-#: as ``$$x$$`` is shown as written, never typeset.
-INERT = "tex2jax_ignore mathjax_ignore"
 
 #: Colours of the row kinds (the context blocks are teal, as in the runtime's Loop tab).
 KIND_COLORS: dict[str, str] = {

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import io
-import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -26,9 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from adfkit._base.html import escape, markdown, safe_frame_html
-from adfkit._base.redact import redact_text
+from adfkit._base.html import INERT, escape, markdown, safe_frame_html
 from adfkit._base.terminal import printable
+from adfkit._facade.report import adfkit_version as version
+from adfkit._facade.report import scrub
 
 if TYPE_CHECKING:
     from adfkit._facade.agent import AgentFile
@@ -78,15 +78,9 @@ def render(agent: AgentFile, *, prices: Any = None, source_name: str | None = No
     >>> page.startswith("<!DOCTYPE html>"), "<script" in page
     (True, False)
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     from adfkit._facade.fleet import agent_label
-    from adfkit.widgets._html import INERT
 
-    try:
-        adfkit_version = version("adfkit")
-    except PackageNotFoundError:  # a source tree without an install
-        adfkit_version = "0.0.0"
+    adfkit_version = version()
     name = source_name or Path(agent.path).name
     title = agent_label(agent)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
@@ -127,7 +121,7 @@ def _sections(agent: AgentFile, prices: Any, name: str) -> Iterable[str]:
 
 def _info(agent: AgentFile, name: str) -> str:
     """``adfkit info``'s lines (the file by its name, not its folder)."""
-    from adfkit.cli._info import format_info
+    from adfkit._facade.info_lines import format_info
 
     info = dict(agent.info())
     info["path"] = name
@@ -347,27 +341,6 @@ def _table(frame: pd.DataFrame) -> str:
         money = str(col).endswith("_usd")
         shown[col] = [_dollars(v) if money else _text(v) for v in shown[col]]
     return safe_frame_html(shown, max_rows=500, max_chars=200)
-
-
-_KERNEL_FILE = re.compile(r"/tmp/ipykernel_\d+/\d+\.py:\d+: ")
-
-
-def scrub(text: str, agent: str | os.PathLike[str]) -> str:
-    """``text`` for readers of a report: credentials redacted
-    (:func:`adfkit._base.redact.redact_text`), the agent's path replaced by its name, its
-    folder and the home folder left out, a kernel's temporary file names removed.
-
-    Examples
-    --------
-    >>> scrub("read /data/x/a.adf and /data/x/b.txt", "/data/x/a.adf")
-    'read a.adf and b.txt'
-    """
-    path = Path(agent).resolve()
-    folder, name = str(path.parent), path.name
-    text = redact_text(_KERNEL_FILE.sub("", text))
-    text = text.replace(str(path), name).replace(folder + os.sep, "").replace(folder, ".")
-    home = os.path.expanduser("~")
-    return text.replace(home + os.sep, "~" + os.sep) if home not in ("/", "~") else text
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
