@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,13 +199,13 @@ class SlidingWindowPolicy(_Policy):
         always kept); one ``evict`` event for what left."""
         live = sim.live
         gone: list[_SRow] = []
-        while sim.est() > self.max_tokens and sum(1 for r in live if r.conv) > 1:
-            gone.append(live.pop(0))
+        while sim.est() > self.max_tokens and live.n_conv > 1:
+            gone.append(live.popleft())
             # a tool result never outlives its call; context rows go with what follows them
             while live and (live[0].kind == "tool_result" or not live[0].conv):
-                if sum(1 for x in live if x.conv) <= 1 and live[0].conv:
+                if live.n_conv <= 1 and live[0].conv:
                     break
-                gone.append(live.pop(0))
+                gone.append(live.popleft())
         if gone:
             sim.add_removal(
                 "evict", call, gone, sim.est([r for r in gone if r.conv]), self.max_tokens
@@ -255,7 +256,7 @@ class TrimToolResultsPolicy(_Policy):
             r.trimmed = True
             if cut:
                 before = sim.est([r])
-                r.chars -= cut
+                sim.live.resize(r, -cut)
                 cut_total += before - sim.est([r])
                 cut_rows.append(r)
         if cut_rows:
@@ -279,6 +280,60 @@ class _SRow:
     media: int
     tr_lens: list[int] | None = None
     trimmed: bool = False
+
+
+class _Window:
+    """The simulated context: its rows in order, and the sums :meth:`_Sim.est` needs (the
+    conversation rows' characters with their message overhead, their media, their count),
+    kept as rows come and go, so that a call costs the rows that changed, not the window."""
+
+    __slots__ = ("rows", "head", "chars", "media", "n_conv")
+
+    def __init__(self, rows: list[_SRow] | None = None) -> None:
+        self.rows: list[_SRow] = rows if rows is not None else []
+        self.head = 0  # rows[:head] have left from the front (popleft), not yet cut off
+        conv = [r for r in self.rows if r.conv]
+        self.chars = sum(r.chars + MESSAGE_OVERHEAD for r in conv)
+        self.media = sum(r.media for r in conv)
+        self.n_conv = len(conv)
+
+    def _count(self, r: _SRow, sign: int) -> None:
+        if r.conv:
+            self.chars += sign * (r.chars + MESSAGE_OVERHEAD)
+            self.media += sign * r.media
+            self.n_conv += sign
+
+    def append(self, r: _SRow) -> None:
+        self.rows.append(r)
+        self._count(r, 1)
+
+    def popleft(self) -> _SRow:
+        r = self.rows[self.head]
+        self.head += 1
+        if self.head > 64 and self.head * 2 > len(self.rows):  # cut what left, now and then
+            del self.rows[: self.head]
+            self.head = 0
+        self._count(r, -1)
+        return r
+
+    def resize(self, r: _SRow, delta: int) -> None:
+        """Change the characters of ``r``, one of the window's rows, by ``delta``."""
+        r.chars += delta
+        if r.conv:
+            self.chars += delta
+
+    def __len__(self) -> int:
+        return len(self.rows) - self.head
+
+    def __iter__(self) -> Iterator[_SRow]:
+        return iter(self.rows[self.head :]) if self.head else iter(self.rows)
+
+    def __getitem__(self, i: int) -> _SRow:
+        return self.rows[self.head + i]
+
+    def since(self, i: int) -> list[_SRow]:
+        """The rows from position ``i`` on."""
+        return self.rows[self.head + i :]
 
 
 @dataclass
@@ -349,7 +404,7 @@ class _Sim:
         # of the agent started (its count then starts afresh)
         self.counts_prompt = src.compaction_count == "prompt"
         self.process_starts = set(src.process_starts()) if self.counts_prompt else set()
-        self.live: list[_SRow] = []
+        self.live = _Window()
         self.mark = 0  # live[mark:]: the last model call's row and the rows after it
         self.chat = 0
         self.chat_in = 0  # the last call's (simulated) input
@@ -435,7 +490,9 @@ class _Sim:
 
     # -- helpers ---------------------------------------------------------------------------
     def est(self, rows: list[_SRow] | None = None) -> int:
-        rows = self.live if rows is None else rows
+        """The estimate of the conversation rows of ``rows`` (None: the window)."""
+        if rows is None:
+            return estimate_tokens(self.live.chars, self.live.media)
         return estimate_tokens(
             sum(r.chars + MESSAGE_OVERHEAD for r in rows if r.conv),
             sum(r.media for r in rows if r.conv),
@@ -518,7 +575,7 @@ class _Sim:
             compaction_output=cout,
         )
         # a recorded event's real summary arrives later as an ordinary row
-        self.live = tail if kind == "recorded" else [summ, *tail]
+        self.live = _Window(tail if kind == "recorded" else [summ, *tail])
         self.after_reset()
 
     def count(self, summary: ReplayRow | None) -> int:
@@ -534,7 +591,7 @@ class _Sim:
             return rec + self.shift
         if self.counts_prompt:  # the last call's prompt alone (AgentSource.compaction_count)
             return self.chat_in
-        return self.chat_in + self.est(self.live[self.mark :])
+        return self.chat_in + self.est(self.live.since(self.mark))
 
     def real_tail(self, summary: ReplayRow) -> set[int]:
         """The rows the real compaction whose summary this is kept (its preserved tail)."""
@@ -549,7 +606,7 @@ class _Sim:
         self.epoch += 1
 
     def clear(self, *, call: int | None, simulated: bool, boundary: int) -> None:
-        gone = self.live
+        gone = list(self.live)
         self.add_event(
             kind="clear",
             simulated=simulated,
@@ -567,7 +624,7 @@ class _Sim:
             compaction_input=None,
             compaction_output=None,
         )
-        self.live = []
+        self.live = _Window()
         self.after_reset()
 
     def send_nudge(self, nudge: ReplayRow | None) -> None:
@@ -742,7 +799,7 @@ class _Sim:
                 "tokens_total_real": r.ttot,
                 "tokens_total_sim": total_sim,
                 "threshold": self.policy.threshold_at(self, r.seq),
-                "n_rows_sim": sum(1 for x in self.live if x.conv),
+                "n_rows_sim": self.live.n_conv,
             }
         )
         self.chat = total_sim
