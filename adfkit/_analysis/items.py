@@ -85,8 +85,11 @@ _INSTR = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in INSTRUCTION_WORDS)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}_[A-Za-z0-9_]{1,60}\b")
-_CAMEL = re.compile(r"\b[A-Z][a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
-_QUANTITY = re.compile(r"(?<![\w.])\d{1,12}(?:\.\d{1,6})? ?(?:" + UNITS + r")(?![\w%])")
+# The next two start with the character class, the word boundary or lookbehind after it (the
+# same matches as ``\b[A-Z]...`` and ``(?<![\w.])\d...``): the engine then skips to the
+# characters that can start a match instead of trying every position.
+_CAMEL = re.compile(r"[A-Z](?<!\w[A-Z])[a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
+_QUANTITY = re.compile(r"\d(?<![\w.]\d)\d{0,11}(?:\.\d{1,6})? ?(?:" + UNITS + r")(?![\w%])")
 _ERROR_LINE = re.compile(
     r"[ \t]{0,40}(?:[A-Za-z_.]{0,60}(?:Error|Exception)\b"
     r"|error:|ERROR\b|FAILED\b|fatal:|Traceback\b)"
@@ -145,11 +148,12 @@ def _paths_urls(text: str, out: list[Item]) -> str:
 
 
 def _identifiers(text: str, out: list[Item]) -> None:
-    for m in _BACKTICK.finditer(text):
-        v = m.group(1).strip()
-        if "/" not in v and "://" not in v and " " not in v:
-            _add(out, "identifier", v)
-    for rx in (_SNAKE, _CAMEL):
+    if "`" in text:
+        for m in _BACKTICK.finditer(text):
+            v = m.group(1).strip()
+            if "/" not in v and "://" not in v and " " not in v:
+                _add(out, "identifier", v)
+    for rx in (_SNAKE, _CAMEL) if "_" in text else (_CAMEL,):  # a snake_case name has a "_"
         for m in rx.finditer(text):
             _add(out, "identifier", m.group(0))
 
@@ -178,9 +182,21 @@ def _sentences(text: str) -> Iterable[str]:
 
 
 def _instructions(text: str, out: list[Item], *, every: bool = False) -> None:
-    for s in _sentences(text):
-        if every or _INSTR.search(s):
+    if every:
+        for s in _sentences(text):
             _add(out, "instruction", s.rstrip(".!?\n"))
+        return
+    # the sentences holding an instruction word: one scan of the text (no word spans a
+    # sentence's end, and the ends are not word characters, so a word found in the text is
+    # one found in its sentence)
+    end = 0  # the end of the last sentence taken: the next one starts there or later
+    for m in _INSTR.finditer(text):
+        if m.start() < end:  # in the sentence already taken
+            continue
+        start = max(end, *(text.rfind(c, end, m.start()) + 1 for c in ".!?\n"))
+        stop = _SENTENCE_END.search(text, m.end())
+        end = stop.end() if stop else len(text)
+        _add(out, "instruction", text[start:end].rstrip(".!?\n"))
 
 
 def text_items(text: str, how: str, *, every_sentence: bool = False) -> list[Item]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pandas as pd
 
 from adfkit._analysis.items import input_items, result_items, text_items, words
 from adfkit._analysis.observe import default_taxonomy
@@ -74,18 +75,30 @@ def _result_text(c: Any) -> str:
     return ""
 
 
-def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]:
+def _items_of(
+    kind: str,
+    role: str,
+    blocks: list[dict[str, Any]],
+    seen: dict[tuple[str, bool, str], list[Found]] | None = None,
+) -> list[Found]:
+    """Items of one message's blocks; ``seen`` holds the items of each text already scanned
+    (by where it stands and the text), so that a text the history repeats (a file read
+    again, a message sent again) is scanned once."""
     out: list[Found] = []
+    seen = {} if seen is None else seen
     for b in blocks:
         t = b.get("type")
         if t == "tool_use":
             out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
         elif t == "tool_result":
             text = _result_text(b.get("content"))
-            out += [
-                (k, v, key, "tool_result")
-                for k, v, key in result_items(text, bool(b.get("is_error")))
-            ]
+            err = bool(b.get("is_error"))
+            found = seen.get(("tool_result", err, text))
+            if found is None:
+                found = seen[("tool_result", err, text)] = [
+                    (k, v, key, "tool_result") for k, v, key in result_items(text, err)
+                ]
+            out += found
         elif t == "text" and isinstance(b.get("text"), str):
             if kind == "compaction_summary":
                 how = "summary"
@@ -96,7 +109,12 @@ def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]
                 how, text = "user", b["text"]
             else:
                 continue
-            out += [(k, v, key, how) for k, v, key in text_items(text, how)]
+            found = seen.get((how, False, text))
+            if found is None:
+                found = seen[(how, False, text)] = [
+                    (k, v, key, how) for k, v, key in text_items(text, how)
+                ]
+            out += found
     return out
 
 
@@ -109,18 +127,19 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         h = src.history()
         out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
+        seen: dict[tuple[str, bool, str], list[Found]] = {}
         for q, kind, role, content in zip(
             h["seq"].tolist(),
-            h["kind"].astype(str),
-            h["role"].astype(str),
-            h["content"],
+            _strings(h["kind"]),
+            _strings(h["role"]),
+            h["content"].tolist(),
             strict=True,
         ):
             if kind in ("context", "unknown") or not isinstance(content, str):
                 continue
             blocks, _ = parse_content(content)
             tools.update(str(b.get("name")) for b in blocks if b.get("type") == "tool_use")
-            found = _items_of(kind, role, blocks)
+            found = _items_of(kind, role, blocks, seen)
             if found:
                 out[int(q)] = found
         src.memo.get(_TOOLS, lambda: frozenset(tools))
@@ -130,6 +149,11 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         return {q: f for q, f in out.items() if f}
 
     return src.memo.get(_ROW_ITEMS, build)
+
+
+def _strings(col: pd.Series) -> list[str]:
+    """A column's values as plain strings, NA as ``""`` (it matches no kind or role)."""
+    return [x if isinstance(x, str) else "" for x in col.tolist()]
 
 
 def message_items(

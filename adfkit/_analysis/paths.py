@@ -22,6 +22,7 @@ _A_START = re.compile(r"(?<![\w/.:-])[\w.-]+/")
 #: Where B may end: a whole run of ``[\w-]`` followed by ``.ext`` and a word boundary.
 _B_RUN = re.compile(rf"(?<![\w-])[\w-]+(?=\.(?:{_EXT})\b)")
 _B_EXT = re.compile(rf"\.(?:{_EXT})\b")
+_RUN_CHAR = re.compile(r"[\w-]")
 _PIECE = re.compile(r"[\w.-]*")
 _ALNUM = re.compile(r"[A-Za-z0-9]{1,9}")
 _WORD = re.compile(r"\w")
@@ -73,12 +74,27 @@ def _b_start(t: str, r0: int, r1: int, pos: int) -> int:
     return q if q < r1 else -1  # after dashes: the boundary before the next word character
 
 
+def _b_ends(t: str) -> list[int]:
+    r"""Where the matches of :data:`_B_RUN` end: each ``.ext`` (:data:`_B_EXT`) right after a
+    ``[\w-]`` character. A match of ``_B_RUN`` is a whole run of ``[\w-]`` with ``.ext``
+    after it; found from the extensions, which are few, rather than by trying every run."""
+    return [d for m in _B_EXT.finditer(t) if (d := m.start()) > 0 and _RUN_CHAR.match(t, d - 1)]
+
+
+def _run_start(t: str, d: int) -> int:
+    r"""Start of the run of ``[\w-]`` that ends at ``d`` (the runs of the ``.ext`` found are
+    apart, so walking back over each is linear in the text)."""
+    while d > 0 and _RUN_CHAR.match(t, d - 1):
+        d -= 1
+    return d
+
+
 def _paths(t: str) -> list[tuple[int, int]]:
     """Spans of the path-like text in ``t``: the matches of the pattern described at
     :data:`_EXT`, in linear time."""
     # A needs a "/", B a known extension: most texts skip one scan or both
     starts = [(m.start(), 0, 0) for m in _A_START.finditer(t)] if "/" in t else []
-    runs = [(m.start(), 1, m.end()) for m in _B_RUN.finditer(t)] if _B_EXT.search(t) else []
+    runs = [(_run_start(t, d), 1, d) for d in _b_ends(t)]
     out: list[tuple[int, int]] = []
     pos = 0
     for at, kind, r1 in sorted(starts + runs):

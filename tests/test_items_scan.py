@@ -1,0 +1,117 @@
+"""The item scan of the loss ledger and of summary recall, made cheaper (issue 38) with the
+same answers: each distinct text of a history is scanned once, and the scans that were
+rewritten find exactly what the expressions they replace find (checked against those
+expressions, written out here, on generated texts).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import adfkit
+from adfkit._analysis import items, kept, paths
+from tests.adfbuild import build, result, row, text, use
+
+#: The expressions as they were written before (the reference).
+CAMEL = re.compile(r"\b[A-Z][a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
+QUANTITY = re.compile(r"(?<![\w.])\d{1,12}(?:\.\d{1,6})? ?(?:" + items.UNITS + r")(?![\w%])")
+
+#: Pieces of text that meet the edges of every pattern: word and non-word characters,
+#: digits and units, capitals, dots, dashes, sentence ends, instruction words, extensions.
+PIECES = [
+    "a", "Ab", "FooBar", "x_y", "_", "-", ".", "/", " ", "\n", "!", "?", "'", "`", "%",
+    "1", "42", "3.5", "ms", "MB", " s", "tokens", "é", "Ünï", "٣", "always", "Never",
+    "don't", "do not", "please", ".md", ".json", ".py", ".yml", "x.txt", "README", "v2",
+]  # fmt: skip
+texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+def _spans(rx: re.Pattern[str], t: str) -> list[tuple[int, int]]:
+    return [m.span() for m in rx.finditer(t)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_camel_and_quantity_find_what_the_written_expressions_find(t):
+    assert _spans(items._CAMEL, t) == _spans(CAMEL, t)
+    assert _spans(items._QUANTITY, t) == _spans(QUANTITY, t)
+
+
+def _instructions_by_sentence(t: str) -> list[items.Item]:
+    """The rule as first written: each sentence searched for an instruction word."""
+    out: list[items.Item] = []
+    for s in items._sentences(t):
+        if items._INSTR.search(s):
+            items._add(out, "instruction", s.rstrip(".!?\n"))
+    return out
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_instructions_found_in_one_scan_are_the_sentences_searched_one_by_one(t):
+    found: list[items.Item] = []
+    items._instructions(t, found)
+    assert found == _instructions_by_sentence(t)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_bare_file_names_found_from_their_extensions(t):
+    """``_b_ends``/``_run_start`` give the matches of ``_B_RUN`` (a whole run of ``[\\w-]``
+    followed by a known extension), found from the extensions instead of every run."""
+    want = [(m.start(), m.end()) for m in paths._B_RUN.finditer(t)]
+    assert [(paths._run_start(t, d), d) for d in paths._b_ends(t)] == want
+
+
+PLEASE = "please never edit config main again"
+
+
+def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
+    """The same tool result read 40 times, the same reply written 40 times: one scan of each
+    (before: one per row), the same items on every row."""
+    out = "error: cannot open src/app/main.py (see https://example.com/help)"
+    loop = []
+    for i in range(40):
+        s = 4 * i + 1
+        loop += [
+            row(s, "user", text("Please never edit `config_main` again.")),
+            row(s + 1, "assistant", [use(f"t{i}", "Read", {"file_path": "src/app/main.py"})]),
+            row(s + 2, "user", [result(f"t{i}", out, is_error=True)]),
+            row(s + 3, "assistant", text("Read `load_config` in src/app/main.py: 12 ms.")),
+        ]
+    f = build(tmp_path / "repeats.adf", loop=loop)
+    calls = {"text": 0, "result": 0}
+    text_items, result_items = kept.text_items, kept.result_items
+
+    def counted_text(*a, **k):
+        calls["text"] += 1
+        return text_items(*a, **k)
+
+    def counted_result(*a, **k):
+        calls["result"] += 1
+        return result_items(*a, **k)
+
+    monkeypatch.setattr(kept, "text_items", counted_text)
+    monkeypatch.setattr(kept, "result_items", counted_result)
+    with adfkit.open_adf(f) as agent:
+        found = kept.row_items(agent.source)
+    assert calls == {"text": 2, "result": 1}
+    assert len(found) == 160
+    assert {tuple(found[4 * i + q]) for i in range(40) for q in (1, 2, 3, 4)} == {
+        tuple(found[q]) for q in (1, 2, 3, 4)
+    }
+    error = ("error", out, "error cannot open src app main py see https example com help")
+    assert found[3] == [  # the error line twice: marked an error, and a line saying error:
+        ("url", "https://example.com/help", "https://example.com/help", "tool_result"),
+        ("path", "src/app/main.py", "src/app/main.py", "tool_result"),
+        (*error, "tool_result"),
+        (*error, "tool_result"),
+    ]
+    assert found[1] == [  # backquoted and snake_case: the same identifier twice
+        ("identifier", "config_main", "config_main", "user"),
+        ("identifier", "config_main", "config_main", "user"),
+        ("instruction", "Please never edit `config_main` again", PLEASE, "user"),
+    ]
