@@ -115,3 +115,27 @@ def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
         ("identifier", "config_main", "config_main", "user"),
         ("instruction", "Please never edit `config_main` again", PLEASE, "user"),
     ]
+
+
+def test_each_summary_is_read_once_for_every_table(monkeypatch):
+    """compactions() knows whether a compaction's summary is readable from the summaries the
+    recall and the ledger read (before: each summary parsed again for compactions())."""
+    from adfkit._analysis import compactions as comp
+
+    reads = [0]
+    summary_text = kept.summary_text
+
+    def counted(*a, **k):
+        reads[0] += 1
+        return summary_text(*a, **k)
+
+    monkeypatch.setattr(kept, "summary_text", counted)
+    monkeypatch.setattr(comp, "summary_text", counted)
+    with adfkit.open_adf("sample_agents/long-runner.adf") as agent:
+        c = agent.compactions()
+        agent.compaction_ledger()
+    n = int((c["event"] == "compaction").sum())
+    assert n > 3 and reads[0] == n
+    # every compaction of the sample keeps its summary: size and tokens known, recall too
+    done = c[c["event"] == "compaction"]
+    assert done["summary_chars"].notna().all() and done["recall"].notna().all()
