@@ -25,6 +25,7 @@ PIECES = [
     "a", "Ab", "FooBar", "x_y", "_", "-", ".", "/", " ", "\n", "!", "?", "'", "`", "%",
     "1", "42", "3.5", "ms", "MB", " s", "tokens", "é", "Ünï", "٣", "always", "Never",
     "don't", "do not", "please", ".md", ".json", ".py", ".yml", "x.txt", "README", "v2",
+    ":", "src/", "//", "a-b", "1.2.3",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
@@ -59,11 +60,13 @@ def test_instructions_found_in_one_scan_are_the_sentences_searched_one_by_one(t)
 
 @settings(max_examples=400, deadline=None)
 @given(texts)
-def test_bare_file_names_found_from_their_extensions(t):
-    """``_b_ends``/``_run_start`` give the matches of ``_B_RUN`` (a whole run of ``[\\w-]``
-    followed by a known extension), found from the extensions instead of every run."""
-    want = [(m.start(), m.end()) for m in paths._B_RUN.finditer(t)]
-    assert [(paths._run_start(t, d), d) for d in paths._b_ends(t)] == want
+def test_path_starts_found_from_slashes_and_extensions(t):
+    """``_a_starts`` and ``_b_runs`` give the matches of ``_A_START`` (a whole run of
+    ``[\\w.-]`` before a ``/``) and of ``_B_RUN`` (a whole run of ``[\\w-]`` before a known
+    extension), found from the slashes and the extensions instead of every position."""
+    rev = t[::-1]
+    assert paths._a_starts(t, rev) == [m.start() for m in paths._A_START.finditer(t)]
+    assert paths._b_runs(t, rev) == [m.span() for m in paths._B_RUN.finditer(t)]
 
 
 PLEASE = "please never edit config main again"
