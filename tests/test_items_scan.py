@@ -16,6 +16,9 @@ from adfkit._analysis import items, kept, paths
 from tests.adfbuild import build, result, row, text, use
 
 #: The expressions as they were written before (the reference).
+INSTR = re.compile(
+    r"\b(?:" + "|".join(re.escape(w) for w in items.INSTRUCTION_WORDS) + r")\b", re.I
+)
 CAMEL = re.compile(r"\b[A-Z][a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
 QUANTITY = re.compile(r"(?<![\w.])\d{1,12}(?:\.\d{1,6})? ?(?:" + items.UNITS + r")(?![\w%])")
 
@@ -25,7 +28,7 @@ PIECES = [
     "a", "Ab", "FooBar", "x_y", "_", "-", ".", "/", " ", "\n", "!", "?", "'", "`", "%",
     "1", "42", "3.5", "ms", "MB", " s", "tokens", "é", "Ünï", "٣", "always", "Never",
     "don't", "do not", "please", ".md", ".json", ".py", ".yml", "x.txt", "README", "v2",
-    ":", "src/", "//", "a-b", "1.2.3",
+    ":", "src/", "//", "a-b", "1.2.3", "ſtop", "İnstead", "STOP", "Must", "\u212a",
 ]  # fmt: skip
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
@@ -36,16 +39,17 @@ def _spans(rx: re.Pattern[str], t: str) -> list[tuple[int, int]]:
 
 @settings(max_examples=400, deadline=None)
 @given(texts)
-def test_camel_and_quantity_find_what_the_written_expressions_find(t):
+def test_camel_quantity_instruction_find_what_the_written_expressions_find(t):
     assert _spans(items._CAMEL, t) == _spans(CAMEL, t)
     assert _spans(items._QUANTITY, t) == _spans(QUANTITY, t)
+    assert _spans(items._INSTR, t) == _spans(INSTR, t)
 
 
 def _instructions_by_sentence(t: str) -> list[items.Item]:
     """The rule as first written: each sentence searched for an instruction word."""
     out: list[items.Item] = []
     for s in items._sentences(t):
-        if items._INSTR.search(s):
+        if INSTR.search(s):
             items._add(out, "instruction", s.rstrip(".!?\n"))
     return out
 

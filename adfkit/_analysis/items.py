@@ -81,7 +81,15 @@ _PATH_KEYS = frozenset(
     ("file_path", "path", "notebook_path", "file", "filename", "filepath", "dir", "directory")
 )
 _COMMAND_KEYS = frozenset(("command", "cmd"))
-_INSTR = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in INSTRUCTION_WORDS) + r")\b", re.I)
+# the lookahead on the words' first letters lets the scan skip most word starts at once
+_INSTR = re.compile(
+    r"\b(?=["
+    + "".join(sorted({w[0] for w in INSTRUCTION_WORDS}))
+    + r"])(?:"
+    + "|".join(re.escape(w) for w in INSTRUCTION_WORDS)
+    + r")\b",
+    re.I,
+)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
 _SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}_[A-Za-z0-9_]{1,60}\b")

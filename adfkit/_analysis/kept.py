@@ -79,7 +79,7 @@ def _items_of(
     kind: str,
     role: str,
     blocks: list[dict[str, Any]],
-    seen: dict[tuple[str, bool, str], list[Found]] | None = None,
+    seen: dict[tuple[str, bool, str], tuple[Found, ...]] | None = None,
 ) -> list[Found]:
     """Items of one message's blocks; ``seen`` holds the items of each text already scanned
     (by where it stands and the text), so that a text the history repeats (a file read
@@ -94,10 +94,10 @@ def _items_of(
             text = _result_text(b.get("content"))
             err = bool(b.get("is_error"))
             found = seen.get(("tool_result", err, text))
-            if found is None:
-                found = seen[("tool_result", err, text)] = [
+            if found is None:  # a tuple: no container the garbage collector keeps watching
+                found = seen[("tool_result", err, text)] = tuple(
                     (k, v, key, "tool_result") for k, v, key in result_items(text, err)
-                ]
+                )
             out += found
         elif t == "text" and isinstance(b.get("text"), str):
             if kind == "compaction_summary":
@@ -111,9 +111,9 @@ def _items_of(
                 continue
             found = seen.get((how, False, text))
             if found is None:
-                found = seen[(how, False, text)] = [
+                found = seen[(how, False, text)] = tuple(
                     (k, v, key, how) for k, v, key in text_items(text, how)
-                ]
+                )
             out += found
     return out
 
@@ -127,7 +127,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         h = src.history()
         out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
-        seen: dict[tuple[str, bool, str], list[Found]] = {}
+        seen: dict[tuple[str, bool, str], tuple[Found, ...]] = {}
         for q, kind, role, content in zip(
             h["seq"].tolist(),
             _strings(h["kind"]),
