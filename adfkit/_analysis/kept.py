@@ -96,7 +96,7 @@ def _items_of(
             found = seen.get(("tool_result", err, text))
             if found is None:  # a tuple: no container the garbage collector keeps watching
                 found = seen[("tool_result", err, text)] = tuple(
-                    (k, v, key, "tool_result") for k, v, key in result_items(text, err)
+                    [(k, v, key, "tool_result") for k, v, key in result_items(text, err)]
                 )
             out += found
         elif t == "text" and isinstance(b.get("text"), str):
@@ -112,7 +112,7 @@ def _items_of(
             found = seen.get((how, False, text))
             if found is None:
                 found = seen[(how, False, text)] = tuple(
-                    (k, v, key, how) for k, v, key in text_items(text, how)
+                    [(k, v, key, how) for k, v, key in text_items(text, how)]
                 )
             out += found
     return out
