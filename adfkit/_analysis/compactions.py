@@ -437,7 +437,11 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
     tc = tool_calls(src, history=True)
     sigs: list[tuple[int, str, str, int | None]] = []
     for cs, name, inp, rs in zip(
-        tc["call_seq"], tc["tool_name"], tc["tool_input"], tc["result_seq"], strict=True
+        tc["call_seq"].tolist(),
+        tc["tool_name"].tolist(),
+        tc["tool_input"].tolist(),
+        tc["result_seq"].tolist(),
+        strict=True,
     ):
         if pd.isna(cs) or name in ("loop_compact", "loop_clear"):
             continue
