@@ -80,15 +80,19 @@ def _items_of(
     role: str,
     blocks: list[dict[str, Any]],
     seen: dict[tuple[str, bool, str], tuple[Found, ...]] | None = None,
+    tools: set[str] | None = None,
 ) -> list[Found]:
     """Items of one message's blocks; ``seen`` holds the items of each text already scanned
     (by where it stands and the text), so that a text the history repeats (a file read
-    again, a message sent again) is scanned once."""
+    again, a message sent again) is scanned once; the name of each tool called is added to
+    ``tools``."""
     out: list[Found] = []
     seen = {} if seen is None else seen
     for b in blocks:
         t = b.get("type")
         if t == "tool_use":
+            if tools is not None:
+                tools.add(str(b.get("name")))
             out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
         elif t == "tool_result":
             text = _result_text(b.get("content"))
@@ -138,8 +142,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
             if kind in ("context", "unknown") or not isinstance(content, str):
                 continue
             blocks, _ = parse_content(content)
-            tools.update(str(b.get("name")) for b in blocks if b.get("type") == "tool_use")
-            found = _items_of(kind, role, blocks, seen)
+            found = _items_of(kind, role, blocks, seen, tools)
             if found:
                 out[int(q)] = found
         src.memo.get(_TOOLS, lambda: frozenset(tools))
