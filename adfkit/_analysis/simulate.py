@@ -412,7 +412,9 @@ class _Sim:
         self.flushed = False
         self.grace = False
         self.events: list[dict[str, Any]] = []
-        self.call_recs: list[dict[str, Any]] = []
+        # one list per column, not a dict per call: no object per call left for the garbage
+        # collector to watch (a full collection's cost grows with the file)
+        self.call_cols: dict[str, list[Any]] = {c: [] for c in schema.SIM_CALLS}
         self.epoch = 0
         self.last_seq = 0
         # the recorded events, as lists (read per event, many times)
@@ -787,21 +789,21 @@ class _Sim:
         total_sim = tin_sim + out
         self.chat_in = tin_sim
         self.shift = 0 if base is None else tin_sim - base
-        self.call_recs.append(
-            {
-                "seq": r.seq,
-                "epoch": self.epoch,
-                "est_tokens_real": e_real,
-                "est_tokens_sim": e_sim,
-                "tokens_input_real": base,
-                "tokens_input_sim": tin_sim,
-                "tokens_output": r.tout,
-                "tokens_total_real": r.ttot,
-                "tokens_total_sim": total_sim,
-                "threshold": self.policy.threshold_at(self, r.seq),
-                "n_rows_sim": self.live.n_conv,
-            }
-        )
+        rec = {
+            "seq": r.seq,
+            "epoch": self.epoch,
+            "est_tokens_real": e_real,
+            "est_tokens_sim": e_sim,
+            "tokens_input_real": base,
+            "tokens_input_sim": tin_sim,
+            "tokens_output": r.tout,
+            "tokens_total_real": r.ttot,
+            "tokens_total_sim": total_sim,
+            "threshold": self.policy.threshold_at(self, r.seq),
+            "n_rows_sim": self.live.n_conv,
+        }
+        for name, v in rec.items():
+            self.call_cols[name].append(v)
         self.chat = total_sim
         self.grace = False
 
@@ -847,7 +849,7 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
             nxt = call_seqs[call_seqs > e["boundary_seq"]]
             e["before_call"] = int(nxt[0]) if len(nxt) else None
     events = schema.frame(sim.events, schema.SIM_EVENTS)
-    calls = schema.frame(sim.call_recs, schema.SIM_CALLS)
+    calls = schema.frame(sim.call_cols, schema.SIM_CALLS)
     n_real, ci_act = sim.real_totals()
     sim_comp = events[events["kind"].isin(["auto", "preflight", "manual", "recorded"])]
     ci_sim = known_sum(sim_comp["compaction_input"])
