@@ -19,6 +19,7 @@ from tests.adfbuild import build, result, row, text, use
 INSTR = re.compile(
     r"\b(?:" + "|".join(re.escape(w) for w in items.INSTRUCTION_WORDS) + r")\b", re.I
 )
+SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}_[A-Za-z0-9_]{1,60}\b")
 CAMEL = re.compile(r"\b[A-Z][a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
 QUANTITY = re.compile(r"(?<![\w.])\d{1,12}(?:\.\d{1,6})? ?(?:" + items.UNITS + r")(?![\w%])")
 
@@ -39,7 +40,8 @@ def _spans(rx: re.Pattern[str], t: str) -> list[tuple[int, int]]:
 
 @settings(max_examples=400, deadline=None)
 @given(texts)
-def test_camel_quantity_instruction_find_what_the_written_expressions_find(t):
+def test_names_quantities_instructions_found_as_the_written_expressions_find(t):
+    assert _spans(items._SNAKE, t) == _spans(SNAKE, t)
     assert _spans(items._CAMEL, t) == _spans(CAMEL, t)
     assert _spans(items._QUANTITY, t) == _spans(QUANTITY, t)
     assert _spans(items._INSTR, t) == _spans(INSTR, t)

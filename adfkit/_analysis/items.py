@@ -92,12 +92,16 @@ _INSTR = re.compile(
 )
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
-_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}_[A-Za-z0-9_]{1,60}\b")
-# The next two start with the character class, the word boundary or lookbehind after it (the
-# same matches as ``\b[A-Z]...`` and ``(?<![\w.])\d...``): the engine then skips to the
-# characters that can start a match instead of trying every position.
-_CAMEL = re.compile(r"[A-Z](?<!\w[A-Z])[a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
-_QUANTITY = re.compile(r"\d(?<![\w.]\d)\d{0,11}(?:\.\d{1,6})? ?(?:" + UNITS + r")(?![\w%])")
+# Possessive runs (``{m,n}+``) and an atomic number (``(?>...)``): what follows each run can
+# never start inside it (a ``_`` or a capital after letters and digits, a word boundary
+# after word characters, a unit or a space after digits), so giving characters back never
+# finds a match, and the engine no longer tries; the matches are those of the patterns
+# without them. CamelCase and quantities start with the character class, the word boundary
+# or lookbehind after it (the same matches as ``\b[A-Z]...`` and ``(?<![\w.])\d...``): the
+# engine then skips to the characters that can start a match instead of trying every one.
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}+_[A-Za-z0-9_]{1,60}+\b")
+_CAMEL = re.compile(r"[A-Z](?<!\w[A-Z])[a-z0-9]{1,30}+[A-Z][A-Za-z0-9]{1,40}+\b")
+_QUANTITY = re.compile(r"\d(?<![\w.]\d)(?>\d{0,11}(?:\.\d{1,6})? ?)(?:" + UNITS + r")(?![\w%])")
 _ERROR_LINE = re.compile(
     r"[ \t]{0,40}(?:[A-Za-z_.]{0,60}(?:Error|Exception)\b"
     r"|error:|ERROR\b|FAILED\b|fatal:|Traceback\b)"
