@@ -411,7 +411,9 @@ class _Sim:
         self.shift = 0  # the last call's simulated input less its real one
         self.flushed = False
         self.grace = False
-        self.events: list[dict[str, Any]] = []
+        # one tuple per event, its values in the order of schema.SIM_EVENTS (a tuple of plain
+        # values is no object the garbage collector keeps watching; a dict is)
+        self.events: list[tuple[Any, ...]] = []
         # one list per column, not a dict per call: no object per call left for the garbage
         # collector to watch (a full collection's cost grows with the file)
         self.call_cols: dict[str, list[Any]] = {c: [] for c in schema.SIM_CALLS}
@@ -518,7 +520,7 @@ class _Sim:
     def add_event(self, **kw: Any) -> None:
         kw.setdefault("event_id", len(self.events))
         kw.setdefault("boundary_seq", self.last_seq)
-        self.events.append(kw)
+        self.events.append(tuple(kw.get(c) for c in schema.SIM_EVENTS))
 
     def compact(
         self,
@@ -844,11 +846,13 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
     sim = _Sim(src, st, policy, summary_chars)
     sim.run()
     call_seqs = np.asarray(st.calls, dtype="int64")
-    for e in sim.events:  # an event replayed between rows precedes the next model call
-        if e.get("before_call") is None:
-            nxt = call_seqs[call_seqs > e["boundary_seq"]]
-            e["before_call"] = int(nxt[0]) if len(nxt) else None
-    events = schema.frame(sim.events, schema.SIM_EVENTS)
+    cols = {c: [e[i] for e in sim.events] for i, c in enumerate(schema.SIM_EVENTS)}
+    before, bounds = cols["before_call"], cols["boundary_seq"]
+    for i, b in enumerate(before):  # an event replayed between rows precedes the next call
+        if b is None:
+            nxt = call_seqs[call_seqs > bounds[i]]
+            before[i] = int(nxt[0]) if len(nxt) else None
+    events = schema.frame(cols, schema.SIM_EVENTS)
     calls = schema.frame(sim.call_cols, schema.SIM_CALLS)
     n_real, ci_act = sim.real_totals()
     sim_comp = events[events["kind"].isin(["auto", "preflight", "manual", "recorded"])]
