@@ -148,3 +148,16 @@ def test_each_summary_is_read_once_for_every_table(monkeypatch):
     # every compaction of the sample keeps its summary: size and tokens known, recall too
     done = c[c["event"] == "compaction"]
     assert done["summary_chars"].notna().all() and done["recall"].notna().all()
+
+
+def test_a_short_summary_is_scanned_a_long_one_indexed():
+    """A summary shorter than ``kept.LONG`` is looked through at once (the index of its
+    8-character runs cost more than the scans it saves on big-runner's 300-character
+    summaries); a long one keeps the index. ``holds`` is ``in`` either way."""
+    short = kept.summary_of("Fixed `load_config` in src/app/main.py; 12 tests pass.")
+    long = kept.summary_of("Read src/app/main.py and fixed `load_config`. " * 60)
+    assert short is not None and long is not None
+    assert short.grams is None and long.grams is not None and len(long.text) >= kept.LONG
+    for s in (short, long):
+        for value in ("src/app/main.py", "load_config", "src/app/other.py", "12 tests", "x"):
+            assert s.holds(value) == (value in s.text)

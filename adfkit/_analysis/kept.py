@@ -210,17 +210,23 @@ class Summary:
     words: set[str]
     #: the summary's words in order, one space between, padded with one at each end
     run: str
-    #: every :data:`GRAM` characters of ``text``: a value none of whose first ones are there
-    #: is not in it, found without a scan of the text (many items against a long summary)
-    grams: set[str]
+    #: every :data:`GRAM` characters of ``text`` when it is :data:`LONG` or longer: a value
+    #: none of whose first ones are there is not in it, found without a scan of the text
+    #: (many items against a long summary); None for a shorter text, scanned at once
+    grams: set[str] | None
 
     def holds(self, value: str) -> bool:
         """Whether ``text`` contains ``value`` (``value in text``, most misses in O(1))."""
-        return (len(value) < GRAM or value[:GRAM] in self.grams) and value in self.text
+        if self.grams is None or len(value) < GRAM:
+            return value in self.text
+        return value[:GRAM] in self.grams and value in self.text
 
 
 #: Length of the character runs :attr:`Summary.grams` holds.
 GRAM = 8
+#: Length from which a summary's text gets :attr:`Summary.grams` (shorter, a scan costs less
+#: than the set).
+LONG = 2000
 
 
 def summary_of(text: str | None) -> Summary | None:
@@ -229,7 +235,7 @@ def summary_of(text: str | None) -> Summary | None:
         return None
     found = text_items(text, "summary", every_sentence=True)
     ws = words(text)
-    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)}
+    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)} if len(text) >= LONG else None
     return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ", grams)
 
 
