@@ -172,8 +172,10 @@ class _State:
     (easy to follow by hand); each move is recorded."""
 
     def __init__(self, *, chat=0, flushed=False, grace=False, live=(), recorded=None):
+        from adfkit._analysis.simulate import _Window
+
         self.chat, self.flushed, self.grace = chat, flushed, grace
-        self.live = list(live)
+        self.live = _Window(list(live))
         self.recorded = recorded
         self.moves = []
         self.flush_nudge = True  # the ADF runtime's: the nudge and a grace call first
@@ -269,3 +271,54 @@ def test_trim_cuts_older_tool_results_once_then_applies_then():
         TrimToolResultsPolicy(1, then=SlidingWindowPolicy(9, manual=False)).replays_manual()
         is False
     )
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [SlidingWindowPolicy(10**9), ThresholdPolicy(10**9), SlidingWindowPolicy(5_000)],
+    ids=["window-holds-all", "threshold-never", "window-evicts"],
+)
+def test_each_call_costs_the_rows_that_changed_not_the_window(tmp_path, monkeypatch, policy):
+    """Issue 38: the simulator keeps the window's sums as rows come and go; before, every call
+    summed the whole window two or three times (quadratic in the calls: simulate_calls 26x
+    its parse floor on big-runner). Counted, not timed: every read of a row's ``conv`` (each
+    sum over the window reads it once per row), ~3 n**2 of them before."""
+    from adfkit._analysis import simulate as sim_mod
+    from tests.adfbuild import build, row, text
+
+    n = 300
+    rows = []
+    for i in range(n):
+        rows.append(row(2 * i + 1, "user", text(f"task {i} " + "x" * 200)))
+        rows.append(
+            row(2 * i + 2, "assistant", text(f"done {i}"), tokens={"input": 9, "output": 1})
+        )
+    f = build(tmp_path / "long.adf", loop=rows)
+    reads = [0]
+    slot = sim_mod._SRow.conv
+
+    class Counted(sim_mod._SRow):
+        __slots__ = ()
+
+        @property  # type: ignore[override]
+        def conv(self) -> bool:
+            reads[0] += 1
+            return bool(slot.__get__(self))
+
+        @conv.setter
+        def conv(self, v: bool) -> None:
+            slot.__set__(self, v)
+
+    monkeypatch.setattr(sim_mod, "_SRow", Counted)
+    with adfkit.open_adf(f) as agent:
+        res = simulate(agent, policy)
+    calls = res.calls
+    assert len(calls) == n
+    if res.events.empty:  # nothing left the window: the simulated context is the real one
+        assert calls["n_rows_sim"].tolist() == [2 * i + 1 for i in range(n)]
+        assert calls["est_tokens_sim"].tolist() == calls["est_tokens_real"].tolist()
+    else:  # each eviction leaves at most 5,000 estimated tokens of conversation
+        assert set(res.events["kind"]) == {"evict"}
+        assert (calls["est_tokens_sim"] <= 5_000).all()
+        assert calls["est_tokens_sim"].iloc[-1] > 4_000
+    assert reads[0] <= 10 * 2 * n

@@ -14,7 +14,7 @@ import orjson
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.kept import summary_text, swept_items
+from adfkit._analysis.kept import summaries, summary_text, swept_items
 from adfkit._analysis.replay import ReplayRow, ReplayState, as_int, replay_state
 from adfkit._analysis.settings import threshold_of_event
 from adfkit._analysis.tables import tool_calls
@@ -116,7 +116,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
     h = src.history()
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
-    h_created = h["created_at"].tolist()
+    h_created = h["created_at"].array  # a Timestamp made for each event's row only
     h_model = h["model"].tolist()
     ref_counts = _refetch_counts(src)
     calls = st.calls  # ascending
@@ -142,7 +142,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         if not stated.swept_held:  # the record holds none of what it swept: unknown, not 0
             lo = hi = n_swept = sch = stok = None
         srow = st.rows.get(s_seq) if s_seq is not None else None
-        sum_chars, sum_tok = _summary_size(st, j, srow)
+        sum_chars, sum_tok = _summary_size(src, st, j, srow)
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
         trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
@@ -198,7 +198,7 @@ def _event_time(
     summary_seq: int | None,
     audit_ids: tuple[int, ...],
     at: dict[int, int],
-    h_created: list[Any],
+    h_created: Any,
     a_times: dict[Any, Any],
 ) -> Any:
     """When an event happened: its summary row's ``created_at``, else the latest of its audit
@@ -219,10 +219,12 @@ def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _summary_size(st: ReplayState, j: int, srow: ReplayRow | None) -> tuple[int | None, int | None]:
+def _summary_size(
+    src: AgentSource, st: ReplayState, j: int, srow: ReplayRow | None
+) -> tuple[int | None, int | None]:
     """``(summary_chars, summary_tokens)`` of event ``j``'s summary row, None when there is
     none or its text is not the summary's (:func:`_summary_readable`)."""
-    if srow is None or not _summary_readable(st, j):
+    if srow is None or not _summary_readable(src, st, j):
         return None, None
     return srow.chars, estimate_tokens(srow.chars + MESSAGE_OVERHEAD, srow.media)
 
@@ -317,9 +319,13 @@ def _event_kind(st: ReplayState, j: int) -> str | None:
     return "preflight"
 
 
-def _summary_readable(st: ReplayState, j: int) -> bool:
+def _summary_readable(src: AgentSource, st: ReplayState, j: int) -> bool:
     """Whether the record holds event ``j``'s summary text (:func:`summary_text`: not when it
-    is encrypted, nor when a transcript's summary row is empty)."""
+    is encrypted, nor when a transcript's summary row is empty); a compaction's is known
+    from :func:`summaries`, which read it once for every table."""
+    summs = summaries(src)
+    if j in summs:
+        return summs[j] is not None
     return summary_text(st, j) is not None
 
 
@@ -431,7 +437,11 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
     tc = tool_calls(src, history=True)
     sigs: list[tuple[int, str, str, int | None]] = []
     for cs, name, inp, rs in zip(
-        tc["call_seq"], tc["tool_name"], tc["tool_input"], tc["result_seq"], strict=True
+        tc["call_seq"].tolist(),
+        tc["tool_name"].tolist(),
+        tc["tool_input"].tolist(),
+        tc["result_seq"].tolist(),
+        strict=True,
     ):
         if pd.isna(cs) or name in ("loop_compact", "loop_clear"):
             continue

@@ -81,12 +81,27 @@ _PATH_KEYS = frozenset(
     ("file_path", "path", "notebook_path", "file", "filename", "filepath", "dir", "directory")
 )
 _COMMAND_KEYS = frozenset(("command", "cmd"))
-_INSTR = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in INSTRUCTION_WORDS) + r")\b", re.I)
+# the lookahead on the words' first letters lets the scan skip most word starts at once
+_INSTR = re.compile(
+    r"\b(?=["
+    + "".join(sorted({w[0] for w in INSTRUCTION_WORDS}))
+    + r"])(?:"
+    + "|".join(re.escape(w) for w in INSTRUCTION_WORDS)
+    + r")\b",
+    re.I,
+)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _BACKTICK = re.compile(r"`([^`\n]{2,80})`")
-_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}_[A-Za-z0-9_]{1,60}\b")
-_CAMEL = re.compile(r"\b[A-Z][a-z0-9]{1,30}[A-Z][A-Za-z0-9]{1,40}\b")
-_QUANTITY = re.compile(r"(?<![\w.])\d{1,12}(?:\.\d{1,6})? ?(?:" + UNITS + r")(?![\w%])")
+# Possessive runs (``{m,n}+``) and an atomic number (``(?>...)``): what follows each run can
+# never start inside it (a ``_`` or a capital after letters and digits, a word boundary
+# after word characters, a unit or a space after digits), so giving characters back never
+# finds a match, and the engine no longer tries; the matches are those of the patterns
+# without them. CamelCase and quantities start with the character class, the word boundary
+# or lookbehind after it (the same matches as ``\b[A-Z]...`` and ``(?<![\w.])\d...``): the
+# engine then skips to the characters that can start a match instead of trying every one.
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]{0,40}+_[A-Za-z0-9_]{1,60}+\b")
+_CAMEL = re.compile(r"[A-Z](?<!\w[A-Z])[a-z0-9]{1,30}+[A-Z][A-Za-z0-9]{1,40}+\b")
+_QUANTITY = re.compile(r"\d(?<![\w.]\d)(?>\d{0,11}(?:\.\d{1,6})? ?)(?:" + UNITS + r")(?![\w%])")
 _ERROR_LINE = re.compile(
     r"[ \t]{0,40}(?:[A-Za-z_.]{0,60}(?:Error|Exception)\b"
     r"|error:|ERROR\b|FAILED\b|fatal:|Traceback\b)"
@@ -136,20 +151,24 @@ def _add(out: list[Item], kind: str, value: str) -> None:
 
 def _paths_urls(text: str, out: list[Item]) -> str:
     """Paths and URLs of ``text``; returns the text with its URLs blanked."""
-    for m in URL.finditer(text):
-        _add(out, "url", m.group(0).rstrip(".,;:"))
-    rest = URL.sub(" ", text) if "://" in text else text
+    if "://" not in text:  # no URL: one fast look instead of a scan with the pattern
+        rest = text
+    else:
+        for m in URL.finditer(text):
+            _add(out, "url", m.group(0).rstrip(".,;:"))
+        rest = URL.sub(" ", text)
     for a, b in find_paths(rest):
         _add(out, "path", rest[a:b])
     return rest
 
 
 def _identifiers(text: str, out: list[Item]) -> None:
-    for m in _BACKTICK.finditer(text):
-        v = m.group(1).strip()
-        if "/" not in v and "://" not in v and " " not in v:
-            _add(out, "identifier", v)
-    for rx in (_SNAKE, _CAMEL):
+    if "`" in text:
+        for m in _BACKTICK.finditer(text):
+            v = m.group(1).strip()
+            if "/" not in v and "://" not in v and " " not in v:
+                _add(out, "identifier", v)
+    for rx in (_SNAKE, _CAMEL) if "_" in text else (_CAMEL,):  # a snake_case name has a "_"
         for m in rx.finditer(text):
             _add(out, "identifier", m.group(0))
 
@@ -178,9 +197,21 @@ def _sentences(text: str) -> Iterable[str]:
 
 
 def _instructions(text: str, out: list[Item], *, every: bool = False) -> None:
-    for s in _sentences(text):
-        if every or _INSTR.search(s):
+    if every:
+        for s in _sentences(text):
             _add(out, "instruction", s.rstrip(".!?\n"))
+        return
+    # the sentences holding an instruction word: one scan of the text (no word spans a
+    # sentence's end, and the ends are not word characters, so a word found in the text is
+    # one found in its sentence)
+    end = 0  # the end of the last sentence taken: the next one starts there or later
+    for m in _INSTR.finditer(text):
+        if m.start() < end:  # in the sentence already taken
+            continue
+        start = max(end, *(text.rfind(c, end, m.start()) + 1 for c in ".!?\n"))
+        stop = _SENTENCE_END.search(text, m.end())
+        end = stop.end() if stop else len(text)
+        _add(out, "instruction", text[start:end].rstrip(".!?\n"))
 
 
 def text_items(text: str, how: str, *, every_sentence: bool = False) -> list[Item]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
+import pandas as pd
 
 from adfkit._analysis.items import input_items, result_items, text_items, words
 from adfkit._analysis.observe import default_taxonomy
@@ -74,18 +75,34 @@ def _result_text(c: Any) -> str:
     return ""
 
 
-def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]:
+def _items_of(
+    kind: str,
+    role: str,
+    blocks: list[dict[str, Any]],
+    seen: dict[tuple[str, bool, str], tuple[Found, ...]] | None = None,
+    tools: set[str] | None = None,
+) -> list[Found]:
+    """Items of one message's blocks; ``seen`` holds the items of each text already scanned
+    (by where it stands and the text), so that a text the history repeats (a file read
+    again, a message sent again) is scanned once; the name of each tool called is added to
+    ``tools``."""
     out: list[Found] = []
+    seen = {} if seen is None else seen
     for b in blocks:
         t = b.get("type")
         if t == "tool_use":
+            if tools is not None:
+                tools.add(str(b.get("name")))
             out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
         elif t == "tool_result":
             text = _result_text(b.get("content"))
-            out += [
-                (k, v, key, "tool_result")
-                for k, v, key in result_items(text, bool(b.get("is_error")))
-            ]
+            err = bool(b.get("is_error"))
+            found = seen.get(("tool_result", err, text))
+            if found is None:  # a tuple: no container the garbage collector keeps watching
+                found = seen[("tool_result", err, text)] = tuple(
+                    [(k, v, key, "tool_result") for k, v, key in result_items(text, err)]
+                )
+            out += found
         elif t == "text" and isinstance(b.get("text"), str):
             if kind == "compaction_summary":
                 how = "summary"
@@ -96,7 +113,12 @@ def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]
                 how, text = "user", b["text"]
             else:
                 continue
-            out += [(k, v, key, how) for k, v, key in text_items(text, how)]
+            found = seen.get((how, False, text))
+            if found is None:
+                found = seen[(how, False, text)] = tuple(
+                    [(k, v, key, how) for k, v, key in text_items(text, how)]
+                )
+            out += found
     return out
 
 
@@ -109,18 +131,18 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         h = src.history()
         out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
+        seen: dict[tuple[str, bool, str], tuple[Found, ...]] = {}
         for q, kind, role, content in zip(
             h["seq"].tolist(),
-            h["kind"].astype(str),
-            h["role"].astype(str),
-            h["content"],
+            _strings(h["kind"]),
+            _strings(h["role"]),
+            h["content"].tolist(),
             strict=True,
         ):
             if kind in ("context", "unknown") or not isinstance(content, str):
                 continue
             blocks, _ = parse_content(content)
-            tools.update(str(b.get("name")) for b in blocks if b.get("type") == "tool_use")
-            found = _items_of(kind, role, blocks)
+            found = _items_of(kind, role, blocks, seen, tools)
             if found:
                 out[int(q)] = found
         src.memo.get(_TOOLS, lambda: frozenset(tools))
@@ -130,6 +152,11 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         return {q: f for q, f in out.items() if f}
 
     return src.memo.get(_ROW_ITEMS, build)
+
+
+def _strings(col: pd.Series) -> list[str]:
+    """A column's values as plain strings, NA as ``""`` (it matches no kind or role)."""
+    return [x if isinstance(x, str) else "" for x in col.tolist()]
 
 
 def message_items(
@@ -183,17 +210,23 @@ class Summary:
     words: set[str]
     #: the summary's words in order, one space between, padded with one at each end
     run: str
-    #: every :data:`GRAM` characters of ``text``: a value none of whose first ones are there
-    #: is not in it, found without a scan of the text (many items against a long summary)
-    grams: set[str]
+    #: every :data:`GRAM` characters of ``text`` when it is :data:`LONG` or longer: a value
+    #: none of whose first ones are there is not in it, found without a scan of the text
+    #: (many items against a long summary); None for a shorter text, scanned at once
+    grams: set[str] | None
 
     def holds(self, value: str) -> bool:
         """Whether ``text`` contains ``value`` (``value in text``, most misses in O(1))."""
-        return (len(value) < GRAM or value[:GRAM] in self.grams) and value in self.text
+        if self.grams is None or len(value) < GRAM:
+            return value in self.text
+        return value[:GRAM] in self.grams and value in self.text
 
 
 #: Length of the character runs :attr:`Summary.grams` holds.
 GRAM = 8
+#: Length from which a summary's text gets :attr:`Summary.grams` (shorter, a scan costs less
+#: than the set).
+LONG = 2000
 
 
 def summary_of(text: str | None) -> Summary | None:
@@ -202,7 +235,7 @@ def summary_of(text: str | None) -> Summary | None:
         return None
     found = text_items(text, "summary", every_sentence=True)
     ws = words(text)
-    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)}
+    grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)} if len(text) >= LONG else None
     return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ", grams)
 
 

@@ -22,6 +22,9 @@ _A_START = re.compile(r"(?<![\w/.:-])[\w.-]+/")
 #: Where B may end: a whole run of ``[\w-]`` followed by ``.ext`` and a word boundary.
 _B_RUN = re.compile(rf"(?<![\w-])[\w-]+(?=\.(?:{_EXT})\b)")
 _B_EXT = re.compile(rf"\.(?:{_EXT})\b")
+_SLASH = re.compile("/")
+_BEFORE_A = re.compile(r"[\w/.:-]")
+_RUN = re.compile(r"[\w-]*")
 _PIECE = re.compile(r"[\w.-]*")
 _ALNUM = re.compile(r"[A-Za-z0-9]{1,9}")
 _WORD = re.compile(r"\w")
@@ -73,12 +76,41 @@ def _b_start(t: str, r0: int, r1: int, pos: int) -> int:
     return q if q < r1 else -1  # after dashes: the boundary before the next word character
 
 
+def _a_starts(t: str, rev: str) -> list[int]:
+    r"""The starts of :data:`_A_START`'s matches, found from the slashes (fewer than the
+    positions the pattern tries): each whole run of ``[\w.-]`` right before a ``/`` that
+    follows no ``[\w/.:-]``. ``rev`` is ``t`` reversed: a run ending at ``k`` is one match
+    in it, from ``len(t) - k``."""
+    n, out = len(t), []
+    for m in _SLASH.finditer(t):
+        k = m.start()
+        p = n - _PIECE.match(rev, n - k).end()  # type: ignore[union-attr]
+        if p < k and (p == 0 or not _BEFORE_A.match(t, p - 1)):
+            out.append(p)
+    return out
+
+
+def _b_runs(t: str, rev: str) -> list[tuple[int, int]]:
+    r"""The spans of :data:`_B_RUN`'s matches, found from the extensions (few): each whole
+    run of ``[\w-]`` right before a ``.ext`` (:data:`_B_EXT`). ``rev`` as in
+    :func:`_a_starts`."""
+    n, out = len(t), []
+    for m in _B_EXT.finditer(t):
+        d = m.start()
+        p = n - _RUN.match(rev, n - d).end()  # type: ignore[union-attr]
+        if p < d:
+            out.append((p, d))
+    return out
+
+
 def _paths(t: str) -> list[tuple[int, int]]:
     """Spans of the path-like text in ``t``: the matches of the pattern described at
     :data:`_EXT`, in linear time."""
     # A needs a "/", B a known extension: most texts skip one scan or both
-    starts = [(m.start(), 0, 0) for m in _A_START.finditer(t)] if "/" in t else []
-    runs = [(m.start(), 1, m.end()) for m in _B_RUN.finditer(t)] if _B_EXT.search(t) else []
+    slash, ext = "/" in t, _B_EXT.search(t) is not None
+    rev = t[::-1] if slash or ext else ""
+    starts = [(p, 0, 0) for p in _a_starts(t, rev)] if slash else []
+    runs = [(p, 1, d) for p, d in _b_runs(t, rev)] if ext else []
     out: list[tuple[int, int]] = []
     pos = 0
     for at, kind, r1 in sorted(starts + runs):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,13 +199,13 @@ class SlidingWindowPolicy(_Policy):
         always kept); one ``evict`` event for what left."""
         live = sim.live
         gone: list[_SRow] = []
-        while sim.est() > self.max_tokens and sum(1 for r in live if r.conv) > 1:
-            gone.append(live.pop(0))
+        while sim.est() > self.max_tokens and live.n_conv > 1:
+            gone.append(live.popleft())
             # a tool result never outlives its call; context rows go with what follows them
             while live and (live[0].kind == "tool_result" or not live[0].conv):
-                if sum(1 for x in live if x.conv) <= 1 and live[0].conv:
+                if live.n_conv <= 1 and live[0].conv:
                     break
-                gone.append(live.pop(0))
+                gone.append(live.popleft())
         if gone:
             sim.add_removal(
                 "evict", call, gone, sim.est([r for r in gone if r.conv]), self.max_tokens
@@ -255,7 +256,7 @@ class TrimToolResultsPolicy(_Policy):
             r.trimmed = True
             if cut:
                 before = sim.est([r])
-                r.chars -= cut
+                sim.live.resize(r, -cut)
                 cut_total += before - sim.est([r])
                 cut_rows.append(r)
         if cut_rows:
@@ -279,6 +280,60 @@ class _SRow:
     media: int
     tr_lens: list[int] | None = None
     trimmed: bool = False
+
+
+class _Window:
+    """The simulated context: its rows in order, and the sums :meth:`_Sim.est` needs (the
+    conversation rows' characters with their message overhead, their media, their count),
+    kept as rows come and go, so that a call costs the rows that changed, not the window."""
+
+    __slots__ = ("rows", "head", "chars", "media", "n_conv")
+
+    def __init__(self, rows: list[_SRow] | None = None) -> None:
+        self.rows: list[_SRow] = rows if rows is not None else []
+        self.head = 0  # rows[:head] have left from the front (popleft), not yet cut off
+        conv = [r for r in self.rows if r.conv]
+        self.chars = sum(r.chars + MESSAGE_OVERHEAD for r in conv)
+        self.media = sum(r.media for r in conv)
+        self.n_conv = len(conv)
+
+    def _count(self, r: _SRow, sign: int) -> None:
+        if r.conv:
+            self.chars += sign * (r.chars + MESSAGE_OVERHEAD)
+            self.media += sign * r.media
+            self.n_conv += sign
+
+    def append(self, r: _SRow) -> None:
+        self.rows.append(r)
+        self._count(r, 1)
+
+    def popleft(self) -> _SRow:
+        r = self.rows[self.head]
+        self.head += 1
+        if self.head > 64 and self.head * 2 > len(self.rows):  # cut what left, now and then
+            del self.rows[: self.head]
+            self.head = 0
+        self._count(r, -1)
+        return r
+
+    def resize(self, r: _SRow, delta: int) -> None:
+        """Change the characters of ``r``, one of the window's rows, by ``delta``."""
+        r.chars += delta
+        if r.conv:
+            self.chars += delta
+
+    def __len__(self) -> int:
+        return len(self.rows) - self.head
+
+    def __iter__(self) -> Iterator[_SRow]:
+        return iter(self.rows[self.head :]) if self.head else iter(self.rows)
+
+    def __getitem__(self, i: int) -> _SRow:
+        return self.rows[self.head + i]
+
+    def since(self, i: int) -> list[_SRow]:
+        """The rows from position ``i`` on."""
+        return self.rows[self.head + i :]
 
 
 @dataclass
@@ -349,15 +404,19 @@ class _Sim:
         # of the agent started (its count then starts afresh)
         self.counts_prompt = src.compaction_count == "prompt"
         self.process_starts = set(src.process_starts()) if self.counts_prompt else set()
-        self.live: list[_SRow] = []
+        self.live = _Window()
         self.mark = 0  # live[mark:]: the last model call's row and the rows after it
         self.chat = 0
         self.chat_in = 0  # the last call's (simulated) input
         self.shift = 0  # the last call's simulated input less its real one
         self.flushed = False
         self.grace = False
-        self.events: list[dict[str, Any]] = []
-        self.call_recs: list[dict[str, Any]] = []
+        # one tuple per event, its values in the order of schema.SIM_EVENTS (a tuple of plain
+        # values is no object the garbage collector keeps watching; a dict is)
+        self.events: list[tuple[Any, ...]] = []
+        # one list per column, not a dict per call: no object per call left for the garbage
+        # collector to watch (a full collection's cost grows with the file)
+        self.call_cols: dict[str, list[Any]] = {c: [] for c in schema.SIM_CALLS}
         self.epoch = 0
         self.last_seq = 0
         # the recorded events, as lists (read per event, many times)
@@ -435,7 +494,9 @@ class _Sim:
 
     # -- helpers ---------------------------------------------------------------------------
     def est(self, rows: list[_SRow] | None = None) -> int:
-        rows = self.live if rows is None else rows
+        """The estimate of the conversation rows of ``rows`` (None: the window)."""
+        if rows is None:
+            return estimate_tokens(self.live.chars, self.live.media)
         return estimate_tokens(
             sum(r.chars + MESSAGE_OVERHEAD for r in rows if r.conv),
             sum(r.media for r in rows if r.conv),
@@ -459,7 +520,7 @@ class _Sim:
     def add_event(self, **kw: Any) -> None:
         kw.setdefault("event_id", len(self.events))
         kw.setdefault("boundary_seq", self.last_seq)
-        self.events.append(kw)
+        self.events.append(tuple(kw.get(c) for c in schema.SIM_EVENTS))
 
     def compact(
         self,
@@ -518,7 +579,7 @@ class _Sim:
             compaction_output=cout,
         )
         # a recorded event's real summary arrives later as an ordinary row
-        self.live = tail if kind == "recorded" else [summ, *tail]
+        self.live = _Window(tail if kind == "recorded" else [summ, *tail])
         self.after_reset()
 
     def count(self, summary: ReplayRow | None) -> int:
@@ -534,7 +595,7 @@ class _Sim:
             return rec + self.shift
         if self.counts_prompt:  # the last call's prompt alone (AgentSource.compaction_count)
             return self.chat_in
-        return self.chat_in + self.est(self.live[self.mark :])
+        return self.chat_in + self.est(self.live.since(self.mark))
 
     def real_tail(self, summary: ReplayRow) -> set[int]:
         """The rows the real compaction whose summary this is kept (its preserved tail)."""
@@ -549,7 +610,7 @@ class _Sim:
         self.epoch += 1
 
     def clear(self, *, call: int | None, simulated: bool, boundary: int) -> None:
-        gone = self.live
+        gone = list(self.live)
         self.add_event(
             kind="clear",
             simulated=simulated,
@@ -567,7 +628,7 @@ class _Sim:
             compaction_input=None,
             compaction_output=None,
         )
-        self.live = []
+        self.live = _Window()
         self.after_reset()
 
     def send_nudge(self, nudge: ReplayRow | None) -> None:
@@ -730,21 +791,21 @@ class _Sim:
         total_sim = tin_sim + out
         self.chat_in = tin_sim
         self.shift = 0 if base is None else tin_sim - base
-        self.call_recs.append(
-            {
-                "seq": r.seq,
-                "epoch": self.epoch,
-                "est_tokens_real": e_real,
-                "est_tokens_sim": e_sim,
-                "tokens_input_real": base,
-                "tokens_input_sim": tin_sim,
-                "tokens_output": r.tout,
-                "tokens_total_real": r.ttot,
-                "tokens_total_sim": total_sim,
-                "threshold": self.policy.threshold_at(self, r.seq),
-                "n_rows_sim": sum(1 for x in self.live if x.conv),
-            }
-        )
+        rec = {
+            "seq": r.seq,
+            "epoch": self.epoch,
+            "est_tokens_real": e_real,
+            "est_tokens_sim": e_sim,
+            "tokens_input_real": base,
+            "tokens_input_sim": tin_sim,
+            "tokens_output": r.tout,
+            "tokens_total_real": r.ttot,
+            "tokens_total_sim": total_sim,
+            "threshold": self.policy.threshold_at(self, r.seq),
+            "n_rows_sim": self.live.n_conv,
+        }
+        for name, v in rec.items():
+            self.call_cols[name].append(v)
         self.chat = total_sim
         self.grace = False
 
@@ -785,12 +846,14 @@ def _simulate(src: AgentSource, policy: Policy, summary_chars: int | None) -> Si
     sim = _Sim(src, st, policy, summary_chars)
     sim.run()
     call_seqs = np.asarray(st.calls, dtype="int64")
-    for e in sim.events:  # an event replayed between rows precedes the next model call
-        if e.get("before_call") is None:
-            nxt = call_seqs[call_seqs > e["boundary_seq"]]
-            e["before_call"] = int(nxt[0]) if len(nxt) else None
-    events = schema.frame(sim.events, schema.SIM_EVENTS)
-    calls = schema.frame(sim.call_recs, schema.SIM_CALLS)
+    cols = {c: [e[i] for e in sim.events] for i, c in enumerate(schema.SIM_EVENTS)}
+    before, bounds = cols["before_call"], cols["boundary_seq"]
+    for i, b in enumerate(before):  # an event replayed between rows precedes the next call
+        if b is None:
+            nxt = call_seqs[call_seqs > bounds[i]]
+            before[i] = int(nxt[0]) if len(nxt) else None
+    events = schema.frame(cols, schema.SIM_EVENTS)
+    calls = schema.frame(sim.call_cols, schema.SIM_CALLS)
     n_real, ci_act = sim.real_totals()
     sim_comp = events[events["kind"].isin(["auto", "preflight", "manual", "recorded"])]
     ci_sim = known_sum(sim_comp["compaction_input"])
