@@ -161,6 +161,25 @@ class ReplayState:
         return out
 
 
+def _ints(s: pd.Series) -> list[int | None]:
+    """:func:`as_int` of every value of a column, in one pass over an integer column's
+    values (None where NA)."""
+    if not pd.api.types.is_integer_dtype(s.dtype):
+        return [as_int(v) for v in s.tolist()]
+    vals: list[int | None] = s.to_numpy(dtype="int64", na_value=0).tolist()
+    if s.hasnans:
+        for i in np.flatnonzero(s.isna().to_numpy(dtype=bool)).tolist():
+            vals[i] = None
+    return vals
+
+
+#: Integer columns of the history a :class:`ReplayRow` holds (besides ``seq``).
+_INT_COLUMNS = (
+    "ord", "chars", "media_chars", "tokens_input", "tokens_output", "tokens_total",
+    "tokens_cache_write", "tokens_cache_read", "audit_id",
+)  # fmt: skip
+
+
 def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     """The history's rows by seq. A context row is part of the conversation only when it is
     ``loop_inject`` v2 text that was delivered: a keyed update superseded before the next call
@@ -168,11 +187,10 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     inside the messages: Claude Code's attachments) every context row but the system part is,
     as an inject."""
     out: dict[int, ReplayRow] = {}
-    cols = [
-        "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
-        "tokens_output", "tokens_total", "tokens_cache_write", "tokens_cache_read", "audit_id",
-    ]  # fmt: skip
-    data = {c: h[c].tolist() for c in cols if c != "text"}
+    ints = {c: _ints(h[c]) for c in _INT_COLUMNS}
+    seqs: list[int] = h["seq"].to_numpy(dtype="int64").tolist()
+    kinds = [str(k) for k in h["kind"].tolist()]
+    subs = [v if isinstance(v, str) else None for v in h["subkind"].tolist()]
     contents = h["content"].array
     # the text of the context rows only (their headers and bodies)
     at_ctx = np.flatnonzero((h["kind"] == "context").to_numpy(dtype=bool, na_value=False))
@@ -182,41 +200,51 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
         if isinstance(text, str):
             headers[i] = parse_context_header(text) or {}
     keyed = [
-        (int(data["seq"][i]), hdr["category"], hdr["key"])
+        (seqs[i], hdr["category"], hdr["key"])
         for i, hdr in headers.items()
         if hdr.get("loop_inject") == "v2" and "key" in hdr
     ]
     calls = np.sort(h.loc[h["kind"] == "assistant", "seq"].to_numpy(dtype="int64"))
     gone = superseded_injects(keyed, calls) if keyed else set()
-    for i in range(len(h)):
-        seq = int(data["seq"][i])
-        ordv = as_int(data["ord"][i])
-        kind = str(data["kind"][i])
-        hdr = headers.get(i, {})
-        v2 = hdr.get("loop_inject") == "v2"
-        inject = v2 or hdr.get("category") == "loop_inject"
-        conv = kind != "context" or (v2 and seq not in gone)
-        if context_sent and not conv and hdr.get("category") not in _PROMPT_PARTS:
-            conv = inject = True
-        body = 0
-        if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
-            body = js_length(context_body(texts[i]))
+    for i, (seq, ordv, kind, sub, chars, media, tin, tout, ttot, cw, cr, aid) in enumerate(
+        zip(
+            seqs,
+            ints["ord"],
+            kinds,
+            subs,
+            ints["chars"],
+            ints["media_chars"],
+            ints["tokens_input"],
+            ints["tokens_output"],
+            ints["tokens_total"],
+            ints["tokens_cache_write"],
+            ints["tokens_cache_read"],
+            ints["audit_id"],
+            strict=True,
+        )
+    ):
+        conv, inject, body = True, False, 0  # every row but a context row is conversation
+        if kind == "context":
+            hdr = headers.get(i, {})
+            conv, inject = _context_sent(hdr, seq in gone, context_sent)
+            if not inject and hdr.get("category") in _PROMPT_PARTS:
+                body = js_length(context_body(texts[i]))
         out[seq] = ReplayRow(
             seq=seq,
             key=ordv if ordv is not None else seq,
             kind=kind,
-            sub=data["subkind"][i] if isinstance(data["subkind"][i], str) else None,
+            sub=sub,
             conv=conv,
-            chars=as_int(data["chars"][i]) or 0,
-            media=as_int(data["media_chars"][i]) or 0,
+            chars=chars or 0,
+            media=media or 0,
             call=kind == "assistant",
-            tin=as_int(data["tokens_input"][i]),
-            tout=as_int(data["tokens_output"][i]),
-            ttot=as_int(data["tokens_total"][i]),
-            cw=as_int(data["tokens_cache_write"][i]),
-            cr=as_int(data["tokens_cache_read"][i]),
+            tin=tin,
+            tout=tout,
+            ttot=ttot,
+            cw=cw,
+            cr=cr,
             ord=ordv,
-            audit_id=as_int(data["audit_id"][i]),
+            audit_id=aid,
             part=_PART_OF.get(kind, 1) if conv else -1,
             inject=inject,
             body=body,
@@ -224,6 +252,18 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
             pos=i,
         )
     return out
+
+
+def _context_sent(hdr: dict[str, str], superseded: bool, context_sent: bool) -> tuple[bool, bool]:
+    """``(conv, inject)`` of a context row with this header (:func:`_rows`): delivered
+    ``loop_inject`` v2 text is conversation, the rest is not, unless the source sends its
+    context rows in the messages (then every one but the system part is, as an inject)."""
+    v2 = hdr.get("loop_inject") == "v2"
+    inject = v2 or hdr.get("category") == "loop_inject"
+    conv = v2 and not superseded
+    if context_sent and not conv and hdr.get("category") not in _PROMPT_PARTS:
+        conv = inject = True
+    return conv, inject
 
 
 class _Live:
@@ -440,7 +480,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
     rebuilt: dict[int, int] = {}
     calls: list[int] = []
     # a fallback-path compaction's re-appended tail (§5.5): copies, not model calls
-    copies = reappended_copies(h)
+    copies = reappended_of(src)
     reappended = set(copies)
     for q in reappended:
         rows[q].call = False
@@ -555,8 +595,15 @@ def _loop_compact_call(r: ReplayRow) -> str | None:
 
 
 _STATE: Key[ReplayState] = Key("replay.state")
+_COPIES: Key[dict[int, int]] = Key("replay.reappended_copies")
 _REPLAY: Key[pd.DataFrame] = Key("replay")
 _COMPOSITION: Key[pd.DataFrame] = Key("replay.composition")
+
+
+def reappended_of(src: AgentSource) -> dict[int, int]:
+    """:func:`adfkit._core.history.reappended_copies` of the source's history, found once
+    per source (the replay and :func:`adfkit._analysis.observe.observe` both need it)."""
+    return src.memo.get(_COPIES, lambda: reappended_copies(src.history()))
 
 
 def replay_state(src: AgentSource) -> ReplayState:
@@ -672,78 +719,84 @@ def replay(src: AgentSource) -> pd.DataFrame:
     return src.memo.get(_REPLAY, lambda: _replay(src)).copy(deep=False)
 
 
+#: Columns of :meth:`replay` taken as they are from the call's row of :meth:`history`.
+_FROM_HISTORY = ("position", "epoch", "created_at", "model", "tokens_input")
+
+
 def _replay(src: AgentSource) -> pd.DataFrame:
     st = replay_state(src)
-    sched = threshold_schedule(src)
     h = src.history()
-    positions = dict(
-        zip(
-            h["seq"].astype("int64").tolist(),
-            h["position"].astype("int64").tolist(),
-            strict=True,
-        )
-    )
-    prompt = _prompt_parts(src, st, positions)
-    hc = h.set_index("seq").loc[st.calls]
-    cols: dict[str, list[Any]] = {
-        c: []
-        for c in schema.REPLAY
-        if c not in ("position", "epoch", "created_at", "model", "tokens_input")
+    seqs = h["seq"].to_numpy(dtype="int64").tolist()
+    positions = dict(zip(seqs, h["position"].astype("int64").tolist(), strict=True))
+    row_of = {q: i for i, q in enumerate(seqs)}
+    at = np.array([row_of[c] for c in st.calls], dtype="int64")
+    calls = [st.rows[c] for c in st.calls]
+    est = np.array([st.est[c] for c in st.calls], dtype="int64").reshape(-1, 3)
+    e = [estimate_tokens(ch, md) for ch, md in est[:, :2].tolist()]
+    parts = np.array([st.parts[c] for c in st.calls], dtype="int64").reshape(-1, len(PARTS), 2)
+    sched = threshold_schedule(src)
+    thresholds = [threshold_at(sched, c) for c in st.calls]
+    in_force = _prompt_parts(src, st, positions)
+    prompt = [in_force[c] for c in st.calls]
+    ttot = [r.ttot for r in calls]
+    cols: dict[str, Any] = {
+        "seq": st.calls,
+        "context_seqs": st.windows(),
+        "n_context_rows": est[:, 2],
+        "system_prompt_seq": [p[0] for p in prompt],
+        "system_prompt_tokens": [p[1] for p in prompt],
+        "dynamic_instructions_seq": [p[2] for p in prompt],
+        "dynamic_instructions_tokens": [p[3] for p in prompt],
+        **{name: parts[:, k, 0] / 3.5 + parts[:, k, 1] / 100 for k, name in enumerate(PARTS)},
+        "est_chars": est[:, 0],
+        "est_media_chars": est[:, 1],
+        "est_tokens": e,
+        "tokens_output": [r.tout for r in calls],
+        "tokens_cache_read": [r.cr for r in calls],
+        "tokens_cache_write": [r.cw for r in calls],
+        "tokens_total": ttot,
+        "report_minus_est": [
+            None if r.tin is None else r.tin - x for r, x in zip(calls, e, strict=True)
+        ],
+        "chat_tokens_before": _chat_before(st, h["epoch"].array.take(at).tolist(), ttot, e),
+        "threshold": [t for t, _ in thresholds],
+        "threshold_source": [ts for _, ts in thresholds],
+        "over_threshold": [
+            None if tt is None or t is None else tt >= t
+            for tt, (t, _) in zip(ttot, thresholds, strict=True)
+        ],
     }
-    chat: int | None = None
-    epoch_prev = None
-    epochs = hc["epoch"].tolist()
-    windows = st.windows()
-    for i, s in enumerate(st.calls):
-        r = st.rows[s]
-        ch, md, n = st.est[s]
-        e = estimate_tokens(ch, md)
-        conv = windows[i]
-        ep = epochs[i]
-        if epoch_prev is not None and ep != epoch_prev:
-            chat = None
-        epoch_prev = ep
-        t, tsrc = threshold_at(sched, s)
-        sp_s, sp_t, di_s, di_t = prompt[s]
-        cols["seq"].append(s)
-        cols["context_seqs"].append(conv)
-        cols["n_context_rows"].append(n)
-        cols["system_prompt_seq"].append(sp_s)
-        cols["system_prompt_tokens"].append(sp_t)
-        cols["dynamic_instructions_seq"].append(di_s)
-        cols["dynamic_instructions_tokens"].append(di_t)
-        for name, (pc, pm) in zip(PARTS, st.parts[s], strict=True):
-            cols[name].append(pc / 3.5 + pm / 100)
-        cols["est_chars"].append(ch)
-        cols["est_media_chars"].append(md)
-        cols["est_tokens"].append(e)
-        cols["tokens_output"].append(r.tout)
-        cols["tokens_cache_read"].append(r.cr)
-        cols["tokens_cache_write"].append(r.cw)
-        cols["tokens_total"].append(r.ttot)
-        cols["report_minus_est"].append(None if r.tin is None else r.tin - e)
-        if chat is None:  # first call of an epoch: the estimate of the rebuilt conversation
-            chat = st.rebuilt[s]
-        cols["chat_tokens_before"].append(chat)
-        cols["threshold"].append(t)
-        cols["threshold_source"].append(tsrc)
-        cols["over_threshold"].append(None if r.ttot is None or t is None else r.ttot >= t)
-        chat = r.ttot if r.ttot is not None else e
     data: dict[str, Any] = {}
     for c, d in schema.REPLAY.items():
-        if c in cols:
-            v = cols[c]
-            data[c] = (
-                pd.Series(v, dtype=object)
-                if d == "object"
-                else np.asarray(v, dtype="float64")
-                if d == "float64"
-                else pd.array(v, dtype=d)
-            )
-        else:  # straight from history()
-            data[c] = hc[c].astype(d).array
-    df = pd.DataFrame(data)
-    return df
+        if c in _FROM_HISTORY:
+            data[c] = h[c].array.take(at).astype(d)
+        elif d == "object":
+            data[c] = pd.Series(cols[c], dtype=object)
+        elif d == "float64":
+            data[c] = np.asarray(cols[c], dtype="float64")
+        else:
+            data[c] = pd.array(cols[c], dtype=d)
+    return pd.DataFrame(data)
+
+
+def _chat_before(
+    st: ReplayState, epochs: list[Any], ttot: list[int | None], est: list[int]
+) -> list[int]:
+    """``chat_tokens_before`` of every call: the previous call's ``tokens_total`` (its
+    estimate when the provider reported none), the estimate of the rebuilt conversation at
+    an epoch's first call."""
+    out: list[int] = []
+    chat: int | None = None
+    prev = None
+    for s, ep, tt, e in zip(st.calls, epochs, ttot, est, strict=True):
+        if prev is not None and ep != prev:
+            chat = None
+        prev = ep
+        if chat is None:
+            chat = st.rebuilt[s]
+        out.append(chat)
+        chat = tt if tt is not None else e
+    return out
 
 
 def context_at(src: AgentSource, seq: int, *, context: bool = True) -> pd.DataFrame:
