@@ -64,9 +64,10 @@ import numpy as np
 import pandas as pd
 
 from adfkit import schema
+from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.errors import AdfError, AdfWarning, BlobError
-from adfkit._base.js import base36, js_falsy, js_stringify, string_hash
+from adfkit._base.js import base36, js_falsy, js_stringify, string_hashes
 from adfkit._base.user_files import read_json_file
 from adfkit._core import registry
 from adfkit._core.history import reappended_copies
@@ -245,8 +246,19 @@ def signature(name: str, tool_input: Any) -> str:
     >>> signature("fs_read", {"path": "notes/todo.md"})
     'fs_read:1f1udza'
     """
-    inp = {} if js_falsy(tool_input) else tool_input
-    return f"{name}:{base36(string_hash(name + ' ' + js_stringify(inp)))}"
+    return _signatures_of([name], [_call_input(tool_input)])[0]
+
+
+def _call_input(tool_input: Any) -> str:
+    """The text a call's signature hashes: ``JSON.stringify(input || {})``."""
+    return js_stringify({} if js_falsy(tool_input) else tool_input)
+
+
+def _signatures_of(names: list[str], texts: list[str]) -> list[str]:
+    """:func:`signature` of calls whose inputs' texts (:func:`_call_input`) are ``texts``,
+    hashed together."""
+    hashes = string_hashes([f"{n} {t}" for n, t in zip(names, texts, strict=True)])
+    return [f"{n}:{base36(h)}" for n, h in zip(names, hashes, strict=True)]
 
 
 def reference_trigger_kind(text: str) -> str:
@@ -419,8 +431,11 @@ class Observation:
 # --- segmentation ---------------------------------------------------------------------------
 
 
-def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers."""
+def _segment(
+    rows: pd.DataFrame, mode: str, copies: Mapping[int, int] | None = None
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers.
+    ``copies``: the rows' :func:`reappended_copies` when already known."""
     n = len(rows)
     role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
     sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
@@ -429,7 +444,8 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
     seqs = rows["seq"].to_numpy(dtype="int64")
     skip = np.zeros(n, dtype=bool)
     if mode == "smart":  # a fallback compaction's re-appended tail (§5.5): one rule for all
-        skip = rows["seq"].isin(list(reappended_copies(rows))).to_numpy(dtype=bool)
+        copies = reappended_copies(rows) if copies is None else copies
+        skip = rows["seq"].isin(list(copies)).to_numpy(dtype=bool)
     opens = turn_starts(rows)  # the one rule for where a turn opens (smart segmentation)
     turn_of = np.full(n, -1, dtype="int64")
     heads: list[dict[str, Any]] = []
@@ -527,7 +543,8 @@ def observe(
     if taxonomy is None:  # the tools of the agent that wrote the record
         tax = default_taxonomy(src.format)
     rows, hist, name = _source_rows(src, segmentation)
-    return _observe_rows(rows, hist, tax, segmentation, name)
+    copies = reappended_of(src) if segmentation == "smart" else None  # rows is the history
+    return _observe_rows(rows, hist, tax, segmentation, name, copies)
 
 
 def _observe_rows(
@@ -536,12 +553,13 @@ def _observe_rows(
     tax: dict[str, Any],
     mode: str,
     name: str,
+    copies: Mapping[int, int] | None = None,
 ) -> Observation:
     """The observation of rows in walk order: turns (:func:`_segment`), each row's calls
     classified and counted into its turn (:func:`_tally`), then signatures, streaks and the
     anomaly checks."""
     thr = thresholds_of(tax)
-    turn_of, heads = _segment(rows, mode)
+    turn_of, heads = _segment(rows, mode, copies)
     counted = [h["kind"] != "compaction" for h in heads]
     created = [schema.to_ms(x) for x in rows["created_at"]]
     tally = _tally(rows, turn_of, counted, created, tax)
@@ -625,6 +643,8 @@ def _tally(
         agg["tokens_out"][k] += int(tout[i])
         if tools[i]:
             _tally_calls(tally, k, int(seqs[i]), created[i], content[i], tax)
+    calls = tally.calls
+    calls["signature"] = _signatures_of(calls["tool"], calls["input"])
     return tally
 
 
@@ -650,8 +670,7 @@ def _tally_calls(
         calls["created_at"].append(created)
         calls["tool"].append(nm)
         calls["class"].append(cls)
-        calls["signature"].append(signature(nm, inp))
-        calls["input"].append(js_stringify({} if js_falsy(inp) else inp))
+        calls["input"].append(_call_input(inp))
         uid = b.get("id")
         calls["tool_use_id"].append(None if uid is None else str(uid))
 
