@@ -66,6 +66,7 @@ import pandas as pd
 from adfkit import schema
 from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError, AdfWarning, BlobError
 from adfkit._base.js import base36, js_falsy, js_stringify, string_hashes
 from adfkit._base.user_files import read_json_file
@@ -558,6 +559,18 @@ def _observe_rows(
     """The observation of rows in walk order: turns (:func:`_segment`), each row's calls
     classified and counted into its turn (:func:`_tally`), then signatures, streaks and the
     anomaly checks."""
+    with gc_paused():  # a few objects per row and per call, none in a cycle
+        return _observation(rows, hist, tax, mode, name, copies)
+
+
+def _observation(
+    rows: pd.DataFrame,
+    hist: pd.DataFrame | None,
+    tax: dict[str, Any],
+    mode: str,
+    name: str,
+    copies: Mapping[int, int] | None,
+) -> Observation:
     thr = thresholds_of(tax)
     turn_of, heads = _segment(rows, mode, copies)
     counted = [h["kind"] != "compaction" for h in heads]

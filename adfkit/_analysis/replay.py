@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from adfkit import schema
 from adfkit._analysis.context import superseded_injects
 from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._analysis.timeline import gap_between, resets, restarts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError
 from adfkit._base.js import js_length
 from adfkit._core.history import REAPPENDED_TAIL, reappended_copies
@@ -467,7 +469,15 @@ def _ahead_of(e: _Events, j: int | None, live: _Live) -> int | None:
 
 
 def _build_replay(src: AgentSource) -> ReplayState:
+    """The walk, with the cyclic collector paused: it makes a few objects per row and per
+    call, none in a cycle (the collector's passes over them were a third of its time at
+    big-runner x16, and grew faster than the file)."""
     h = src.history()
+    with gc_paused():
+        return _walk(src, h)
+
+
+def _walk(src: AgentSource, h: pd.DataFrame) -> ReplayState:
     e = _events_of(src, h)
     ev = src.events()
     rows = _rows(h, src.context_in_messages)
@@ -611,41 +621,76 @@ def replay_state(src: AgentSource) -> ReplayState:
     return src.memo.get(_STATE, lambda: _build_replay(src))
 
 
-def _prompt_parts(
-    src: AgentSource, st: ReplayState, positions: dict[int, int]
-) -> dict[int, tuple[int | None, float, int | None, float]]:
-    """Call seq -> (system prompt seq, its tokens, dynamic instructions seq, their tokens).
+#: A seq above every seq: :func:`gap_between` up to it finds the first gap after a seq.
+_NEVER = 2**62
+
+
+@dataclass
+class _Prompts:
+    """Per call (:attr:`ReplayState.calls` order): the system prompt in force (seq, None
+    when unknown; tokens, NaN when unknown) and the dynamic instructions (seq, None when
+    none; tokens, 0 when none)."""
+
+    sp_seq: list[int | None]
+    sp_tokens: list[float]
+    di_seq: list[int | None]
+    di_tokens: list[float]
+
+
+def _prompt_parts(src: AgentSource, st: ReplayState, positions: dict[int, int]) -> _Prompts:
+    """The system prompt and dynamic instructions of every call (:class:`_Prompts`).
 
     The system prompt in force is the latest ``system_prompt`` row written before the call, in
     display order, across compactions (the runtime sends one on every call, ADF_FORMAT.md §7);
     unknown (None, NaN) when none precedes it or a history gap lies between. The dynamic
     instructions are the latest row written since the last reset or restart (0 tokens when
-    none): the runtime writes them again after a compaction or clear when non-empty.
+    none): the runtime writes them again after a compaction or clear when non-empty. Both
+    are looked up for all calls at once (sorted searches), the gap after each system prompt
+    once per prompt.
     """
+    calls = np.asarray(st.calls, dtype=np.int64)
     prompts = [r for r in st.rows.values() if r.kind == "context" and not r.inject]
     sp = sorted((positions[r.seq], r.seq, r.body) for r in prompts if r.sub == "system_prompt")
-    sp_pos = [p for p, _, _ in sp]
+    at = np.array([positions[c] for c in st.calls], dtype=np.int64)
+    j = _last_at(np.array([p for p, _, _ in sp], dtype=np.int64), at, "right")
+    # a prompt is lost to the calls written after the first history gap that follows it
+    gaps = [gap_between(src, q, _NEVER) for _, q, _ in sp]
+    gap_at = np.array([_NEVER if g is None else g[0] for g in gaps], dtype=np.int64)
+    sp_ok = (j >= 0) & (calls <= gap_at[j]) if len(sp) else np.zeros(len(calls), dtype=bool)
     di = sorted((r.seq, r.body) for r in prompts if r.sub == "dynamic_instructions")
-    di_seq = [q for q, _ in di]
-    r_points = [r[0] for r in resets(src)]
-    restart_points = restarts(src)
-    out: dict[int, tuple[int | None, float, int | None, float]] = {}
-    for c in st.calls:
-        j = bisect.bisect_right(sp_pos, positions[c]) - 1
-        sp_s, sp_t = None, math.nan
-        if j >= 0 and gap_between(src, sp[j][1], c) is None:
-            sp_s, sp_t = sp[j][1], sp[j][2] / 3.5
-        k = bisect.bisect_right(r_points, c) - 1
-        start = r_points[k] if k >= 0 else 0
-        rk = bisect.bisect_left(restart_points, c) - 1
-        if rk >= 0:
-            start = max(start, restart_points[rk])
-        d = bisect.bisect_left(di_seq, c) - 1
-        di_s, di_t = None, 0.0
-        if d >= 0 and di_seq[d] >= start:
-            di_s, di_t = di_seq[d], (di[d][1] + MESSAGE_OVERHEAD) / 3.5
-        out[c] = (sp_s, sp_t, di_s, di_t)
-    return out
+    di_seqs = np.array([q for q, _ in di], dtype=np.int64)
+    d = _last_at(di_seqs, calls, "left")
+    start = _since_reset(src, calls)
+    di_ok = (d >= 0) & (di_seqs[d] >= start) if len(di) else np.zeros(len(calls), dtype=bool)
+    js, sp_oks, ds, di_oks = j.tolist(), sp_ok.tolist(), d.tolist(), di_ok.tolist()
+    return _Prompts(
+        sp_seq=[sp[k][1] if ok else None for k, ok in zip(js, sp_oks, strict=True)],
+        sp_tokens=[sp[k][2] / 3.5 if ok else math.nan for k, ok in zip(js, sp_oks, strict=True)],
+        di_seq=[di[k][0] if ok else None for k, ok in zip(ds, di_oks, strict=True)],
+        di_tokens=[
+            (di[k][1] + MESSAGE_OVERHEAD) / 3.5 if ok else 0.0
+            for k, ok in zip(ds, di_oks, strict=True)
+        ],
+    )
+
+
+def _last_at(keys: np.ndarray, at: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """Per value of ``at``: the index of the last of the sorted ``keys`` at or before it
+    (``right``) or before it (``left``); -1 when none."""
+    return np.searchsorted(keys, at, side=side) - 1
+
+
+def _since_reset(src: AgentSource, calls: np.ndarray) -> np.ndarray:
+    """Per call: the seq of the last reset at or before it or of the last restart before it,
+    whichever is later (0 when neither)."""
+    r_points = np.array([r[0] for r in resets(src)], dtype=np.int64)
+    k = _last_at(r_points, calls, "right")
+    start = np.where(k >= 0, r_points[k], 0) if len(r_points) else np.zeros_like(calls)
+    restart_points = np.array(restarts(src), dtype=np.int64)
+    if len(restart_points):
+        rk = _last_at(restart_points, calls, "left")
+        start = np.where(rk >= 0, np.maximum(start, restart_points[rk]), start)
+    return start
 
 
 # -- replay ------------------------------------------------------------------------------
@@ -719,34 +764,43 @@ def replay(src: AgentSource) -> pd.DataFrame:
     return src.memo.get(_REPLAY, lambda: _replay(src)).copy(deep=False)
 
 
+def _replay(src: AgentSource) -> pd.DataFrame:
+    st = replay_state(src)
+    with gc_paused():  # a tuple and a few lists per call, none in a cycle
+        return _replay_frame(src, st)
+
+
 #: Columns of :meth:`replay` taken as they are from the call's row of :meth:`history`.
 _FROM_HISTORY = ("position", "epoch", "created_at", "model", "tokens_input")
 
 
-def _replay(src: AgentSource) -> pd.DataFrame:
-    st = replay_state(src)
+def _replay_frame(src: AgentSource, st: ReplayState) -> pd.DataFrame:
     h = src.history()
     seqs = h["seq"].to_numpy(dtype="int64").tolist()
     positions = dict(zip(seqs, h["position"].astype("int64").tolist(), strict=True))
     row_of = {q: i for i, q in enumerate(seqs)}
     at = np.array([row_of[c] for c in st.calls], dtype="int64")
     calls = [st.rows[c] for c in st.calls]
-    est = np.array([st.est[c] for c in st.calls], dtype="int64").reshape(-1, 3)
-    e = [estimate_tokens(ch, md) for ch, md in est[:, :2].tolist()]
-    parts = np.array([st.parts[c] for c in st.calls], dtype="int64").reshape(-1, len(PARTS), 2)
+    n = len(st.calls)
+    flat = itertools.chain.from_iterable
+    est = np.fromiter(flat(st.est[c] for c in st.calls), np.int64, 3 * n).reshape(n, 3)
+    chars, media = est[:, 0].tolist(), est[:, 1].tolist()
+    e = [estimate_tokens(ch, md) for ch, md in zip(chars, media, strict=True)]
+    parts = np.fromiter(
+        flat(flat(st.parts[c]) for c in st.calls), np.int64, 2 * len(PARTS) * n
+    ).reshape(n, len(PARTS), 2)
     sched = threshold_schedule(src)
     thresholds = [threshold_at(sched, c) for c in st.calls]
-    in_force = _prompt_parts(src, st, positions)
-    prompt = [in_force[c] for c in st.calls]
+    prompt = _prompt_parts(src, st, positions)
     ttot = [r.ttot for r in calls]
     cols: dict[str, Any] = {
         "seq": st.calls,
         "context_seqs": st.windows(),
         "n_context_rows": est[:, 2],
-        "system_prompt_seq": [p[0] for p in prompt],
-        "system_prompt_tokens": [p[1] for p in prompt],
-        "dynamic_instructions_seq": [p[2] for p in prompt],
-        "dynamic_instructions_tokens": [p[3] for p in prompt],
+        "system_prompt_seq": prompt.sp_seq,
+        "system_prompt_tokens": prompt.sp_tokens,
+        "dynamic_instructions_seq": prompt.di_seq,
+        "dynamic_instructions_tokens": prompt.di_tokens,
         **{name: parts[:, k, 0] / 3.5 + parts[:, k, 1] / 100 for k, name in enumerate(PARTS)},
         "est_chars": est[:, 0],
         "est_media_chars": est[:, 1],
