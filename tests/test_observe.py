@@ -263,6 +263,35 @@ def _hand_signature(name: str, json_text: str) -> str:
     return f"{name}:{np.base_repr(h, 36).lower()}"
 
 
+def _hand_hash(text: str) -> int:
+    """§8.2's hash written independently: code points -> UTF-16 units, 31-multiplier."""
+    h = 0
+    for ch in text:
+        cp = ord(ch)
+        units = [cp] if cp < 0x10000 else [0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + (cp & 0x3FF)]
+        for u in units:
+            h = (h * 31 + u) % 4294967296
+    return h
+
+
+def test_string_hashes_of_many_texts_match_the_recurrence(monkeypatch):
+    """The hashes computed together (numpy over every text's UTF-16 units, in chunks) equal
+    the recurrence run on each text alone: astral characters (two units), empty texts, a text
+    longer than a chunk, and chunk boundaries anywhere."""
+    import adfkit._base.js as js
+
+    rng = np.random.default_rng(38)
+    alphabet = ["a", "Z", " ", '"', "é", "中", "😀", "\n", "🂡"]
+    texts = ["", "hello", "x" * 5000, ""] + [
+        "".join(rng.choice(alphabet, size=int(rng.integers(0, 300)))) for _ in range(400)
+    ]
+    expected = [_hand_hash(t) for t in texts]
+    assert js.string_hashes(texts) == expected
+    monkeypatch.setattr(js, "_HASH_CHUNK", 97)
+    assert js.string_hashes(texts) == expected
+    assert js.string_hashes([]) == []
+
+
 def test_string_hash_known_value():
     # Java's String.hashCode uses the same recurrence: "hello".hashCode() == 99162322.
     assert string_hash("hello") == 99162322
