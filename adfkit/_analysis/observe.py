@@ -438,17 +438,19 @@ def _segment(
     """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers.
     ``copies``: the rows' :func:`reappended_copies` when already known."""
     n = len(rows)
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
-    types = rows["block_types"].astype("string").fillna("").to_numpy(dtype=object)
-    text = rows["text"].astype("string").fillna("").to_numpy(dtype=object)
-    seqs = rows["seq"].to_numpy(dtype="int64")
-    skip = np.zeros(n, dtype=bool)
+    role = _texts(rows["role"])
+    sub = _texts(rows["subkind"])
+    reference = mode == "reference"
+    # the block types and text only the reference segmentation reads (every row's text)
+    types = _texts(rows["block_types"]) if reference else []
+    text = _texts(rows["text"]) if reference else []
+    seqs = rows["seq"].to_numpy(dtype="int64").tolist()
+    skip = [False] * n
     if mode == "smart":  # a fallback compaction's re-appended tail (§5.5): one rule for all
         copies = reappended_copies(rows) if copies is None else copies
-        skip = rows["seq"].isin(list(copies)).to_numpy(dtype=bool)
-    opens = turn_starts(rows)  # the one rule for where a turn opens (smart segmentation)
-    turn_of = np.full(n, -1, dtype="int64")
+        skip = rows["seq"].isin(list(copies)).to_numpy(dtype=bool).tolist()
+    opens = turn_starts(rows).tolist()  # the one rule for where a turn opens (smart mode)
+    turn_of = [-1] * n
     heads: list[dict[str, Any]] = []
     cur = -1
     for i in range(n):
@@ -456,7 +458,7 @@ def _segment(
             continue
         start_kind = None
         if role[i] == "user":
-            if mode == "reference":
+            if reference:
                 ts = types[i].split(",")
                 if "text" in ts and "tool_result" not in ts:
                     start_kind = reference_trigger_kind(text[i])
@@ -466,10 +468,26 @@ def _segment(
             start_kind = "unknown"
         if start_kind is not None:
             cur = len(heads)
-            heads.append({"row": i, "seq": int(seqs[i]), "kind": start_kind})
+            heads.append({"row": i, "seq": seqs[i], "kind": start_kind})
         if cur >= 0:
             turn_of[i] = cur
-    return turn_of, heads
+    return np.array(turn_of, dtype="int64"), heads
+
+
+def _texts(col: pd.Series) -> list[str]:
+    """A column's values as text, "" where NA."""
+    out: list[str] = col.astype("string").fillna("").to_numpy(dtype=object).tolist()
+    return out
+
+
+def _ms_list(col: pd.Series) -> list[int | None]:
+    """:func:`schema.to_ms` of every value of a column; at once for a column of milliseconds
+    (the history's ``created_at``)."""
+    if getattr(col.dtype, "kind", "") != "M" or col.dt.unit != "ms":
+        return [schema.to_ms(x) for x in col]
+    na = col.isna().to_numpy(dtype=bool).tolist()
+    ms = col.array.asi8.tolist()
+    return [None if m else v for v, m in zip(ms, na, strict=True)]
 
 
 def _frame_rows(frame: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
@@ -574,7 +592,7 @@ def _observation(
     thr = thresholds_of(tax)
     turn_of, heads = _segment(rows, mode, copies)
     counted = [h["kind"] != "compaction" for h in heads]
-    created = [schema.to_ms(x) for x in rows["created_at"]]
+    created = _ms_list(rows["created_at"])
     tally = _tally(rows, turn_of, counted, created, tax)
     turns = _turns_frame(heads, counted, tally, created, _epochs_of(hist))
     calls_df = schema.frame(tally.calls, schema.OBSERVE_CALLS)
@@ -627,13 +645,18 @@ def _tally(
 ) -> _Tally:
     """Each row counted into its turn, each assistant row's tool calls classified. The
     counted turns are renumbered 0..k-1 (compaction turns of the reference mode dropped)."""
-    new_id = np.cumsum(counted) - 1
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    seqs = rows["seq"].to_numpy(dtype="int64")
-    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
-    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
-    tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
-    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
+    new_id = (np.cumsum(counted) - 1).tolist()
+    role = _texts(rows["role"])
+    seqs = rows["seq"].to_numpy(dtype="int64").tolist()
+    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64").tolist()
+    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64").tolist()
+    tools = _texts(rows["tool_names"])
+    # the content of the rows that call tools, the only rows whose blocks are read
+    calling = [
+        i for i, (r, t) in enumerate(zip(role, tools, strict=True)) if r == "assistant" and t
+    ]
+    content = dict(zip(calling, _texts(rows["content"].iloc[calling]), strict=True))
+    turns = turn_of.tolist()
     nt = int(sum(counted))
     keys = ("n_calls", "n_world", "n_internal", "n_bookkeeping", "tokens_in", "tokens_out")
     tally = _Tally(
@@ -644,18 +667,18 @@ def _tally(
     )
     agg = tally.agg
     for i in range(len(rows)):
-        t = turn_of[i]
+        t = turns[i]
         if t < 0 or not counted[t]:
             continue
-        k = int(new_id[t])
+        k = new_id[t]
         tally.n_rows[k] += 1
-        tally.end_seq[k] = int(seqs[i])
+        tally.end_seq[k] = seqs[i]
         if role[i] != "assistant":
             continue
-        agg["tokens_in"][k] += int(tin[i])
-        agg["tokens_out"][k] += int(tout[i])
+        agg["tokens_in"][k] += tin[i]
+        agg["tokens_out"][k] += tout[i]
         if tools[i]:
-            _tally_calls(tally, k, int(seqs[i]), created[i], content[i], tax)
+            _tally_calls(tally, k, seqs[i], created[i], content[i], tax)
     calls = tally.calls
     calls["signature"] = _signatures_of(calls["tool"], calls["input"])
     return tally
