@@ -329,6 +329,34 @@ def test_signature_matches_hand_computation(name, tool_input, js_text):
     assert signature(name, tool_input) == _hand_signature(name, js_text)
 
 
+@pytest.mark.parametrize(
+    ("value", "js_text"),
+    [
+        # integer-like keys first, ascending, even without a float in the value
+        ({"b": 1, "10": "x", "2": [True, False, None]}, '{"2":[true,false,null],"10":"x","b":1}'),
+        ({"01": 1, "a": {"0": "z"}}, '{"01":1,"a":{"0":"z"}}'),
+        # control characters escaped (lowercase hex), DEL and U+2028 as they are
+        ({"t": "a\x00\x1f\x7f\u2028\tb"}, '{"t":"a\\u0000\\u001f\x7f\u2028\\tb"}'),
+        # a lone surrogate escaped; integers past 64 bits written out
+        (["\ud800x", 2**64, -(2**63)], '["\\ud800x",18446744073709551616,-9223372036854775808]'),
+        ([[[[]]]], "[[[[]]]]"),
+    ],
+)
+def test_js_stringify_of_values_without_floats(value, js_text):
+    """The values orjson writes (no float) and those it refuses come out as JavaScript
+    writes them (texts by hand)."""
+    assert js_stringify(value) == js_text
+
+
+def test_js_stringify_of_a_value_nested_past_orjson():
+    value: list = []
+    inner = value
+    for _ in range(300):
+        inner.append([])
+        inner = inner[0]
+    assert js_stringify(value) == "[" * 301 + "]" * 301
+
+
 def test_signature_of_planted_call_matches_synth_truth():
     truth = json.loads(sample("long-runner").with_suffix(".truth.json").read_text())
     rep = truth["planted"]["repeated_signature"]

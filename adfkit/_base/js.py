@@ -14,6 +14,7 @@ works on values parsed from JSON:
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import json
 import math
@@ -124,10 +125,40 @@ def js_stringify(value: Any) -> str:
     >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
     '{"1":[true,null,1e-7],"2":"é","b":1}'
     """
+    if _orjson_writes_it(value, 0):
+        with contextlib.suppress(TypeError):  # beyond 64-bit integers, a lone surrogate
+            return orjson.dumps(value).decode()
     try:
         return _js_stringify_rec(value)
     except RecursionError:  # hostile input nested ~1000 deep: same text, explicit stack
         return _js_stringify_deep(value)
+
+
+#: Deepest value :func:`js_stringify` hands to orjson (orjson's own limit is 255 levels).
+_ORJSON_DEPTH = 200
+
+
+def _orjson_writes_it(value: Any, depth: int) -> bool:
+    """Whether ``orjson.dumps(value)`` is ``JSON.stringify(value)``: no float (JavaScript
+    writes ``1.0`` as ``1``), no integer-like object key (JavaScript puts them first), only
+    strings, integers, booleans, null, lists and string-keyed objects, not too deep.
+    orjson escapes strings as :func:`_js_string` does (quote, backslash and control
+    characters only); it refuses lone surrogates and integers beyond 64 bits (TypeError)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if depth > _ORJSON_DEPTH:
+        return False
+    if t is list:
+        return all(_orjson_writes_it(v, depth + 1) for v in value)
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str or (k[:1].isdigit() and _INDEX_KEY.match(k)):
+                return False
+            if not _orjson_writes_it(v, depth + 1):
+                return False
+        return True
+    return False
 
 
 def _js_stringify_rec(value: Any) -> str:
