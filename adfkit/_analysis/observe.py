@@ -475,7 +475,11 @@ def _segment(
 
 
 def _texts(col: pd.Series) -> list[str]:
-    """A column's values as text, "" where NA."""
+    """A column's values as text, "" where NA (a category column's labels shared, not one
+    string made per row)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        labels = [str(c) for c in col.cat.categories] + [""]  # code -1 (NA): the last
+        return [labels[k] for k in col.cat.codes.to_numpy().tolist()]
     out: list[str] = col.astype("string").fillna("").to_numpy(dtype=object).tolist()
     return out
 
