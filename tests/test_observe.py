@@ -263,6 +263,35 @@ def _hand_signature(name: str, json_text: str) -> str:
     return f"{name}:{np.base_repr(h, 36).lower()}"
 
 
+def _hand_hash(text: str) -> int:
+    """§8.2's hash written independently: code points -> UTF-16 units, 31-multiplier."""
+    h = 0
+    for ch in text:
+        cp = ord(ch)
+        units = [cp] if cp < 0x10000 else [0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + (cp & 0x3FF)]
+        for u in units:
+            h = (h * 31 + u) % 4294967296
+    return h
+
+
+def test_string_hashes_of_many_texts_match_the_recurrence(monkeypatch):
+    """The hashes computed together (numpy over every text's UTF-16 units, in chunks) equal
+    the recurrence run on each text alone: astral characters (two units), empty texts, a text
+    longer than a chunk, and chunk boundaries anywhere."""
+    import adfkit._base.js as js
+
+    rng = np.random.default_rng(38)
+    alphabet = ["a", "Z", " ", '"', "é", "中", "😀", "\n", "🂡"]
+    texts = ["", "hello", "x" * 5000, ""] + [
+        "".join(rng.choice(alphabet, size=int(rng.integers(0, 300)))) for _ in range(400)
+    ]
+    expected = [_hand_hash(t) for t in texts]
+    assert js.string_hashes(texts) == expected
+    monkeypatch.setattr(js, "_HASH_CHUNK", 97)
+    assert js.string_hashes(texts) == expected
+    assert js.string_hashes([]) == []
+
+
 def test_string_hash_known_value():
     # Java's String.hashCode uses the same recurrence: "hello".hashCode() == 99162322.
     assert string_hash("hello") == 99162322
@@ -298,6 +327,34 @@ def test_string_hash_known_value():
 def test_signature_matches_hand_computation(name, tool_input, js_text):
     assert js_stringify({} if tool_input in (None, "") else tool_input) == js_text
     assert signature(name, tool_input) == _hand_signature(name, js_text)
+
+
+@pytest.mark.parametrize(
+    ("value", "js_text"),
+    [
+        # integer-like keys first, ascending, even without a float in the value
+        ({"b": 1, "10": "x", "2": [True, False, None]}, '{"2":[true,false,null],"10":"x","b":1}'),
+        ({"01": 1, "a": {"0": "z"}}, '{"01":1,"a":{"0":"z"}}'),
+        # control characters escaped (lowercase hex), DEL and U+2028 as they are
+        ({"t": "a\x00\x1f\x7f\u2028\tb"}, '{"t":"a\\u0000\\u001f\x7f\u2028\\tb"}'),
+        # a lone surrogate escaped; integers past 64 bits written out
+        (["\ud800x", 2**64, -(2**63)], '["\\ud800x",18446744073709551616,-9223372036854775808]'),
+        ([[[[]]]], "[[[[]]]]"),
+    ],
+)
+def test_js_stringify_of_values_without_floats(value, js_text):
+    """The values orjson writes (no float) and those it refuses come out as JavaScript
+    writes them (texts by hand)."""
+    assert js_stringify(value) == js_text
+
+
+def test_js_stringify_of_a_value_nested_past_orjson():
+    value: list = []
+    inner = value
+    for _ in range(300):
+        inner.append([])
+        inner = inner[0]
+    assert js_stringify(value) == "[" * 301 + "]" * 301
 
 
 def test_signature_of_planted_call_matches_synth_truth():

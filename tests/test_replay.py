@@ -433,3 +433,74 @@ def test_threshold_follows_sys_update_config(tmp_path, warning, before, source):
         r = agent.replay()
     assert r["threshold"].tolist() == [before, 2000]
     assert r["threshold_source"].tolist() == [source, "sys_update_config"]
+
+
+# --- work done once per file (issue 38) -----------------------------------------------------
+
+
+def test_replay_builds_no_tool_call_table_without_a_config_call():
+    """The threshold schedule needs the ``sys_update_config`` calls only: an agent whose rows
+    name no such call (and no such task) gets its replay without the tool-call table (every
+    block of the history), with the same empty config changes; one with a call still finds it."""
+    from adfkit._analysis.tables import _TOOL_CALLS
+
+    with adfkit.open_adf(sample("long-runner")) as agent:
+        agent.replay()
+        assert not any(k is _TOOL_CALLS for k, _ in agent.source.memo._values)
+        assert agent.config_changes().empty
+    with adfkit.open_adf(sample("mind-keeper")) as agent:
+        agent.replay()
+        assert any(k is _TOOL_CALLS for k, _ in agent.source.memo._values)
+        assert agent.config_changes()["seq"].notna().sum() == 1
+
+
+def test_replay_and_observe_find_the_reappended_copies_once(monkeypatch):
+    """The copies a fallback compaction re-appended (legacy-v27: 121 and 122) are found once
+    per agent for the replay and observe(), and both still leave them out."""
+    from adfkit._analysis import observe as observe_mod
+    from adfkit._analysis import replay as replay_mod
+
+    found = []
+
+    def counted(h):
+        found.append(len(h))
+        return reappended_copies(h)
+
+    reappended_copies = replay_mod.reappended_copies
+    monkeypatch.setattr(replay_mod, "reappended_copies", counted)
+    monkeypatch.setattr(observe_mod, "reappended_copies", counted)
+    with adfkit.open_adf(sample("legacy-v27")) as agent:
+        calls = agent.replay()["seq"].tolist()
+        obs = agent.observe()
+    assert len(found) == 1
+    assert 121 not in calls and 122 not in calls
+    assert not obs.calls["seq"].isin([121, 122]).any()
+
+
+def test_replay_and_observe_build_with_the_collector_paused(monkeypatch):
+    """The walk, the replay's frame and observe()'s tally make many small acyclic objects:
+    each runs with the cyclic collector off, and the collector is on again after."""
+    import gc
+
+    from adfkit._analysis import observe as observe_mod
+    from adfkit._analysis import replay as replay_mod
+
+    seen = {}
+
+    def watch(module, name):
+        inner = getattr(module, name)
+
+        def wrapped(*args, **kwargs):
+            seen[name] = gc.isenabled()
+            return inner(*args, **kwargs)
+
+        monkeypatch.setattr(module, name, wrapped)
+
+    watch(replay_mod, "_walk")
+    watch(replay_mod, "_replay_frame")
+    watch(observe_mod, "_observation")
+    with adfkit.open_adf(sample("long-runner")) as agent:
+        agent.replay()
+        agent.observe()
+    assert seen == {"_walk": False, "_replay_frame": False, "_observation": False}
+    assert gc.isenabled()

@@ -64,9 +64,11 @@ import numpy as np
 import pandas as pd
 
 from adfkit import schema
+from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError, AdfWarning, BlobError
-from adfkit._base.js import base36, js_falsy, js_stringify, string_hash
+from adfkit._base.js import base36, js_falsy, js_stringify, string_hashes
 from adfkit._base.user_files import read_json_file
 from adfkit._core import registry
 from adfkit._core.history import reappended_copies
@@ -245,8 +247,19 @@ def signature(name: str, tool_input: Any) -> str:
     >>> signature("fs_read", {"path": "notes/todo.md"})
     'fs_read:1f1udza'
     """
-    inp = {} if js_falsy(tool_input) else tool_input
-    return f"{name}:{base36(string_hash(name + ' ' + js_stringify(inp)))}"
+    return _signatures_of([name], [_call_input(tool_input)])[0]
+
+
+def _call_input(tool_input: Any) -> str:
+    """The text a call's signature hashes: ``JSON.stringify(input || {})``."""
+    return js_stringify({} if js_falsy(tool_input) else tool_input)
+
+
+def _signatures_of(names: list[str], texts: list[str]) -> list[str]:
+    """:func:`signature` of calls whose inputs' texts (:func:`_call_input`) are ``texts``,
+    hashed together."""
+    hashes = string_hashes([f"{n} {t}" for n, t in zip(names, texts, strict=True)])
+    return [f"{n}:{base36(h)}" for n, h in zip(names, hashes, strict=True)]
 
 
 def reference_trigger_kind(text: str) -> str:
@@ -419,19 +432,25 @@ class Observation:
 # --- segmentation ---------------------------------------------------------------------------
 
 
-def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, Any]]]:
-    """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers."""
+def _segment(
+    rows: pd.DataFrame, mode: str, copies: Mapping[int, int] | None = None
+) -> tuple[np.ndarray, list[dict[str, Any]]]:
+    """Walk the rows: turn number per row (-1 = outside any turn) and the turn headers.
+    ``copies``: the rows' :func:`reappended_copies` when already known."""
     n = len(rows)
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    sub = rows["subkind"].astype("string").fillna("").to_numpy(dtype=object)
-    types = rows["block_types"].astype("string").fillna("").to_numpy(dtype=object)
-    text = rows["text"].astype("string").fillna("").to_numpy(dtype=object)
-    seqs = rows["seq"].to_numpy(dtype="int64")
-    skip = np.zeros(n, dtype=bool)
+    role = _texts(rows["role"])
+    sub = _texts(rows["subkind"])
+    reference = mode == "reference"
+    # the block types and text only the reference segmentation reads (every row's text)
+    types = _texts(rows["block_types"]) if reference else []
+    text = _texts(rows["text"]) if reference else []
+    seqs = rows["seq"].to_numpy(dtype="int64").tolist()
+    skip = [False] * n
     if mode == "smart":  # a fallback compaction's re-appended tail (§5.5): one rule for all
-        skip = rows["seq"].isin(list(reappended_copies(rows))).to_numpy(dtype=bool)
-    opens = turn_starts(rows)  # the one rule for where a turn opens (smart segmentation)
-    turn_of = np.full(n, -1, dtype="int64")
+        copies = reappended_copies(rows) if copies is None else copies
+        skip = rows["seq"].isin(list(copies)).to_numpy(dtype=bool).tolist()
+    opens = turn_starts(rows).tolist()  # the one rule for where a turn opens (smart mode)
+    turn_of = [-1] * n
     heads: list[dict[str, Any]] = []
     cur = -1
     for i in range(n):
@@ -439,7 +458,7 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
             continue
         start_kind = None
         if role[i] == "user":
-            if mode == "reference":
+            if reference:
                 ts = types[i].split(",")
                 if "text" in ts and "tool_result" not in ts:
                     start_kind = reference_trigger_kind(text[i])
@@ -449,10 +468,30 @@ def _segment(rows: pd.DataFrame, mode: str) -> tuple[np.ndarray, list[dict[str, 
             start_kind = "unknown"
         if start_kind is not None:
             cur = len(heads)
-            heads.append({"row": i, "seq": int(seqs[i]), "kind": start_kind})
+            heads.append({"row": i, "seq": seqs[i], "kind": start_kind})
         if cur >= 0:
             turn_of[i] = cur
-    return turn_of, heads
+    return np.array(turn_of, dtype="int64"), heads
+
+
+def _texts(col: pd.Series) -> list[str]:
+    """A column's values as text, "" where NA (a category column's labels shared, not one
+    string made per row)."""
+    if isinstance(col.dtype, pd.CategoricalDtype):
+        labels = [str(c) for c in col.cat.categories] + [""]  # code -1 (NA): the last
+        return [labels[k] for k in col.cat.codes.to_numpy().tolist()]
+    out: list[str] = col.astype("string").fillna("").to_numpy(dtype=object).tolist()
+    return out
+
+
+def _ms_list(col: pd.Series) -> list[int | None]:
+    """:func:`schema.to_ms` of every value of a column; at once for a column of milliseconds
+    (the history's ``created_at``)."""
+    if getattr(col.dtype, "kind", "") != "M" or col.dt.unit != "ms":
+        return [schema.to_ms(x) for x in col]
+    na = col.isna().to_numpy(dtype=bool).tolist()
+    ms = col.array.asi8.tolist()
+    return [None if m else v for v, m in zip(ms, na, strict=True)]
 
 
 def _frame_rows(frame: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, pd.DataFrame | None, str]:
@@ -527,7 +566,8 @@ def observe(
     if taxonomy is None:  # the tools of the agent that wrote the record
         tax = default_taxonomy(src.format)
     rows, hist, name = _source_rows(src, segmentation)
-    return _observe_rows(rows, hist, tax, segmentation, name)
+    copies = reappended_of(src) if segmentation == "smart" else None  # rows is the history
+    return _observe_rows(rows, hist, tax, segmentation, name, copies)
 
 
 def _observe_rows(
@@ -536,17 +576,30 @@ def _observe_rows(
     tax: dict[str, Any],
     mode: str,
     name: str,
+    copies: Mapping[int, int] | None = None,
 ) -> Observation:
     """The observation of rows in walk order: turns (:func:`_segment`), each row's calls
     classified and counted into its turn (:func:`_tally`), then signatures, streaks and the
     anomaly checks."""
+    with gc_paused():  # a few objects per row and per call, none in a cycle
+        return _observation(rows, hist, tax, mode, name, copies)
+
+
+def _observation(
+    rows: pd.DataFrame,
+    hist: pd.DataFrame | None,
+    tax: dict[str, Any],
+    mode: str,
+    name: str,
+    copies: Mapping[int, int] | None,
+) -> Observation:
     thr = thresholds_of(tax)
-    turn_of, heads = _segment(rows, mode)
+    turn_of, heads = _segment(rows, mode, copies)
     counted = [h["kind"] != "compaction" for h in heads]
-    created = [schema.to_ms(x) for x in rows["created_at"]]
+    created = _ms_list(rows["created_at"])
     tally = _tally(rows, turn_of, counted, created, tax)
     turns = _turns_frame(heads, counted, tally, created, _epochs_of(hist))
-    calls_df = schema.frame(tally.calls, schema.OBSERVE_CALLS)
+    calls_df = _typed_frame(tally.calls, schema.OBSERVE_CALLS)
     sigs = _signatures(calls_df)
     streaks = _streaks(turns)
     anomalies = _anomalies(turns, calls_df, sigs, thr)
@@ -596,13 +649,20 @@ def _tally(
 ) -> _Tally:
     """Each row counted into its turn, each assistant row's tool calls classified. The
     counted turns are renumbered 0..k-1 (compaction turns of the reference mode dropped)."""
-    new_id = np.cumsum(counted) - 1
-    role = rows["role"].astype("string").fillna("").to_numpy(dtype=object)
-    seqs = rows["seq"].to_numpy(dtype="int64")
-    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64")
-    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64")
-    tools = rows["tool_names"].astype("string").fillna("").to_numpy(dtype=object)
-    content = rows["content"].astype("string").fillna("").to_numpy(dtype=object)
+    new_id = (np.cumsum(counted) - 1).tolist()
+    role = _texts(rows["role"])
+    seqs = rows["seq"].to_numpy(dtype="int64").tolist()
+    tin = rows["tokens_input"].fillna(0).to_numpy(dtype="int64").tolist()
+    tout = rows["tokens_output"].fillna(0).to_numpy(dtype="int64").tolist()
+    tools = _texts(rows["tool_names"])
+    # the content of the rows that call tools, the only rows whose blocks are read (a mask:
+    # Arrow's first take from a column of many chunks costs 20x its filter)
+    mask = np.array(
+        [r == "assistant" and t != "" for r, t in zip(role, tools, strict=True)], dtype=bool
+    )
+    calling = np.flatnonzero(mask).tolist()
+    content = dict(zip(calling, _texts(rows["content"][mask]), strict=True))
+    turns = turn_of.tolist()
     nt = int(sum(counted))
     keys = ("n_calls", "n_world", "n_internal", "n_bookkeeping", "tokens_in", "tokens_out")
     tally = _Tally(
@@ -613,18 +673,20 @@ def _tally(
     )
     agg = tally.agg
     for i in range(len(rows)):
-        t = turn_of[i]
+        t = turns[i]
         if t < 0 or not counted[t]:
             continue
-        k = int(new_id[t])
+        k = new_id[t]
         tally.n_rows[k] += 1
-        tally.end_seq[k] = int(seqs[i])
+        tally.end_seq[k] = seqs[i]
         if role[i] != "assistant":
             continue
-        agg["tokens_in"][k] += int(tin[i])
-        agg["tokens_out"][k] += int(tout[i])
+        agg["tokens_in"][k] += tin[i]
+        agg["tokens_out"][k] += tout[i]
         if tools[i]:
-            _tally_calls(tally, k, int(seqs[i]), created[i], content[i], tax)
+            _tally_calls(tally, k, seqs[i], created[i], content[i], tax)
+    calls = tally.calls
+    calls["signature"] = _signatures_of(calls["tool"], calls["input"])
     return tally
 
 
@@ -650,8 +712,7 @@ def _tally_calls(
         calls["created_at"].append(created)
         calls["tool"].append(nm)
         calls["class"].append(cls)
-        calls["signature"].append(signature(nm, inp))
-        calls["input"].append(js_stringify({} if js_falsy(inp) else inp))
+        calls["input"].append(_call_input(inp))
         uid = b.get("id")
         calls["tool_use_id"].append(None if uid is None else str(uid))
 
@@ -683,7 +744,28 @@ def _turns_frame(
         )
         e = epochs.get(h["seq"], -1)
         turns_d["epoch"].append(None if e < 0 else e)
-    return schema.frame(turns_d, schema.OBSERVE_TURNS)
+    return _typed_frame(turns_d, schema.OBSERVE_TURNS)
+
+
+def _typed_frame(cols: dict[str, list[Any]], columns: Mapping[str, str]) -> pd.DataFrame:
+    """:func:`schema.frame` of column lists whose values already have their column's type
+    (``int``, ``bool``, ``str``, None where NA; datetimes as epoch milliseconds), as the
+    turns and calls are built: each column converted at once, not value by value."""
+    if not len(cols["turn"]):
+        return schema.frame(cols, columns)
+    out: dict[str, Any] = {}
+    for c, dtype in columns.items():
+        v = cols[c]
+        if dtype == "Int64":
+            out[c] = pd.array(v, dtype="Int64")
+        elif dtype == "bool":
+            out[c] = np.array(v, dtype=bool)
+        elif dtype == "string":
+            out[c] = pd.Series(v, dtype=object).astype("string")
+        else:  # epoch milliseconds, as schema.frame converts them
+            ms = pd.Series(pd.array(v, dtype="Int64")).astype("float64")
+            out[c] = pd.to_datetime(ms, unit="ms", utc=True).astype(dtype)
+    return pd.DataFrame(out, columns=list(columns))
 
 
 def _signatures(calls: pd.DataFrame) -> pd.DataFrame:

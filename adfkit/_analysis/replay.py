@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import itertools
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -26,6 +27,7 @@ from adfkit import schema
 from adfkit._analysis.context import superseded_injects
 from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._analysis.timeline import gap_between, resets, restarts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError
 from adfkit._base.js import js_length
 from adfkit._core.history import REAPPENDED_TAIL, reappended_copies
@@ -161,6 +163,25 @@ class ReplayState:
         return out
 
 
+def _ints(s: pd.Series) -> list[int | None]:
+    """:func:`as_int` of every value of a column, in one pass over an integer column's
+    values (None where NA)."""
+    if not pd.api.types.is_integer_dtype(s.dtype):
+        return [as_int(v) for v in s.tolist()]
+    vals: list[int | None] = s.to_numpy(dtype="int64", na_value=0).tolist()
+    if s.hasnans:
+        for i in np.flatnonzero(s.isna().to_numpy(dtype=bool)).tolist():
+            vals[i] = None
+    return vals
+
+
+#: Integer columns of the history a :class:`ReplayRow` holds (besides ``seq``).
+_INT_COLUMNS = (
+    "ord", "chars", "media_chars", "tokens_input", "tokens_output", "tokens_total",
+    "tokens_cache_write", "tokens_cache_read", "audit_id",
+)  # fmt: skip
+
+
 def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     """The history's rows by seq. A context row is part of the conversation only when it is
     ``loop_inject`` v2 text that was delivered: a keyed update superseded before the next call
@@ -168,11 +189,10 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     inside the messages: Claude Code's attachments) every context row but the system part is,
     as an inject."""
     out: dict[int, ReplayRow] = {}
-    cols = [
-        "seq", "ord", "kind", "subkind", "text", "chars", "media_chars", "tokens_input",
-        "tokens_output", "tokens_total", "tokens_cache_write", "tokens_cache_read", "audit_id",
-    ]  # fmt: skip
-    data = {c: h[c].tolist() for c in cols if c != "text"}
+    ints = {c: _ints(h[c]) for c in _INT_COLUMNS}
+    seqs: list[int] = h["seq"].to_numpy(dtype="int64").tolist()
+    kinds = [str(k) for k in h["kind"].tolist()]
+    subs = [v if isinstance(v, str) else None for v in h["subkind"].tolist()]
     contents = h["content"].array
     # the text of the context rows only (their headers and bodies)
     at_ctx = np.flatnonzero((h["kind"] == "context").to_numpy(dtype=bool, na_value=False))
@@ -182,41 +202,51 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
         if isinstance(text, str):
             headers[i] = parse_context_header(text) or {}
     keyed = [
-        (int(data["seq"][i]), hdr["category"], hdr["key"])
+        (seqs[i], hdr["category"], hdr["key"])
         for i, hdr in headers.items()
         if hdr.get("loop_inject") == "v2" and "key" in hdr
     ]
     calls = np.sort(h.loc[h["kind"] == "assistant", "seq"].to_numpy(dtype="int64"))
     gone = superseded_injects(keyed, calls) if keyed else set()
-    for i in range(len(h)):
-        seq = int(data["seq"][i])
-        ordv = as_int(data["ord"][i])
-        kind = str(data["kind"][i])
-        hdr = headers.get(i, {})
-        v2 = hdr.get("loop_inject") == "v2"
-        inject = v2 or hdr.get("category") == "loop_inject"
-        conv = kind != "context" or (v2 and seq not in gone)
-        if context_sent and not conv and hdr.get("category") not in _PROMPT_PARTS:
-            conv = inject = True
-        body = 0
-        if kind == "context" and not inject and hdr.get("category") in _PROMPT_PARTS:
-            body = js_length(context_body(texts[i]))
+    for i, (seq, ordv, kind, sub, chars, media, tin, tout, ttot, cw, cr, aid) in enumerate(
+        zip(
+            seqs,
+            ints["ord"],
+            kinds,
+            subs,
+            ints["chars"],
+            ints["media_chars"],
+            ints["tokens_input"],
+            ints["tokens_output"],
+            ints["tokens_total"],
+            ints["tokens_cache_write"],
+            ints["tokens_cache_read"],
+            ints["audit_id"],
+            strict=True,
+        )
+    ):
+        conv, inject, body = True, False, 0  # every row but a context row is conversation
+        if kind == "context":
+            hdr = headers.get(i, {})
+            conv, inject = _context_sent(hdr, seq in gone, context_sent)
+            if not inject and hdr.get("category") in _PROMPT_PARTS:
+                body = js_length(context_body(texts[i]))
         out[seq] = ReplayRow(
             seq=seq,
             key=ordv if ordv is not None else seq,
             kind=kind,
-            sub=data["subkind"][i] if isinstance(data["subkind"][i], str) else None,
+            sub=sub,
             conv=conv,
-            chars=as_int(data["chars"][i]) or 0,
-            media=as_int(data["media_chars"][i]) or 0,
+            chars=chars or 0,
+            media=media or 0,
             call=kind == "assistant",
-            tin=as_int(data["tokens_input"][i]),
-            tout=as_int(data["tokens_output"][i]),
-            ttot=as_int(data["tokens_total"][i]),
-            cw=as_int(data["tokens_cache_write"][i]),
-            cr=as_int(data["tokens_cache_read"][i]),
+            tin=tin,
+            tout=tout,
+            ttot=ttot,
+            cw=cw,
+            cr=cr,
             ord=ordv,
-            audit_id=as_int(data["audit_id"][i]),
+            audit_id=aid,
             part=_PART_OF.get(kind, 1) if conv else -1,
             inject=inject,
             body=body,
@@ -224,6 +254,18 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
             pos=i,
         )
     return out
+
+
+def _context_sent(hdr: dict[str, str], superseded: bool, context_sent: bool) -> tuple[bool, bool]:
+    """``(conv, inject)`` of a context row with this header (:func:`_rows`): delivered
+    ``loop_inject`` v2 text is conversation, the rest is not, unless the source sends its
+    context rows in the messages (then every one but the system part is, as an inject)."""
+    v2 = hdr.get("loop_inject") == "v2"
+    inject = v2 or hdr.get("category") == "loop_inject"
+    conv = v2 and not superseded
+    if context_sent and not conv and hdr.get("category") not in _PROMPT_PARTS:
+        conv = inject = True
+    return conv, inject
 
 
 class _Live:
@@ -427,7 +469,15 @@ def _ahead_of(e: _Events, j: int | None, live: _Live) -> int | None:
 
 
 def _build_replay(src: AgentSource) -> ReplayState:
+    """The walk, with the cyclic collector paused: it makes a few objects per row and per
+    call, none in a cycle (the collector's passes over them were a third of its time at
+    big-runner x16, and grew faster than the file)."""
     h = src.history()
+    with gc_paused():
+        return _walk(src, h)
+
+
+def _walk(src: AgentSource, h: pd.DataFrame) -> ReplayState:
     e = _events_of(src, h)
     ev = src.events()
     rows = _rows(h, src.context_in_messages)
@@ -440,7 +490,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
     rebuilt: dict[int, int] = {}
     calls: list[int] = []
     # a fallback-path compaction's re-appended tail (§5.5): copies, not model calls
-    copies = reappended_copies(h)
+    copies = reappended_of(src)
     reappended = set(copies)
     for q in reappended:
         rows[q].call = False
@@ -555,8 +605,15 @@ def _loop_compact_call(r: ReplayRow) -> str | None:
 
 
 _STATE: Key[ReplayState] = Key("replay.state")
+_COPIES: Key[dict[int, int]] = Key("replay.reappended_copies")
 _REPLAY: Key[pd.DataFrame] = Key("replay")
 _COMPOSITION: Key[pd.DataFrame] = Key("replay.composition")
+
+
+def reappended_of(src: AgentSource) -> dict[int, int]:
+    """:func:`adfkit._core.history.reappended_copies` of the source's history, found once
+    per source (the replay and :func:`adfkit._analysis.observe.observe` both need it)."""
+    return src.memo.get(_COPIES, lambda: reappended_copies(src.history()))
 
 
 def replay_state(src: AgentSource) -> ReplayState:
@@ -564,41 +621,76 @@ def replay_state(src: AgentSource) -> ReplayState:
     return src.memo.get(_STATE, lambda: _build_replay(src))
 
 
-def _prompt_parts(
-    src: AgentSource, st: ReplayState, positions: dict[int, int]
-) -> dict[int, tuple[int | None, float, int | None, float]]:
-    """Call seq -> (system prompt seq, its tokens, dynamic instructions seq, their tokens).
+#: A seq above every seq: :func:`gap_between` up to it finds the first gap after a seq.
+_NEVER = 2**62
+
+
+@dataclass
+class _Prompts:
+    """Per call (:attr:`ReplayState.calls` order): the system prompt in force (seq, None
+    when unknown; tokens, NaN when unknown) and the dynamic instructions (seq, None when
+    none; tokens, 0 when none)."""
+
+    sp_seq: list[int | None]
+    sp_tokens: list[float]
+    di_seq: list[int | None]
+    di_tokens: list[float]
+
+
+def _prompt_parts(src: AgentSource, st: ReplayState, positions: dict[int, int]) -> _Prompts:
+    """The system prompt and dynamic instructions of every call (:class:`_Prompts`).
 
     The system prompt in force is the latest ``system_prompt`` row written before the call, in
     display order, across compactions (the runtime sends one on every call, ADF_FORMAT.md §7);
     unknown (None, NaN) when none precedes it or a history gap lies between. The dynamic
     instructions are the latest row written since the last reset or restart (0 tokens when
-    none): the runtime writes them again after a compaction or clear when non-empty.
+    none): the runtime writes them again after a compaction or clear when non-empty. Both
+    are looked up for all calls at once (sorted searches), the gap after each system prompt
+    once per prompt.
     """
+    calls = np.asarray(st.calls, dtype=np.int64)
     prompts = [r for r in st.rows.values() if r.kind == "context" and not r.inject]
     sp = sorted((positions[r.seq], r.seq, r.body) for r in prompts if r.sub == "system_prompt")
-    sp_pos = [p for p, _, _ in sp]
+    at = np.array([positions[c] for c in st.calls], dtype=np.int64)
+    j = _last_at(np.array([p for p, _, _ in sp], dtype=np.int64), at, "right")
+    # a prompt is lost to the calls written after the first history gap that follows it
+    gaps = [gap_between(src, q, _NEVER) for _, q, _ in sp]
+    gap_at = np.array([_NEVER if g is None else g[0] for g in gaps], dtype=np.int64)
+    sp_ok = (j >= 0) & (calls <= gap_at[j]) if len(sp) else np.zeros(len(calls), dtype=bool)
     di = sorted((r.seq, r.body) for r in prompts if r.sub == "dynamic_instructions")
-    di_seq = [q for q, _ in di]
-    r_points = [r[0] for r in resets(src)]
-    restart_points = restarts(src)
-    out: dict[int, tuple[int | None, float, int | None, float]] = {}
-    for c in st.calls:
-        j = bisect.bisect_right(sp_pos, positions[c]) - 1
-        sp_s, sp_t = None, math.nan
-        if j >= 0 and gap_between(src, sp[j][1], c) is None:
-            sp_s, sp_t = sp[j][1], sp[j][2] / 3.5
-        k = bisect.bisect_right(r_points, c) - 1
-        start = r_points[k] if k >= 0 else 0
-        rk = bisect.bisect_left(restart_points, c) - 1
-        if rk >= 0:
-            start = max(start, restart_points[rk])
-        d = bisect.bisect_left(di_seq, c) - 1
-        di_s, di_t = None, 0.0
-        if d >= 0 and di_seq[d] >= start:
-            di_s, di_t = di_seq[d], (di[d][1] + MESSAGE_OVERHEAD) / 3.5
-        out[c] = (sp_s, sp_t, di_s, di_t)
-    return out
+    di_seqs = np.array([q for q, _ in di], dtype=np.int64)
+    d = _last_at(di_seqs, calls, "left")
+    start = _since_reset(src, calls)
+    di_ok = (d >= 0) & (di_seqs[d] >= start) if len(di) else np.zeros(len(calls), dtype=bool)
+    js, sp_oks, ds, di_oks = j.tolist(), sp_ok.tolist(), d.tolist(), di_ok.tolist()
+    return _Prompts(
+        sp_seq=[sp[k][1] if ok else None for k, ok in zip(js, sp_oks, strict=True)],
+        sp_tokens=[sp[k][2] / 3.5 if ok else math.nan for k, ok in zip(js, sp_oks, strict=True)],
+        di_seq=[di[k][0] if ok else None for k, ok in zip(ds, di_oks, strict=True)],
+        di_tokens=[
+            (di[k][1] + MESSAGE_OVERHEAD) / 3.5 if ok else 0.0
+            for k, ok in zip(ds, di_oks, strict=True)
+        ],
+    )
+
+
+def _last_at(keys: np.ndarray, at: np.ndarray, side: Literal["left", "right"]) -> np.ndarray:
+    """Per value of ``at``: the index of the last of the sorted ``keys`` at or before it
+    (``right``) or before it (``left``); -1 when none."""
+    return np.searchsorted(keys, at, side=side) - 1
+
+
+def _since_reset(src: AgentSource, calls: np.ndarray) -> np.ndarray:
+    """Per call: the seq of the last reset at or before it or of the last restart before it,
+    whichever is later (0 when neither)."""
+    r_points = np.array([r[0] for r in resets(src)], dtype=np.int64)
+    k = _last_at(r_points, calls, "right")
+    start = np.where(k >= 0, r_points[k], 0) if len(r_points) else np.zeros_like(calls)
+    restart_points = np.array(restarts(src), dtype=np.int64)
+    if len(restart_points):
+        rk = _last_at(restart_points, calls, "left")
+        start = np.where(rk >= 0, np.maximum(start, restart_points[rk]), start)
+    return start
 
 
 # -- replay ------------------------------------------------------------------------------
@@ -674,76 +766,91 @@ def replay(src: AgentSource) -> pd.DataFrame:
 
 def _replay(src: AgentSource) -> pd.DataFrame:
     st = replay_state(src)
-    sched = threshold_schedule(src)
+    with gc_paused():  # a tuple and a few lists per call, none in a cycle
+        return _replay_frame(src, st)
+
+
+#: Columns of :meth:`replay` taken as they are from the call's row of :meth:`history`.
+_FROM_HISTORY = ("position", "epoch", "created_at", "model", "tokens_input")
+
+
+def _replay_frame(src: AgentSource, st: ReplayState) -> pd.DataFrame:
     h = src.history()
-    positions = dict(
-        zip(
-            h["seq"].astype("int64").tolist(),
-            h["position"].astype("int64").tolist(),
-            strict=True,
-        )
-    )
+    seqs = h["seq"].to_numpy(dtype="int64").tolist()
+    positions = dict(zip(seqs, h["position"].astype("int64").tolist(), strict=True))
+    row_of = {q: i for i, q in enumerate(seqs)}
+    at = np.array([row_of[c] for c in st.calls], dtype="int64")
+    calls = [st.rows[c] for c in st.calls]
+    n = len(st.calls)
+    flat = itertools.chain.from_iterable
+    est = np.fromiter(flat(st.est[c] for c in st.calls), np.int64, 3 * n).reshape(n, 3)
+    chars, media = est[:, 0].tolist(), est[:, 1].tolist()
+    e = [estimate_tokens(ch, md) for ch, md in zip(chars, media, strict=True)]
+    parts = np.fromiter(
+        flat(flat(st.parts[c]) for c in st.calls), np.int64, 2 * len(PARTS) * n
+    ).reshape(n, len(PARTS), 2)
+    sched = threshold_schedule(src)
+    thresholds = [threshold_at(sched, c) for c in st.calls]
     prompt = _prompt_parts(src, st, positions)
-    hc = h.set_index("seq").loc[st.calls]
-    cols: dict[str, list[Any]] = {
-        c: []
-        for c in schema.REPLAY
-        if c not in ("position", "epoch", "created_at", "model", "tokens_input")
+    ttot = [r.ttot for r in calls]
+    cols: dict[str, Any] = {
+        "seq": st.calls,
+        "context_seqs": st.windows(),
+        "n_context_rows": est[:, 2],
+        "system_prompt_seq": prompt.sp_seq,
+        "system_prompt_tokens": prompt.sp_tokens,
+        "dynamic_instructions_seq": prompt.di_seq,
+        "dynamic_instructions_tokens": prompt.di_tokens,
+        **{name: parts[:, k, 0] / 3.5 + parts[:, k, 1] / 100 for k, name in enumerate(PARTS)},
+        "est_chars": est[:, 0],
+        "est_media_chars": est[:, 1],
+        "est_tokens": e,
+        "tokens_output": [r.tout for r in calls],
+        "tokens_cache_read": [r.cr for r in calls],
+        "tokens_cache_write": [r.cw for r in calls],
+        "tokens_total": ttot,
+        "report_minus_est": [
+            None if r.tin is None else r.tin - x for r, x in zip(calls, e, strict=True)
+        ],
+        "chat_tokens_before": _chat_before(st, h["epoch"].array.take(at).tolist(), ttot, e),
+        "threshold": [t for t, _ in thresholds],
+        "threshold_source": [ts for _, ts in thresholds],
+        "over_threshold": [
+            None if tt is None or t is None else tt >= t
+            for tt, (t, _) in zip(ttot, thresholds, strict=True)
+        ],
     }
-    chat: int | None = None
-    epoch_prev = None
-    epochs = hc["epoch"].tolist()
-    windows = st.windows()
-    for i, s in enumerate(st.calls):
-        r = st.rows[s]
-        ch, md, n = st.est[s]
-        e = estimate_tokens(ch, md)
-        conv = windows[i]
-        ep = epochs[i]
-        if epoch_prev is not None and ep != epoch_prev:
-            chat = None
-        epoch_prev = ep
-        t, tsrc = threshold_at(sched, s)
-        sp_s, sp_t, di_s, di_t = prompt[s]
-        cols["seq"].append(s)
-        cols["context_seqs"].append(conv)
-        cols["n_context_rows"].append(n)
-        cols["system_prompt_seq"].append(sp_s)
-        cols["system_prompt_tokens"].append(sp_t)
-        cols["dynamic_instructions_seq"].append(di_s)
-        cols["dynamic_instructions_tokens"].append(di_t)
-        for name, (pc, pm) in zip(PARTS, st.parts[s], strict=True):
-            cols[name].append(pc / 3.5 + pm / 100)
-        cols["est_chars"].append(ch)
-        cols["est_media_chars"].append(md)
-        cols["est_tokens"].append(e)
-        cols["tokens_output"].append(r.tout)
-        cols["tokens_cache_read"].append(r.cr)
-        cols["tokens_cache_write"].append(r.cw)
-        cols["tokens_total"].append(r.ttot)
-        cols["report_minus_est"].append(None if r.tin is None else r.tin - e)
-        if chat is None:  # first call of an epoch: the estimate of the rebuilt conversation
-            chat = st.rebuilt[s]
-        cols["chat_tokens_before"].append(chat)
-        cols["threshold"].append(t)
-        cols["threshold_source"].append(tsrc)
-        cols["over_threshold"].append(None if r.ttot is None or t is None else r.ttot >= t)
-        chat = r.ttot if r.ttot is not None else e
     data: dict[str, Any] = {}
     for c, d in schema.REPLAY.items():
-        if c in cols:
-            v = cols[c]
-            data[c] = (
-                pd.Series(v, dtype=object)
-                if d == "object"
-                else np.asarray(v, dtype="float64")
-                if d == "float64"
-                else pd.array(v, dtype=d)
-            )
-        else:  # straight from history()
-            data[c] = hc[c].astype(d).array
-    df = pd.DataFrame(data)
-    return df
+        if c in _FROM_HISTORY:
+            data[c] = h[c].array.take(at).astype(d)
+        elif d == "object":
+            data[c] = pd.Series(cols[c], dtype=object)
+        elif d == "float64":
+            data[c] = np.asarray(cols[c], dtype="float64")
+        else:
+            data[c] = pd.array(cols[c], dtype=d)
+    return pd.DataFrame(data)
+
+
+def _chat_before(
+    st: ReplayState, epochs: list[Any], ttot: list[int | None], est: list[int]
+) -> list[int]:
+    """``chat_tokens_before`` of every call: the previous call's ``tokens_total`` (its
+    estimate when the provider reported none), the estimate of the rebuilt conversation at
+    an epoch's first call."""
+    out: list[int] = []
+    chat: int | None = None
+    prev = None
+    for s, ep, tt, e in zip(st.calls, epochs, ttot, est, strict=True):
+        if prev is not None and ep != prev:
+            chat = None
+        prev = ep
+        if chat is None:
+            chat = st.rebuilt[s]
+        out.append(chat)
+        chat = tt if tt is not None else e
+    return out
 
 
 def context_at(src: AgentSource, seq: int, *, context: bool = True) -> pd.DataFrame:

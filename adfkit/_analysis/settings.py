@@ -37,6 +37,12 @@ _THRESHOLD_TEXT = re.compile(r"threshold:?\s*([0-9][0-9,]*)")
 _THRESHOLD_PATHS = ("context.compact_threshold", "model.compact_threshold")
 
 
+def _names_tool(history: pd.DataFrame, tool: str) -> bool:
+    """Whether a row of ``history`` may call ``tool``: its ``tool_names`` (the names of its
+    ``tool_use`` blocks, :func:`adfkit._core.rows.row_facts`) contain the name."""
+    return bool(history["tool_names"].str.contains(tool, regex=False).any())
+
+
 def _config_record(inp: Any) -> dict[str, Any]:
     inp = inp if isinstance(inp, dict) else {}
     val = inp.get("value")
@@ -80,10 +86,13 @@ def config_changes(src: AgentSource) -> pd.DataFrame:
 
 
 def _config_changes(src: AgentSource) -> pd.DataFrame:
-    calls = tool_calls(src, history=True)
-    calls = calls[calls["tool_name"] == "sys_update_config"]
     tasks = src.tasks()
     tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
+    if tasks.empty and not _names_tool(src.history(), "sys_update_config"):
+        # no change: the tool-call table (every block of the history) is not needed
+        return schema.frame([], schema.CONFIG_CHANGES)
+    calls = tool_calls(src, history=True)
+    calls = calls[calls["tool_name"] == "sys_update_config"]
     if calls.empty and tasks.empty:  # no change: nothing to match or look up
         return schema.frame([], schema.CONFIG_CHANGES)
     h = src.history()

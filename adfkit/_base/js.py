@@ -14,13 +14,16 @@ works on values parsed from JSON:
 
 from __future__ import annotations
 
+import contextlib
 import decimal
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring
 from typing import Any
 
+import numpy as np
 import orjson
 
 
@@ -105,7 +108,7 @@ def _js_number(x: float) -> str:
 
 
 def _js_string(s: str) -> str:
-    out = json.dumps(s, ensure_ascii=False)
+    out = encode_basestring(s)  # what json.dumps(s, ensure_ascii=False) calls
     return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
 
 
@@ -122,10 +125,40 @@ def js_stringify(value: Any) -> str:
     >>> js_stringify({"b": 1.0, "2": "é", "1": [True, None, 1e-7]})
     '{"1":[true,null,1e-7],"2":"é","b":1}'
     """
+    if _orjson_writes_it(value, 0):
+        with contextlib.suppress(TypeError):  # beyond 64-bit integers, a lone surrogate
+            return orjson.dumps(value).decode()
     try:
         return _js_stringify_rec(value)
     except RecursionError:  # hostile input nested ~1000 deep: same text, explicit stack
         return _js_stringify_deep(value)
+
+
+#: Deepest value :func:`js_stringify` hands to orjson (orjson's own limit is 255 levels).
+_ORJSON_DEPTH = 200
+
+
+def _orjson_writes_it(value: Any, depth: int) -> bool:
+    """Whether ``orjson.dumps(value)`` is ``JSON.stringify(value)``: no float (JavaScript
+    writes ``1.0`` as ``1``), no integer-like object key (JavaScript puts them first), only
+    strings, integers, booleans, null, lists and string-keyed objects, not too deep.
+    orjson escapes strings as :func:`_js_string` does (quote, backslash and control
+    characters only); it refuses lone surrogates and integers beyond 64 bits (TypeError)."""
+    t = type(value)
+    if t is str or t is int or t is bool or value is None:
+        return True
+    if depth > _ORJSON_DEPTH:
+        return False
+    if t is list:
+        return all(_orjson_writes_it(v, depth + 1) for v in value)
+    if t is dict:
+        for k, v in value.items():
+            if type(k) is not str or (k[:1].isdigit() and _INDEX_KEY.match(k)):
+                return False
+            if not _orjson_writes_it(v, depth + 1):
+                return False
+        return True
+    return False
 
 
 def _js_stringify_rec(value: Any) -> str:
@@ -182,11 +215,46 @@ def string_hash(s: str) -> int:
     >>> string_hash("hello")  # Java's "hello".hashCode()
     99162322
     """
-    b = s.encode("utf-16-le", "surrogatepass")
-    h = 0
-    for u in memoryview(b).cast("H"):
-        h = (h * 31 + u) & 0xFFFFFFFF
-    return h
+    return string_hashes([s])[0]
+
+
+#: Code units hashed together by :func:`string_hashes`: arrays of a few hundred KB, which
+#: stay in the allocator's heap (larger ones are mapped and faulted in afresh, 3x slower).
+_HASH_CHUNK = 1 << 16
+
+
+def string_hashes(texts: Sequence[str]) -> list[int]:
+    """:func:`string_hash` of each text, computed over all their code units at once:
+    ``sum(c[i] * 31 ** (n - 1 - i)) mod 2**32``, in chunks of about :data:`_HASH_CHUNK`
+    units."""
+    out: list[int] = []
+    i = 0
+    while i < len(texts):
+        j, size = i + 1, len(texts[i])
+        while j < len(texts) and size + len(texts[j]) <= _HASH_CHUNK:
+            size += len(texts[j])
+            j += 1
+        out += _hash_chunk(texts[i:j])
+        i = j
+    return out
+
+
+def _hash_chunk(texts: Sequence[str]) -> list[int]:
+    raw = [t.encode("utf-16-le", "surrogatepass") for t in texts]
+    lengths = np.array([len(b) // 2 for b in raw], dtype=np.int64)
+    units = np.frombuffer(b"".join(raw), dtype="<u2").astype(np.uint32)
+    out = np.zeros(len(raw), dtype=np.uint32)
+    if not len(units):
+        return out.tolist()
+    # 31 ** k mod 2**32 for k < the longest text (uint32 products wrap: the modulus)
+    powers = np.ones(int(lengths.max()), dtype=np.uint32)
+    powers[1:] = np.cumprod(np.full(len(powers) - 1, 31, dtype=np.uint32), dtype=np.uint32)
+    ends = np.cumsum(lengths)
+    exponent = np.repeat(ends, lengths) - 1 - np.arange(len(units))
+    terms = units * powers[exponent]
+    some = lengths > 0
+    out[some] = np.add.reduceat(terms, (ends - lengths)[some], dtype=np.uint32)
+    return out.tolist()
 
 
 def js_falsy(x: Any) -> bool:
