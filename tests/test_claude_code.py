@@ -640,6 +640,40 @@ def test_lone_surrogate_and_deep_nesting(tmp_path: Path) -> None:
     assert ("too_deep", 3) in found and ("bad_json", 4) in found
 
 
+@pytest.mark.parametrize("opener", ["[", "{"])
+def test_nesting_at_the_depth_limit_is_read_one_level_more_is_not(
+    tmp_path: Path, opener: str
+) -> None:
+    """The line loop's quick test (a line's ``[`` and ``{`` counted in one pass) lets every line
+    nested more than MAX_DEPTH levels through to the walk: lists or objects alike."""
+    from adfkit._base.js import MAX_DEPTH, too_deep
+
+    def nested(levels: int) -> Any:
+        v: Any = "leaf"
+        for _ in range(levels):
+            v = [v] if opener == "[" else {"k": v}
+        return v
+
+    found = {}
+    for extra in (0, 1):  # the record's own levels (record, message, content, block, input)
+        log = Log()
+        log.user("u1", None, "x")
+        rec = log._env("assistant", "a1", "u1")
+        inp = {"x": nested(MAX_DEPTH - 5 + extra)}
+        rec["message"] = {
+            "id": "m1",
+            "model": "claude-x",
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t", "name": "X", "input": inp}],
+        }
+        assert (too_deep(rec) is not None) == bool(extra)
+        log.raw(json.dumps(rec, separators=(",", ":")).encode())
+        t = parse_claude_code(log.write(tmp_path / f"s{extra}.jsonl"), warn=False)
+        found[extra] = ([r.uuid for r in t.rows], [f.check for f in t.findings])
+    assert found[0][0] == ["u1", "a1"] and "too_deep" not in found[0][1]
+    assert found[1][0] == ["u1"] and "too_deep" in found[1][1]
+
+
 @pytest.mark.parametrize(
     ("data", "match"),
     [

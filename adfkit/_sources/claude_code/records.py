@@ -109,7 +109,9 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
                 if u not in progress:
                     pu = obj.get("parentUuid")
                     progress[u] = (pu if type(pu) is str else None, n)
-                    _agent_progress(d, n, obj)
+                    data = obj.get("data")  # a Task subagent's record (older versions)
+                    if type(data) is dict and data.get("type") == "agent_progress":
+                        _agent_progress(d, n, obj, data)
                 continue
         _take(d, fnd, n, obj, t)
     d.repaired = lines.repaired
@@ -133,13 +135,10 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     return d
 
 
-def _agent_progress(d: _FileData, n: int, obj: dict[str, Any]) -> None:
-    """Keep the subagent record an ``agent_progress`` record carries (its ``data.message``: a
-    user or assistant record with its uuid, older versions' only copy of a Task subagent's
-    calls; ccusage counts them)."""
-    data = obj.get("data")
-    if type(data) is not dict or data.get("type") != "agent_progress":
-        return
+def _agent_progress(d: _FileData, n: int, obj: dict[str, Any], data: dict[str, Any]) -> None:
+    """Keep the subagent record an ``agent_progress`` record (``obj``, its ``data``) carries
+    (its ``data.message``: a user or assistant record with its uuid, older versions' only copy
+    of a Task subagent's calls; ccusage counts them)."""
     inner, aid = data.get("message"), data.get("agentId")
     if type(inner) is dict and type(aid) is str and type(inner.get("uuid")) is str:
         d.agent_progress.append((n, aid, obj.get("parentToolUseID"), inner))

@@ -28,6 +28,9 @@ from adfkit._sources.transcript.zstd_stream import LINE_CHARGE, _RawCapped, open
 #: Lines longer than this are checked for nesting deeper than :data:`MAX_DEPTH` (a shorter one
 #: cannot hold that many brackets).
 _DEEP_LINE = 2 * MAX_DEPTH
+#: Every byte but the two that open a list or an object: deleting them leaves a line's openers
+#: (one pass over the line, where counting ``[`` and ``{`` apart takes two).
+_NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
 
 
 class JsonLines:
@@ -124,7 +127,11 @@ class JsonLines:
                             continue
                     else:
                         self.n_parsed += 1
-                    if len(data) > _DEEP_LINE and self._too_deep(n, data, obj):
+                    if (  # as _too_deep's first test, without a call per line
+                        len(data) > _DEEP_LINE
+                        and len(data.translate(None, _NOT_OPENERS)) > MAX_DEPTH
+                        and self._too_deep(n, data, obj)
+                    ):
                         continue
                     yield n, obj
                     continue
@@ -166,7 +173,7 @@ class JsonLines:
         (then a finding naming the place, and the line is not read: serialising its content
         again, and every recursive walk after, cannot take it). Only walked when the line holds
         enough brackets to be that deep."""
-        if data.count(b"[") + data.count(b"{") <= MAX_DEPTH:
+        if len(data.translate(None, _NOT_OPENERS)) <= MAX_DEPTH:
             return False
         place = too_deep(obj)
         if place is not None:
