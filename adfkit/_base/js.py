@@ -23,7 +23,6 @@ from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring
 from typing import Any
 
-import numpy as np
 import orjson
 
 
@@ -240,6 +239,8 @@ def string_hashes(texts: Sequence[str]) -> list[int]:
 
 
 def _hash_chunk(texts: Sequence[str]) -> list[int]:
+    import numpy as np  # here: the modules that stringify (adfkit usage's path) need no numpy
+
     raw = [t.encode("utf-16-le", "surrogatepass") for t in texts]
     lengths = np.array([len(b) // 2 for b in raw], dtype=np.int64)
     units = np.frombuffer(b"".join(raw), dtype="<u2").astype(np.uint32)
