@@ -2,7 +2,8 @@
 
 Whole processes, in one run, on the same Claude Code session: claude-code-log's HTML
 (``claude-code-log SESSION -o OUT.html --no-cache``), adfkit's plain report (``adfkit report
-SESSION -o OUT.html``: no kernel) and, unless ``--quick``, the executed notebook (``adfkit
+SESSION -o OUT.html``: no kernel), the same without its plots (``--no-plots``: claude-code-log
+draws none, so this is the like-for-like page) and, unless ``--quick``, the executed notebook (``adfkit
 report SESSION --notebook 01``). Each is timed as CPU seconds of the process and its children
 (user + system, from ``wait4``: the load of a shared machine does not count) and as wall
 seconds, best of ``repeat``; the ratios are against claude-code-log in the same run.
@@ -117,6 +118,9 @@ def run(quick: bool) -> dict[str, dict[str, tuple[float, float]]]:
                 tools["claude-code-log"] = [str(exe), str(copy), "-o", f"{tmp}/ccl.html"]
                 tools["claude-code-log"].append("--no-cache")
             tools["adfkit report (plain)"] = [*adfkit, str(copy), "-o", f"{tmp}/plain.html"]
+            # claude-code-log draws no plots: the like-for-like page is adfkit's without them
+            tools["adfkit report --no-plots"] = [*adfkit, str(copy), "-o", f"{tmp}/np.html"]
+            tools["adfkit report --no-plots"].append("--no-plots")
             if not quick:
                 tools["adfkit report --notebook 01"] = [
                     *adfkit, str(copy), "-o", f"{tmp}/nb.html", "--notebook", "01",
@@ -128,10 +132,10 @@ def run(quick: bool) -> dict[str, dict[str, tuple[float, float]]]:
             for name, (cpu, wall) in got.items():
                 vs = f"  {cpu / base[0]:5.2f}x CPU {wall / base[1]:5.2f}x wall" if base else ""
                 print(f"    {name:<28} CPU {cpu:6.2f} s  wall {wall:6.2f} s{vs}")
-            if base:
-                r = got["adfkit report (plain)"][0] / base[0]
+            for name in ("adfkit report (plain)", "adfkit report --no-plots") if base else ():
+                r = got[name][0] / base[0]
                 print(
-                    f"    plain report vs claude-code-log {r:.2f}x CPU: goal {GOAL}x "
+                    f"    {name[7:]} vs claude-code-log {r:.2f}x CPU: goal {GOAL}x "
                     f"{'met' if r <= GOAL else 'MISSED'}"
                 )
     return results

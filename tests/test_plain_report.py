@@ -311,3 +311,45 @@ def test_a_hostile_file_name_is_text(tmp_path):
     assert "<img src=x" not in page and "\x1b" not in page
     shown = "&lt;img src=x onerror=alert(1)&gt;\\x1b[2J.adf"
     assert page.count(shown) >= 3, page.count(shown)  # title, heading line, info's file line
+
+
+def test_no_plots_leaves_matplotlib_unimported_and_says_so(tmp_path):
+    """``--no-plots``: every other section as with plots, no image, a line saying how to get
+    them, and matplotlib never imported (the half of the CPU a renderer does not spend)."""
+    import subprocess
+    import sys
+
+    agent = sample("long-runner")
+    out = tmp_path / "r.html"
+    code = (
+        "import sys; from adfkit.cli import main; "
+        f"rc = main(['report', {str(agent)!r}, '-o', {str(out)!r}, '--no-plots']); "
+        "print(rc, 'matplotlib' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split()[-2:] == ["0", "False"]
+    page = out.read_text(encoding="utf-8")
+    with_plots = write_report(agent, tmp_path / "p.html").read_text(encoding="utf-8")
+    assert "<img" not in page and with_plots.count("<img") == 4
+    assert "adfkit plot FILE" in page
+    sections = re.findall(r'<section id="([a-z]+)">', page)
+    assert sections == re.findall(r'<section id="([a-z]+)">', with_plots)
+    assert sections == ["info", "usage", "plots", "compactions", "forgetting"]
+
+
+def test_no_plots_with_a_notebook_is_an_error(tmp_path, capsys):
+    rc = main(
+        [
+            "report",
+            str(sample("clean")),
+            "-o",
+            str(tmp_path / "r.html"),
+            "--notebook",
+            "01",
+            "--no-plots",
+        ]
+    )
+    assert rc != 0 and "--no-plots" in capsys.readouterr().err
+    assert not (tmp_path / "r.html").exists()

@@ -40,13 +40,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     summary, and what forgetting cost. --notebook NAME runs a bundled notebook (or an .ipynb)
     headless in a fresh kernel with AGENT set to PATH instead (needs the notebooks extra;
     progress on stderr). Either way plots are inline PNG, agent text is escaped, and nothing
-    is loaded from the network. A file of several agents (an Inspect log's samples) gets a
-    report per agent. Output: -o FILE.html for one agent; -o FOLDER (<stem>-report.html in
-    it) for several agents, or when it is a folder already or ends with / (default:
-    <stem>-report.html in the current folder). The paths written go to stdout.
+    is loaded from the network; --no-plots leaves the plots out of the plain report (tables
+    and text only, about half the CPU: matplotlib is not imported). A file of several agents
+    (an Inspect log's samples) gets a report per agent. Output: -o FILE.html for one agent;
+    -o FOLDER (<stem>-report.html in it) for several agents, or when it is a folder already or
+    ends with / (default: <stem>-report.html in the current folder). The paths written go to stdout.
 
     Example: adfkit report sample_agents/long-runner.adf -o build/long-runner-report.html
     """
+    if args.notebook is not None and args.no_plots:
+        raise AdfError("--no-plots is the plain report's; a --notebook draws what it draws")
     skip_iri_grammar()
     paths, problems = agent_inputs(args.paths)
     for p in problems:
@@ -77,6 +80,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             progress=None
             if args.notebook is None
             else stderr_progress(f"report {Path(path).name}"),
+            plots=not args.no_plots,
         )
         say(str(written))
         return 0
@@ -167,6 +171,11 @@ def register(subparsers: Any) -> None:
         f"report used to run: {DEFAULT_NOTEBOOK}); needs the notebooks extra",
     )
     p.add_argument("--timeout", type=int, default=120, help="seconds allowed per cell (--notebook)")
+    p.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="the plain report without its plots: tables and text only, about half the CPU",
+    )
     n = subparsers.add_parser(
         "notebooks",
         help="copy the bundled notebooks into a folder",

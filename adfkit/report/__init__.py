@@ -22,6 +22,7 @@ def write_report(
     timeout: int = 120,
     prices: str | os.PathLike[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    plots: bool = True,
 ) -> Path:
     """Write one agent file as one HTML file: the plain report, or a bundled notebook run on it.
 
@@ -38,6 +39,8 @@ def write_report(
     timeout : seconds allowed per cell (a notebook).
     prices : a JSON price table for models the shipped table lacks (``usage(prices=...)``).
     progress : called with ``(cell, cells)`` as each code cell starts (a notebook).
+    plots : False to leave the plots out of the plain report (tables and text only; matplotlib
+        is not imported).
 
     Returns
     -------
@@ -68,7 +71,7 @@ def write_report(
     agent_p = Path(agent)
     out_p = report_path(agent_p, output)
     with open_one(agent_p) as handle:
-        page = render(handle, prices=prices, source_name=agent_p.name)
+        page = render(handle, prices=prices, source_name=agent_p.name, plots=plots)
     out_p.parent.mkdir(parents=True, exist_ok=True)
     out_p.write_text(page, encoding="utf-8")
     return out_p
