@@ -39,14 +39,15 @@ def result_texts(src: AgentSource) -> dict[str, str]:
     """tool_use_id -> full text of its first tool_result in the history."""
 
     def build() -> dict[str, str]:
-        b = blocks(src, history=True)
-        r = b[(b["type"] == "tool_result") & _has_id(b)].drop_duplicates(
-            "tool_use_id", keep="first"
-        )
-        return {
-            str(u): ("" if pd.isna(t) else str(t))
-            for u, t in zip(r["tool_use_id"], r["text"], strict=True)
-        }
+        b = blocks(src, history=True)  # arrays, not the frame filtered: a text taken per result
+        kind = b["type"].to_numpy(dtype=object, na_value=None)
+        at = np.flatnonzero((kind == "tool_result") & _has_id(b).to_numpy(bool, na_value=False))
+        ids = b["tool_use_id"].to_numpy(dtype=object, na_value=None)[at].tolist()
+        out: dict[str, str] = {}
+        for u, t in zip(ids, b["text"].iloc[at].tolist(), strict=True):
+            if u not in out:  # the first result of each id
+                out[u] = "" if pd.isna(t) else str(t)
+        return {str(u): t for u, t in out.items()}
 
     return src.memo.get(_RESULT_TEXTS, build)
 
