@@ -33,6 +33,7 @@ from adfkit._analysis.observe import classify_call, default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
+from adfkit._base.collector import gc_paused
 from adfkit._core.prices import price_for
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from adfkit._core.source import AgentSource, Key
@@ -236,6 +237,11 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
 
 
 def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
+    with gc_paused():  # a record per item: many small acyclic objects
+        return _ledger_of(src, prices)
+
+
+def _ledger_of(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     st = replay_state(src)
     if not compaction_ids(st):  # nothing swept: no prices, saves or calls to look up
         return schema.frame([], schema.COMPACTION_LEDGER)

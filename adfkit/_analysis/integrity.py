@@ -54,6 +54,7 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._analysis.tables import blocks, tool_calls
+from adfkit._base.collector import gc_paused
 from adfkit._core import registry
 from adfkit._core.history import ranges
 from adfkit._core.source import AgentSource, Key
@@ -162,7 +163,7 @@ def integrity(src: AgentSource) -> pd.DataFrame:
 
 def _integrity(src: AgentSource) -> pd.DataFrame:
     rep = _Report(registry.words(src.format).history_table)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), gc_paused():  # every blob parsed: many acyclic objects
         warnings.simplefilter("ignore")  # every problem becomes a row instead
         storage = src.storage_report()
         for f in storage.findings:

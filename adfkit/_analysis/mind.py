@@ -24,6 +24,7 @@ from adfkit import schema
 from adfkit._analysis.context import context_blocks, prompt_row
 from adfkit._analysis.tables import result_texts, tool_calls
 from adfkit._analysis.timeline import gap_between, resets, restarts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError, AdfWarning, BlobError
 from adfkit._base.js import js_length, loads_or_none
 from adfkit._core.source import AgentSource, Key
@@ -366,7 +367,7 @@ def mind_history(src: AgentSource) -> pd.DataFrame:
     >>> bool((mh["path"] == "mind.md").any())
     True
     """
-    return src.memo.get(_MIND_HISTORY, lambda: _rebuild_mind(src)).copy(deep=False)
+    return src.memo.get(_MIND_HISTORY, lambda: _rebuild_paused(src)).copy(deep=False)
 
 
 def mind_at(src: AgentSource, seq: int) -> str | None:
@@ -534,6 +535,11 @@ def _read_content(inp: dict[str, Any], result: str | None) -> str | None:
 _Version = dict[str, Any]
 #: Seq ranges lost without a trace: ``(start_seq, end_seq)``.
 _Gaps = list[tuple[int, int]]
+
+
+def _rebuild_paused(src: AgentSource) -> pd.DataFrame:
+    with gc_paused():  # a parsed input per file call: many small acyclic objects
+        return _rebuild_mind(src)
 
 
 def _rebuild_mind(src: AgentSource) -> pd.DataFrame:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from adfkit._analysis.timeline import turn_starts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order
 from adfkit._core.history import reappended_copies
@@ -297,9 +298,10 @@ def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
 def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[str, int], int]:
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
-    df, unpriced, total_only = usage_frame(
-        rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
-    )
+    with gc_paused():  # plain values per row and per call: many small acyclic objects
+        df, unpriced, total_only = usage_frame(
+            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
+        )
     df.insert(
         df.columns.get_loc("model") + 1,
         "branch",
