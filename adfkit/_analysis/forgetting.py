@@ -164,9 +164,15 @@ def _build_calls(src: AgentSource, prices: PricesArg) -> _Calls:
         seqs=u["seq"].astype("int64").tolist(),
         tokens=[0, *np.cumsum(tok).tolist()],
         cost=[0.0, *np.cumsum(cost).tolist()],
-        usage=u,
+        usage=u[list(_KEPT)],  # held for the file's life: the columns the tables read
         prices=table,
     )
+
+
+#: The columns of the calls' usage frame that :func:`forgetting` and
+#: :func:`compaction_cache` read.
+_KEPT = ("seq", "model", "tokens_input", "tokens_output", "tokens_cache_read",
+         "tokens_cache_write", "price_input")  # fmt: skip
 
 
 _BOUNDS: Key[list[int]] = Key("forgetting.bounds")
@@ -860,6 +866,11 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     >>> r["start"].iloc[0]
     'cold'
     """
+    with gc_paused():  # a tuple per action, a time per row: many small acyclic objects
+        return _recovery(src, taxonomy)
+
+
+def _recovery(src: AgentSource, taxonomy: Any) -> pd.DataFrame:
     tax = default_taxonomy(src.format) if taxonomy is None else taxonomy
     st = replay_state(src)
     acts = _actions(src, tax)
