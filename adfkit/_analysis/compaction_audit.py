@@ -30,6 +30,7 @@ from adfkit import schema
 from adfkit._analysis.compactions import compactions
 from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._analysis.usage import call_tokens
+from adfkit._base.collector import gc_paused
 from adfkit._core.source import AgentSource
 
 #: The findings' thresholds (the module docstring says what each means).
@@ -79,7 +80,11 @@ def compaction_audit(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame
         return schema.frame([], schema.COMPACTION_AUDIT)
     calls = call_tokens(src)
     calls = calls[calls["call_kind"] == "assistant"]  # not the compaction calls themselves
-    settings = src.settings()
+    with gc_paused():  # a row of values per compaction: many small acyclic objects
+        return _audit(comp, calls, src.settings())
+
+
+def _audit(comp: pd.DataFrame, calls: pd.DataFrame, settings: Any) -> pd.DataFrame:
     seqs = _CallSeqs(calls["seq"].to_numpy(dtype="float64"))
     inputs = calls["tokens_input"]
     rows = []
