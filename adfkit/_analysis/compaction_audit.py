@@ -30,6 +30,7 @@ from adfkit import schema
 from adfkit._analysis.compactions import compactions
 from adfkit._analysis.settings import threshold_at, threshold_schedule
 from adfkit._analysis.usage import call_tokens
+from adfkit._base.collector import gc_paused
 from adfkit._core.source import AgentSource
 
 #: The findings' thresholds (the module docstring says what each means).
@@ -79,8 +80,12 @@ def compaction_audit(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame
         return schema.frame([], schema.COMPACTION_AUDIT)
     calls = call_tokens(src)
     calls = calls[calls["call_kind"] == "assistant"]  # not the compaction calls themselves
-    settings = src.settings()
-    seqs = calls["seq"].to_numpy(dtype="float64")
+    with gc_paused():  # a row of values per compaction: many small acyclic objects
+        return _audit(comp, calls, src.settings())
+
+
+def _audit(comp: pd.DataFrame, calls: pd.DataFrame, settings: Any) -> pd.DataFrame:
+    seqs = _CallSeqs(calls["seq"].to_numpy(dtype="float64"))
     inputs = calls["tokens_input"]
     rows = []
     previous_boundary: float = -np.inf
@@ -90,22 +95,41 @@ def compaction_audit(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame
         row = _figures(c, settings, seqs, inputs, boundary)
         row["previous_summary_tokens"] = previous_summary
         b = np.inf if pd.isna(boundary) else float(boundary)
-        row["calls_since_previous"] = int(((seqs > previous_boundary) & (seqs <= b)).sum())
+        row["calls_since_previous"] = seqs.count_in(previous_boundary, b)
         row.update(_findings(row, first=previous_boundary == -np.inf))
         rows.append(row)
         previous_boundary, previous_summary = b, c["summary_tokens"]
     return schema.frame(rows, schema.COMPACTION_AUDIT)
 
 
+class _CallSeqs:
+    """The calls' seqs in display order, searched by bisection: each compaction's look-ups
+    cost a logarithm of the calls, not a pass over them."""
+
+    def __init__(self, seqs: np.ndarray) -> None:
+        self.sorted = np.sort(seqs)
+        self.highest = np.maximum.accumulate(seqs)  # the highest seq up to each call
+
+    def count_in(self, lo: float, hi: float) -> int:
+        """Calls with ``lo < seq <= hi``."""
+        a, b = np.searchsorted(self.sorted, [lo, hi], side="right")
+        return int(b - a)
+
+    def first_after(self, seq: float) -> int | None:
+        """Position of the first call (display order) whose seq is above ``seq``."""
+        i = int(np.searchsorted(self.highest, seq, side="right"))
+        return i if i < len(self.highest) else None
+
+
 def _figures(
-    c: pd.Series, settings: Any, seqs: np.ndarray, inputs: pd.Series, boundary: Any
+    c: pd.Series, settings: Any, seqs: _CallSeqs, inputs: pd.Series, boundary: Any
 ) -> dict[str, Any]:
     before = c["recorded_tokens_before"]
     before = c["trigger_tokens"] if pd.isna(before) else before
     after = c["recorded_tokens_after"]
     if pd.isna(after) and not pd.isna(boundary):
-        later = np.flatnonzero(seqs > float(boundary))
-        after = inputs.iloc[int(later[0])] if len(later) else pd.NA
+        later = seqs.first_after(float(boundary))
+        after = inputs.iloc[later] if later is not None else pd.NA
     window, threshold = settings.context_window, c["threshold"]
     return {
         "event_id": c["event_id"],

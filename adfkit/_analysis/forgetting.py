@@ -33,6 +33,7 @@ from adfkit._analysis.observe import classify_call, default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
+from adfkit._base.collector import gc_paused
 from adfkit._core.prices import price_for
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
 from adfkit._core.source import AgentSource, Key
@@ -163,9 +164,15 @@ def _build_calls(src: AgentSource, prices: PricesArg) -> _Calls:
         seqs=u["seq"].astype("int64").tolist(),
         tokens=[0, *np.cumsum(tok).tolist()],
         cost=[0.0, *np.cumsum(cost).tolist()],
-        usage=u,
+        usage=u[list(_KEPT)],  # held for the file's life: the columns the tables read
         prices=table,
     )
+
+
+#: The columns of the calls' usage frame that :func:`forgetting` and
+#: :func:`compaction_cache` read.
+_KEPT = ("seq", "model", "tokens_input", "tokens_output", "tokens_cache_read",
+         "tokens_cache_write", "price_input")  # fmt: skip
 
 
 _BOUNDS: Key[list[int]] = Key("forgetting.bounds")
@@ -236,6 +243,11 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
 
 
 def _ledger(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
+    with gc_paused():  # a record per item: many small acyclic objects
+        return _ledger_of(src, prices)
+
+
+def _ledger_of(src: AgentSource, prices: PricesArg) -> pd.DataFrame:
     st = replay_state(src)
     if not compaction_ids(st):  # nothing swept: no prices, saves or calls to look up
         return schema.frame([], schema.COMPACTION_LEDGER)
@@ -854,6 +866,11 @@ def recovery(src: AgentSource, *, taxonomy: Any = None) -> pd.DataFrame:
     >>> r["start"].iloc[0]
     'cold'
     """
+    with gc_paused():  # a tuple per action, a time per row: many small acyclic objects
+        return _recovery(src, taxonomy)
+
+
+def _recovery(src: AgentSource, taxonomy: Any) -> pd.DataFrame:
     tax = default_taxonomy(src.format) if taxonomy is None else taxonomy
     st = replay_state(src)
     acts = _actions(src, tax)

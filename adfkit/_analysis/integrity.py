@@ -50,11 +50,11 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from adfkit import schema
 from adfkit._analysis.tables import blocks, tool_calls
+from adfkit._base.collector import gc_paused
 from adfkit._core import registry
 from adfkit._core.history import ranges
 from adfkit._core.source import AgentSource, Key
@@ -163,7 +163,7 @@ def integrity(src: AgentSource) -> pd.DataFrame:
 
 def _integrity(src: AgentSource) -> pd.DataFrame:
     rep = _Report(registry.words(src.format).history_table)
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), gc_paused():  # every blob parsed: many acyclic objects
         warnings.simplefilter("ignore")  # every problem becomes a row instead
         storage = src.storage_report()
         for f in storage.findings:
@@ -267,8 +267,8 @@ def _check_audit(src: AgentSource, rep: _Report, h: pd.DataFrame) -> None:
         for s, ids in zip(ev["summary_seq"], ev["audit_ids"], strict=True)
         if not pd.isna(s)
     }
-    marked = h[(h["kind"] == "compaction_summary") & (h["subkind"] == "audited")]
-    unmatched = [int(s) for s in marked["seq"] if not attached.get(int(s))]
+    marked = h.loc[(h["kind"] == "compaction_summary") & (h["subkind"] == "audited"), "seq"]
+    unmatched = [int(s) for s in marked if not attached.get(int(s))]
     if unmatched:
         rep.add(
             "audited_marker_unmatched",
@@ -311,12 +311,15 @@ def _check_tool_pairs(
                 f"the latest row (seq {running[0]}) has {len(running)} tool call(s) without "
                 "result: the tools may still be running",
             )
-    blk = blocks(src, history=True)
-    res = blk[blk["type"] == "tool_result"]
-    known_ids = set(blk.loc[blk["type"] == "tool_use", "tool_use_id"].dropna())
-    orphan = res[~res["tool_use_id"].isin(known_ids)]
-    if len(orphan):
-        os_ = sorted(set(orphan["seq"].astype(int)))
+    blk = blocks(src, history=True)  # plain arrays: one pass, no frame filtered
+    kind = blk["type"].to_numpy(dtype=object, na_value=None)
+    ids = blk["tool_use_id"].to_numpy(dtype=object, na_value=None)
+    known_ids = set(ids[kind == "tool_use"].tolist()) - {None}
+    res = kind == "tool_result"
+    res_seqs = blk["seq"].to_numpy(dtype="int64")[res].tolist()
+    orphan = {q for q, i in zip(res_seqs, ids[res].tolist(), strict=True) if i not in known_ids}
+    if orphan:
+        os_ = sorted(orphan)
         # Right after lost rows, the call was most likely among them.
         after_lost = [s for s in os_ if lost(s - 1)]
         other = [s for s in os_ if s not in after_lost]
@@ -345,7 +348,7 @@ def _check_times(src: AgentSource, rep: _Report, by_seq: pd.DataFrame) -> None:
     seqs = by_seq["seq"].to_numpy(dtype="int64")
     ms = by_seq["created_at"]
     known = ms.notna().to_numpy()
-    t = np.array([int(x.value // 1_000_000) if not pd.isna(x) else -1 for x in ms], dtype="int64")
+    t = ms.to_numpy(dtype="datetime64[ms]").astype("int64")  # ms since the epoch, floored
     tk, sk = t[known], seqs[known]
     back = sk[1:][tk[1:] < tk[:-1]].tolist() if len(tk) > 1 else []
     if back:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,7 @@ from adfkit import schema
 from adfkit._analysis.context import context_blocks, prompt_row
 from adfkit._analysis.tables import result_texts, tool_calls
 from adfkit._analysis.timeline import gap_between, resets, restarts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfError, AdfWarning, BlobError
 from adfkit._base.js import js_length, loads_or_none
 from adfkit._core.source import AgentSource, Key
@@ -364,7 +367,7 @@ def mind_history(src: AgentSource) -> pd.DataFrame:
     >>> bool((mh["path"] == "mind.md").any())
     True
     """
-    return src.memo.get(_MIND_HISTORY, lambda: _rebuild_mind(src)).copy(deep=False)
+    return src.memo.get(_MIND_HISTORY, lambda: _rebuild_paused(src)).copy(deep=False)
 
 
 def mind_at(src: AgentSource, seq: int) -> str | None:
@@ -534,13 +537,17 @@ _Version = dict[str, Any]
 _Gaps = list[tuple[int, int]]
 
 
+def _rebuild_paused(src: AgentSource) -> pd.DataFrame:
+    with gc_paused():  # a parsed input per file call: many small acyclic objects
+        return _rebuild_mind(src)
+
+
 def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
     """The body of :func:`mind_history`: every write, read, deletion and snapshot of a mind
     file in order (:func:`_mind_events`), each file's versions rebuilt forward and backward
     (:func:`_resolve`), matched to the content now (:func:`_add_current`), then one row per
     version that adds something (:func:`_version_rows`)."""
-    h = src.history()
-    t_by_seq = dict(zip(h["seq"].tolist(), h["created_at"].tolist(), strict=True))
+    t_by_seq = _TimeBySeq(src.history())
     gaps_df = src.history_gaps()
     gaps: _Gaps = list(
         zip(gaps_df["start_seq"].astype("int64"), gaps_df["end_seq"].astype("int64"), strict=True)
@@ -551,6 +558,22 @@ def _rebuild_mind(src: AgentSource) -> pd.DataFrame:
         _resolve(vs, gaps)
     _add_current(src, per, t_by_seq, gaps)
     return schema.frame(_version_rows(per), schema.MIND_HISTORY)
+
+
+class _TimeBySeq:
+    """Each history row's ``created_at`` by seq, made only for the seqs asked (a few result
+    rows), not a Timestamp for every row."""
+
+    def __init__(self, h: pd.DataFrame) -> None:
+        self._h = h
+
+    @functools.cached_property
+    def _at(self) -> dict[int, int]:
+        return dict(zip(self._h["seq"].tolist(), range(len(self._h)), strict=True))
+
+    def get(self, seq: int) -> Any:
+        i = self._at.get(seq)
+        return None if i is None else self._h["created_at"].array[i]
 
 
 def _mind_events(src: AgentSource) -> list[_Version]:
@@ -571,14 +594,16 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
     calls = calls[calls["tool_name"].isin(["fs_write", "fs_delete", "fs_read"])]
     results = result_texts(src) if len(calls) else {}
     deletes: list[_Version] = []
-    for n, r in enumerate(calls.itertuples(index=False)):
-        inp = loads_or_none(r.tool_input)
+    times = calls["created_at"].array  # a Timestamp made for the calls on mind files only
+    raws = calls["tool_input"].tolist()
+    for n, (raw, r) in enumerate(zip(raws, _call_rows(calls), strict=True)):
+        inp = loads_or_none(raw)
         if not isinstance(inp, dict):
             continue
         path = _norm_path(inp.get("path"))
         if not _is_mind_path(path) or (not pd.isna(r.is_error) and bool(r.is_error)):
             continue
-        base = {"path": path, "seq": int(r.call_seq), "created_at": r.created_at}
+        base = {"path": path, "seq": int(r.call_seq), "created_at": times[n]}
         if r.tool_name == "fs_read":
             text = _read_content(inp, results.get(str(r.tool_use_id)))
             if text is not None:
@@ -601,6 +626,21 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
         if op == "delete":
             deletes.append(it)
     return items, deletes
+
+
+class _CallRow(NamedTuple):
+    call_seq: Any
+    tool_use_id: Any
+    tool_name: Any
+    result_seq: Any
+    is_error: Any
+    matched: Any
+
+
+def _call_rows(calls: pd.DataFrame) -> Iterator[_CallRow]:
+    """The columns of ``calls`` that :func:`_tool_events` reads, row by row, as plain values."""
+    cols = (calls[c].tolist() for c in _CallRow._fields)
+    return map(_CallRow._make, zip(*cols, strict=True))
 
 
 def _injected_events(src: AgentSource) -> list[_Version]:
@@ -807,7 +847,7 @@ def _resolve_backward(vs: list[_Version], gaps: _Gaps) -> bool:
 
 
 def _add_current(
-    src: AgentSource, per: dict[str, list[_Version]], t_by_seq: dict[int, Any], gaps: _Gaps
+    src: AgentSource, per: dict[str, list[_Version]], t_by_seq: _TimeBySeq, gaps: _Gaps
 ) -> None:
     """Match each mind file's content now (``adf_files``) to its last version: the same text
     marks it current; an append or edit whose call wrote the file last takes it (and the
@@ -903,7 +943,7 @@ def _version_rows(per: dict[str, list[_Version]]) -> list[dict[str, Any]]:
     return records
 
 
-def _wrote_it(v: dict[str, Any], updated: Any, t_by_seq: dict[int, Any]) -> bool:
+def _wrote_it(v: dict[str, Any], updated: Any, t_by_seq: _TimeBySeq) -> bool:
     """True when ``adf_files.updated_at`` falls between the call and its tool result."""
     lo = schema.to_ms(v.get("created_at"))
     rs = v.get("result_seq")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,7 @@ from adfkit._core.source import AgentSource, Key
 
 _BLOCKS: Key[pd.DataFrame] = Key("blocks")
 _TOOL_CALLS: Key[pd.DataFrame] = Key("tool_calls")
-_RESULT_TEXTS: Key[dict[str, str]] = Key("result_texts")
+_RESULT_TEXTS: Key[Mapping[str, str]] = Key("result_texts")
 
 
 def blocks(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
@@ -35,20 +36,38 @@ def tool_calls(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
     ).copy(deep=False)
 
 
-def result_texts(src: AgentSource) -> dict[str, str]:
-    """tool_use_id -> full text of its first tool_result in the history."""
+def result_texts(src: AgentSource) -> Mapping[str, str]:
+    """tool_use_id -> full text of its first tool_result in the history (each text made when
+    it is read: the callers read a few, and the blocks already hold them all)."""
 
-    def build() -> dict[str, str]:
-        b = blocks(src, history=True)
-        r = b[(b["type"] == "tool_result") & _has_id(b)].drop_duplicates(
-            "tool_use_id", keep="first"
-        )
-        return {
-            str(u): ("" if pd.isna(t) else str(t))
-            for u, t in zip(r["tool_use_id"], r["text"], strict=True)
-        }
+    def build() -> Mapping[str, str]:
+        b = blocks(src, history=True)  # arrays, not the frame filtered
+        kind = b["type"].to_numpy(dtype=object, na_value=None)
+        at = np.flatnonzero((kind == "tool_result") & _has_id(b).to_numpy(bool, na_value=False))
+        first: dict[str, int] = {}
+        for u, i in zip(b["tool_use_id"].iloc[at].tolist(), at.tolist(), strict=True):
+            first.setdefault(str(u), i)  # the first result of each id
+        return _ResultTexts(first, b["text"].array)
 
     return src.memo.get(_RESULT_TEXTS, build)
+
+
+class _ResultTexts(Mapping[str, str]):
+    """:func:`result_texts`: the block row of each id's first result, its text read on demand
+    ("" for a result without text)."""
+
+    def __init__(self, first: dict[str, int], text: Any) -> None:
+        self._first, self._text = first, text
+
+    def __getitem__(self, uid: str) -> str:
+        t = self._text[self._first[uid]]
+        return "" if pd.isna(t) else str(t)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._first)
+
+    def __len__(self) -> int:
+        return len(self._first)
 
 
 def _has_id(frame: pd.DataFrame) -> pd.Series:

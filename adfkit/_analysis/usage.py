@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from adfkit._analysis.timeline import turn_starts
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
 from adfkit._base.totals import running_cost_totals
 from adfkit._core.calls import CALL_ROW_KINDS, paid_order
@@ -26,10 +27,12 @@ from adfkit._core.prices import default_prices as default_prices
 from adfkit._core.prices import load_prices as load_prices
 from adfkit._core.prices import price_for as price_for
 from adfkit._core.rows import TOKEN_COLUMNS
-from adfkit._core.source import AgentSource
+from adfkit._core.source import AgentSource, Key
 
 CALL_KINDS = tuple(CALL_ROW_KINDS.values())
 _TOKEN_COLS = list(TOKEN_COLUMNS)
+#: The history's columns a usage frame is made of.
+_USED = ["seq", "position", "epoch", "kind", "created_at", "model", *_TOKEN_COLS]
 
 
 def _na0(a: pd.Series) -> np.ndarray:
@@ -76,7 +79,7 @@ def usage_frame(
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
     copies = list(reappended_copies(h))
     keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
-    src = h.loc[keep]
+    src = h.loc[keep, [c for c in _USED if c in h]]  # not the text columns: a copy of each
     # every column built first and the frame made once (a column set at a time costs more
     # than the arithmetic on a small file)
     w = writes_1h or {}
@@ -277,19 +280,32 @@ def call_tokens(src: AgentSource) -> pd.DataFrame:
     return _usage(src, None, warn=False)
 
 
+_USAGE: Key[tuple[pd.DataFrame, dict[str, int], int]] = Key("usage.shipped_prices")
+
+
 def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
-    table = load_prices(prices)
-    rows, on_branch = _paid_rows(src)
-    df, unpriced, total_only = usage_frame(
-        rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
-    )
-    df.insert(
-        df.columns.get_loc("model") + 1,
-        "branch",
-        pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
-    )
+    if prices is None:  # the shipped prices: made once per source (usage(), the audits)
+        df, unpriced, total_only = src.memo.get(_USAGE, lambda: _usage_of(src, None))
+        df = df.copy(deep=False)
+    else:  # a table or a file of the caller's: read afresh
+        df, unpriced, total_only = _usage_of(src, prices)
     if warn and (unpriced or total_only):
         legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
         note = cost_warning(unpriced, total_only, legacy)
         warnings.warn(f"{src.path}: {note}", AdfWarning, stacklevel=2)
     return df
+
+
+def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[str, int], int]:
+    table = load_prices(prices)
+    rows, on_branch = _paid_rows(src)
+    with gc_paused():  # plain values per row and per call: many small acyclic objects
+        df, unpriced, total_only = usage_frame(
+            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
+        )
+    df.insert(
+        df.columns.get_loc("model") + 1,
+        "branch",
+        pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
+    )
+    return df, unpriced, total_only

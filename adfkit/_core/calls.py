@@ -38,23 +38,27 @@ def reappended_pairs(
     """:func:`adfkit._core.history.reappended_copies` over the history's columns: ``seq``,
     ``ordv`` (None where null), ``kind`` and ``role`` ("" where null), ``content`` (JSON text or
     parsed blocks, per row), ``tok`` (the six ``tokens_*`` of each row, None or NaN where
-    null). Returns copy seq -> original seq."""
+    null). ``content`` and ``tok`` are read only at the rows compared (a few per summary), so
+    they may be sequences that make each row on demand. Returns copy seq -> original seq."""
     out: dict[int, int] = {}
     n = len(seq)
     summaries = [i for i in range(n) if kind[i] == "compaction_summary" and ordv[i] is None]
     if not summaries:
         return out
     key = [seq[i] if ordv[i] is None else int(ordv[i]) for i in range(n)]  # type: ignore[arg-type]
-    display = sorted(range(n), key=lambda i: (key[i], seq[i]))
+    # sorted tuples, not a key function per row: linear when the rows are already in order
+    display = [i for _, _, i in sorted(zip(key, seq, range(n), strict=True))]
     eligible = [i for i in display if kind[i] not in ("context", "compaction_summary")]
     eligible_seq = [seq[i] for i in eligible]
     at = {int(s): i for i, s in enumerate(seq)}
-    toks = [tuple(None if v is None or v != v else v for v in t) for t in tok]
+
+    def toks(i: int) -> tuple[float | None, ...]:  # read only for the rows compared
+        return tuple(None if v is None or v != v else v for v in tok[i])
 
     def same_tokens(c: int, o: int, first: bool) -> bool:
-        if not first and all(v is None for v in toks[c]):
+        if not first and all(v is None for v in toks(c)):
             return True
-        return toks[c] == toks[o]
+        return toks(c) == toks(o)
 
     last = _last_below(eligible_seq, [int(seq[i]) for i in summaries], REAPPENDED_TAIL)
     for i in summaries:
@@ -96,7 +100,9 @@ def _last_below(values: Sequence[int], limits: list[int], k: int) -> dict[int, l
     i = 0
     for lim in sorted(set(limits)):
         while i < len(order) and values[order[i]] < lim:
-            top = sorted([*top, order[i]])[-k:]
+            bisect.insort(top, order[i])
+            if len(top) > k:
+                del top[0]
             i += 1
         out[lim] = list(top)
     return out

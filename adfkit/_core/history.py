@@ -11,6 +11,7 @@ loop): :func:`history_rows` picks one copy per seq and orders them by ``COALESCE
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -320,17 +321,29 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
     if not ((kind == "compaction_summary") & no_ord).any():
         return {}
     ordv = history["ord"].astype("Int64")
+    content = history["content"].array
+    tok = history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
     return reappended_pairs(
         history["seq"].to_numpy(dtype="int64").tolist(),
         [None if o is pd.NA else int(o) for o in ordv.astype(object).tolist()],
         kind.tolist(),
         history["role"].astype("string").fillna("").to_numpy(dtype=object).tolist(),
-        history["content"].tolist(),
-        history[list(_TOKEN_COLS)]
-        .astype("Float64")
-        .to_numpy(dtype="float64", na_value=np.nan)
-        .tolist(),
+        _OnDemand(len(history), content.__getitem__),  # a few rows per summary are read
+        _OnDemand(len(history), lambda i: tok[i].tolist()),
     )
+
+
+class _OnDemand(Sequence[Any]):
+    """A column whose row ``i`` is made when it is read (``get(i)``), not all of them first."""
+
+    def __init__(self, n: int, get: Callable[[int], Any]) -> None:
+        self._n, self._get = n, get
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._get(i)
 
 
 def ranges(values: list[int]) -> str:

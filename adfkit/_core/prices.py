@@ -11,6 +11,7 @@ providers' prices, shipped with its data, read offline:
 
 from __future__ import annotations
 
+import collections
 import functools
 import json
 import math
@@ -180,10 +181,10 @@ def unpriced(models: Iterable[str | None], prices: PriceTable) -> dict[str, int]
     {'x': 2, '(none recorded)': 1}
     """
     out: dict[str, int] = {}
-    for m in models:
+    for m, n in collections.Counter(models).items():  # each model looked up once
         if price_for(prices, m) is None:
             name = m or "(none recorded)"
-            out[name] = out.get(name, 0) + 1
+            out[name] = out.get(name, 0) + n
     return out
 
 
@@ -225,9 +226,12 @@ def costs(
     """
     cost: list[float] = []
     rates: list[tuple[float, float, float, float, float]] = []
+    known: dict[str | None, tuple[float, float, float, float, float]] = {}
     for m, i, o, r, w, h in zip(models, tin, tout, cr, cw, w1h, strict=True):
-        price = price_for(prices, m)
-        p = _NAN5 if price is None else price.rates()
+        p = known.get(m)
+        if p is None:  # each model looked up once, not once per call
+            price = price_for(prices, m)
+            p = known[m] = _NAN5 if price is None else price.rates()
         h = min(h, w)
         u = i - r - w
         if u < 0:
