@@ -3,10 +3,10 @@
 Whole processes, in one run, on the same Claude Code session: claude-code-log's HTML
 (``claude-code-log SESSION -o OUT.html --no-cache``), adfkit's plain report (``adfkit report
 SESSION -o OUT.html``: no kernel), the same without its plots (``--no-plots``: claude-code-log
-draws none, so this is the like-for-like page) and, unless ``--quick``, the executed notebook (``adfkit
-report SESSION --notebook 01``). Each is timed as CPU seconds of the process and its children
-(user + system, from ``wait4``: the load of a shared machine does not count) and as wall
-seconds, best of ``repeat``; the ratios are against claude-code-log in the same run.
+draws none, so this is the like-for-like page) and, unless ``--quick``, the executed notebook
+(``adfkit report SESSION --notebook 01``). Each is timed as CPU seconds of the process and its
+children (user + system, from ``wait4``: the load of a shared machine does not count) and as
+wall seconds, best of ``repeat``; the ratios are against claude-code-log in the same run.
 
 The sessions: the Claude Code sample in ``sample_agents/`` and the largest real session in
 ``../shared`` (when it is there), each copied into a scratch ``projects/`` folder so neither
