@@ -27,6 +27,7 @@ import pandas as pd
 
 from adfkit._base.html import INERT, escape, markdown, safe_frame_html
 from adfkit._base.terminal import printable
+from adfkit._base.totals import cost_total
 from adfkit._facade.report import adfkit_version as version
 from adfkit._facade.report import scrub
 
@@ -150,15 +151,12 @@ def _usage(agent: AgentFile, prices: Any) -> str:
     by_kind.insert(0, "calls", usage.groupby("call_kind", observed=True).size())
     by_kind.loc["all"] = [len(usage), *(_total(usage[c]) for c in cols)]
     known = usage["cost_usd"].notna()
+    priced = cost_total(usage["cost_usd"][known].tolist())
     cost = (
-        f"Total cost: ${usage['cost_usd'].sum():,.4f}."
+        f"Total cost: ${priced:,.4f}."
         if known.all()
         else f"Total cost: unknown ({int((~known).sum()):,} call(s) have no price"
-        + (
-            f"; the {int(known.sum()):,} priced cost ${usage['cost_usd'].sum():,.4f})."
-            if known.any()
-            else ")."
-        )
+        + (f"; the {int(known.sum()):,} priced cost ${priced:,.4f})." if known.any() else ").")
     )
     frame = by_kind.reset_index().rename(columns={"call_kind": "calls of kind"})
     unknown = '<p class="adf-note">"-": unknown (not recorded for some of the calls counted).</p>'
@@ -294,14 +292,19 @@ def _forgetting(agent: AgentFile, prices: Any) -> str:
 
 def _total(values: pd.Series) -> Any:
     """The sum of a column, unknown (NA) when any value in it is: a total with an unknown part
-    is unknown, never the sum of the known ones shown as if whole.
+    is unknown, never the sum of the known ones shown as if whole. Costs (``cost_usd``) are
+    summed by the one rule of every cost total (:func:`adfkit._base.totals.cost_total`).
 
     Examples
     --------
     >>> int(_total(pd.Series([1, 2], dtype="Int64"))), _total(pd.Series([1, None], dtype="Int64"))
     (3, <NA>)
+    >>> _total(pd.Series([0.1] * 3, name="cost_usd")), float(pd.Series([0.1] * 3).sum())
+    (0.3, 0.30000000000000004)
     """
-    return values.sum() if values.notna().all() else pd.NA
+    if values.isna().any():
+        return pd.NA
+    return cost_total(values.tolist()) if values.name == "cost_usd" else values.sum()
 
 
 def _text(value: Any) -> str:
