@@ -3,13 +3,19 @@ full tables on a hand-built Claude Code session holding the hard cases of the us
 once: one call over two block records, a chain through a ``progress`` record, a malformed line
 mid-file that looks like a call, the same message id answered on an abandoned branch and again
 on the active path (a day apart), an inline sidechain's call, a compaction, and a last line cut
-inside its usage. Every expected figure is worked out here from the records written."""
+inside its usage. Every expected figure is worked out here from the records written. Then 12
+sessions a seeded generator strings together from the same cases (the fast path must give the
+full tables' calls and days on each: dropping the abandoned branches' paid calls from it fails
+five of them)."""
 
 from __future__ import annotations
 
+import random
+import time
 import warnings
 from pathlib import Path
 
+import pytest
 from test_claude_code import Log, text, tool, usage
 from test_usage_fast import _check_calls, _check_days
 
@@ -115,3 +121,92 @@ def test_the_fast_path_gives_the_full_tables_figures_on_the_hard_cases(tmp_path:
         # before its summary, day 2)
         (SID, "2026-03-02"): (2, 350, 10, 0, 0, 1),
     }
+
+
+def _random_session(folder: Path, seed: int) -> Path:
+    """A session whose records a seeded generator strings together from the hard cases: calls
+    over one to three block records, message ids used again (on the chain, on a branch),
+    rewinds to an earlier record, progress links, malformed lines, compactions, inline
+    sidechains, days crossed, and a last line cut or not."""
+    rng = random.Random(seed)
+    sid = f"5e55e55e-0000-4000-8000-{seed:012d}"
+    log = Log(sid)
+    clock = [1_772_359_200]  # 2026-03-01T10:00:00Z
+
+    def ts() -> str:
+        clock[0] += rng.choice((7, 60, 3_600, 30_000))
+        return time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(clock[0]))
+
+    n = 0
+    last: str | None = None
+    written: list[str] = []
+    mids: list[tuple[str, str]] = []
+
+    def new_id(prefix: str) -> str:
+        nonlocal n
+        n += 1
+        return f"{prefix}{n}"
+
+    for _ in range(rng.randint(8, 30)):
+        step = rng.choice(
+            ("call", "call", "call", "prompt", "progress", "bad", "rewind", "compact")
+        )
+        if step == "prompt" or last is None:
+            u = new_id("u")
+            log.user(u, last, f"prompt {n}", timestamp=ts())
+            last = u
+        elif step == "call":
+            if mids and rng.random() < 0.25:
+                mid, req = rng.choice(mids)  # the same call written again
+            else:
+                mid, req = new_id("m"), new_id("r")
+                mids.append((mid, req))
+            inp, out = rng.randint(1, 900), rng.randint(1, 90)
+            for k in range(rng.randint(1, 3)):
+                a = new_id("a")
+                blocks = [tool(f"t{n}")] if k else [text(f"part {n}")]
+                u = usage(inp, rng.choice((0, 50)), rng.choice((0, 1000)), out + k)
+                log.asst(a, last, mid, blocks, u, req=req, timestamp=ts())
+                written.append(a)
+                last = a
+            if rng.random() < 0.5:
+                r = new_id("u")
+                log.result(r, last, f"t{n}", "output", timestamp=ts())
+                last = r
+        elif step == "progress":
+            p = new_id("p")
+            log.progress(p, last)
+            last = p
+        elif step == "bad":
+            log.raw(b'{"type":"assistant","uuid":"x","message":{"usage":{"input_tokens":5')
+        elif step == "rewind" and written:
+            last = rng.choice(written)  # the next prompt answers again from an earlier call
+        elif step == "compact":
+            b, s = new_id("b"), new_id("s")
+            log.system(b, None, "compact_boundary", logicalParentUuid=last, timestamp=ts())
+            log.user(s, b, "Summary of the conversation", isCompactSummary=True, timestamp=ts())
+            last = s
+        if rng.random() < 0.1:  # an inline sidechain's call (older versions)
+            side = Log(sid, side=True, agent=f"side{seed}")
+            s1, s2 = new_id("q"), new_id("q")
+            side.user(s1, None, "look", timestamp=ts())
+            side.asst(s2, s1, new_id("m"), [text("ok")], usage(3, 0, 0, 1), timestamp=ts())
+            for r in side.recs:
+                log.raw(r)
+    tail = (
+        b'{"type":"assistant","uuid":"cut","message":{"usage":{"input_tokens":1'
+        if seed % 2
+        else b""
+    )
+    return log.write(folder / f"{sid}.jsonl", tail=tail)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_fast_path_gives_the_full_tables_figures_on_random_hard_sessions(
+    tmp_path: Path, seed: int
+) -> None:
+    path = _random_session(tmp_path / "proj", seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _check_calls(path) > 0
+        _check_days([path])
