@@ -19,6 +19,8 @@ mostly the other processes', and the CPU time is what the ratios are made of (cc
 floor's the same way, in the same run, interleaved).
 
 Usage: ``python benchmarks/run.py --only fleet-real [--quick]`` (quick: a 100-session fleet).
+Where the first run's time goes, stage by stage against the same floor in one process:
+``benchmarks/usage_stages.py``.
 """
 
 from __future__ import annotations
