@@ -353,3 +353,53 @@ def test_no_plots_with_a_notebook_is_an_error(tmp_path, capsys):
     )
     assert rc != 0 and "--no-plots" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_report_draws_its_plots_without_pyplot(tmp_path):
+    """The plots of the plain report are drawn on bare figures with the Agg canvas: pyplot
+    (its figure manager, its backend switching) is never imported by ``adfkit report``."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.html"
+    code = (
+        "import sys; from adfkit.cli import main; "
+        f"rc = main(['report', {str(sample('long-runner'))!r}, '-o', {str(out)!r}]); "
+        "print(rc, 'matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split()[-3:] == ["0", "True", "False"]
+    assert out.read_text(encoding="utf-8").count("<img") == 4
+
+
+def test_each_plot_is_drawn_once_and_is_what_savefig_draws(tmp_path, monkeypatch):
+    """Each plot of the report is drawn once (``savefig`` draws a figure with a layout
+    engine twice: once with drawing disabled to run the layout, then the pixels), and its
+    pixels are the ones ``savefig`` writes for the same plot."""
+    import base64
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from adfkit import plots
+    from adfkit.report import page
+
+    draws = []
+    real_draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda fig, r: draws.append(fig) or real_draw(fig, r))
+    with adfkit.open(sample("long-runner")) as agent:
+        shown = re.findall(r"base64,([^\"]+)", page.render(agent))
+        assert len(shown) == 4 and len(draws) == 4 and len(set(map(id, draws))) == 4
+        for (kind, _), data in zip(page.PLOTS, shown, strict=True):
+            fig = Figure(figsize=plots.FIGSIZE, layout="constrained")
+            plots.PLOTS[kind](agent, ax=fig.subplots())
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=100)
+            want = np.asarray(Image.open(buf).convert("RGBA"))
+            got = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGBA"))
+            assert got.shape == want.shape == (450, 900, 4), kind
+            assert (got == want).all(), kind

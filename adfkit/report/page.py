@@ -32,6 +32,8 @@ from adfkit._facade.report import adfkit_version as version
 from adfkit._facade.report import scrub
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from adfkit._facade.agent import AgentFile
 
 #: Plots of the report, in order: (plot kind of :data:`adfkit.plots.PLOTS`, what it shows).
@@ -41,6 +43,9 @@ PLOTS = (
     ("spend", "Tokens per turn"),
     ("ratio", "What each compaction swept against the summary that replaced it"),
 )
+
+#: Resolution of the plots (dots per inch of their 9 x 4.5 inch figures).
+DPI = 100
 
 #: At most this many compactions are shown one by one (the table lists every one).
 MAX_DETAILED = 60
@@ -171,19 +176,33 @@ def _plots(agent: AgentFile) -> str:
 
     out = []
     for kind, what in PLOTS:
-        fig = Figure(figsize=plots.FIGSIZE, layout="constrained")
+        fig = Figure(figsize=plots.FIGSIZE, dpi=DPI, layout="constrained")
         try:
             plots.PLOTS[kind](agent, ax=fig.subplots())
         except ValueError as exc:
             out.append(f'<p class="adf-note">{escape(what)}: {escape(printable(str(exc)))}</p>')
             continue
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        data = base64.b64encode(buf.getvalue()).decode("ascii")
+        data = base64.b64encode(_png(fig)).decode("ascii")
         out.append(
             f'<img class="adf-plot" alt="{escape(what)}" src="data:image/png;base64,{data}">'
         )
     return "\n".join(out)
+
+
+def _png(fig: Figure) -> bytes:
+    """The figure as PNG bytes at its own dpi: what ``fig.savefig(buf, format="png")`` writes
+    (with matplotlib's default savefig settings), drawn once. ``savefig`` draws a figure
+    with a layout engine twice (a pass with drawing disabled to run the layout, then the
+    pixels); the Agg canvas draws it once, the layout engine running at the start of that
+    draw as it does in savefig's first pass."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.image import imsave
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    buf = io.BytesIO()
+    imsave(buf, canvas.buffer_rgba(), format="png", origin="upper", dpi=fig.dpi)
+    return buf.getvalue()
 
 
 def _compactions(agent: AgentFile) -> str:
