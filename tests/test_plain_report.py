@@ -403,3 +403,31 @@ def test_each_plot_is_drawn_once_and_is_what_savefig_draws(tmp_path, monkeypatch
             got = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGBA"))
             assert got.shape == want.shape == (450, 900, 4), kind
             assert (got == want).all(), kind
+
+
+def test_agent_text_cannot_take_a_plots_place(tmp_path):
+    """The plots' PNGs are put in after the page's text is scrubbed, each where its own
+    ``<img>`` is: agent text that spells that place (as text, as a markdown link) stays text,
+    and every image is one of the plots."""
+    spelled = 'src="adfkit-plot:0" [plot](adfkit-plot:1) <img src="adfkit-plot:2">'
+    log = Log()
+    log.user("u1", None, f"draw {spelled}")
+    log.asst("a1", "u1", "m1", [text(f"ok {spelled}")], req="r1")
+    log.system(
+        "b1",
+        None,
+        "compact_boundary",
+        logicalParentUuid="a1",
+        compactMetadata={"trigger": "manual", "preTokens": 1000},
+    )
+    log.user("s1", "b1", f"Summary {spelled}", isCompactSummary=True)
+    log.user("u2", "s1", "go on")
+    log.asst("a2", "u2", "m2", [text("done")], req="r2")
+    path = tmp_path / "projects" / "-home-u-proj" / f"{log.session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in log.recs), encoding="utf-8")
+    page = _quiet_report(path, tmp_path / "r.html")
+    srcs = re.findall(r"\bsrc=\"([^\"]*)\"", page)
+    assert len(srcs) == page.count("<img") == 4
+    assert all(s.startswith("data:image/png;base64,iVBORw0KGgo") for s in srcs)
+    assert "Summary src=&quot;adfkit-plot:0&quot;" in _section(page, "compactions")
