@@ -353,3 +353,81 @@ def test_no_plots_with_a_notebook_is_an_error(tmp_path, capsys):
     )
     assert rc != 0 and "--no-plots" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_report_draws_its_plots_without_pyplot(tmp_path):
+    """The plots of the plain report are drawn on bare figures with the Agg canvas: pyplot
+    (its figure manager, its backend switching) is never imported by ``adfkit report``."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "r.html"
+    code = (
+        "import sys; from adfkit.cli import main; "
+        f"rc = main(['report', {str(sample('long-runner'))!r}, '-o', {str(out)!r}]); "
+        "print(rc, 'matplotlib' in sys.modules, 'matplotlib.pyplot' in sys.modules)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split()[-3:] == ["0", "True", "False"]
+    assert out.read_text(encoding="utf-8").count("<img") == 4
+
+
+def test_each_plot_is_drawn_once_and_is_what_savefig_draws(tmp_path, monkeypatch):
+    """Each plot of the report is drawn once (``savefig`` draws a figure with a layout
+    engine twice: once with drawing disabled to run the layout, then the pixels), and its
+    pixels are the ones ``savefig`` writes for the same plot."""
+    import base64
+    import io
+
+    import numpy as np
+    from matplotlib.figure import Figure
+    from PIL import Image
+
+    from adfkit import plots
+    from adfkit.report import page
+
+    draws = []
+    real_draw = Figure.draw
+    monkeypatch.setattr(Figure, "draw", lambda fig, r: draws.append(fig) or real_draw(fig, r))
+    with adfkit.open(sample("long-runner")) as agent:
+        shown = re.findall(r"base64,([^\"]+)", page.render(agent))
+        assert len(shown) == 4 and len(draws) == 4 and len(set(map(id, draws))) == 4
+        for (kind, _), data in zip(page.PLOTS, shown, strict=True):
+            fig = Figure(figsize=plots.FIGSIZE, layout="constrained")
+            plots.PLOTS[kind](agent, ax=fig.subplots())
+            buf = io.BytesIO()
+            fig.savefig(buf, format="png", dpi=100)
+            want = np.asarray(Image.open(buf).convert("RGBA"))
+            got = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGBA"))
+            assert got.shape == want.shape == (450, 900, 4), kind
+            assert (got == want).all(), kind
+
+
+def test_agent_text_cannot_take_a_plots_place(tmp_path):
+    """The plots' PNGs are put in after the page's text is scrubbed, each where its own
+    ``<img>`` is: agent text that spells that place (as text, as a markdown link) stays text,
+    and every image is one of the plots."""
+    spelled = 'src="adfkit-plot:0" [plot](adfkit-plot:1) <img src="adfkit-plot:2">'
+    log = Log()
+    log.user("u1", None, f"draw {spelled}")
+    log.asst("a1", "u1", "m1", [text(f"ok {spelled}")], req="r1")
+    log.system(
+        "b1",
+        None,
+        "compact_boundary",
+        logicalParentUuid="a1",
+        compactMetadata={"trigger": "manual", "preTokens": 1000},
+    )
+    log.user("s1", "b1", f"Summary {spelled}", isCompactSummary=True)
+    log.user("u2", "s1", "go on")
+    log.asst("a2", "u2", "m2", [text("done")], req="r2")
+    path = tmp_path / "projects" / "-home-u-proj" / f"{log.session}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in log.recs), encoding="utf-8")
+    page = _quiet_report(path, tmp_path / "r.html")
+    srcs = re.findall(r"\bsrc=\"([^\"]*)\"", page)
+    assert len(srcs) == page.count("<img") == 4
+    assert all(s.startswith("data:image/png;base64,iVBORw0KGgo") for s in srcs)
+    assert "Summary src=&quot;adfkit-plot:0&quot;" in _section(page, "compactions")

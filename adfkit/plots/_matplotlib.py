@@ -83,12 +83,16 @@ _UNITS = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k"))
 @contextlib.contextmanager
 def _drawing(ax: Axes | None, figsize: tuple[float, float] = FIGSIZE) -> Iterator[Axes]:
     """Yield the Axes to draw on, with :data:`STYLE` in force only for the duration; every
-    text drawn meanwhile is made plain text (see :func:`_plain`)."""
-    import matplotlib.pyplot as plt
+    text drawn meanwhile is made plain text (see :func:`_plain`). Pyplot is imported only to
+    make a new figure: drawing on a given Axes (the plain report's, on a bare ``Figure``)
+    needs none of it."""
+    import matplotlib as mpl
     from matplotlib.text import Text
 
-    with plt.rc_context(STYLE):
+    with mpl.rc_context(STYLE):
         if ax is None:
+            import matplotlib.pyplot as plt
+
             _, ax = plt.subplots(figsize=figsize, layout="constrained")
         before = {id(t) for t in ax.findobj(Text)}
         yield ax

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from adfkit._analysis.usage import load_prices, turns_frame, usage_frame
+from adfkit._analysis.usage import call_tokens, load_prices, turns_frame, usage_frame
+from adfkit._core.rows import TOKEN_COLUMNS
 from adfkit.plots._matplotlib import (
     C_INPUT,
     C_OUTPUT,
@@ -33,6 +34,8 @@ from adfkit.plots._matplotlib import (
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
+    from adfkit._facade.agent import AgentFile
+
 
 #: Past this many turns, ``group="auto"`` draws the mean of groups of consecutive turns.
 MANY_TURNS = 150
@@ -41,9 +44,7 @@ MANY_TURNS = 150
 def _turns_of(data: Data) -> tuple[pd.DataFrame, str | None]:
     if _is_agent_like(data):
         with _agent(data) as agent:
-            h = agent.history()
-            u, _, _ = usage_frame(h, load_prices(), agent.source.cache_writes_1h())
-            return turns_frame(h, u), agent.name
+            return turns_frame(agent.history(), _history_calls(agent)), agent.name
     df: pd.DataFrame = data
     if "turn" in df.columns:
         return df, None
@@ -54,6 +55,16 @@ def _turns_of(data: Data) -> tuple[pd.DataFrame, str | None]:
         "turn_spend needs an AgentFile, a history() frame or a per-turn frame with columns "
         f"turn, tokens_input, tokens_output; got columns {list(df.columns)}"
     )
+
+
+def _history_calls(agent: AgentFile) -> pd.DataFrame:
+    """The calls of the history that record tokens: the rows of the agent's usage frame (made
+    once per file, :func:`adfkit._analysis.usage.call_tokens`) that are in no abandoned
+    branch and carry a token count."""
+    u = call_tokens(agent.source)
+    on_history = u["branch"].isna().to_numpy(dtype=bool)
+    tokened = u[list(TOKEN_COLUMNS)].notna().any(axis=1).to_numpy(dtype=bool)
+    return u[on_history & tokened].reset_index(drop=True)
 
 
 def turn_spend(

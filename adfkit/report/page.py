@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from adfkit._base.html import INERT, escape, markdown, safe_frame_html
@@ -32,6 +33,8 @@ from adfkit._facade.report import adfkit_version as version
 from adfkit._facade.report import scrub
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from adfkit._facade.agent import AgentFile
 
 #: Plots of the report, in order: (plot kind of :data:`adfkit.plots.PLOTS`, what it shows).
@@ -41,6 +44,13 @@ PLOTS = (
     ("spend", "Tokens per turn"),
     ("ratio", "What each compaction swept against the summary that replaced it"),
 )
+
+#: Resolution of the plots (dots per inch of their 9 x 4.5 inch figures).
+DPI = 100
+
+#: zlib level of the plots' PNGs: 3 writes them in about 70% of the CPU of PIL's default 6,
+#: a few percent larger (and smaller than an RGBA PNG at 6, which is what savefig writes).
+PNG_LEVEL = 3
 
 #: At most this many compactions are shown one by one (the table lists every one).
 MAX_DETAILED = 60
@@ -90,11 +100,12 @@ def render(
     title = agent_label(agent)
     when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     ident = "" if agent.name == title else f" ({escape(agent.name)})"
+    images: list[str] = []
     sections = [
         f"<h1>adfkit report: {escape(title)}</h1>",
         f"<p>Agent file <strong>{escape(name)}</strong>{ident} · plain report · made {when} "
         f"with adfkit {escape(adfkit_version)}. The agent file was read, never written.</p>",
-        *_sections(agent, prices, name, plots),
+        *_sections(agent, prices, name, plots, images),
     ]
     body = f'<div class="{INERT}">' + "\n".join(sections) + "</div>"
     page = (
@@ -102,7 +113,10 @@ def render(
         f"<title>adfkit report: {escape(title)} ({escape(name)})</title>{_STYLE}</head>"
         f"<body>{body}</body></html>\n"
     )
-    return _inert(scrub(page, agent.path))
+    page = _inert(scrub(page, agent.path))
+    for i, data in enumerate(images):  # the plots' bytes are no agent text: not scrubbed
+        page = page.replace(_image_src(i), f'src="data:image/png;base64,{data}"', 1)
+    return page
 
 
 #: The plots section of a report made without them.
@@ -112,13 +126,16 @@ NO_PLOTS = (
 )
 
 
-def _sections(agent: AgentFile, prices: Any, name: str, plots: bool) -> Iterable[str]:
+def _sections(
+    agent: AgentFile, prices: Any, name: str, plots: bool, images: list[str]
+) -> Iterable[str]:
     """The report's sections, each an HTML string in a ``<section>`` with an id (a link to
-    ``#compactions`` opens there)."""
+    ``#compactions`` opens there); each plot's PNG (base64) is appended to ``images``, its
+    ``<img>`` given :func:`_image_src` of its index."""
     builders: list[tuple[str, str, Callable[[], str]]] = [
         ("info", "What is in the file", lambda: _info(agent, name)),
         ("usage", "Tokens and cost", lambda: _usage(agent, prices)),
-        ("plots", "Plots", lambda: _plots(agent) if plots else NO_PLOTS),
+        ("plots", "Plots", lambda: _plots(agent, images) if plots else NO_PLOTS),
         ("compactions", "Compactions", lambda: _compactions(agent)),
         ("forgetting", "What forgetting cost", lambda: _forgetting(agent, prices)),
     ]
@@ -147,9 +164,15 @@ def _usage(agent: AgentFile, prices: Any) -> str:
         return '<p class="adf-note">No model call records tokens in this file.</p>'
     cols = ["tokens_input", "tokens_output", "tokens_cache_read", "tokens_cache_write"]
     cols = [c for c in cols if c in usage.columns] + ["tokens_total", "cost_usd"]
-    by_kind = usage.groupby("call_kind", observed=True)[cols].agg(_total)
-    by_kind.insert(0, "calls", usage.groupby("call_kind", observed=True).size())
-    by_kind.loc["all"] = [len(usage), *(_total(usage[c]) for c in cols)]
+    codes = usage["call_kind"].cat.codes.to_numpy()
+    rows = []
+    for code, kind in enumerate(usage["call_kind"].cat.categories):  # the kinds' order
+        calls = codes == code
+        if calls.any():
+            part = usage[calls]
+            rows.append([kind, int(calls.sum()), *(_total(part[c]) for c in cols)])
+    rows.append(["all", len(usage), *(_total(usage[c]) for c in cols)])
+    frame = pd.DataFrame(rows, columns=["calls of kind", "calls", *cols], dtype=object)
     known = usage["cost_usd"].notna()
     priced = cost_total(usage["cost_usd"][known].tolist())
     cost = (
@@ -158,32 +181,55 @@ def _usage(agent: AgentFile, prices: Any) -> str:
         else f"Total cost: unknown ({int((~known).sum()):,} call(s) have no price"
         + (f"; the {int(known.sum()):,} priced cost ${priced:,.4f})." if known.any() else ").")
     )
-    frame = by_kind.reset_index().rename(columns={"call_kind": "calls of kind"})
     unknown = '<p class="adf-note">"-": unknown (not recorded for some of the calls counted).</p>'
     return f"<p>{escape(cost)}</p>" + _table(frame) + (unknown if frame.isna().any().any() else "")
 
 
-def _plots(agent: AgentFile) -> str:
-    """Each plot of :data:`PLOTS` as an inline PNG; one this file cannot draw is a line."""
+def _plots(agent: AgentFile, images: list[str]) -> str:
+    """Each plot of :data:`PLOTS` as an inline PNG (its base64 appended to ``images``, its
+    ``<img>`` pointing at it by :func:`_image_src`); one this file cannot draw is a line."""
     from matplotlib.figure import Figure
 
     from adfkit import plots
 
     out = []
     for kind, what in PLOTS:
-        fig = Figure(figsize=plots.FIGSIZE, layout="constrained")
+        fig = Figure(figsize=plots.FIGSIZE, dpi=DPI, layout="constrained")
         try:
             plots.PLOTS[kind](agent, ax=fig.subplots())
         except ValueError as exc:
             out.append(f'<p class="adf-note">{escape(what)}: {escape(printable(str(exc)))}</p>')
             continue
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100)
-        data = base64.b64encode(buf.getvalue()).decode("ascii")
-        out.append(
-            f'<img class="adf-plot" alt="{escape(what)}" src="data:image/png;base64,{data}">'
-        )
+        images.append(base64.b64encode(_png(fig)).decode("ascii"))
+        out.append(f'<img class="adf-plot" alt="{escape(what)}" {_image_src(len(images) - 1)}>')
     return "\n".join(out)
+
+
+def _image_src(i: int) -> str:
+    """The ``src`` of the i-th plot until the page's text is scrubbed: with its quotes, a
+    string no escaped agent text can be."""
+    return f'src="adfkit-plot:{i}"'
+
+
+def _png(fig: Figure) -> bytes:
+    """The figure as a PNG, drawn once: the pixels ``fig.savefig(buf, format="png")`` writes
+    (with matplotlib's default savefig settings). ``savefig`` draws a figure with a layout
+    engine twice (a pass with drawing disabled to run the layout, then the pixels); the Agg
+    canvas draws it once, the layout engine running at the start of that draw as in
+    savefig's first pass. An opaque figure (the report's are) is written without its alpha
+    channel, at zlib level :data:`PNG_LEVEL`."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from PIL import Image
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    rgba = np.asarray(canvas.buffer_rgba())
+    opaque = bool((rgba[..., 3] == 255).all())
+    buf = io.BytesIO()
+    Image.fromarray(rgba[..., :3] if opaque else rgba).save(
+        buf, format="png", compress_level=PNG_LEVEL, dpi=(fig.dpi, fig.dpi)
+    )
+    return buf.getvalue()
 
 
 def _compactions(agent: AgentFile) -> str:
@@ -224,16 +270,44 @@ def _compactions(agent: AgentFile) -> str:
 
 
 def _swept_by_kind(events: pd.DataFrame, history: pd.DataFrame) -> dict[Any, pd.DataFrame]:
-    """Per event id, the rows it swept grouped by kind: rows and estimated tokens (one pass)."""
-    pairs = events[["event_id", "swept_seqs"]].explode("swept_seqs").dropna()
-    if pairs.empty:
-        return {}
-    pairs["seq"] = pairs["swept_seqs"].astype("int64")
-    rows = history[["seq", "kind", "est_tokens"]].astype({"seq": "int64"})
-    joined = pairs.merge(rows, on="seq")
-    grouped = joined.groupby(["event_id", "kind"], observed=True)["est_tokens"]
-    table = grouped.agg(rows="size", est_tokens=lambda s: s.sum(min_count=1))
-    return {eid: g.droplevel(0).reset_index() for eid, g in table.groupby(level=0)}
+    """Per event id, the rows it swept (those in the history) by kind of row, in the kinds'
+    order: rows and estimated tokens (unknown when no row of the kind has an estimate)."""
+    kind = history["kind"]
+    names = list(kind.cat.categories)
+    row_of = dict(
+        zip(
+            history["seq"].tolist(),
+            zip(kind.cat.codes.tolist(), history["est_tokens"].tolist(), strict=True),
+            strict=True,
+        )
+    )
+    out: dict[Any, pd.DataFrame] = {}
+    for eid, seqs in zip(events["event_id"].tolist(), events["swept_seqs"].tolist(), strict=True):
+        by_code: dict[int, list[Any]] = {}  # kind code -> [rows, known tokens, any known]
+        for seq in () if _missing(seqs) else seqs:
+            code, est = row_of.get(seq, (-1, None))
+            if code < 0:  # not in the history, or a row of no kind
+                continue
+            tally = by_code.setdefault(code, [0, 0, False])
+            tally[0] += 1
+            if not _missing(est):
+                tally[1] += est
+                tally[2] = True
+        if by_code:
+            out[eid] = pd.DataFrame(
+                [
+                    [names[c], n, tok if known else pd.NA]
+                    for c, (n, tok, known) in sorted(by_code.items())
+                ],
+                columns=["kind", "rows", "est_tokens"],
+                dtype=object,
+            )
+    return out
+
+
+def _missing(value: Any) -> bool:
+    """Whether a value is unknown (None, NA, NaN); a tuple of seqs is not."""
+    return value is None or value is pd.NA or (isinstance(value, float) and value != value)
 
 
 def _one_event(ev: dict[str, Any], swept: pd.DataFrame | None, history: pd.DataFrame) -> str:
@@ -274,20 +348,41 @@ def _forgetting(agent: AgentFile, prices: Any) -> str:
         return '<p class="adf-note">No compaction swept an item the ledger counts.</p>'
     cols = ["n_items", "n_kept_exact", "n_kept_normalised", "n_lost", "n_saved"]
     cols += ["n_needed_again", "n_forgotten", "forgetting_tokens", "forgetting_cost_usd"]
-    totals = per[[c for c in cols if c in per]].agg(_total).to_frame().T
-    totals.insert(0, "compactions", len(per))
+    cols = [c for c in cols if c in per]
+    totals = pd.DataFrame(
+        [[len(per), *(_total(per[c]) for c in cols)]], columns=["compactions", *cols], dtype=object
+    )
     ledger = agent.compaction_ledger(prices=prices)
     parts = [_table(totals)]
     if not ledger.empty:
-        lost = ledger["kept"].eq("lost")
-        by_kind = (
-            ledger.assign(lost=lost)
-            .groupby("kind", observed=True)
-            .agg(items=("kind", "size"), lost=("lost", "sum"), needed_again=("needed_again", "sum"))
-        )
-        by_kind["loss_rate"] = (by_kind["lost"] / by_kind["items"]).round(3)
-        parts.append("<p>By kind of item:</p>" + _table(by_kind.reset_index()))
+        parts.append("<p>By kind of item:</p>" + _table(_ledger_by_kind(ledger)))
     return "\n".join(parts)
+
+
+def _ledger_by_kind(ledger: pd.DataFrame) -> pd.DataFrame:
+    """Per kind of item (in name order): items, how many were lost and needed again, and the
+    share lost (to 3 places, as numpy rounds)."""
+    tally: dict[str, list[int]] = {}  # kind -> [items, lost, needed again]
+    rows = zip(
+        ledger["kind"].tolist(),
+        ledger["kept"].tolist(),
+        ledger["needed_again"].tolist(),
+        strict=True,
+    )
+    for kind, kept, needed in rows:
+        if _missing(kind):
+            continue
+        t = tally.setdefault(kind, [0, 0, 0])
+        t[0] += 1
+        t[1] += kept == "lost" if isinstance(kept, str) else 0
+        t[2] += bool(needed)
+    kinds = sorted(tally)
+    items, lost, needed = (np.array([tally[k][i] for k in kinds]) for i in range(3))
+    rate = np.round(lost / np.where(items > 0, items, 1), 3)
+    return pd.DataFrame(
+        {"kind": kinds, "items": items, "lost": lost, "needed_again": needed, "loss_rate": rate},
+        dtype=object,
+    )
 
 
 def _total(values: pd.Series) -> Any:
