@@ -19,6 +19,8 @@ SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures"
 PROJECTS = SHARED / "transcripts" / "claude-code" / "projects"
 #: ccusage 20.0.24's ``daily --json --offline`` figures on PROJECTS (the file says how made).
 CCUSAGE_DAILY = Path(__file__).with_name("ccusage_20_daily.json")
+#: ccusage 20.0.24's ``session --json --offline`` figures on PROJECTS (the file says how made).
+CCUSAGE_SESSION = Path(__file__).with_name("ccusage_20_session.json")
 
 
 def _projects() -> Path:
@@ -125,6 +127,78 @@ def test_task_subagents_seen_only_in_progress_records_are_counted(
     assert sum(len(x) for x in u) == calls
     assert sum(int(x["tokens_output"].sum()) for x in u) == output
     assert sum(int(x["tokens_cache_write"].sum()) for x in u) == cache_write
+
+
+# --- per session: ccusage 20's session report, less the progress-only calls ------------------
+
+#: The calls of each session seen only inside ``agent_progress`` records, worked out from the
+#: records (one per message id and request id): input, output, cache write, cache read tokens
+#: and their cost at claude-haiku-4-5's list prices (all of them are haiku calls whose cache
+#: writes are all 1-hour ones): $1/M input, $5/M output, $2/M 1-hour writes, $0.10/M reads.
+#: ccusage's ``session`` report leaves them out (its ``daily``, ``weekly`` and ``monthly``
+#: reports count them); every other session has none.
+PROGRESS_ONLY = {
+    "03a1382e": (50, 27, 49796, 341277, 0.1339047),
+    "67d765b5": (6756, 143, 131334, 1161228, 0.3862618),
+    "ca8cc13b": (39, 16, 71746, 371072, 0.1807182),
+}
+
+
+def _assert_sessions_are_ccusages_plus_progress_only(rows: list[dict], want: dict) -> None:
+    got = {
+        r["agent"][:8]: (r["input"], r["output"], r["cache_write"], r["cache_read"], r["cost_usd"])
+        for r in rows
+    }
+    assert sorted(got) == sorted(want)
+    for sid, w in want.items():
+        extra = PROGRESS_ONLY.get(sid, (0, 0, 0, 0, 0.0))
+        assert got[sid][:4] == tuple(a + b for a, b in zip(w[:4], extra[:4], strict=True)), sid
+        assert got[sid][4] == pytest.approx(w[4] + extra[4], rel=1e-9), sid
+
+
+def test_usage_by_session_is_ccusage_20_session_plus_the_progress_only_calls(capsys):
+    """Each of the 14 real sessions: the 11 without progress-only calls equal ccusage 20's
+    ``session`` report (tokens exactly, cost to 1e-9); the other 3 are its figures plus those
+    calls, which ccusage's session report does not read (committed in
+    tests/ccusage_20_session.json)."""
+    want = json.loads(CCUSAGE_SESSION.read_text())["sessions"]
+    _assert_sessions_are_ccusages_plus_progress_only(_usage_json(capsys, str(_projects())), want)
+
+
+def test_ccusage_20s_session_report_is_its_daily_report_less_the_progress_only_calls():
+    """ccusage disagrees with itself by exactly those calls: its sessions sum to its days
+    (which adfkit equals) less the progress-only calls, token part by token part."""
+    sessions = json.loads(CCUSAGE_SESSION.read_text())["sessions"].values()
+    days = json.loads(CCUSAGE_DAILY.read_text())["days"].values()
+    extra = [sum(x[k] for x in PROGRESS_ONLY.values()) for k in range(5)]
+    for k in range(4):
+        assert sum(s[k] for s in sessions) + extra[k] == sum(d[k] for d in days)
+    assert sum(s[4] for s in sessions) + extra[4] == pytest.approx(sum(d[4] for d in days))
+    assert extra[4] == pytest.approx(0.7008847, abs=1e-12)
+
+
+def test_usage_by_session_is_ccusage_session_run_live_plus_the_progress_only_calls(
+    tmp_path, capsys
+):
+    projects = _projects()
+    exe = _ccusage()
+    (tmp_path / "projects").symlink_to(projects, target_is_directory=True)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path)}
+    run = subprocess.run(
+        [exe, "session", "--json", "--offline"], env=env, capture_output=True, timeout=300
+    )
+    assert run.returncode == 0, run.stderr
+    want = {
+        r["period"][:8]: [
+            r["inputTokens"],
+            r["outputTokens"],
+            r["cacheCreationTokens"],
+            r["cacheReadTokens"],
+            r["totalCost"],
+        ]
+        for r in json.loads(run.stdout)["session"]
+    }
+    _assert_sessions_are_ccusages_plus_progress_only(_usage_json(capsys, str(projects)), want)
 
 
 # --- item 3: one discovery rule ------------------------------------------------------------------
