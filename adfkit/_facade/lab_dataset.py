@@ -123,12 +123,10 @@ def export_compaction_dataset(
     """
     from adfkit._facade.index import to_parquet
 
-    inputs, _ = resolve_inputs(
-        paths_or_glob if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
-    )
-    places = input_places(inputs)
+    found = resolve_inputs(paths_or_glob)
+    places = input_places(found.inputs)
     df, errors = load_fleet(
-        paths_or_glob, "compaction_dataset", engine="serial", progress=False, prices=prices
+        found, "compaction_dataset", engine="serial", progress=False, prices=prices
     )
     df = _redacted(df.reset_index(drop=True))
     out = Path(to)

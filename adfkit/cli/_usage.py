@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from adfkit._facade.fleet import problem_rows
+from adfkit._facade.fleet import problem_rows, settle
 from adfkit._facade.usage.days import SORT_KEYS, records, render, summarize
 from adfkit._facade.usage.reading import usage_fleet
 from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
@@ -49,19 +49,19 @@ def cmd_usage(args: argparse.Namespace) -> int:
     from adfkit._facade.usage.days import between, time_zone
 
     tz = time_zone(args.tz)
-    paths, problems = agent_inputs(args.paths)
-    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
+    found = agent_inputs(args.paths)
+    progress = args.progress or (sys.stderr.isatty() and len(found.inputs) >= 20)
     with warnings.catch_warnings():  # one warning from the rows below, not one per file
         warnings.filterwarnings("ignore", message=".*no price for model")
         days, errors = usage_fleet(
-            paths,
+            found.inputs,
             prices=args.prices,
             engine=args.engine,
             cache=args.cache,
             tz=args.tz if tz is not None else None,
             progress=progress,
         )
-    errors = problem_rows(problems) + errors
+    errors = problem_rows(found.problems) + settle(found, errors)[0]
     for path, _err, msg in errors:
         error(f"{path}: {msg}")
     if not days and errors:
@@ -178,20 +178,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     from adfkit._facade.catalog import exported
     from adfkit._facade.fleet import load_fleet
 
-    paths, problems = agent_inputs(args.paths)
-    for p in problems:
+    found = agent_inputs(args.paths)
+    for p in found.problems:
         error(p)
-    status = 2 if problems else 0
-    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
+    status = 2 if found.problems else 0
+    n = len(found.inputs)
+    progress = args.progress or (sys.stderr.isatty() and n >= 20)
     tables = args.table or INDEX_TABLES
     if "all" in tables:
         tables = [t.name for t in exported()]
+    each = found._replace(problems=[])  # printed above, once
     for table in tables:
-        df, errors = load_fleet(paths, table, engine=args.engine, progress=progress, cache=args.to)
+        got = load_fleet(each, table, engine=args.engine, progress=progress, cache=args.to)
+        df, errors = got
         for path, _err, msg in errors.itertuples(index=False):
             error(f"{path}: {table}: {msg}")
         status = max(status, 1 if len(errors) else 0)
-        say(f"{table}: {len(paths) - len(errors)} file(s), {len(df):,} row(s) in {args.to}")
+        read = n - len(errors) - len(got.skipped)
+        say(f"{table}: {read} file(s), {len(df):,} row(s) in {args.to}")
     return status
 
 
