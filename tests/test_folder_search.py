@@ -227,3 +227,22 @@ def test_a_file_that_cannot_be_read_is_an_error_not_a_skip(tmp_path) -> None:
         f"adfkit: error: {locked}: cannot read the file (Permission denied)"
     ]
     assert CC_SESSION in run.stdout
+
+
+def test_a_folder_of_no_agent_file_is_an_error(capsys, tmp_path) -> None:
+    """Files found, none of them an agent's: the note, then one error line and exit 2 (as for
+    a folder where no name matches), in every command; ``load_fleet`` raises."""
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "notes.jsonl").write_text('{"todo": "x"}\n')
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    skipped = [str(tmp_path / "empty.jsonl"), str(tmp_path / "a" / "notes.jsonl")]
+    want = [
+        note(skipped, "--verbose says what each is"),
+        "adfkit: error: no agent files: no format adfkit reads the 2 files found",
+    ]
+    for command in (["usage"], ["info"], ["report", "-o", str(tmp_path / "r.html")]):
+        assert main([*command, str(tmp_path)]) == 2, command
+        assert capsys.readouterr().err.splitlines() == want, command
+    with pytest.raises(adfkit.AdfError, match="no agent files"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        adfkit.load_fleet(tmp_path, "usage", engine="serial")

@@ -109,7 +109,8 @@ def settle(found: Discovered, rows: list[Row]) -> tuple[list[Row], list[tuple[st
     ``(errors, skipped)``: the rows of errors, and apart the inputs
     :meth:`~adfkit._core.registry.Discovered.skips` skips (``(path, what it is)``: a file a
     folder search found that no format claims), warned about in one
-    :class:`adfkit.SkippedFilesWarning`."""
+    :class:`adfkit.SkippedFilesWarning`. When every input was skipped (and nothing else went
+    wrong) there was no agent at all: :class:`AdfError`, as for a folder with no input."""
     from adfkit._base.errors import SkippedFilesWarning
     from adfkit._core.registry import unclaimed_what
 
@@ -122,6 +123,9 @@ def settle(found: Discovered, rows: list[Row]) -> tuple[list[Row], list[tuple[st
             errors.append(row)
     if skipped:
         warnings.warn(SkippedFilesWarning(skipped), stacklevel=3)
+    if skipped and len(skipped) == len(found.inputs) and not found.problems:
+        files = "file" if len(skipped) == 1 else f"{len(skipped)} files"
+        raise AdfError(f"no agent files: no format adfkit reads the {files} found")
     return errors, skipped
 
 
