@@ -18,21 +18,21 @@ from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
 def cmd_usage(args: argparse.Namespace) -> int:
     """Tokens, cost and compactions of many sessions: one row per session, day or month.
 
-    PATH is a file, a folder (every agent file in it and its subfolders, each in its own
-    format: a whole ~/.claude/projects, a folder of Inspect logs) or a quoted glob; a folder
-    or file that cannot be read is an error line, never skipped without a word. A session
-    counts its subagents' calls (a Claude Code session's subagent files, sidechains and Task
-    subagents seen only in progress records, as ccusage counts them); each sample of an
-    Inspect log is a session of its own. input is the uncached part of the prompt (as ccusage
-    counts it); cache write and cache read the rest; max context the largest prompt of one
-    call; "-" where the files do not record a figure. compactions and micro count the
-    compactions and the microcompactions (tool results cleared) apart. Cost is "-" when a
-    model has no price (pass --prices FILE); the line "priced calls" then sums the known
-    costs. Days are UTC unless --tz names a time zone; --since and --until keep the days
-    between them (YYYY-MM-DD or YYYYMMDD, both included). --cache DIR keeps each file's
-    figures in a Parquet index (see adfkit index) so that a second run reads only the files
-    that changed. A progress bar goes to stderr on a terminal (20 files or more) or with
-    --progress.
+    PATH is a file, a folder (every agent file in it and its subfolders, each in its own format:
+    a whole ~/.claude/projects, a folder of Inspect logs) or a quoted glob; a folder or file
+    that cannot be read is an error line, never skipped without a word; a file found in a folder
+    that no format reads (a recorder's requests.jsonl) is skipped, all of them in one note
+    (--verbose lists them). A session counts its subagents' calls (a Claude Code session's
+    subagent files, sidechains and Task subagents seen only in progress records, as ccusage
+    counts them); each sample of an Inspect log is a session of its own. input is the uncached
+    part of the prompt (as ccusage counts it); cache write and cache read the rest; max context
+    the largest prompt of one call; "-" where the files do not record a figure. compactions and
+    micro count the compactions and the microcompactions (tool results cleared) apart. Cost is
+    "-" when a model has no price (pass --prices FILE); the line "priced calls" then sums the
+    known costs. Days are UTC unless --tz names a time zone; --since and --until keep the days
+    between them (YYYY-MM-DD or YYYYMMDD, both included). --cache DIR keeps each file's figures
+    in a Parquet index (see adfkit index) so that a second run reads only the files that
+    changed. A progress bar goes to stderr on a terminal (20 files or more) or with --progress.
 
     --json prints a list of rows with these keys, in this order (null where unknown): for
     --by session label, agent (the session id or sample name), agent_path; for --by day or
