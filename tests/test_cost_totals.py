@@ -52,8 +52,7 @@ def _inputs() -> list[str]:
     roots = [SAMPLES, ROOT / "tests" / "fixtures" / "recorded"]
     if SHARED.is_dir():
         roots.append(SHARED)
-    paths, _problems = agent_inputs([str(r) for r in roots])
-    return paths
+    return agent_inputs([str(r) for r in roots]).inputs
 
 
 @pytest.fixture(scope="module")
@@ -112,7 +111,7 @@ def test_the_total_line_is_the_same_by_session_day_and_month() -> None:
     real = SHARED / "transcripts" / "claude-code" / "projects"
     if not real.is_dir():
         pytest.skip(f"real transcripts not present at {real} (../shared is absent in a clone)")
-    paths = agent_inputs([str(real), str(SAMPLES)])[0]
+    paths = agent_inputs([str(real), str(SAMPLES)]).inputs
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         rows, errors = reading.usage_fleet(paths, engine="serial")

@@ -197,8 +197,12 @@ def test_second_run_reads_no_session_file(tmp_path: Path, capsys) -> None:
     assert _blank_keeping_stamps(projects) > 1
     assert main(["usage", str(projects), "--json", "--cache", str(ix)]) == 0
     assert capsys.readouterr().out == first
-    # without the index the blanked files are read: the run fails (nothing claims them)
+    # without the index the blanked files are read: nothing claims them, so no agent at all
     assert main(["usage", str(projects), "--json"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    n = len(json.loads(first))
+    assert err[0].startswith(f"adfkit: note: skipped {n} files no format adfkit reads: ")
+    assert err[1:] == [f"adfkit: error: no agent files: no format adfkit reads the {n} files found"]
 
 
 def test_an_index_made_by_adfkit_index_serves_usage_without_the_files(

@@ -618,5 +618,5 @@ def test_plot_export_and_report_take_a_folder_of_folders(tmp_path, capsys):
     assert errors.empty and written["agent"].nunique() == 2
     from adfkit.cli._common import agent_inputs
 
-    paths, problems = agent_inputs([folder])  # what report (and every command) reads
-    assert len(paths) == 2 and not problems
+    found = agent_inputs([folder])  # what report (and every command) reads
+    assert len(found.inputs) == 2 and not found.problems

@@ -66,6 +66,33 @@ class AdfWarning(UserWarning):
     """A recoverable problem: the row is kept and flagged, the table is still returned."""
 
 
+class SkippedFilesWarning(AdfWarning):
+    """Files a folder search found that no format claims (a recorder's ``requests.jsonl``
+    beside a session, an empty or binary ``.jsonl``) were skipped: no error, no figure.
+    ``skipped``: ``(path, what it is)`` for each, in the order found; the message names how
+    many and the first two.
+
+    Examples
+    --------
+    >>> str(SkippedFilesWarning([("a/x.jsonl", "binary data")]))
+    'skipped 1 file no format adfkit reads: a/x.jsonl'
+    >>> str(SkippedFilesWarning([(f"{c}.jsonl", "empty file (0 bytes)") for c in "abcd"]))
+    'skipped 4 files no format adfkit reads: a.jsonl, b.jsonl and 2 more'
+    """
+
+    #: How many of the files the message names.
+    EXAMPLES = 2
+
+    def __init__(self, skipped: list[tuple[str, str]]) -> None:
+        self.skipped = list(skipped)
+        n = len(self.skipped)
+        names = [path for path, _ in self.skipped[: self.EXAMPLES]]
+        more = n - len(names)
+        listed = ", ".join(names) if not more else f"{', '.join(names)} and {more} more"
+        files = "file" if n == 1 else "files"
+        super().__init__(f"skipped {n} {files} no format adfkit reads: {listed}")
+
+
 class NewerSchemaWarning(AdfWarning):
     """The file's schema is newer than adfkit knows; known columns are read, the rest kept."""
 

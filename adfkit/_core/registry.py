@@ -327,8 +327,12 @@ def recognise(path: str | os.PathLike[str]) -> FormatSpec:
     if pr.error is not None:
         raise pr.error
     looked = "; ".join(f"{s.label} ({s.looks_for})" for s in specs())
-    why = f"{_what(pr)}: no format adfkit reads claims it (looked for: {looked})"
+    why = f"{_what(pr)}: {UNCLAIMED} (looked for: {looked})"
     raise UnknownFormatError(why, path=pr.path)
+
+
+#: What :func:`recognise` says of an input no format claims, after what the input is.
+UNCLAIMED = "no format adfkit reads claims it"
 
 
 def claimants(pr: Probe, *, plugins: bool = True) -> list[FormatSpec]:
@@ -486,12 +490,43 @@ def find_inputs(folder: Path) -> list[Path]:
 
 
 class Discovered(NamedTuple):
-    """What :func:`discover` found: ``inputs`` (paths, in the order named, each once) and
+    """What :func:`discover` found: ``inputs`` (paths, in the order named, each once),
     ``problems`` (one :class:`AdfError` per folder or file it could not read or that holds no
-    input, naming it)."""
+    input, naming it) and ``searched``: the inputs found by searching a folder, not named."""
 
     inputs: list[str]
     problems: list[AdfError]
+    searched: frozenset[str] = frozenset()
+
+    def skips(self, path: str, error: str) -> bool:
+        """Whether the input ``path``, which failed to open with the exception named
+        ``error``, is skipped rather than an error: THE rule for a file no format claims
+        (:class:`UnknownFormatError`). A folder holds other files too (a recorder's
+        ``requests.jsonl`` beside a session, notes, an empty file a format's name matches),
+        so one found by searching a folder is skipped (and counted, never a figure); one the
+        user named is an error, as is a file a format claims but cannot read.
+
+        Examples
+        --------
+        >>> found = Discovered(["a/x.jsonl", "b.jsonl"], [], frozenset({"a/x.jsonl"}))
+        >>> [found.skips(p, "UnknownFormatError") for p in found.inputs]
+        [True, False]
+        >>> found.skips("a/x.jsonl", "AdfError")  # claimed, or unreadable: an error
+        False
+        """
+        return error == UnknownFormatError.__name__ and path in self.searched
+
+
+def unclaimed_what(message: str) -> str:
+    """What an input no format claims is, from :func:`recognise`'s message (``binary data``,
+    ``empty file (0 bytes)``...), without the list of what each format looks for.
+
+    Examples
+    --------
+    >>> unclaimed_what(f"binary data: {UNCLAIMED} (looked for: ...)")
+    'binary data'
+    """
+    return message.split(f": {UNCLAIMED}", 1)[0]
 
 
 def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
@@ -499,13 +534,16 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     every command and function that takes folders follows (``info``, ``usage``, ``index``,
     ``plot``, ``export``, ``report``, :func:`list_sessions`, ``load_fleet``).
 
-    A file is itself (its format is recognised when it is opened, and a file no format claims
-    is an error there, never a silent skip). A folder a format keeps one session in (an
-    OpenHands conversation, a Copilot CLI session) is itself. Any other folder is searched
-    through all its subfolders: in each, every format's :attr:`FormatSpec.find` names its
-    inputs by name; the folder a session keeps beside its file (a Claude Code ``<uuid>/``
-    with its subagents) and a found session folder are not searched again. A glob is expanded
-    and each match taken as above. A path named twice is given twice, as named; a folder's
+    A file is itself (its format is recognised when it is opened: a file no format claims is
+    an error there). A folder a format keeps one session in (an OpenHands conversation, a
+    Copilot CLI session) is itself. Any other folder is searched through all its subfolders:
+    in each, every format's :attr:`FormatSpec.find` names its inputs by name (a folder only
+    named like one, ``x.jsonl/``, is searched as a folder); the folder a session keeps beside
+    its file (a Claude Code ``<uuid>/`` with its subagents) and a found session folder are not
+    searched again. What a search found is in ``searched``: one of those that no format
+    claims when it is opened is skipped, not an error (:meth:`Discovered.skips`: no file is
+    read here, so finding costs nothing per file). A glob is expanded and each match taken as
+    above (a file it matches is named). A path named twice is given twice, as named; a folder's
     inputs once each. A folder that cannot be listed, or a named folder or glob with no input
     under it, is a problem (the others are still searched).
 
@@ -520,6 +558,8 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
     items = [specs] if isinstance(specs, str | os.PathLike) else list(specs)
     out: list[str] = []
     problems: list[AdfError] = []
+    searched: set[str] = set()
+    named: set[str] = set()
     for item in items:
         p = os.fspath(item)
         if _glob.has_magic(p):
@@ -527,10 +567,10 @@ def discover(specs: str | os.PathLike[str] | Sequence[Any]) -> Discovered:
             if not matches:
                 problems.append(AdfError(f"no file matches the pattern {p!r}"))
             for m in matches:
-                _take_path(m, out, problems)
+                _take_path(m, out, problems, searched, named)
         else:
-            _take_path(p, out, problems)
-    return Discovered(out, problems)
+            _take_path(p, out, problems, searched, named)
+    return Discovered(out, problems, frozenset(searched - named))
 
 
 def _is_one_input(path: Path) -> bool:
@@ -543,15 +583,20 @@ def _is_one_input(path: Path) -> bool:
     return True
 
 
-def _take_path(p: str, out: list[str], problems: list[AdfError]) -> None:
-    """``p`` itself (a file, one input: as named, even twice), or the inputs of the folder."""
+def _take_path(
+    p: str, out: list[str], problems: list[AdfError], searched: set[str], named: set[str]
+) -> None:
+    """``p`` itself (a file, one input: as named, even twice), or the inputs of the folder
+    (added to ``searched`` too)."""
     path = Path(p).expanduser()
     if not path.is_dir() or _is_one_input(path):
         out.append(p)
+        named.add(p)
         return
     found: dict[str, None] = {}
     _walk(path, found, problems, set())
     out.extend(found)
+    searched.update(found)
     if not found:
         looked = ", ".join(s.label for s in specs())
         problems.append(AdfError(f"no agent files in the folder (looked for: {looked})", path=p))
@@ -565,14 +610,17 @@ def _walk(folder: Path, out: dict[str, None], problems: list[AdfError], seen: se
     try:
         subdirs = sorted(e.path for e in os.scandir(folder) if e.is_dir())
         found = find_inputs(folder)
+        folders = set(subdirs)
     except OSError as exc:
         problems.append(AdfError(f"cannot read the folder: {exc.strerror}", path=folder))
         return
     read_with = {str(p) for s in specs() for p in s.companions(folder)}
-    for f in found:
-        if str(f) not in read_with:
-            out[str(f)] = None
-    taken = {str(f) for f in found}
+    # a folder only named like an input (``x.jsonl/``) is searched as any folder
+    inputs = [str(f) for f in found if str(f) not in folders or _is_one_input(f)]
+    for f in inputs:
+        if f not in read_with:
+            out[f] = None
+    taken = set(inputs)
     for d in subdirs:
         sub = Path(d)
         if d in taken or f"{d}.jsonl" in taken or sub.name == "subagents" or d in read_with:

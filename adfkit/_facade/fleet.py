@@ -27,6 +27,7 @@ from adfkit._facade.usage.days import FLEET_COLUMNS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from adfkit._core.registry import Discovered
     from adfkit._facade.agent import AgentFile
 
 # The readers and analyses (``_agent`` and what it imports) load on first use: a run whose
@@ -37,15 +38,31 @@ if TYPE_CHECKING:
 ENGINES = engines.ENGINES
 
 
-class FleetResult(NamedTuple):
+class _Pair(NamedTuple):
+    df: pd.DataFrame
+    errors: pd.DataFrame
+
+
+class FleetResult(_Pair):
     """What :func:`load_fleet` and :func:`export` return: ``(df, errors)``.
 
     ``errors`` has one row per file that failed: ``path``, ``error`` (the exception type),
-    ``message`` (string).
+    ``message`` (string). ``skipped`` (an attribute, not unpacked): one ``(path, what it
+    is)`` per file a folder search found that no format claims, left out of both (and
+    warned about once: :class:`adfkit.SkippedFilesWarning`).
     """
 
-    df: pd.DataFrame
-    errors: pd.DataFrame
+    skipped: list[tuple[str, str]]
+
+    def __new__(
+        cls,
+        df: pd.DataFrame,
+        errors: pd.DataFrame,
+        skipped: list[tuple[str, str]] | None = None,
+    ) -> FleetResult:
+        self = super().__new__(cls, df, errors)
+        self.skipped = list(skipped or [])
+        return self
 
 
 def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list[str]:
@@ -56,10 +73,10 @@ def resolve_paths(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> list
     found; otherwise each folder or file that could not be read is an :class:`AdfWarning`
     (:func:`resolve_inputs` returns them).
     """
-    paths, problems = resolve_inputs(paths_or_glob)
-    for p in problems:
+    found = resolve_inputs(paths_or_glob)
+    for p in found.problems:
         warnings.warn(str(p), AdfWarning, stacklevel=2)
-    return paths
+    return found.inputs
 
 
 def problem_rows(problems: list[AdfError]) -> list[tuple[str, str, str]]:
@@ -67,19 +84,49 @@ def problem_rows(problems: list[AdfError]) -> list[tuple[str, str, str]]:
     return [(p.path or "", type(p).__name__, p.detail) for p in problems]
 
 
-def resolve_inputs(
-    paths_or_glob: str | os.PathLike[str] | Iterable[Any],
-) -> tuple[list[str], list[AdfError]]:
-    """``(inputs, problems)`` of :func:`adfkit._core.registry.discover`; nothing found at all
-    raises the first problem (a fleet of no file is an error, as a single missing path is)."""
+def resolve_inputs(paths_or_glob: str | os.PathLike[str] | Iterable[Any]) -> Discovered:
+    """:func:`adfkit._core.registry.discover` of ``paths_or_glob`` (a :class:`Discovered` is
+    taken as found: a command passes on what it found); nothing found at all raises the first
+    problem (a fleet of no file is an error, as a single missing path is)."""
     from adfkit._core import registry
 
-    if not isinstance(paths_or_glob, str | os.PathLike):
-        paths_or_glob = list(paths_or_glob)
-    found = registry.discover(paths_or_glob)
+    if isinstance(paths_or_glob, registry.Discovered):
+        found = paths_or_glob
+    else:
+        if not isinstance(paths_or_glob, str | os.PathLike):
+            paths_or_glob = list(paths_or_glob)
+        found = registry.discover(paths_or_glob)
     if not found.inputs and found.problems:
         raise found.problems[0]
-    return found.inputs, found.problems
+    return found
+
+
+Row = tuple[str, str, str]
+
+
+def settle(found: Discovered, rows: list[Row]) -> tuple[list[Row], list[tuple[str, str]]]:
+    """``rows`` (one ``(path, error, message)`` per input of ``found`` that failed) as
+    ``(errors, skipped)``: the rows of errors, and apart the inputs
+    :meth:`~adfkit._core.registry.Discovered.skips` skips (``(path, what it is)``: a file a
+    folder search found that no format claims), warned about in one
+    :class:`adfkit.SkippedFilesWarning`. When every input was skipped (and nothing else went
+    wrong) there was no agent at all: :class:`AdfError`, as for a folder with no input."""
+    from adfkit._base.errors import SkippedFilesWarning
+    from adfkit._core.registry import unclaimed_what
+
+    errors: list[Row] = []
+    skipped: list[tuple[str, str]] = []
+    for row in rows:
+        if found.skips(row[0], row[1]):
+            skipped.append((row[0], unclaimed_what(row[2])))
+        else:
+            errors.append(row)
+    if skipped:
+        warnings.warn(SkippedFilesWarning(skipped), stacklevel=3)
+    if skipped and len(skipped) == len(found.inputs) and not found.problems:
+        files = "file" if len(skipped) == 1 else f"{len(skipped)} files"
+        raise AdfError(f"no agent files: no format adfkit reads the {files} found")
+    return errors, skipped
 
 
 def _check_table(table: str) -> None:
@@ -407,7 +454,8 @@ def load_fleet(
     import pandas as pd
 
     _check_table(table)
-    paths, problems = resolve_inputs(paths_or_glob)
+    found = resolve_inputs(paths_or_glob)
+    paths = found.inputs
     open_kwargs = {} if max_blob_bytes is None else {"max_blob_bytes": max_blob_bytes}
     run = functools.partial(
         run_jobs,
@@ -422,13 +470,14 @@ def load_fleet(
     else:
         results = load_cached(run, paths, table, kwargs, open_kwargs, cache)
     frames = [df for df, _ in results if df is not None]
-    errors = problem_rows(problems) + [err for _, err in results if err is not None]
+    errors, skipped = settle(found, [err for _, err in results if err is not None])
+    errors = problem_rows(found.problems) + errors
     if frames:
         df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
         df = _distinct_labels(df)
     else:
         df = pd.DataFrame({c: pd.array([], "string") for c in FLEET_COLUMNS})
-    return FleetResult(df, _errors_frame(errors))
+    return FleetResult(df, _errors_frame(errors), skipped)
 
 
 def _index_one(
@@ -637,7 +686,8 @@ def export(
 
     from adfkit._core.registry import input_places
 
-    paths, problems = resolve_inputs(paths_or_glob)
+    found = resolve_inputs(paths_or_glob)
+    paths = found.inputs
     places = input_places(paths)
     root_s = str(check_output(to, places))
     # One folder per agent, named after its file: made safe (``...adf`` has the stem ``..``)
@@ -660,8 +710,9 @@ def export(
     manifest = pd.DataFrame(rows, columns=["agent", "table", "file", "rows"]).astype(
         {"agent": "string", "table": "string", "file": "string", "rows": "Int64"}
     )
-    errors = problem_rows(problems) + [e for _, e in results if e is not None]
-    return FleetResult(manifest, _errors_frame(errors))
+    errors, skipped = settle(found, [e for _, e in results if e is not None])
+    errors = problem_rows(found.problems) + errors
+    return FleetResult(manifest, _errors_frame(errors), skipped)
 
 
 def _export_one_star(
@@ -694,7 +745,10 @@ def export_otlp(
     from adfkit._facade.agent import open as open_agent
     from adfkit._facade.otlp import send, spans, to_json
 
-    paths = resolve_paths(paths_or_glob)
+    found = resolve_inputs(paths_or_glob)
+    for p in found.problems:
+        warnings.warn(str(p), AdfWarning, stacklevel=2)
+    paths = found.inputs
     from adfkit._core.registry import input_places
 
     target = check_output(to, input_places(paths)) if to is not None else None
@@ -715,4 +769,4 @@ def export_otlp(
             errors.append((path, type(e).__name__, e.detail))
     if target is not None:
         target.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    return n, errors
+    return n, settle(found, errors)[0]

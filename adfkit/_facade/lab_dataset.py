@@ -123,13 +123,10 @@ def export_compaction_dataset(
     """
     from adfkit._facade.index import to_parquet
 
-    inputs, _ = resolve_inputs(
-        paths_or_glob if isinstance(paths_or_glob, str | os.PathLike) else list(paths_or_glob)
-    )
-    places = input_places(inputs)
-    df, errors = load_fleet(
-        paths_or_glob, "compaction_dataset", engine="serial", progress=False, prices=prices
-    )
+    found = resolve_inputs(paths_or_glob)
+    places = input_places(found.inputs)
+    got = load_fleet(found, "compaction_dataset", engine="serial", progress=False, prices=prices)
+    df, errors = got
     df = _redacted(df.reset_index(drop=True))
     out = Path(to)
     check_output(out, places)
@@ -145,4 +142,4 @@ def export_compaction_dataset(
     n_sessions = df["agent"].nunique() if "agent" in df.columns else 0
     Path(fn).write_text(datasheet(len(df), n_sessions), encoding="utf-8")
     files.append((fn, len(df)))
-    return FleetResult(pd.DataFrame(files, columns=["file", "records"]), errors)
+    return FleetResult(pd.DataFrame(files, columns=["file", "records"]), errors, got.skipped)

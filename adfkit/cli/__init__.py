@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from adfkit._base.errors import AdfError
+from adfkit._base.errors import AdfError, SkippedFilesWarning
 from adfkit.cli import _fleet as _cli_fleet
 from adfkit.cli import _info as _cli_info
 from adfkit.cli import _lab as _cli_lab
@@ -85,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     _SHOWN.clear()  # once per run, not once per process (a test, a notebook runs many)
     _UNPRICED_CALLS.clear()
+    _SKIPPED.clear()
+    _SKIPPED.update(verbose=bool(getattr(args, "verbose", False)), shown=set())
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")
@@ -124,6 +126,9 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
     """Warnings as one ``adfkit: warning: ...`` line each (no source line, no traceback); the
     missing-price warnings of all files summed into one at the end of the run
     (:func:`_warn_unpriced`)."""
+    if isinstance(message, SkippedFilesWarning):
+        _note_skipped(message)
+        return
     text = str(message)
     m = _UNPRICED.search(text)
     if m:
@@ -131,6 +136,30 @@ def _show_warning(message: Warning | str, category: type[Warning], *_: Any, **__
             _UNPRICED_CALLS[model] = _UNPRICED_CALLS.get(model, 0) + int(n)
         return
     say(f"adfkit: warning: {text}", err=True)
+
+
+#: This run's ``--verbose`` and the files already named in a note.
+_SKIPPED: dict[str, Any] = {}
+
+
+def _note_skipped(warning: SkippedFilesWarning) -> None:
+    """The one note on the files a folder search skipped: how many and the first two (each
+    with what it is, under ``--verbose``); a file named once per run, however many passes
+    over the inputs the command makes."""
+    shown: set[str] = _SKIPPED.setdefault("shown", set())
+    new = [(path, what) for path, what in warning.skipped if path not in shown]
+    if not new:
+        return
+    shown.update(path for path, _ in new)
+    if not _SKIPPED.get("verbose"):
+        more = len(new) > SkippedFilesWarning.EXAMPLES
+        hint = "lists them" if more else "says what it is" if len(new) == 1 else "says what each is"
+        say(f"adfkit: note: {SkippedFilesWarning(new)} (--verbose {hint})", err=True)
+        return
+    files = "file" if len(new) == 1 else "files"
+    say(f"adfkit: note: skipped {len(new)} {files} no format adfkit reads:", err=True)
+    for path, what in new:
+        say(f"  {path}: {what}", err=True)
 
 
 def _warn_unpriced() -> None:

@@ -14,7 +14,8 @@ from typing import Any
 
 from adfkit._base.errors import AdfError
 from adfkit._base.terminal import printable
-from adfkit._facade.fleet import resolve_inputs
+from adfkit._core.registry import Discovered
+from adfkit._facade.fleet import resolve_inputs, settle
 
 
 def cleandoc(doc: str) -> str:
@@ -91,6 +92,11 @@ def add_command(
         metavar="PATH",
         help="agent files: several paths, a folder (its agent files) or a quoted glob",
     )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="list each file a folder search skipped (no format reads it), with what it is",
+    )
     if json:
         p.add_argument("--json", action="store_true", help="machine-readable output")
     if prices:
@@ -104,34 +110,49 @@ def add_command(
     return p
 
 
-def agent_inputs(specs: Iterable[str]) -> tuple[list[str], list[AdfError]]:
+def agent_inputs(specs: Iterable[str] | Discovered) -> Discovered:
     """Every agent input the user named (:func:`adfkit._core.registry.discover`'s rule: paths
     as given, folders searched through their subfolders, quoted globs expanded) and one
-    :class:`AdfError` per folder or pattern that could not be read or holds nothing. Nothing
-    found at all raises the first of them."""
-    return resolve_inputs(list(specs))
+    :class:`AdfError` per folder or pattern that could not be read or holds nothing; which of
+    them a folder search found (``searched``: :func:`for_each_agent` and the fleet functions
+    skip one no format claims, with one note). Nothing found at all raises the first problem.
+    What was found already is passed on as it is."""
+    return resolve_inputs(specs if isinstance(specs, Discovered) else list(specs))
 
 
-def agent_paths(specs: Iterable[str]) -> list[str]:
-    """:func:`agent_inputs`' paths, each problem printed as an error line."""
-    paths, problems = agent_inputs(specs)
-    for p in problems:
+def agent_paths(specs: Iterable[str]) -> Discovered:
+    """:func:`agent_inputs`, each problem printed as an error line."""
+    found = agent_inputs(specs)
+    for p in found.problems:
         error(p)
-    return paths
+    return found
 
 
-def agent_members(path: str) -> list[str]:
-    """``path``, or the path of each agent when it holds several (``log.eval#<name>``): the
-    commands that write one output per agent (``plot``, ``report``) write one for each. Only
-    such an input is opened here (its agents are listed, not read)."""
-    try:
-        from adfkit._core import registry
+def each_agent(found: Discovered) -> Discovered:
+    """``found`` with each input given as its agents (``log.eval#<name>`` for each agent of an
+    input that holds several): the commands that write one output per agent (``plot``,
+    ``report``) write one for each, and count only them. Only such an input is opened here
+    (its agents are listed, not read); a file a folder search found that no format claims is
+    skipped here, with the one note (:func:`adfkit._facade.fleet.settle`)."""
+    from adfkit._core import registry
 
-        many = registry.recognise(path).many
-    except AdfError:
-        return [path]  # the command reports it for this path, as for any other
-    if not many:
-        return [path]
+    paths: list[str] = []
+    unclaimed: list[tuple[str, str, str]] = []
+    for path in found.inputs:
+        try:
+            many = registry.recognise(path).many
+        except AdfError as exc:
+            if found.skips(path, type(exc).__name__):
+                unclaimed.append((path, type(exc).__name__, exc.detail))
+            else:
+                paths.append(path)  # the command reports it for this path, as for any other
+            continue
+        paths += _members(path) if many else [path]
+    settle(found, unclaimed)
+    return found._replace(inputs=paths, problems=[])
+
+
+def _members(path: str) -> list[str]:
     from adfkit._facade.agent import AgentCollection
     from adfkit._facade.agent import open as open_agent
 
@@ -164,17 +185,24 @@ def dump_json(value: Any) -> str:
     )
 
 
-def for_each_agent(specs: Iterable[str], run: Callable[[str], int]) -> int:
+def for_each_agent(specs: Iterable[str] | Discovered, run: Callable[[str], int]) -> int:
     """``run(path)`` for every agent named; an unreadable one prints its error line and the
-    others still run. Returns the worst exit status (2 when any agent could not be read)."""
-    paths, problems = agent_inputs(specs)
-    for p in problems:
+    others still run; a file a folder search found that no format claims is skipped, with one
+    note at the end (:func:`adfkit._facade.fleet.settle`). Returns the worst exit status (2
+    when any agent could not be read)."""
+    found = agent_inputs(specs)
+    for p in found.problems:
         error(p)
-    status = 2 if problems else 0
-    for path in paths:
+    status = 2 if found.problems else 0
+    unclaimed: list[tuple[str, str, str]] = []
+    for path in found.inputs:
         try:
             status = max(status, run(path))
         except AdfError as exc:
+            if found.skips(path, type(exc).__name__):
+                unclaimed.append((path, type(exc).__name__, exc.detail))
+                continue
             error(exc)
             status = 2
+    settle(found, unclaimed)
     return status

@@ -121,7 +121,7 @@ def _write_plot(args: argparse.Namespace, df: Any) -> None:
     from adfkit._core.registry import input_places
     from adfkit.plots import close, lab_recall_tokens
 
-    check_output(args.plot, input_places(agent_inputs(args.paths)[0]))
+    check_output(args.plot, input_places(agent_inputs(args.paths).inputs))
     ax = lab_recall_tokens(df)
     plots.figure_of(ax).savefig(args.plot)
     close(ax)

@@ -13,7 +13,7 @@ from adfkit.cli._common import (
     LazyChoices,
     add_command,
     agent_inputs,
-    agent_members,
+    each_agent,
     error,
     for_each_agent,
     say,
@@ -53,8 +53,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
     if "matplotlib.pyplot" not in sys.modules:
         matplotlib.use("Agg")  # only a file is written: no window, no display needed
 
-    paths, problems = agent_inputs(args.paths)
-    for p in problems:
+    found = agent_inputs(args.paths)
+    for p in found.problems:
         error(p)
     from adfkit import plots
 
@@ -63,7 +63,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise AdfError(f"--kind must be one of {kinds}, got {args.kind!r}")
     if args.seq is not None and args.kind != "window":
         raise AdfError("--seq picks the call of --kind window; it does not apply to other kinds")
-    paths = [m for p in paths for m in agent_members(p)]  # each agent of a multi-agent input
+    each = each_agent(found)  # each agent of a multi-agent input; no file no format claims
+    paths = each.inputs
     folder = _folder(args.output, args.kind, len(paths))
     from adfkit._core import registry
 
@@ -90,7 +91,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
         _draw(path, out, args, paths)
         return 0
 
-    return max(for_each_agent(paths, one), 2 if problems else 0)
+    return max(for_each_agent(each, one), 2 if found.problems else 0)
 
 
 def _folder(output: str | None, kind: str, n: int) -> str | None:

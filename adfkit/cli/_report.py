@@ -23,8 +23,8 @@ from adfkit._facade.report import DEFAULT_NOTEBOOK, available_notebooks, stderr_
 from adfkit.cli._common import (
     add_command,
     agent_inputs,
-    agent_members,
     cleandoc,
+    each_agent,
     error,
     for_each_agent,
     say,
@@ -51,10 +51,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.notebook is not None and args.no_plots:
         raise AdfError("--no-plots is the plain report's; a --notebook draws what it draws")
     skip_iri_grammar()
-    paths, problems = agent_inputs(args.paths)
-    for p in problems:
+    found = agent_inputs(args.paths)
+    for p in found.problems:
         error(p)
-    paths = [m for p in paths for m in agent_members(p)]  # each agent of a multi-agent input
+    each = each_agent(found)  # each agent of a multi-agent input; no file no format claims
+    paths = each.inputs
     out = args.output
     many = len(paths) > 1
     if many and out is not None and Path(out).suffix.lower() in (".html", ".htm"):
@@ -85,7 +86,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         say(str(written))
         return 0
 
-    return max(for_each_agent(paths, one), 2 if problems else 0)
+    return max(for_each_agent(each, one), 2 if found.problems else 0)
 
 
 def cmd_notebooks(args: argparse.Namespace) -> int:

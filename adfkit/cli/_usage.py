@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from adfkit._facade.fleet import problem_rows
+from adfkit._facade.fleet import problem_rows, settle
 from adfkit._facade.usage.days import SORT_KEYS, records, render, summarize
 from adfkit._facade.usage.reading import usage_fleet
 from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
@@ -18,21 +18,21 @@ from adfkit.cli._common import add_command, agent_inputs, dump_json, error, say
 def cmd_usage(args: argparse.Namespace) -> int:
     """Tokens, cost and compactions of many sessions: one row per session, day or month.
 
-    PATH is a file, a folder (every agent file in it and its subfolders, each in its own
-    format: a whole ~/.claude/projects, a folder of Inspect logs) or a quoted glob; a folder
-    or file that cannot be read is an error line, never skipped without a word. A session
-    counts its subagents' calls (a Claude Code session's subagent files, sidechains and Task
-    subagents seen only in progress records, as ccusage counts them); each sample of an
-    Inspect log is a session of its own. input is the uncached part of the prompt (as ccusage
-    counts it); cache write and cache read the rest; max context the largest prompt of one
-    call; "-" where the files do not record a figure. compactions and micro count the
-    compactions and the microcompactions (tool results cleared) apart. Cost is "-" when a
-    model has no price (pass --prices FILE); the line "priced calls" then sums the known
-    costs. Days are UTC unless --tz names a time zone; --since and --until keep the days
-    between them (YYYY-MM-DD or YYYYMMDD, both included). --cache DIR keeps each file's
-    figures in a Parquet index (see adfkit index) so that a second run reads only the files
-    that changed. A progress bar goes to stderr on a terminal (20 files or more) or with
-    --progress.
+    PATH is a file, a folder (every agent file in it and its subfolders, each in its own format:
+    a whole ~/.claude/projects, a folder of Inspect logs) or a quoted glob; a folder or file
+    that cannot be read is an error line, never skipped without a word; a file found in a folder
+    that no format reads (a recorder's requests.jsonl) is skipped, all of them in one note
+    (--verbose lists them). A session counts its subagents' calls (a Claude Code session's
+    subagent files, sidechains and Task subagents seen only in progress records, as ccusage
+    counts them); each sample of an Inspect log is a session of its own. input is the uncached
+    part of the prompt (as ccusage counts it); cache write and cache read the rest; max context
+    the largest prompt of one call; "-" where the files do not record a figure. compactions and
+    micro count the compactions and the microcompactions (tool results cleared) apart. Cost is
+    "-" when a model has no price (pass --prices FILE); the line "priced calls" then sums the
+    known costs. Days are UTC unless --tz names a time zone; --since and --until keep the days
+    between them (YYYY-MM-DD or YYYYMMDD, both included). --cache DIR keeps each file's figures
+    in a Parquet index (see adfkit index) so that a second run reads only the files that
+    changed. A progress bar goes to stderr on a terminal (20 files or more) or with --progress.
 
     --json prints a list of rows with these keys, in this order (null where unknown): for
     --by session label, agent (the session id or sample name), agent_path; for --by day or
@@ -49,19 +49,19 @@ def cmd_usage(args: argparse.Namespace) -> int:
     from adfkit._facade.usage.days import between, time_zone
 
     tz = time_zone(args.tz)
-    paths, problems = agent_inputs(args.paths)
-    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
+    found = agent_inputs(args.paths)
+    progress = args.progress or (sys.stderr.isatty() and len(found.inputs) >= 20)
     with warnings.catch_warnings():  # one warning from the rows below, not one per file
         warnings.filterwarnings("ignore", message=".*no price for model")
         days, errors = usage_fleet(
-            paths,
+            found.inputs,
             prices=args.prices,
             engine=args.engine,
             cache=args.cache,
             tz=args.tz if tz is not None else None,
             progress=progress,
         )
-    errors = problem_rows(problems) + errors
+    errors = problem_rows(found.problems) + settle(found, errors)[0]
     for path, _err, msg in errors:
         error(f"{path}: {msg}")
     if not days and errors:
@@ -178,20 +178,24 @@ def cmd_index(args: argparse.Namespace) -> int:
     from adfkit._facade.catalog import exported
     from adfkit._facade.fleet import load_fleet
 
-    paths, problems = agent_inputs(args.paths)
-    for p in problems:
+    found = agent_inputs(args.paths)
+    for p in found.problems:
         error(p)
-    status = 2 if problems else 0
-    progress = args.progress or (sys.stderr.isatty() and len(paths) >= 20)
+    status = 2 if found.problems else 0
+    n = len(found.inputs)
+    progress = args.progress or (sys.stderr.isatty() and n >= 20)
     tables = args.table or INDEX_TABLES
     if "all" in tables:
         tables = [t.name for t in exported()]
+    each = found._replace(problems=[])  # printed above, once
     for table in tables:
-        df, errors = load_fleet(paths, table, engine=args.engine, progress=progress, cache=args.to)
+        got = load_fleet(each, table, engine=args.engine, progress=progress, cache=args.to)
+        df, errors = got
         for path, _err, msg in errors.itertuples(index=False):
             error(f"{path}: {table}: {msg}")
         status = max(status, 1 if len(errors) else 0)
-        say(f"{table}: {len(paths) - len(errors)} file(s), {len(df):,} row(s) in {args.to}")
+        read = n - len(errors) - len(got.skipped)
+        say(f"{table}: {read} file(s), {len(df):,} row(s) in {args.to}")
     return status
 
 

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from adfkit._base.errors import AdfError
+from adfkit._facade.fleet import settle
 from adfkit.cli._common import add_command, agent_paths, error, say
 
 
@@ -27,11 +28,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
     from adfkit._facade.watch import Watched, landed_text, status_text
 
     watched: list[Any] = []
-    for path in agent_paths(args.paths):
+    found = agent_paths(args.paths)
+    unclaimed: list[tuple[str, str, str]] = []
+    for path in found.inputs:
         try:
             watched.append(Watched(path))
         except AdfError as exc:
-            error(exc)
+            if found.skips(path, type(exc).__name__):
+                unclaimed.append((path, type(exc).__name__, exc.detail))
+            else:
+                error(exc)
+    settle(found, unclaimed)
     if not watched:
         return 2
     tty = sys.stdout.isatty() and not args.once

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from adfkit._base.collector import gc_paused
-from adfkit._base.errors import AdfError, AdfWarning
+from adfkit._base.errors import AdfError, AdfWarning, UnknownFormatError
 from adfkit._core.figures import SessionFigures
 from adfkit._facade import fleet
 from adfkit._facade.index import Index, part_key, stamp, write_rows
@@ -43,6 +43,8 @@ def session_days(
 
     try:
         spec = registry.recognise(path)
+    except UnknownFormatError:
+        raise  # no table says more of a file no format claims: its row now, no full read
     except AdfError:
         return None
     if spec.figures is None:
