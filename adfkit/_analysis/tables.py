@@ -29,9 +29,7 @@ def tool_calls(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
     """Tool calls joined to their results; see ``AgentFile.tool_calls``."""
     return src.memo.get(
         _TOOL_CALLS,
-        lambda: tool_calls_frame(
-            blocks(src, history=history), src.history() if history else src.loop()
-        ),
+        lambda: tool_calls_of(src.history() if history else src.loop()),
         history,
     ).copy(deep=False)
 
@@ -109,13 +107,131 @@ def _json_str(value: Any) -> str | None:
 
 
 def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
-    """Each ``tool_use`` joined to the first later ``tool_result`` with its id.
+    """Each ``tool_use`` of a blocks frame (:func:`blocks_frame` of ``loop``) joined to the
+    first ``tool_result`` with its id (:func:`_join`); the call's columns taken from the
+    blocks' own arrays (their dtypes kept; -1, a call without a result, takes NA)."""
+    use, res = _join(blocks["type"].tolist(), blocks["tool_use_id"].tolist())
 
-    One pass over the blocks' columns as lists: the index of each id's first result, then
-    each call's columns taken from the blocks' own arrays (their dtypes kept; -1, a call
-    without a result, takes NA)."""
-    types = blocks["type"].tolist()
-    ids = blocks["tool_use_id"].tolist()
+    def take(col: str, at: np.ndarray) -> Any:
+        return blocks[col].array.take(at, allow_fill=True)
+
+    result = pd.Series(take("text", res))
+    return _calls_frame(
+        loop,
+        {
+            "call_seq": take("seq", use),
+            "tool_use_id": take("tool_use_id", use),
+            "tool_name": take("tool_name", use),
+            "tool_input": take("tool_input", use),
+            "result_seq": take("seq", res),
+            "result_preview": result.str.slice(0, PREVIEW).array,
+            "result_chars": result.str.len().astype("Int64").array,
+            "is_error": take("is_error", res),
+            "matched": res >= 0,
+        },
+    )
+
+
+#: Characters of a result's text in ``result_preview``.
+PREVIEW = 300
+
+
+def tool_calls_of(loop: pd.DataFrame) -> pd.DataFrame:
+    """:func:`tool_calls_frame` of ``loop`` without its blocks frame: one pass over the
+    rows' content that keeps only the calls and results, each result as its preview and
+    length, not its text (the blocks' text column, most of the content, is not built)."""
+    calls = _CallBlocks()
+    for _ in _row_blocks(loop, calls):
+        pass
+    return calls.frame(loop)
+
+
+def history_blocks(src: AgentSource) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
+    """Each history row's ``(seq, content blocks)``, in order, its content parsed once: the
+    history's tool calls (:func:`tool_calls` with ``history=True``) are collected on the
+    way and kept when the walk ends, so that a table that reads every row's blocks and the
+    tool calls parses the content once."""
+    h = src.history()
+    calls = _CallBlocks()
+    yield from _row_blocks(h, calls)
+    src.memo.get(_TOOL_CALLS, lambda: calls.frame(h), True)
+
+
+def _row_blocks(
+    loop: pd.DataFrame, calls: _CallBlocks
+) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
+    """Each row's ``(seq, content blocks)``, its calls and results added to ``calls``."""
+    for seq, content in zip(loop["seq"].tolist(), loop["content"].tolist(), strict=True):
+        blocks, _ = parse_content(content if isinstance(content, str) else "[]")
+        for blk in blocks:
+            t = blk.get("type")
+            if t == "tool_use" or t == "tool_result":
+                calls.add(seq, t, blk)
+        yield seq, blocks
+
+
+class _CallBlocks:
+    """The ``tool_use`` and ``tool_result`` blocks of a frame's rows, in order, with the
+    columns :func:`blocks_frame` gives them (a result's text as its preview and length)."""
+
+    def __init__(self) -> None:
+        self.seq: list[Any] = []
+        self.type: list[str] = []
+        self.tool_use_id: list[str | None] = []
+        self.tool_name: list[str | None] = []
+        self.tool_input: list[str | None] = []
+        self.preview: list[str | None] = []
+        self.chars: list[int | None] = []
+        self.is_error: list[bool | None] = []
+
+    def add(self, seq: Any, t: str, b: dict[str, Any]) -> None:
+        """Add block ``b`` of row ``seq``, of type ``t``: ``tool_use`` or ``tool_result``."""
+        if t == "tool_use":
+            uid = b.get("id")
+            name: str | None = str(b.get("name"))
+            inp = _json_str(b.get("input"))
+            text = err = None
+        else:
+            uid = b.get("tool_use_id")
+            name = inp = None
+            text = block_text(b)
+            err = bool(b.get("is_error"))
+        self.seq.append(seq)
+        self.type.append(t)
+        self.tool_use_id.append(None if uid is None else str(uid))
+        self.tool_name.append(name)
+        self.tool_input.append(inp)
+        self.preview.append(None if text is None else text[:PREVIEW])
+        self.chars.append(None if text is None else len(text))
+        self.is_error.append(err)
+
+    def frame(self, loop: pd.DataFrame) -> pd.DataFrame:
+        """The tool-call frame of these blocks (``loop``: the rows they came from)."""
+        use, res = _join(self.type, self.tool_use_id)
+
+        def take(values: list[Any], at: np.ndarray, dtype: str) -> Any:
+            return pd.array([values[i] if i >= 0 else None for i in at.tolist()], dtype=dtype)
+
+        return _calls_frame(
+            loop,
+            {
+                "call_seq": take(self.seq, use, "Int64"),
+                "tool_use_id": take(self.tool_use_id, use, "string"),
+                "tool_name": take(self.tool_name, use, "string"),
+                "tool_input": take(self.tool_input, use, "string"),
+                "result_seq": take(self.seq, res, "Int64"),
+                "result_preview": take(self.preview, res, "string"),
+                "result_chars": take(self.chars, res, "Int64"),
+                "is_error": take(self.is_error, res, "boolean"),
+                "matched": res >= 0,
+            },
+        )
+
+
+def _join(types: list[Any], ids: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """``(use, res)``: the position of each ``tool_use`` block and of the first
+    ``tool_result`` block with its id (-1: none). A block without a type (NA) is neither; a
+    result without an id (NA, None or empty) joins no call."""
     first: dict[Any, int] = {}
     uses: list[int] = []
     for i, (t, uid) in enumerate(zip(types, ids, strict=True)):
@@ -128,28 +244,16 @@ def tool_calls_frame(blocks: pd.DataFrame, loop: pd.DataFrame) -> pd.DataFrame:
             first[uid] = i
     use = np.array(uses, dtype="int64")
     res = np.array([first.get(ids[i], -1) for i in uses], dtype="int64")
+    return use, res
 
-    def take(col: str, at: np.ndarray) -> Any:
-        return blocks[col].array.take(at, allow_fill=True)
 
-    result = pd.Series(take("text", res))
+def _calls_frame(loop: pd.DataFrame, cols: dict[str, Any]) -> pd.DataFrame:
+    """The tool-call frame of ``cols`` with each call's time: its row's first
+    ``created_at`` in ``loop``."""
     row: dict[Any, int] = {}  # seq -> its first row in ``loop``: the call's time
     for i, q in enumerate(loop["seq"].tolist()):
         row.setdefault(q, i)
-    call_seq = take("seq", use)
-    at = np.array([row.get(q, -1) for q in call_seq.tolist()], dtype="int64")
-    return pd.DataFrame(
-        {
-            "call_seq": call_seq,
-            "tool_use_id": take("tool_use_id", use),
-            "tool_name": take("tool_name", use),
-            "tool_input": take("tool_input", use),
-            "result_seq": take("seq", res),
-            "result_preview": result.str.slice(0, 300).array,
-            "result_chars": result.str.len().astype("Int64").array,
-            "is_error": take("is_error", res),
-            "matched": res >= 0,
-            # as objects, as a reindexed Series gave them (the column's dtype inferred)
-            "created_at": loop["created_at"].array.take(at, allow_fill=True).to_numpy(),
-        }
-    )
+    at = np.array([row.get(q, -1) for q in pd.array(cols["call_seq"]).tolist()], dtype="int64")
+    # as objects, as a reindexed Series gave them (the column's dtype inferred)
+    created = loop["created_at"].array.take(at, allow_fill=True).to_numpy()
+    return pd.DataFrame({**cols, "created_at": created})
