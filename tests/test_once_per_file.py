@@ -219,3 +219,23 @@ def test_tool_calls_without_the_blocks_frame_by_hand():
     assert got["result_chars"].tolist() == [600, 15, pd.NA, pd.NA]
     assert got["tool_name"].tolist() == ["Read", "None", "None", "NoId"]
     assert got["is_error"].tolist() == [True, False, pd.NA, pd.NA]
+
+
+@pytest.mark.parametrize("name", ["long-runner", "mind-keeper"])
+def test_no_table_but_blocks_builds_the_blocks_frame(monkeypatch, name):
+    """integrity(), config_changes(), mind_history() and the compaction tables read the tool
+    calls, their ids and the results' texts from one walk of the history's rows, not from
+    the blocks frame (whose text column is most of the content); the results' texts are the
+    blocks frame's, each id's first."""
+    agent = _open(sample(name))
+    b = blocks_frame(agent.history())
+    expected: dict[str, str] = {}
+    for t, u, text in zip(b["type"], b["tool_use_id"], b["text"], strict=True):
+        if t == "tool_result" and isinstance(u, str) and u:
+            expected.setdefault(u, text)
+    agent = _open(sample(name))
+    _forbid(monkeypatch, _tables, "blocks_frame")
+    for table in ("integrity", "config_changes", "mind_history", "compactions", *FIVE):
+        getattr(agent, table)()
+    texts = _tables.result_texts(agent.source)
+    assert dict(texts) == expected and len(expected)
