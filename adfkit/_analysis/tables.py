@@ -289,6 +289,10 @@ def _calls_frame(loop: pd.DataFrame, cols: dict[str, Any]) -> pd.DataFrame:
     for i, q in enumerate(loop["seq"].tolist()):
         row.setdefault(q, i)
     at = np.array([row.get(q, -1) for q in pd.array(cols["call_seq"]).tolist()], dtype="int64")
-    # as objects, as a reindexed Series gave them (the column's dtype inferred)
-    created = loop["created_at"].array.take(at, allow_fill=True).to_numpy()
+    created = loop["created_at"].array.take(at, allow_fill=True)
+    if not isinstance(created.dtype, pd.DatetimeTZDtype) or created.isna().all():
+        # as objects, as a reindexed Series gave them (the column's dtype inferred: object
+        # when there is no call, datetime64[s] when no call's time is known)
+        created = created.to_numpy()
+    # else the times as they are: the dtype the objects would give back, without them
     return pd.DataFrame({**cols, "created_at": created})
