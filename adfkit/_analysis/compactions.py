@@ -448,7 +448,7 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
         tc["result_seq"].tolist(),
         strict=True,
     ):
-        if pd.isna(cs) or name in ("loop_compact", "loop_clear"):
+        if cs is pd.NA or name in ("loop_compact", "loop_clear"):
             continue
         canon = canons.get(inp)
         if canon is None:
