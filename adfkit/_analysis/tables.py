@@ -31,10 +31,10 @@ def blocks(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
 def tool_calls(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
     """Tool calls joined to their results; see ``AgentFile.tool_calls``."""
     if history:  # the history's: what its walk keeps (:func:`history_blocks`)
-        build = lambda: _walked(src, _TOOL_CALLS, True)  # noqa: E731
+        frame = src.memo.get(_TOOL_CALLS, lambda: _walked(src, _TOOL_CALLS, True), True)
     else:
-        build = lambda: tool_calls_of(src.loop())  # noqa: E731
-    return src.memo.get(_TOOL_CALLS, build, history).copy(deep=False)
+        frame = src.memo.get(_TOOL_CALLS, lambda: tool_calls_of(src.loop()), False)
+    return frame.copy(deep=False)
 
 
 def call_index(src: AgentSource) -> CallIndex:
