@@ -9,6 +9,7 @@ import random
 import warnings
 
 import numpy as np
+import orjson
 import pandas as pd
 import pytest
 from adfbuild import build, row, text
@@ -131,31 +132,28 @@ def test_each_compactions_call_lookups_match_a_scan():
 def test_result_texts_by_hand():
     """tool_use_id -> the text of its first result; a result without an id (or with an empty
     one) is left out; a result without text is ""."""
+    rows = [
+        {"type": "tool_use", "id": "a", "name": "x", "input": {}},
+        {"type": "tool_result", "tool_use_id": "a", "content": "first"},
+        {"type": "tool_result", "tool_use_id": "a", "content": "second"},
+        {"type": "tool_result", "content": "no id"},
+        {"type": "tool_result", "tool_use_id": "", "content": "empty id"},
+        {"type": "text", "text": "a", "tool_use_id": "b"},
+        {"type": "tool_result", "tool_use_id": "c"},
+    ]
+    history = pd.DataFrame(
+        {
+            "seq": pd.array(range(1, 8), dtype="Int64"),
+            "content": pd.array([orjson.dumps([r]).decode() for r in rows], dtype="string"),
+            "created_at": pd.to_datetime(range(7), unit="ms", utc=True).as_unit("ms"),
+        }
+    )
 
     class _Src:
         memo = adfkit._core.source.Memo()
 
-    blocks = pd.DataFrame(
-        {
-            "seq": pd.array([1, 2, 3, 4, 5, 6, 7], dtype="Int64"),
-            "type": pd.array(
-                [
-                    "tool_use",
-                    "tool_result",
-                    "tool_result",
-                    "tool_result",
-                    "tool_result",
-                    "text",
-                    "tool_result",
-                ],
-                dtype="string",
-            ),  # fmt: skip
-            "text": pd.array(
-                ["x", "first", "second", "no id", "empty id", "a", None], dtype="string"
-            ),
-            "tool_use_id": pd.array(["a", "a", "a", None, "", "b", "c"], dtype="string"),
-        }
-    )
+        def history(self) -> pd.DataFrame:
+            return history
+
     src = _Src()
-    src.memo.get(adfkit._analysis.tables._BLOCKS, lambda: blocks, True)
     assert result_texts(src) == {"a": "first", "c": ""}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
+import orjson
 import pandas as pd
 import pytest
 from conftest import sample
@@ -14,9 +15,11 @@ from conftest import sample
 import adfkit
 from adfkit import schema
 from adfkit._analysis import forgetting as _forgetting
+from adfkit._analysis import kept as _kept
 from adfkit._analysis import mind as _mind
 from adfkit._analysis import settings as _settings
-from adfkit._analysis.tables import tool_calls_frame
+from adfkit._analysis import tables as _tables
+from adfkit._analysis.tables import blocks_frame, tool_calls_frame, tool_calls_of
 from adfkit._core import source as _source
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -153,3 +156,86 @@ def test_tool_calls_join_by_hand():
     assert tc["matched"].tolist() == [True, False, False]
     assert tc["created_at"].tolist() == [times[0], times[1], times[3]]
     assert str(tc["created_at"].dtype) == "datetime64[ms, UTC]"
+
+
+def test_compactions_parse_the_history_once_and_build_no_blocks(monkeypatch):
+    """compactions() reads each history row's content once for the items and the tool calls
+    its refetches need, and builds no blocks frame (the tool calls are taken from the rows
+    directly); the tool calls it leaves behind are those of the blocks frame, row for row."""
+    agent = _open(sample("long-runner"))
+    h = agent.history()
+    n_events = len(agent.source.events())
+    expected = tool_calls_frame(blocks_frame(h), h)
+    agent = _open(sample("long-runner"))  # a fresh handle: nothing built yet
+    agent.history()
+    parsed = []
+    for module in (_tables, _kept):
+        real = module.parse_content
+
+        def counted(raw, _real=real):
+            parsed.append(1)
+            return _real(raw)
+
+        monkeypatch.setattr(module, "parse_content", counted)
+    _forbid(monkeypatch, _tables, "blocks_frame")
+    assert len(agent.compactions()) == n_events
+    # each row once, and each summary's text once more (what it kept is read from it)
+    assert len(h) < len(parsed) <= len(h) + n_events
+    pd.testing.assert_frame_equal(agent.tool_calls(history=True), expected)
+
+
+def test_tool_calls_without_the_blocks_frame_by_hand():
+    """tool_calls_of() gives what tool_calls_frame() of the blocks frame gives, hostile blocks
+    included: a block without a type, a result without an id or with an empty one, ids that
+    are numbers, a call's input nested too deep to write back, a result twice, text that is
+    not JSON, content that is not text, a result that is a list of parts."""
+    rows = [
+        [{"type": "tool_use", "id": "a", "name": "Read", "input": {"p": "x é"}}, {"text": "x"}],
+        [{"type": "tool_result", "tool_use_id": "a", "content": "ok " * 200, "is_error": 1}],
+        None,  # a call whose input nests deeper than orjson writes (the stdlib writes it)
+        [{"type": "tool_result", "tool_use_id": 7, "content": [{"type": "text", "text": "n"}]}],
+        [{"type": "tool_result", "tool_use_id": "a", "content": "second"}],
+        [{"type": "tool_result", "content": "no id"}, {"type": "tool_use", "id": ""}],
+        [{"type": "tool_result", "tool_use_id": "", "content": "empty id"}],
+        [{"type": "tool_use", "name": "NoId", "input": {}}, {"type": None}],
+    ]
+    content = [None if r is None else orjson.dumps(r).decode() for r in rows]
+    content[2] = '[{"type":"tool_use","id":7,"input":' + "[" * 300 + "1" + "]" * 300 + "}]"
+    content += ["not json", None]
+    n = len(content)
+    times = pd.to_datetime(range(1000, 1000 * (n + 1), 1000), unit="ms", utc=True).as_unit("ms")
+    loop = pd.DataFrame(
+        {
+            "seq": pd.array(range(1, n + 1), dtype="Int64"),
+            "content": pd.array(content, dtype="string"),
+            "created_at": times,
+        }
+    )
+    got = tool_calls_of(loop)
+    pd.testing.assert_frame_equal(got, tool_calls_frame(blocks_frame(loop), loop))
+    assert got["tool_use_id"].tolist() == ["a", "7", "", pd.NA]
+    assert got["result_seq"].tolist() == [2, 4, pd.NA, pd.NA]
+    # a result given as parts is read as JavaScript's String() of them: "[object Object]"
+    assert got["result_chars"].tolist() == [600, 15, pd.NA, pd.NA]
+    assert got["tool_name"].tolist() == ["Read", "None", "None", "NoId"]
+    assert got["is_error"].tolist() == [True, False, pd.NA, pd.NA]
+
+
+@pytest.mark.parametrize("name", ["long-runner", "mind-keeper"])
+def test_no_table_but_blocks_builds_the_blocks_frame(monkeypatch, name):
+    """integrity(), config_changes(), mind_history() and the compaction tables read the tool
+    calls, their ids and the results' texts from one walk of the history's rows, not from
+    the blocks frame (whose text column is most of the content); the results' texts are the
+    blocks frame's, each id's first."""
+    agent = _open(sample(name))
+    b = blocks_frame(agent.history())
+    expected: dict[str, str] = {}
+    for t, u, text in zip(b["type"], b["tool_use_id"], b["text"], strict=True):
+        if t == "tool_result" and isinstance(u, str) and u:
+            expected.setdefault(u, text)
+    agent = _open(sample(name))
+    _forbid(monkeypatch, _tables, "blocks_frame")
+    for table in ("integrity", "config_changes", "mind_history", "compactions", *FIVE):
+        getattr(agent, table)()
+    texts = _tables.result_texts(agent.source)
+    assert dict(texts) == expected and len(expected)

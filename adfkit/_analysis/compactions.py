@@ -118,6 +118,9 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
     h_created = h["created_at"].array  # a Timestamp made for each event's row only
     h_model = h["model"].tolist()
+    # the items first: their walk of the history's blocks collects the tool calls as well,
+    # which the refetches read (the content parsed once for both)
+    swept_items(src)
     ref_counts = _refetch_counts(src)
     calls = st.calls  # ascending
     changes = src.window_changes() or []  # None: the source states no sweep (ADF)
@@ -213,9 +216,9 @@ def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:
     """Event id -> (refetches after it, their result tokens), from :func:`refetches`."""
     ref = refetches(src)
     out: dict[int, tuple[int, int]] = {}
-    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].fillna(0).tolist(), strict=True):
+    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].tolist(), strict=True):
         n, tok = out.get(j, (0, 0))
-        out[j] = (n + 1, tok + int(t))
+        out[j] = (n + 1, tok if t is pd.NA else tok + int(t))  # a size unknown adds nothing
     return out
 
 
@@ -339,10 +342,11 @@ def _recall_columns(src: AgentSource, j: int) -> dict[str, Any]:
     if sw is None:
         return rec
     rec["n_identifiers"] = len(sw)
-    if sw.n_kept is None:  # what was swept is known, what the summary kept is not
+    n_kept = sw.n_kept  # counted once
+    if n_kept is None:  # what was swept is known, what the summary kept is not
         return rec
-    rec["n_recalled"] = sw.n_kept
-    rec["recall"] = sw.n_kept / len(sw) if len(sw) else None
+    rec["n_recalled"] = n_kept
+    rec["recall"] = n_kept / len(sw) if len(sw) else None
     by_kind: dict[str, list[int]] = {}
     for k, v in zip(sw.kinds, sw.kept, strict=True):
         counts = by_kind.setdefault(k, [0, 0])
@@ -436,6 +440,7 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
         return schema.frame([], schema.REFETCHES).copy(deep=False)
     tc = tool_calls(src, history=True)
     sigs: list[tuple[int, str, str, int | None]] = []
+    canons: dict[Any, str] = {}  # each distinct input made canonical once
     for cs, name, inp, rs in zip(
         tc["call_seq"].tolist(),
         tc["tool_name"].tolist(),
@@ -443,12 +448,11 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
         tc["result_seq"].tolist(),
         strict=True,
     ):
-        if pd.isna(cs) or name in ("loop_compact", "loop_clear"):
+        if cs is pd.NA or name in ("loop_compact", "loop_clear"):
             continue
-        try:
-            canon = orjson.dumps(orjson.loads(inp), option=orjson.OPT_SORT_KEYS).decode()
-        except (orjson.JSONDecodeError, TypeError):
-            canon = str(inp)
+        canon = canons.get(inp)
+        if canon is None:
+            canon = canons[inp] = _canonical(inp)
         sigs.append((int(cs), str(name), canon, as_int(rs)))
     bounds = [int(b) for b in ev["boundary_seq"]]
     kinds = [str(e) for e in ev["event"]]
@@ -496,3 +500,12 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
             )
     df = schema.frame(recs, schema.REFETCHES)
     return df.copy(deep=False)
+
+
+def _canonical(inp: Any) -> str:
+    """A call's input as compact JSON with sorted keys (its text as it is when it is not
+    JSON): two calls with the same arguments have the same one."""
+    try:
+        return orjson.dumps(orjson.loads(inp), option=orjson.OPT_SORT_KEYS).decode()
+    except (orjson.JSONDecodeError, TypeError):
+        return str(inp)

@@ -53,7 +53,7 @@ from typing import Any
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.tables import blocks, tool_calls
+from adfkit._analysis.tables import call_index, tool_calls
 from adfkit._base.collector import gc_paused
 from adfkit._core import registry
 from adfkit._core.history import ranges
@@ -311,13 +311,14 @@ def _check_tool_pairs(
                 f"the latest row (seq {running[0]}) has {len(running)} tool call(s) without "
                 "result: the tools may still be running",
             )
-    blk = blocks(src, history=True)  # plain arrays: one pass, no frame filtered
-    kind = blk["type"].to_numpy(dtype=object, na_value=None)
-    ids = blk["tool_use_id"].to_numpy(dtype=object, na_value=None)
-    known_ids = set(ids[kind == "tool_use"].tolist()) - {None}
-    res = kind == "tool_result"
-    res_seqs = blk["seq"].to_numpy(dtype="int64")[res].tolist()
-    orphan = {q for q, i in zip(res_seqs, ids[res].tolist(), strict=True) if i not in known_ids}
+    ix = call_index(src)  # the calls' and results' ids, not the blocks frame
+    kinds = zip(ix.type, ix.tool_use_id, strict=True)
+    known_ids = {i for t, i in kinds if t == "tool_use"} - {None}
+    orphan = {
+        q
+        for q, t, i in zip(ix.seq, ix.type, ix.tool_use_id, strict=True)
+        if t == "tool_result" and i not in known_ids
+    }
     if orphan:
         os_ = sorted(orphan)
         # Right after lost rows, the call was most likely among them.

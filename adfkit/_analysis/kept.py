@@ -40,6 +40,7 @@ import pandas as pd
 from adfkit._analysis.items import input_items, result_items, text_items, words
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
+from adfkit._analysis.tables import history_blocks
 from adfkit._core.rows import parse_content, strip_summary
 from adfkit._core.source import AgentSource, Key
 
@@ -132,16 +133,12 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
         seen: dict[tuple[str, bool, str], tuple[Found, ...]] = {}
-        for q, kind, role, content in zip(
-            h["seq"].tolist(),
-            _strings(h["kind"]),
-            _strings(h["role"]),
-            h["content"].tolist(),
-            strict=True,
+        # the blocks of each row, parsed once for the tool calls too
+        for (q, blocks), kind, role in zip(
+            history_blocks(src), _strings(h["kind"]), _strings(h["role"]), strict=True
         ):
-            if kind in ("context", "unknown") or not isinstance(content, str):
+            if kind in ("context", "unknown") or not blocks:
                 continue
-            blocks, _ = parse_content(content)
             found = _items_of(kind, role, blocks, seen, tools)
             if found:
                 out[int(q)] = found
