@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..drive import Context, Recorded, npm_install, run
 from ..script import Scenario, Step, Want
 from ..server import Recorder
-from .claude_code import AGENT, COMPACTION, PACKAGE, SIDE, VERSION, _paths, _session_id
+from .claude_code import AGENT as AGENT  # the same agent folder: claude-code/
+from .claude_code import COMPACTION, PACKAGE, SIDE, VERSION, _paths, _session_id
 
 NOTES = [
     "a fork: turn 1 in one session, then '--resume ID --fork-session -p' starts a second "
