@@ -3,14 +3,19 @@ in ``fixtures/recorded/claude-code/2.1.332-fork``): the new file copies the pare
 its copied assistant records marked ``requestSessionId`` (the parent's session). Each paid call
 counts once, in the session that made it; the copies stay in the fork's history.
 
-The figures are the server's log (``requests.jsonl``: every request once, as answered), and
-the records themselves read by message id as ccusage reads them."""
+The figures are the server's log (``requests.jsonl``: every request once, as answered), the
+records themselves read by message and request id as ccusage reads them, and ccusage 20.0.24's
+own reports on the folder."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import warnings
 from pathlib import Path
+
+from test_usage_report import _ccusage
 
 import adfkit
 from adfkit import load_fleet
@@ -18,8 +23,15 @@ from adfkit._facade.usage import reading as uf
 
 FOLDER = Path(__file__).resolve().parent / "fixtures" / "recorded" / "claude-code" / "2.1.332-fork"
 HOME = FOLDER / "home"
-PARENT = "783ed152-26b3-4b3d-8157-16489042a55f"
-FORK = "6a7084b7-63e4-4cf6-9100-56d3544c12dc"
+#: ``ccusage daily --json --offline`` and ``ccusage session --json --offline`` of ccusage
+#: 20.0.24 with CLAUDE_CONFIG_DIR = HOME/.claude, run 2026-12-03: input, output, cache
+#: creation, cache read tokens and cost USD. Its session report puts all four calls under the
+#: fork, the file it reads first (each call counted where it first meets it): the parent made
+#: and paid for two of them, which adfkit takes from the records (``requestSessionId``).
+CCUSAGE_DAILY = {"2026-12-03": [16, 73, 23158, 66560, 0.1079535]}
+CCUSAGE_SESSIONS = {"95b0ee40-bd2d-4cf2-8ef2-19d156649c66": [16, 73, 23158, 66560, 0.1079535]}
+PARENT = "d2352618-13e6-4548-91ea-6629b3dd76dc"
+FORK = "95b0ee40-bd2d-4cf2-8ef2-19d156649c66"
 
 
 def _file(sid: str) -> Path:
@@ -41,8 +53,8 @@ def _log_figures() -> dict[str, int]:
 
 
 def _ccusage_figures() -> dict[str, int]:
-    """Every assistant record of both files, one per ``message.id:requestId`` (the records
-    hold no requestId: the scripted server sends no request-id header), the last one's usage."""
+    """Every assistant record of both files, one per ``message.id:requestId`` (the scripted
+    server sends a ``request-id`` header, as the API does), as ccusage deduplicates them."""
     seen: dict[str, dict[str, int]] = {}
     for path in sorted(HOME.rglob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -107,9 +119,42 @@ def test_the_fork_keeps_the_copied_calls_in_its_history_not_in_its_usage() -> No
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         fork = adfkit.open(_file(FORK))
-    assert list(fork.calls()["key"]) == ["msg_rec00002", "msg_rec00003"]
+    assert isinstance(fork, adfkit.AgentFile)
+    assert list(fork.calls()["key"]) == ["msg_rec00002:req_rec00002", "msg_rec00003:req_rec00003"]
     assert list(fork.usage()["seq"]) == [19, 22]
     h = fork.history()
     answers = h[h["role"] == "assistant"]
     assert list(answers["seq"]) == [12, 16, 19, 22]  # the parent's two answers, then its own
     assert list(answers["tokens_output"].isna()) == [True, True, False, False]
+
+
+def _ccusage_run(report: str) -> list[dict[str, object]]:
+    exe = _ccusage()
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(HOME / ".claude")}
+    cmd = [exe, report, "--json", "--offline"]
+    run = subprocess.run(cmd, env=env, capture_output=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    rows: list[dict[str, object]] = json.loads(run.stdout)[report]
+    return rows
+
+
+def _figures(r: dict[str, object]) -> list[object]:
+    keys = ("inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens")
+    return [*(r[k] for k in keys), round(float(r["totalCost"]), 10)]  # type: ignore[arg-type]
+
+
+def test_ccusage_20_run_live_gives_the_committed_figures() -> None:
+    assert {str(r["period"]): _figures(r) for r in _ccusage_run("daily")} == CCUSAGE_DAILY
+    assert {str(r["period"]): _figures(r) for r in _ccusage_run("session")} == CCUSAGE_SESSIONS
+
+
+def test_adfkit_usage_totals_equal_ccusage_20() -> None:
+    rows, _ = uf.usage_fleet([str(_file(PARENT)), str(_file(FORK))], engine="serial")
+    rows = list(rows)
+
+    def total(col: str) -> int:
+        return sum(int(r[col]) for r in rows)  # type: ignore[call-overload]
+
+    cost = round(sum(float(r["cost_usd"]) for r in rows), 10)
+    got = [total("input"), total("output"), total("cache_write"), total("cache_read"), cost]
+    assert got == CCUSAGE_DAILY["2026-12-03"] == CCUSAGE_SESSIONS[FORK]
