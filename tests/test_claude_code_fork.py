@@ -15,6 +15,7 @@ import subprocess
 import warnings
 from pathlib import Path
 
+import pytest
 from test_usage_report import _ccusage
 
 import adfkit
@@ -30,6 +31,9 @@ HOME = FOLDER / "home"
 #: and paid for two of them, which adfkit takes from the records (``requestSessionId``).
 CCUSAGE_DAILY = {"2026-12-03": [16, 73, 23158, 66560, 0.1079535]}
 CCUSAGE_SESSIONS = {"95b0ee40-bd2d-4cf2-8ef2-19d156649c66": [16, 73, 23158, 66560, 0.1079535]}
+#: The parent's two calls priced (claude-sonnet-4-5: $3 input, $15 output, $3.75 cache write,
+#: $0.30 cache read per million): 8 x 3 + 42 x 15 + 22,597 x 3.75 + 22,080 x 0.3, / 1e6.
+PARENT_COST = (8 * 3 + 42 * 15 + 22597 * 3.75 + 22080 * 0.3) / 1e6
 PARENT = "d2352618-13e6-4548-91ea-6629b3dd76dc"
 FORK = "95b0ee40-bd2d-4cf2-8ef2-19d156649c66"
 
@@ -158,3 +162,19 @@ def test_adfkit_usage_totals_equal_ccusage_20() -> None:
     cost = round(sum(float(r["cost_usd"]) for r in rows), 10)
     got = [total("input"), total("output"), total("cache_write"), total("cache_read"), cost]
     assert got == CCUSAGE_DAILY["2026-12-03"] == CCUSAGE_SESSIONS[FORK]
+
+
+def test_watch_counts_the_forks_own_calls_as_a_full_read_does() -> None:
+    """``adfkit watch`` on the fork, record by record: its 2 calls and their cost (the
+    requests.jsonl figures of calls 2 and 3, priced), the full read's figures."""
+    from adfkit._facade.watch import Watched, figures_of
+
+    w = Watched(_file(FORK))
+    assert w.incremental
+    w.update()
+    full, _ = figures_of(_file(FORK))
+    assert (w.figures.calls, full.calls) == (2, 2)
+    # ccusage's total less the parent's own cost (its session report keeps no parent row)
+    want = CCUSAGE_DAILY["2026-12-03"][4] - PARENT_COST
+    assert w.figures.cost_usd == pytest.approx(want, abs=1e-12)
+    assert full.cost_usd == pytest.approx(want, abs=1e-12)
