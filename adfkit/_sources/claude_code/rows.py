@@ -143,7 +143,7 @@ class _Builder:
             row.malformed = True
             row.note = "message content of an unexpected shape"
         paid_by = _paid_by(obj)
-        if paid_by is not None and not synthetic and not api_error:
+        if paid_by is not None and row.note is None:
             row.note = f"a copy of session {paid_by}'s call (requestSessionId): its usage is there"
         self._push(row, r)
         self.last_assistant = row
