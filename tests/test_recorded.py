@@ -166,19 +166,22 @@ def _sums(usage: pd.DataFrame) -> dict[str, int]:
 
 # -- Claude Code -------------------------------------------------------------------------------
 def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
-    """The session under ``home/.claude/projects/<project>/`` with its subagents. A call is
+    """The sessions under ``home/.claude/projects/<project>/`` with their subagents. A call is
     placed by its message id: the server names a message ``msg_rec<n>``. Claude Code writes no
     record of a compaction call (no usage, no message): each compaction event stands for one
     call, its tokens are None and adfkit's compactions table must show NA for them."""
-    main = next(
+    mains = [
         p for p in sorted((folder / "home").rglob("*.jsonl")) if not p.name.startswith("agent-")
-    )
-    session = _quiet_open(main)
-    agents = [session, *session.subagents()]
+    ]
+    agents = []
+    for main in mains:  # a fork is a session file of its own (2.1.332-fork)
+        session = _quiet_open(main)
+        agents += [session, *session.subagents()]
     usage = pd.concat([a.usage() for a in agents], ignore_index=True)
     comp = pd.concat([a.compactions() for a in agents], ignore_index=True)
     comp = comp[comp["event"] == "compaction"]
     tools = pd.concat([a.tool_calls(history=True) for a in agents], ignore_index=True)
+    tools = tools.drop_duplicates("tool_use_id")  # a fork's history holds the parent's calls
     summaries = ["\0summary"]
     windows: dict[int, list[Message]] = {}
     est: dict[int, int] = {}
@@ -193,7 +196,7 @@ def claude_code(folder: Path, log: list[dict[str, Any]]) -> Observed:
             est[int(m.group(1))] = int(chars.loc[int(seq)])
     na = bool(comp["compaction_input"].isna().all() and comp["compaction_output"].isna().all())
     return Observed(
-        calls={"turn": len(usage), "compaction": len(comp)},
+        calls={"turn": len(usage), **({"compaction": len(comp)} if len(comp) else {})},
         tokens={"turn": _sums(usage), "compaction": None},
         tool_calls=Counter(tools["tool_name"]),
         compactions=dict(Counter(comp["kind"])),

@@ -24,7 +24,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -50,6 +50,8 @@ class Reply:
     status: int = 200
     body: bytes = b"{}"
     content_type: str = "application/json"
+    #: More response headers (the Anthropic dialect's ``request-id``, which agents write down).
+    headers: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def json(cls, obj: Any, status: int = 200) -> Reply:
@@ -233,6 +235,8 @@ def _handler(rec: Recorder) -> Callable[..., BaseHTTPRequestHandler]:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(reply.body)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(reply.body)
 

@@ -149,3 +149,15 @@ def _call_key(obj: dict[str, Any], msg: dict[str, Any]) -> str | None:
         return None
     rid = obj.get("requestId")
     return f"{mid}:{rid}" if isinstance(rid, str) else mid
+
+
+def _paid_by(obj: dict[str, Any]) -> str | None:
+    """The other session that made (and paid for) the call of this assistant record, when the
+    record says so: Claude Code 2.1.332 copies the parent's records into a session started
+    with ``--resume ID --fork-session`` under the fork's ``sessionId`` and writes the parent's
+    as ``requestSessionId`` on the copied assistant records (its own calls have none). Such a
+    call was in the fork's context, but its usage is the parent's."""
+    paid = obj.get("requestSessionId")
+    if isinstance(paid, str) and paid and paid != obj.get("sessionId"):
+        return paid
+    return None

@@ -9,7 +9,8 @@ swept is counted in records: the conversation's records since the previous one (
 assistant records, one per ``message.id``; the history's rows, which walk the chain, can be
 fewer). A sidechain record (an inline subagent's) is not the session's; a record repeating an
 earlier uuid (a replay) counts once, the first, as the reader keeps it. Calls on abandoned
-branches count, as in ``usage()``. Not followed: a 1.0.x summary without a boundary (the
+branches count, as in ``usage()``; a forked session's copies of its parent's calls do not
+(:func:`.content._paid_by`). Not followed: a 1.0.x summary without a boundary (the
 tables find it as a compaction). Against a full read of the 16 real Claude Code and Codex
 fixture sessions and the 4 samples: calls, the latest prompt, compactions and cost agree on 17;
 one session's last line has no newline (its call waits for it), one sample's compaction is such
@@ -22,6 +23,7 @@ from typing import Any
 
 from adfkit._core.live import Landed, LiveFigures, Spend
 from adfkit._core.prices import PriceTable, costs, default_prices
+from adfkit._sources.claude_code.content import _paid_by
 
 
 def _int(v: Any) -> int:
@@ -75,6 +77,8 @@ class ClaudeCodeFollower:
         usage = msg.get("usage")
         model = msg.get("model")
         if not isinstance(mid, str) or not isinstance(usage, dict) or model == "<synthetic>":
+            return
+        if _paid_by(record) is not None:  # another session's call, copied: paid there
             return
         read = _int(usage.get("cache_read_input_tokens"))
         write = _int(usage.get("cache_creation_input_tokens"))

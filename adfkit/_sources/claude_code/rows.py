@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from adfkit._sources.claude_code.content import _attachment_row, _blocks, _call_key, _user_hint
+from adfkit._sources.claude_code.content import (
+    _attachment_row,
+    _blocks,
+    _call_key,
+    _paid_by,
+    _user_hint,
+)
 from adfkit._sources.claude_code.records import _Rec
 from adfkit._sources.transcript.kit import (
     CallDraft,
@@ -136,6 +142,9 @@ class _Builder:
         if bad:
             row.malformed = True
             row.note = "message content of an unexpected shape"
+        paid_by = _paid_by(obj)
+        if paid_by is not None and row.note is None:
+            row.note = f"a copy of session {paid_by}'s call (requestSessionId): its usage is there"
         self._push(row, r)
         self.last_assistant = row
         self.only_results_since = True
@@ -150,6 +159,8 @@ class _Builder:
         if not isinstance(usage, dict):
             return
         if row.kind_hint == "notice" or row.note == "model <synthetic>: no API call":
+            return
+        if _paid_by(r.obj or {}) is not None:  # another session's call, copied: not paid here
             return
         k = key if key is not None else f"line:{r.line}"
         c = self.calls.get(k)

@@ -26,9 +26,10 @@ def handle(req: Request, model: Model) -> Reply:
     call = parse(body, len(json.dumps(body)))
     answer = model.answer(req, NAME, call)
     message = _message(body, answer)
-    if not body.get("stream"):
-        return Reply.json(message)
-    return Reply.sse(_events(message))
+    reply = Reply.json(message) if not body.get("stream") else Reply.sse(_events(message))
+    # the API's id of the request, as the real one sends it: Claude Code writes it as requestId
+    reply.headers["request-id"] = f"req_rec{answer.n:05d}"
+    return reply
 
 
 def parse(body: dict[str, Any], size: int) -> Call:
