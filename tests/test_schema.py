@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import warnings
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import ROOT, sample
 
@@ -109,3 +111,28 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
     for df, n in ((fn(ROOT / folder), 2), (fn(tmp_path), 0)):
         assert len(df) == n and list(df.columns) == list(columns)
         assert {c: str(t) for c, t in df.dtypes.items()} == want
+
+
+# --- schema.frame builds string and Float64 columns directly ------------------------------
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values"),
+    [
+        ("string", ["a", None, "é", float("nan"), pd.NA, ""]),
+        ("string", ["a", 3, None]),  # not all text: through astype, as before
+        ("Float64", [1.5, 2, None, float("nan"), np.float64(0.25), np.int64(7), pd.NA]),
+        ("Float64", [True, 1.5, None]),  # a bool: through astype, as before
+        ("Float64", [np.float32(0.1), None]),
+        ("string", []),
+        ("Float64", [None, None]),
+    ],
+)
+def test_frame_columns_equal_the_astype_construction(dtype, values):
+    """A column ``schema.frame`` builds straight from the values is the very array the
+    general path (objects, then ``astype``) makes: values, dtype and array type."""
+    got = schema.frame({"c": values}, {"c": dtype})["c"]
+    objs = [None if schema._na(x) else x for x in values]
+    want = pd.Series(objs, dtype=object).astype(dtype)
+    pd.testing.assert_series_equal(got, want, check_names=False)
+    assert type(got.array) is type(want.array)
