@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -804,6 +805,11 @@ def _column(v: list[Any], dtype: str) -> Any:
         if all(_na(x) or (isinstance(x, int | np.integer) and not isinstance(x, bool)) for x in v):
             ms = pd.Series(pd.array([None if _na(x) else int(x) for x in v], dtype="Int64"))
             return pd.to_datetime(ms.astype("float64"), unit="ms", utc=True).astype(dtype)
+        if dtype.endswith(", UTC]") and all(
+            x is None or (type(x) is pd.Timestamp and x.tzinfo is not None) for x in v
+        ):  # aware timestamps (the common case) built directly, as test_schema.py checks
+            with contextlib.suppress(ValueError, OverflowError):  # out of range: below
+                return pd.array(v, dtype="datetime64[ns, UTC]").astype(dtype)
         return pd.to_datetime(
             pd.Series([pd.NaT if _na(x) else x for x in v], dtype=object), utc=True
         ).astype(dtype)

@@ -307,6 +307,35 @@ def test_opening_a_sample_builds_one_row_frame_not_a_second_for_no_branches(
     assert built.count(0) <= 1  # the shared empty frame, made once a process
 
 
+def test_a_sample_s_settings_are_found_once_for_every_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38: the tables that need the threshold (compactions, integrity, the audit of
+    each compaction, simulate) ask for the settings again and again; a sample finds them
+    once, and each caller gets a record of its own (changing one changes no other)."""
+    from adfkit._sources.transcript.source import TranscriptSource
+
+    found: list[str] = []
+    real = TranscriptSource.settings
+
+    def counting(self: Any) -> Any:
+        found.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(TranscriptSource, "settings", counting)
+    with adfkit.open(fixture("generated-summary.eval")) as log:
+        agent = log[0]
+        agent.compactions()
+        agent.integrity()
+        agent.compaction_audit()
+        adfkit.simulate(agent, adfkit.ThresholdPolicy())
+        first = agent.source.settings()
+        first.audit["loop"] = False
+        assert agent.source.settings().audit["loop"] is True
+        assert first.compact_threshold == 1200
+    assert len(found) == 1
+
+
 def test_settings_read_the_recorded_threshold() -> None:
     s = quiet_open(fixture("generated-trim.eval"))[0]
     st = s.settings()

@@ -113,7 +113,7 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
         assert {c: str(t) for c, t in df.dtypes.items()} == want
 
 
-# --- schema.frame builds string and Float64 columns directly ------------------------------
+# --- schema.frame builds text, number and time columns directly ----------------------------
 
 
 @pytest.mark.parametrize(
@@ -126,13 +126,24 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
         ("Float64", [np.float32(0.1), None]),
         ("string", []),
         ("Float64", [None, None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00:00.123456", tz="UTC"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00", tz="Europe/Paris"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01").as_unit("ms").tz_localize("UTC")]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2500-01-01", tz="UTC").as_unit("ms"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00"), pd.NaT]),  # naive: as before
+        ("datetime64[ms, UTC]", [None, None]),
     ],
 )
 def test_frame_columns_equal_the_astype_construction(dtype, values):
     """A column ``schema.frame`` builds straight from the values is the very array the
-    general path (objects, then ``astype``) makes: values, dtype and array type."""
+    general path (objects, then ``astype``; timestamps through ``to_datetime``) makes: values,
+    dtype and array type."""
     got = schema.frame({"c": values}, {"c": dtype})["c"]
-    objs = [None if schema._na(x) else x for x in values]
-    want = pd.Series(objs, dtype=object).astype(dtype)
+    if dtype.startswith("datetime"):
+        objs = [pd.NaT if schema._na(x) else x for x in values]
+        want = pd.to_datetime(pd.Series(objs, dtype=object), utc=True).astype(dtype)
+    else:
+        objs = [None if schema._na(x) else x for x in values]
+        want = pd.Series(objs, dtype=object).astype(dtype)
     pd.testing.assert_series_equal(got, want, check_names=False)
     assert type(got.array) is type(want.array)

@@ -70,6 +70,7 @@ from adfkit._sources.transcript.kit import (
     gc_paused,
 )
 
+_AUDIT: Key[pd.DataFrame] = Key("transcript.audit")
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
 
@@ -308,14 +309,19 @@ class TranscriptSource(AgentSource):
         """One ``loop`` archive per compaction (ids 1, 2, ... in order): the seq range and
         number of rows it swept, ``size_bytes`` their JSON content's characters, ``created_at``
         the compaction's time, ``start_at``/``end_at`` the first and last swept row's."""
+        return self.memo.get(_AUDIT, self._audit).copy(deep=False)
+
+    def _audit(self) -> pd.DataFrame:
         h = self.history()
-        seqs = h["seq"].to_numpy(dtype="int64")
-        chars = dict(zip(seqs.tolist(), h["content"].str.len().fillna(0).astype(int), strict=True))
-        times = dict(zip(seqs.tolist(), h["created_at"], strict=True))
+        events = self._compaction_events()
+        at = {q: i for i, q in enumerate(h["seq"].to_numpy(dtype="int64").tolist())}
+        if events:  # each row's length and time read where a sweep holds it, not for every row
+            chars = h["content"].str.len().fillna(0).astype(int).to_numpy()
+            times = h["created_at"].array
         recs = []
-        for i, e in enumerate(self._compaction_events(), start=1):
-            sw = [q for q in e.swept if q in chars]
-            ts = [times[q] for q in sw if not pd.isna(times[q])]
+        for i, e in enumerate(events, start=1):
+            sw = [q for q in e.swept if q in at]
+            ts = [t for q in sw if not pd.isna(t := times[at[q]])]
             recs.append(
                 {
                     "id": i,
@@ -324,7 +330,7 @@ class TranscriptSource(AgentSource):
                     "end_seq": max(sw) if sw else None,
                     "ref": None,
                     "entry_count": len(sw),
-                    "size_bytes": sum(chars[q] for q in sw),
+                    "size_bytes": sum(chars[at[q]] for q in sw),
                     "compressed_bytes": None,
                     "created_at": e.created_at,
                     "start_at": min(ts) if ts else None,
