@@ -299,9 +299,9 @@ def test_runtime_fixture_unknown_model_warns_once():
 
 
 def test_usage_and_replay_find_the_reappended_copies_once(monkeypatch):
-    """Issue 38: the rule of re-appended copies runs once per source, whichever of usage()
-    and replay() comes first (one walk of the history, not one per table), and both still
-    leave the same copies out (legacy-v27: seqs 121 and 122)."""
+    """Issue 38: the rule of re-appended copies runs once per source, whichever of usage(),
+    replay() and the forgetting tables comes first (not once per table), and usage() still
+    leaves the copies out (legacy-v27: seqs 121 and 122)."""
     from adfkit._analysis import replay as replay_mod
     from adfkit._analysis import usage as usage_mod
 
@@ -318,5 +318,6 @@ def test_usage_and_replay_find_the_reappended_copies_once(monkeypatch):
         warnings.simplefilter("ignore")
         u = agent.usage()
         agent.replay()
+        agent.forgetting()
     assert len(calls) == 1
     assert not {121, 122} & set(u["seq"].tolist())
