@@ -814,6 +814,10 @@ def _column(v: list[Any], dtype: str) -> Any:
             pd.Series([pd.NaT if _na(x) else x for x in v], dtype=object), utc=True
         ).astype(dtype)
     if dtype == "Int64":
+        if all(type(x) is int or x is None for x in v):  # the common case, built directly
+            with contextlib.suppress(OverflowError):  # past int64: below, as before
+                data = np.array([_MASKED if x is None else x for x in v], dtype="int64")
+                return pd.arrays.IntegerArray(data, np.array([x is None for x in v], dtype=bool))
         return pd.array([None if _na(x) else int(x) for x in v], dtype="Int64")
     if dtype == "boolean":
         return pd.array([None if _na(x) else bool(x) for x in v], dtype="boolean")
@@ -830,6 +834,9 @@ def _column(v: list[Any], dtype: str) -> Any:
         return pd.array(vals, dtype="Float64")
     return pd.Series(vals, dtype=object).astype(dtype)
 
+
+#: What ``pd.array(..., dtype="Int64")`` stores under a masked (NA) value.
+_MASKED = 1
 
 #: The number types a ``Float64`` column takes as they are (anything else goes through
 #: ``astype``, as before).

@@ -132,6 +132,9 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
         ("datetime64[ms, UTC]", [pd.Timestamp("2500-01-01", tz="UTC").as_unit("ms"), None]),
         ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00"), pd.NaT]),  # naive: as before
         ("datetime64[ms, UTC]", [None, None]),
+        ("Int64", [1, None, -(2**63), 2**63 - 1, 0]),
+        ("Int64", [True, 2, 3.0, np.int64(4), None]),  # not all plain ints: as before
+        ("Int64", []),
     ],
 )
 def test_frame_columns_equal_the_astype_construction(dtype, values):
@@ -139,7 +142,10 @@ def test_frame_columns_equal_the_astype_construction(dtype, values):
     general path (objects, then ``astype``; timestamps through ``to_datetime``) makes: values,
     dtype and array type."""
     got = schema.frame({"c": values}, {"c": dtype})["c"]
-    if dtype.startswith("datetime"):
+    if dtype == "Int64":
+        want = pd.Series(pd.array([None if schema._na(x) else int(x) for x in values], "Int64"))
+        assert (got.array._data == want.array._data).all()  # under the mask too
+    elif dtype.startswith("datetime"):
         objs = [pd.NaT if schema._na(x) else x for x in values]
         want = pd.to_datetime(pd.Series(objs, dtype=object), utc=True).astype(dtype)
     else:
