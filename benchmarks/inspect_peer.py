@@ -187,7 +187,12 @@ def run(quick: bool) -> dict[str, Any]:
     missed: list[str] = []
     for strategy in ("summary", "none"):
         for n in sizes:
-            path = log_path(py, n, strategy)
+            try:
+                path = log_path(py, n, strategy)
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+                tail = (getattr(exc, "stderr", b"") or b"").decode(errors="replace")[-300:]
+                print(f"  skipped: inspect-ai could not write the {n}-sample log ({tail})")
+                return results
             label = _label(n, strategy)
             got = results[label] = {
                 "bytes": path.stat().st_size,
