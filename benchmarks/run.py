@@ -22,7 +22,9 @@ session's calls grow), ``latency`` (every table of the largest input of each for
 big-runner at 1x/4x/16x against the file's parse floor, growth per 4x, peak memory per MB:
 ``benchmarks/latency.py``), ``report`` (``adfkit report``'s plain HTML and the executed
 notebook against claude-code-log on the same Claude Code sessions, CPU and wall:
-``benchmarks/report_peer.py``).
+``benchmarks/report_peer.py``), ``inspect`` (Inspect logs of 64 and 256 samples written by
+inspect-ai's own code, adfkit's tables against Inspect's ``read_eval_log``, whole processes:
+``benchmarks/inspect_peer.py``).
 
 Usage: ``python benchmarks/run.py [--quick] [--only SECTION]`` (``--quick``: small inputs, for
 a smoke test; ``--only``: run one section).
@@ -54,6 +56,7 @@ import brotli  # noqa: E402
 import chains  # noqa: E402
 import fleet_engines  # noqa: E402
 import fleet_real  # noqa: E402
+import inspect_peer  # noqa: E402
 import latency  # noqa: E402
 import orjson  # noqa: E402
 import otlp_export  # noqa: E402
@@ -473,6 +476,7 @@ def main(argv: list[str]) -> int:
         "otlp",
         "latency",
         "report",
+        "inspect",
     )
     if only is not None and only not in sections:
         print(f"--only must be one of {sections}", file=sys.stderr)
@@ -493,6 +497,7 @@ def main(argv: list[str]) -> int:
     print(f"adfkit benchmarks ({'quick' if quick else 'full'}), {cores} cores")
     if only not in (
         "transcripts", "forgetting", "fleet-real", "engines", "otlp", "latency", "report",
+        "inspect",
     ):  # fmt: skip
         large, small, fleet = gen.ensure(ROOT / "build" / "bench", quick=quick)
         with adfkit.open_adf(large) as agent:
@@ -620,6 +625,9 @@ def main(argv: list[str]) -> int:
         latency.run(quick)
     if want("report"):  # issue 38: adfkit report against claude-code-log (report_peer.py)
         report_peer.run(quick)
+        print()
+    if want("inspect"):  # issue 38: many-sample Inspect logs against read_eval_log
+        inspect_peer.run(quick)
         print()
     print(f"total {time.perf_counter() - t0:.0f} s")
     return 0

@@ -258,6 +258,84 @@ def test_listing_parses_no_sample(monkeypatch: pytest.MonkeyPatch) -> None:
     assert parsed == ["samples/7_epoch_1.json"]
 
 
+def test_a_sample_without_compaction_costs_nothing_in_the_compaction_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38: ``compactions()`` of a sample that has no compaction is the empty table
+    without the replay walk (the per-sample cost that made a log of many such samples slow);
+    a sample with compactions still walks, once."""
+    from adfkit._analysis import compactions as compactions_mod
+
+    walked: list[str] = []
+    real = compactions_mod.replay_state
+
+    def counting(src: Any) -> Any:
+        walked.append(src.name)
+        return real(src)
+
+    monkeypatch.setattr(compactions_mod, "replay_state", counting)
+    with adfkit.open(fixture(POPULARITY)) as log:
+        for agent in log:
+            assert agent.compactions().empty
+    assert walked == []
+    with adfkit.open(fixture("generated-summary.eval")) as log:
+        assert len(log[0].compactions()) == 4
+    assert walked  # the sample with compactions: the walk, as before
+
+
+def test_opening_a_sample_builds_one_row_frame_not_a_second_for_no_branches(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38: a sample's history is one frame of rows; its abandoned branches (an Inspect
+    sample has none) are the one empty frame every such source shares, not a frame built per
+    sample, and still the columns of a branches table."""
+    from adfkit._sources.transcript import source as transcript_source
+
+    built: list[int] = []
+    real = transcript_source._rows_frame
+
+    def counting(rows: Any, *a: Any) -> Any:
+        built.append(len(rows))
+        return real(rows, *a)
+
+    monkeypatch.setattr(transcript_source, "_rows_frame", counting)
+    log = quiet_open(fixture(POPULARITY))
+    for s in log:
+        b = s.branches()
+        assert b.empty and "branch" in b.columns and b["branch"].dtype == "string"
+    assert len([n for n in built if n]) == 10  # each sample's rows
+    assert built.count(0) <= 1  # the shared empty frame, made once a process
+
+
+def test_a_sample_s_settings_are_found_once_for_every_table(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 38: the tables that need the threshold (compactions, integrity, the audit of
+    each compaction, simulate) ask for the settings again and again; a sample finds them
+    once, and each caller gets a record of its own (changing one changes no other)."""
+    from adfkit._sources.transcript.source import TranscriptSource
+
+    found: list[str] = []
+    real = TranscriptSource.settings
+
+    def counting(self: Any) -> Any:
+        found.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(TranscriptSource, "settings", counting)
+    with adfkit.open(fixture("generated-summary.eval")) as log:
+        agent = log[0]
+        agent.compactions()
+        agent.integrity()
+        agent.compaction_audit()
+        adfkit.simulate(agent, adfkit.ThresholdPolicy())
+        first = agent.source.settings()
+        first.audit["loop"] = False
+        assert agent.source.settings().audit["loop"] is True
+        assert first.compact_threshold == 1200
+    assert len(found) == 1
+
+
 def test_settings_read_the_recorded_threshold() -> None:
     s = quiet_open(fixture("generated-trim.eval"))[0]
     st = s.settings()

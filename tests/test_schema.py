@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 import warnings
 
+import numpy as np
+import pandas as pd
 import pytest
 from conftest import ROOT, sample
 
@@ -109,3 +111,45 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
     for df, n in ((fn(ROOT / folder), 2), (fn(tmp_path), 0)):
         assert len(df) == n and list(df.columns) == list(columns)
         assert {c: str(t) for c, t in df.dtypes.items()} == want
+
+
+# --- schema.frame builds text, number and time columns directly ----------------------------
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values"),
+    [
+        ("string", ["a", None, "é", float("nan"), pd.NA, ""]),
+        ("string", ["a", 3, None]),  # not all text: through astype, as before
+        ("Float64", [1.5, 2, None, float("nan"), np.float64(0.25), np.int64(7), pd.NA]),
+        ("Float64", [True, 1.5, None]),  # a bool: through astype, as before
+        ("Float64", [np.float32(0.1), None]),
+        ("string", []),
+        ("Float64", [None, None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00:00.123456", tz="UTC"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00", tz="Europe/Paris"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01").as_unit("ms").tz_localize("UTC")]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2500-01-01", tz="UTC").as_unit("ms"), None]),
+        ("datetime64[ms, UTC]", [pd.Timestamp("2026-01-01 10:00"), pd.NaT]),  # naive: as before
+        ("datetime64[ms, UTC]", [None, None]),
+        ("Int64", [1, None, -(2**63), 2**63 - 1, 0]),
+        ("Int64", [True, 2, 3.0, np.int64(4), None]),  # not all plain ints: as before
+        ("Int64", []),
+    ],
+)
+def test_frame_columns_equal_the_astype_construction(dtype, values):
+    """A column ``schema.frame`` builds straight from the values is the very array the
+    general path (objects, then ``astype``; timestamps through ``to_datetime``) makes: values,
+    dtype and array type."""
+    got = schema.frame({"c": values}, {"c": dtype})["c"]
+    if dtype == "Int64":
+        want = pd.Series(pd.array([None if schema._na(x) else int(x) for x in values], "Int64"))
+        assert (got.array._data == want.array._data).all()  # under the mask too
+    elif dtype.startswith("datetime"):
+        objs = [pd.NaT if schema._na(x) else x for x in values]
+        want = pd.to_datetime(pd.Series(objs, dtype=object), utc=True).astype(dtype)
+    else:
+        objs = [None if schema._na(x) else x for x in values]
+        want = pd.Series(objs, dtype=object).astype(dtype)
+    pd.testing.assert_series_equal(got, want, check_names=False)
+    assert type(got.array) is type(want.array)

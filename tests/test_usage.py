@@ -296,3 +296,28 @@ def test_runtime_fixture_unknown_model_warns_once():
         adfkit.open_adf(path).usage()
     msgs = [str(w.message) for w in caught if issubclass(w.category, adfkit.AdfWarning)]
     assert len(msgs) == 1 and f"'mock-v1' ({n_calls} calls)" in msgs[0]
+
+
+def test_usage_and_replay_find_the_reappended_copies_once(monkeypatch):
+    """Issue 38: the rule of re-appended copies runs once per source, whichever of usage(),
+    replay() and the forgetting tables comes first (not once per table), and usage() still
+    leaves the copies out (legacy-v27: seqs 121 and 122)."""
+    from adfkit._analysis import replay as replay_mod
+    from adfkit._analysis import usage as usage_mod
+
+    calls = []
+    real = replay_mod.reappended_copies
+
+    def counting(h):
+        calls.append(len(h))
+        return real(h)
+
+    monkeypatch.setattr(replay_mod, "reappended_copies", counting)
+    monkeypatch.setattr(usage_mod, "reappended_copies", counting)
+    with warnings.catch_warnings(), adfkit.open_adf(sample("legacy-v27")) as agent:
+        warnings.simplefilter("ignore")
+        u = agent.usage()
+        agent.replay()
+        agent.forgetting()
+    assert len(calls) == 1
+    assert not {121, 122} & set(u["seq"].tolist())

@@ -107,6 +107,8 @@ def compactions(src: AgentSource, *, cache_window: int = 3) -> pd.DataFrame:
 
 
 def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
+    if not len(src.events()):  # no event (an Inspect sample without compaction): no walk
+        return schema.frame({}, schema.COMPACTIONS)
     st = replay_state(src)
     ev = st.events
     if not len(ev):  # no event: none of the lookups below is needed

@@ -7,12 +7,13 @@ laid over by the user's table; :func:`adfkit._core.prices.costs`), re-exported h
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
@@ -63,44 +64,53 @@ def usage_frame(
     writes_1h: Mapping[int, int] | None = None,
     *,
     untokened: bool = False,
+    copies: Collection[int] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
     """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
 
     ``writes_1h`` is :meth:`AgentSource.cache_writes_1h` (seq -> 1-hour cache writes).
     ``untokened``: the record states no call's usage (:attr:`AgentSource.usage_recorded`
     False), so every call row is a call, its tokens and cost NA.
+    ``copies``: :func:`~adfkit._core.history.reappended_copies` of ``history`` when the caller
+    has them (found once per source), else found here.
     ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
     its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
     """
     h = history
-    has_tokens = h[_TOKEN_COLS].notna().any(axis=1).to_numpy()
-    kind = h["kind"].astype("string")
-    is_call = kind.isin(list(CALL_ROW_KINDS)).fillna(False).to_numpy(dtype=bool)
+    has_tokens = np.zeros(len(h), dtype=bool)  # a column at a time: no frame of flags
+    for c in _TOKEN_COLS:
+        has_tokens |= ~np.asarray(h[c].array.isna(), dtype=bool)
+    is_call = np.array([k in CALL_ROW_KINDS for k in h["kind"].tolist()], dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
-    copies = list(reappended_copies(h))
-    keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
-    src = h.loc[keep, [c for c in _USED if c in h]]  # not the text columns: a copy of each
-    # every column built first and the frame made once (a column set at a time costs more
-    # than the arithmetic on a small file)
+    copies = list(reappended_copies(h) if copies is None else copies)
+    keep = (has_tokens | untokened) & is_call
+    if copies:
+        keep &= ~h["seq"].isin(copies).to_numpy(dtype=bool)
+    at = np.flatnonzero(keep)
+
+    def taken(name: str, dtype: str | None = None) -> Any:
+        """The call rows of a history column (no frame of them: the text columns are not
+        copied, and a small file's frame costs more than its arithmetic)."""
+        a = h[name].array.take(at)
+        return a if dtype is None else a.astype(dtype)
+
+    # every column built first and the frame made once
     w = writes_1h or {}
-    seq = src["seq"].astype("Int64").array
+    seq = taken("seq", "Int64")
     cols: dict[str, Any] = {
         "seq": seq,
-        "position": src["position"].astype("Int64").array,
+        "position": taken("position", "Int64"),
         "epoch": (
-            src["epoch"].astype("Int64").array
-            if "epoch" in src
-            else pd.array([pd.NA] * len(src), dtype="Int64")
+            taken("epoch", "Int64") if "epoch" in h else pd.array([pd.NA] * len(at), dtype="Int64")
         ),
         "call_kind": pd.Categorical(
-            src["kind"].astype(object).map(CALL_ROW_KINDS).to_numpy(dtype=object),
-            categories=list(CALL_KINDS),
+            [CALL_ROW_KINDS[k] for k in taken("kind").tolist()], categories=list(CALL_KINDS)
         ),
-        "created_at": src["created_at"].array,
-        "model": src["model"].astype("string").array,
+        "created_at": taken("created_at"),
+        "model": taken("model", "string"),
     }
     for c in _TOKEN_COLS:
-        cols[c] = src[c].astype("Int64").array
+        cols[c] = taken(c, "Int64")
         if c == "tokens_cache_write":
             cols["tokens_cache_write_1h"] = pd.array(
                 [w.get(int(q)) for q in seq.to_numpy(dtype="int64")], dtype="Int64"
@@ -114,7 +124,7 @@ def usage_frame(
     cols["cost_usd"] = cost
     cols["cum_cost_usd"] = np.array(running_cost_totals(cost.tolist()), dtype="float64")
     df = pd.DataFrame(cols)
-    tokened = df[_TOKEN_COLS].notna().any(axis=1).to_numpy(dtype=bool)
+    tokened = has_tokens[at]
     # a call with no tokens has no cost whatever its price: not a missing price
     missing = unpriced(df.loc[tokened, "model"].fillna("").tolist(), prices)
     total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost) & tokened).sum())
@@ -299,9 +309,11 @@ def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
 def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[str, int], int]:
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
+    # the history alone (no paid branch rows): its copies are the ones replay() finds too
+    copies = None if on_branch else reappended_of(src)
     with gc_paused():  # plain values per row and per call: many small acyclic objects
         df, unpriced, total_only = usage_frame(
-            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
+            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded, copies=copies
         )
     df.insert(
         df.columns.get_loc("model") + 1,

@@ -14,13 +14,14 @@ from typing import Any, overload
 import pandas as pd
 
 from adfkit._base.errors import AdfError
-from adfkit._core.source import Settings
+from adfkit._core.source import Key, Settings
 from adfkit._sources.inspect_eval.parser import FORMAT, parse_sample
 from adfkit._sources.inspect_eval.rules import compaction_config, provider_of, threshold_of
 from adfkit._sources.inspect_eval.zipread import DEFAULT_MAX_MEMBER_BYTES, EvalLogError, EvalZip
 from adfkit._sources.transcript.kit import Finding, ParsedTranscript, warn_findings
 from adfkit._sources.transcript.source import TranscriptSource
 
+_SETTINGS: Key[Settings] = Key("inspect_eval.settings")
 _SAMPLE = re.compile(r"^samples/(.+)_epoch_(\d+)\.json$")
 
 
@@ -71,7 +72,12 @@ class InspectSampleSource(TranscriptSource):
         log's plan records (``header.plan.steps[].params.compaction.threshold``:
         ``configured``), compared by Inspect with its own estimate of the next input; with no
         compaction in the plan, or a fraction of a window the log does not record, None and
-        ``threshold_rule`` says why."""
+        ``threshold_rule`` says why. Found once per sample (every table that needs the
+        threshold asks again)."""
+        st = self.memo.get(_SETTINGS, self._settings)
+        return dataclasses.replace(st, audit=dict(st.audit))  # a dict of the caller's own
+
+    def _settings(self) -> Settings:
         base = super().settings()
         threshold, rule = threshold_of(self.compaction, self.context_window())
         return dataclasses.replace(

@@ -37,6 +37,7 @@ Nothing is ever written: the file is read once, when the source is made.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from typing import Any
 
@@ -69,6 +70,7 @@ from adfkit._sources.transcript.kit import (
     gc_paused,
 )
 
+_AUDIT: Key[pd.DataFrame] = Key("transcript.audit")
 _LOOP: Key[pd.DataFrame] = Key("transcript.loop")
 _ARCHIVE: Key[pd.DataFrame] = Key("transcript.archive")
 
@@ -134,10 +136,10 @@ class TranscriptSource(AgentSource):
             h = add_epochs(h, self._ev[self._ev["event"] == "compaction"])
             h["copies"] = pd.array(np.ones(len(h), dtype="int64"), dtype="Int64")
             self._history = h
-            br = _rows_frame(parsed.other_branches, {}, f"{self.path}: abandoned branches")
-            names = {r.seq: r.branch for r in parsed.other_branches}
-            br["branch"] = pd.array([names.get(int(q)) for q in br["seq"]], dtype="string")
-            self._branches = br
+            # none (most files, every Inspect sample): one empty frame for all (copy-on-write)
+            self._branch_rows: pd.DataFrame | None = (
+                _branch_frame(parsed.other_branches, self.path) if parsed.other_branches else None
+            )
             every = [*parsed.rows, *parsed.other_branches]
             self._index: dict[str, list[Any]] = {  # a frame on demand: plain lists are cheap
                 "seq": [r.seq for r in every],
@@ -307,14 +309,19 @@ class TranscriptSource(AgentSource):
         """One ``loop`` archive per compaction (ids 1, 2, ... in order): the seq range and
         number of rows it swept, ``size_bytes`` their JSON content's characters, ``created_at``
         the compaction's time, ``start_at``/``end_at`` the first and last swept row's."""
+        return self.memo.get(_AUDIT, self._audit).copy(deep=False)
+
+    def _audit(self) -> pd.DataFrame:
         h = self.history()
-        seqs = h["seq"].to_numpy(dtype="int64")
-        chars = dict(zip(seqs.tolist(), h["content"].str.len().fillna(0).astype(int), strict=True))
-        times = dict(zip(seqs.tolist(), h["created_at"], strict=True))
+        events = self._compaction_events()
+        at = {q: i for i, q in enumerate(h["seq"].to_numpy(dtype="int64").tolist())}
+        if events:  # each row's length and time read where a sweep holds it, not for every row
+            chars = h["content"].str.len().fillna(0).astype(int).to_numpy()
+            times = h["created_at"].array
         recs = []
-        for i, e in enumerate(self._compaction_events(), start=1):
-            sw = [q for q in e.swept if q in chars]
-            ts = [times[q] for q in sw if not pd.isna(times[q])]
+        for i, e in enumerate(events, start=1):
+            sw = [q for q in e.swept if q in at]
+            ts = [t for q in sw if not pd.isna(t := times[at[q]])]
             recs.append(
                 {
                     "id": i,
@@ -323,7 +330,7 @@ class TranscriptSource(AgentSource):
                     "end_seq": max(sw) if sw else None,
                     "ref": None,
                     "entry_count": len(sw),
-                    "size_bytes": sum(chars[q] for q in sw),
+                    "size_bytes": sum(chars[at[q]] for q in sw),
                     "compressed_bytes": None,
                     "created_at": e.created_at,
                     "start_at": min(ts) if ts else None,
@@ -374,7 +381,7 @@ class TranscriptSource(AgentSource):
         """Rows of abandoned branches (a rewind, a rollback): the columns of
         :data:`schema.LOOP` plus ``branch`` (string: ``branch-1``...). Their seqs follow the
         active conversation's; they are in no other table."""
-        return self._branches.copy(deep=False)
+        return (_no_branches() if self._branch_rows is None else self._branch_rows).copy(deep=False)
 
     # -- summary -------------------------------------------------------------------------
     def info(self, *, sizes: bool = True) -> Info:
@@ -419,11 +426,26 @@ class TranscriptSource(AgentSource):
             tool_version=p.meta.get("version") or p.meta.get("cli_version"),
             history_rows=len(self._history),
             subagents=len(p.subagents),
-            branches=int(self._branches["branch"].nunique()),
+            branches=int(self.branches()["branch"].nunique()),
             findings=len(p.findings),
             **event_counts(e.kind for e in p.events),
         )
         return info_record(self, settings, **out)
+
+
+def _branch_frame(rows: list[Any], path: Any) -> pd.DataFrame:
+    """:meth:`TranscriptSource.branches` of the rows of abandoned branches."""
+    br = _rows_frame(rows, {}, f"{path}: abandoned branches")
+    names = {r.seq: r.branch for r in rows}
+    br["branch"] = pd.array([names.get(int(q)) for q in br["seq"]], dtype="string")
+    return br
+
+
+@functools.cache
+def _no_branches() -> pd.DataFrame:
+    """:meth:`TranscriptSource.branches` of a file without abandoned branches: made once, only
+    copied (pandas' copy-on-write keeps it as it is)."""
+    return _branch_frame([], "(no branches)")
 
 
 #: Columns of :meth:`TranscriptSource.row_index`; the token kinds of :data:`schema.CALLS`.
