@@ -30,9 +30,9 @@ from adfkit._analysis.kept import (
     swept_items,
 )
 from adfkit._analysis.observe import classify_call, default_taxonomy
-from adfkit._analysis.replay import ReplayState, reappended_of, replay_state
+from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import tool_calls
-from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
+from adfkit._analysis.usage import PricesArg, PriceTable, history_usage, load_prices
 from adfkit._base.collector import gc_paused
 from adfkit._core.prices import price_for
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens, parse_content
@@ -132,16 +132,22 @@ class _Calls:
     """Model calls in seq order with prefix sums of their tokens and costs."""
 
     seqs: list[int]
-    tokens: list[int]  # prefix sums of input + output (unknown counts 0)
+    tokens: list[int]  # prefix sums of input + output (a call's unknown half counts 0)
+    unknown: list[int]  # prefix counts of calls whose input and output are both unknown
     cost: list[float]  # prefix sums of cost (NaN poisons every later sum: unknown)
     usage: pd.DataFrame
     prices: PriceTable = field(default_factory=dict)
 
-    def between(self, lo: int, hi: int) -> tuple[int, int, int, float]:
-        """(first index, count, tokens, cost) of the calls with lo < seq <= hi."""
+    def between(self, lo: int, hi: int) -> tuple[int, int, int | None, float]:
+        """(first index, count, tokens, cost) of the calls with lo < seq <= hi: tokens None
+        when a call among them states neither input nor output, cost NaN when one is unknown,
+        and 0 for no call."""
         a = bisect.bisect_right(self.seqs, lo)
         b = bisect.bisect_right(self.seqs, hi)
-        return a, b - a, self.tokens[b] - self.tokens[a], self.cost[b] - self.cost[a]
+        if a == b:
+            return a, 0, 0, 0.0
+        tokens = None if self.unknown[b] > self.unknown[a] else self.tokens[b] - self.tokens[a]
+        return a, b - a, tokens, self.cost[b] - self.cost[a]
 
 
 _CALLS: Key[_Calls] = Key("forgetting.calls")
@@ -156,13 +162,15 @@ def _calls(src: AgentSource, prices: PricesArg = None) -> _Calls:
 
 def _build_calls(src: AgentSource, prices: PricesArg) -> _Calls:
     table = load_prices(prices)
-    u, _, _ = usage_frame(src.history(), table, copies=reappended_of(src))  # found once
+    u = history_usage(src, table)
     u = u.loc[u["call_kind"] == "assistant"].sort_values("seq").reset_index(drop=True)
     tok = (u["tokens_input"].fillna(0) + u["tokens_output"].fillna(0)).to_numpy(dtype="int64")
+    unknown = (u["tokens_input"].isna() & u["tokens_output"].isna()).to_numpy(dtype="int64")
     cost = u["cost_usd"].to_numpy(dtype="float64")
     return _Calls(
         seqs=u["seq"].astype("int64").tolist(),
         tokens=[0, *np.cumsum(tok).tolist()],
+        unknown=[0, *np.cumsum(unknown).tolist()],
         cost=[0.0, *np.cumsum(cost).tolist()],
         usage=u[list(_KEPT)],  # held for the file's life: the columns the tables read
         prices=table,

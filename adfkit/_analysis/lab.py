@@ -42,7 +42,7 @@ from adfkit._analysis.kept import (
 )
 from adfkit._analysis.llm_compactor import Judge, llm_judge
 from adfkit._analysis.replay import ReplayState, replay_state
-from adfkit._analysis.usage import PricesArg, load_prices, usage_frame
+from adfkit._analysis.usage import PricesArg, history_usage, load_prices
 from adfkit._analysis.windows import (
     Compacted,
     CompactionInput,
@@ -371,7 +371,7 @@ def compaction_records(src: AgentSource, *, prices: PricesArg = None) -> pd.Data
     audit = compaction_audit(src).set_index("event_id")
     led = compaction_ledger(src, prices=prices)
     swept = swept_items(src)
-    u, _, _ = usage_frame(src.history(), load_prices(prices))
+    u = history_usage(src, load_prices(prices))
     u = u[u["call_kind"] == "assistant"]
     cost = dict(zip(u["seq"].astype("int64").tolist(), u["cost_usd"].tolist(), strict=True))
     rows = []

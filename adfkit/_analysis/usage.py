@@ -306,6 +306,21 @@ def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
     return df
 
 
+def history_usage(src: AgentSource, table: PriceTable) -> pd.DataFrame:
+    """The per-call usage of ``src``'s history (no abandoned branch) by the one usage rule:
+    the source's 1-hour cache writes priced as such, its re-appended copies left out, every call
+    NA when the record states no usage. What the forgetting tables and the lab cost calls by, so
+    a call costs there what it costs in :func:`usage`."""
+    u, _, _ = usage_frame(
+        src.history(),
+        table,
+        src.cache_writes_1h(),
+        untokened=not src.usage_recorded,
+        copies=reappended_of(src),
+    )
+    return u
+
+
 def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[str, int], int]:
     table = load_prices(prices)
     rows, on_branch = _paid_rows(src)
