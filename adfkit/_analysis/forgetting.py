@@ -232,8 +232,9 @@ def compaction_ledger(src: AgentSource, *, prices: PricesArg = None) -> pd.DataF
       a person's message (the instruction repeated)), ``needed_seq`` (Int64: the first such
       row), ``needed_how`` (string: ``tool_input``, ``tool_result`` or ``user``)
     - what it took to have it back, from the compaction to ``needed_seq``: ``calls_until``
-      (Int64: model calls), ``tokens_until`` (Int64: their input + output), ``cost_until_usd``
-      (Float64: their cost at the price table, NA when a call is unpriced),
+      (Int64: model calls), ``tokens_until`` (Int64: their input + output, NA when a call
+      states neither), ``cost_until_usd`` (Float64: their cost by :func:`usage`'s rule, NA when a
+      call is unpriced, 0 for no call),
       ``seconds_until`` (Float64: from the summary (else the boundary row) to that row),
       ``refetch_tokens`` (Int64: estimated tokens of what brought it back: the results of the
       tool call whose input named it, else the row itself). Calls
