@@ -592,18 +592,22 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
     items: list[_Version] = []
     calls = tool_calls(src, history=True)
     calls = calls[calls["tool_name"].isin(["fs_write", "fs_delete", "fs_read"])]
+    # n: a call's place among the file calls (the order of events at one place)
+    places = np.flatnonzero(_may_name_mind(calls["tool_input"]))
+    calls = calls.iloc[places]
     results = result_texts(src) if len(calls) else {}
     deletes: list[_Version] = []
     times = calls["created_at"].array  # a Timestamp made for the calls on mind files only
     raws = calls["tool_input"].tolist()
-    for n, (raw, r) in enumerate(zip(raws, _call_rows(calls), strict=True)):
+    rows = zip(places.tolist(), raws, _call_rows(calls), strict=True)
+    for i, (n, raw, r) in enumerate(rows):
         inp = loads_or_none(raw)
         if not isinstance(inp, dict):
             continue
         path = _norm_path(inp.get("path"))
         if not _is_mind_path(path) or (not pd.isna(r.is_error) and bool(r.is_error)):
             continue
-        base = {"path": path, "seq": int(r.call_seq), "created_at": times[n]}
+        base = {"path": path, "seq": int(r.call_seq), "created_at": times[i]}
         if r.tool_name == "fs_read":
             text = _read_content(inp, results.get(str(r.tool_use_id)))
             if text is not None:
@@ -626,6 +630,16 @@ def _tool_events(src: AgentSource) -> tuple[list[_Version], list[_Version]]:
         if op == "delete":
             deletes.append(it)
     return items, deletes
+
+
+def _may_name_mind(raws: pd.Series) -> np.ndarray:
+    """The tool inputs (JSON text) that can name a mind file: those holding ``mind``, or a
+    ``\\u`` escape (the only way a decoded string holds letters its JSON text does not);
+    the rest are not parsed (a file's calls are mostly on other paths)."""
+    text = raws.astype("string")
+    found = text.str.contains("mind", regex=False) | text.str.contains("\\u", regex=False)
+    out: np.ndarray = found.to_numpy(dtype=bool, na_value=False)
+    return out
 
 
 class _CallRow(NamedTuple):
