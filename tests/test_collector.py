@@ -27,7 +27,9 @@ def collector_on() -> Iterator[None]:
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:
+        gc.enable()
+    else:
         gc.disable()
 
 
