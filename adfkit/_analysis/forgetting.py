@@ -30,7 +30,7 @@ from adfkit._analysis.kept import (
     swept_items,
 )
 from adfkit._analysis.observe import classify_call, default_taxonomy
-from adfkit._analysis.replay import ReplayState, replay_state
+from adfkit._analysis.replay import ReplayState, reappended_of, replay_state
 from adfkit._analysis.tables import tool_calls
 from adfkit._analysis.usage import PricesArg, PriceTable, load_prices, usage_frame
 from adfkit._base.collector import gc_paused
@@ -156,7 +156,7 @@ def _calls(src: AgentSource, prices: PricesArg = None) -> _Calls:
 
 def _build_calls(src: AgentSource, prices: PricesArg) -> _Calls:
     table = load_prices(prices)
-    u, _, _ = usage_frame(src.history(), table)
+    u, _, _ = usage_frame(src.history(), table, copies=reappended_of(src))
     u = u.loc[u["call_kind"] == "assistant"].sort_values("seq").reset_index(drop=True)
     tok = (u["tokens_input"].fillna(0) + u["tokens_output"].fillna(0)).to_numpy(dtype="int64")
     cost = u["cost_usd"].to_numpy(dtype="float64")

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
@@ -63,6 +64,7 @@ def usage_frame(
     writes_1h: Mapping[int, int] | None = None,
     *,
     untokened: bool = False,
+    copies: Mapping[int, int] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
     """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
 
@@ -71,13 +73,15 @@ def usage_frame(
     False), so every call row is a call, its tokens and cost NA.
     ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
     its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
+    ``copies``: :func:`reappended_copies` of ``history`` when already known (the source's,
+    :func:`adfkit._analysis.replay.reappended_of`, found once per file).
     """
     h = history
     has_tokens = h[_TOKEN_COLS].notna().any(axis=1).to_numpy()
     kind = h["kind"].astype("string")
     is_call = kind.isin(list(CALL_ROW_KINDS)).fillna(False).to_numpy(dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
-    copies = list(reappended_copies(h))
+    copies = list(reappended_copies(h) if copies is None else copies)
     keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
     src = h.loc[keep, [c for c in _USED if c in h]]  # not the text columns: a copy of each
     # every column built first and the frame made once (a column set at a time costs more
@@ -301,7 +305,11 @@ def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[s
     rows, on_branch = _paid_rows(src)
     with gc_paused():  # plain values per row and per call: many small acyclic objects
         df, unpriced, total_only = usage_frame(
-            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded
+            rows,
+            table,
+            src.cache_writes_1h(),
+            untokened=not src.usage_recorded,
+            copies=None if on_branch else reappended_of(src),  # rows: the history itself
         )
     df.insert(
         df.columns.get_loc("model") + 1,
