@@ -81,8 +81,8 @@ def usage_frame(
     kind = h["kind"].astype("string")
     is_call = kind.isin(list(CALL_ROW_KINDS)).fillna(False).to_numpy(dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
-    copies = list(reappended_copies(h) if copies is None else copies)
-    keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copies).to_numpy(dtype=bool)
+    copy_seqs = list(reappended_copies(h) if copies is None else copies)
+    keep = (has_tokens | untokened) & is_call & ~h["seq"].isin(copy_seqs).to_numpy(dtype=bool)
     src = h.loc[keep, [c for c in _USED if c in h]]  # not the text columns: a copy of each
     # every column built first and the frame made once (a column set at a time costs more
     # than the arithmetic on a small file)
