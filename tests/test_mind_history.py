@@ -14,6 +14,7 @@ from adfbuild import BASE_MS, build, result, row, text, use
 from conftest import runtime_fixture, sample
 
 from adfkit import AdfWarning, open_adf, schema
+from adfkit._analysis import mind as _mind
 
 TOK = {"input": 100, "output": 5}
 STARTUP = "Agent started. Review your mind for context and take any startup actions."
@@ -317,3 +318,49 @@ def test_runtime_mind_keeper_mind_at():
     # the seed index was in force at the first call, revision 7 at the last
     assert "index revision" not in agent.mind_at(calls[0])
     assert "index revision 7" in agent.mind_at(calls[-1])
+
+
+def test_calls_on_other_files_are_not_read(tmp_path, monkeypatch):
+    """File calls whose input names no mind file (here: notes/) are left unparsed, and with
+    no call on a mind file no tool result is read (issue 38: big-runner x16 parsed 25,712
+    inputs and every result for this); the mind's versions are what they were."""
+    old, live = _rows()
+    notes = [
+        row(20, "assistant", [_w("n1", "notes/x.md", "the garden")], tokens=TOK),
+        row(21, "user", [result("n1", "Successfully wrote")]),
+        row(22, "assistant", [use("n2", "fs_read", {"path": "notes/x.md"})], tokens=TOK),
+        row(23, "user", [result("n2", json.dumps({"content": "the garden"}))]),
+    ]
+    p = build(tmp_path / "m.adf", loop=old + live + notes, files={"mind.md": V2})
+    with_notes = open_adf(p).mind_history()
+    q = build(tmp_path / "m0.adf", loop=old + live, files={"mind.md": V2})
+    pd.testing.assert_frame_equal(with_notes, open_adf(q).mind_history())
+    parsed: list[str] = []
+    real = _mind.loads_or_none
+
+    def counted(raw):
+        parsed.append(raw)
+        return real(raw)
+
+    monkeypatch.setattr(_mind, "loads_or_none", counted)
+    open_adf(p).mind_history()
+    assert parsed and not any("notes/" in r for r in parsed)
+
+    def forbidden(*_a, **_k):
+        raise AssertionError("result_texts was read")
+
+    monkeypatch.setattr(_mind, "result_texts", forbidden)
+    only_notes = build(tmp_path / "n.adf", loop=notes, files={"mind.md": V2})
+    mh = open_adf(only_notes).mind_history()
+    assert mh["op"].tolist() == ["current"]
+
+
+def test_an_escaped_mind_path_is_still_read():
+    """The input filter keeps any JSON text with a \\u escape: ``"\\u006dind.md"`` is
+    mind.md once decoded, though its text holds no ``mind``."""
+    raws = pd.Series(
+        ['{"path": "\\u006dind.md"}', '{"path": "mi\\/nd"}', '{"path": "mind/a.md"}', None],
+        dtype="string",
+    )
+    assert _mind._may_name_mind(raws).tolist() == [True, False, True, False]
+    assert _mind.loads_or_none(raws[0]) == {"path": "mind.md"}

@@ -239,3 +239,29 @@ def test_no_table_but_blocks_builds_the_blocks_frame(monkeypatch, name):
         getattr(agent, table)()
     texts = _tables.result_texts(agent.source)
     assert dict(texts) == expected and len(expected)
+
+
+def test_reappended_copies_found_once(monkeypatch):
+    """replay(), usage() and the forgetting tables share one search for a fallback
+    compaction's re-appended copies per source (usage and forgetting each made their own)."""
+    from adfkit._analysis import replay as _replay
+    from adfkit._analysis import usage as _usage
+
+    found = []
+
+    def counted(real):
+        def count(*a, **k):
+            found.append(1)
+            return real(*a, **k)
+
+        return count
+
+    for module in (_replay, _usage):
+        monkeypatch.setattr(module, "reappended_copies", counted(module.reappended_copies))
+    agent = _open(sample("legacy-v27"))  # a fallback compaction: copies 121 and 122
+    agent.replay()
+    u = agent.usage()
+    agent.forgetting()
+    assert len(found) == 1
+    # the call at seq 118 counted once: its copy at 121 is no second call
+    assert 118 in set(u["seq"]) and 121 not in set(u["seq"])

@@ -504,3 +504,42 @@ def test_replay_and_observe_build_with_the_collector_paused(monkeypatch):
         agent.observe()
     assert seen == {"_walk": False, "_replay_frame": False, "_observation": False}
     assert gc.isenabled()
+
+
+def test_replay_rows_hold_the_history_values():
+    """Each row of the walk (built by position, in the order of ReplayRow's fields) holds its
+    history row's values, field by field."""
+    from adfkit._analysis.replay import _rows
+
+    with adfkit.open_adf(sample("long-runner")) as agent:
+        h = agent.history()
+        rows = _rows(h)
+
+    def val(v):
+        return None if pd.isna(v) else v
+
+    assert len(rows) == len(h)
+    for i, r in enumerate(h.itertuples(index=False)):
+        got = rows[int(r.seq)]
+        assert (got.seq, got.kind, got.sub) == (r.seq, r.kind, val(r.subkind))
+        assert (got.chars, got.media) == (r.chars, r.media_chars)
+        assert (got.ord, got.key) == (val(r.ord), r.seq if pd.isna(r.ord) else r.ord)
+        assert got.audit_id == val(r.audit_id)
+        assert (got.tin, got.tout, got.ttot, got.cw, got.cr) == tuple(
+            val(v)
+            for v in (
+                r.tokens_input,
+                r.tokens_output,
+                r.tokens_total,
+                r.tokens_cache_write,
+                r.tokens_cache_read,
+            )
+        )
+        assert got.call == (r.kind == "assistant")
+        assert (got.pos, got.content) == (i, r.content)
+        if not got.conv:
+            assert got.part == -1
+        elif r.kind in ("assistant", "tool_result"):
+            assert got.part == {"assistant": 2, "tool_result": 3}[r.kind]
+    # the comparison is not vacuous: calls with token counts that differ
+    assert any(r.tin is not None and r.tout != r.tin for r in rows.values())

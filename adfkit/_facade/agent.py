@@ -39,6 +39,7 @@ from adfkit._analysis.mind import Mind, read_mind
 from adfkit._analysis.observe import Observation, TaxonomyArg
 from adfkit._analysis.simulate import Policy, SimulationResult
 from adfkit._analysis.usage import PricesArg
+from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
 from adfkit._core import registry
 from adfkit._core.blobs import DEFAULT_MAX_BLOB_BYTES
@@ -60,10 +61,16 @@ def _documented_by(fn: Callable[..., Any]) -> Callable[[F], F]:
     return deco
 
 
-def _at_callers_line(fn: F) -> F:
+def _at_callers_line(fn: F, *, pause: bool = True) -> F:
     """Issue ``fn``'s :class:`AdfWarning` at the line that called it, so a notebook or a script
     shows the user's own call (``agent = adfkit.open(...)``), not a line inside adfkit. Other
-    warnings keep their place (their module, for filters such as ``error::...:adfkit``)."""
+    warnings keep their place (their module, for filters such as ``error::...:adfkit``).
+
+    With ``pause`` (every facade call but those that run the caller's own code), the cyclic
+    garbage collector is paused while ``fn`` runs (:class:`gc_paused`, ``settle=True``): a
+    table's build makes many objects and no cycle worth finding, and a full collection (a
+    fifth of a second on big-runner x16, its cost growing with everything already read) would
+    otherwise land in whichever table's allocations happened to trigger it."""
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -71,7 +78,10 @@ def _at_callers_line(fn: F) -> F:
         try:
             with warnings.catch_warnings(record=True) as got:
                 warnings.simplefilter("always")
-                return fn(*args, **kwargs)
+                if not pause:
+                    return fn(*args, **kwargs)
+                with gc_paused(settle=True):
+                    return fn(*args, **kwargs)
         finally:  # the caller's filters are back: issue each warning under them
             for w in got or ():
                 if issubclass(w.category, AdfWarning):
@@ -223,11 +233,17 @@ def open_codex(path: str | os.PathLike[str]) -> AgentFile:
     return AgentFile(open_source(path, format="codex"))
 
 
+#: Facade methods that run the caller's own code (compactors, a judge that may call a model
+#: for minutes): the collector stays as the caller has it.
+_RUNS_CALLERS_CODE = frozenset({"compaction_lab"})
+
+
 def _warnings_at_callers_line(cls: type[T]) -> type[T]:
-    """Every public method of ``cls`` issues its warnings at its caller's line."""
+    """Every public method of ``cls`` issues its warnings at its caller's line, and runs with
+    the collector paused (:func:`_at_callers_line`) unless it runs the caller's code."""
     for name, value in list(vars(cls).items()):
         if not name.startswith("_") and inspect.isfunction(value):
-            setattr(cls, name, _at_callers_line(value))
+            setattr(cls, name, _at_callers_line(value, pause=name not in _RUNS_CALLERS_CODE))
     return cls
 
 

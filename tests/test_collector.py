@@ -1,0 +1,153 @@
+"""The cyclic garbage collector held off while a table is built (issue 38): paused for every
+facade call in one place, back as the caller had it afterwards (after an error too, inside a
+pause of the caller's own), left alone where the call runs the caller's code. No timing:
+each test records whether the collector was on, and which collections ran."""
+
+from __future__ import annotations
+
+import gc
+import warnings
+from collections.abc import Iterator
+
+import pytest
+from conftest import sample
+
+import adfkit
+from adfkit._analysis import mind as _mind
+from adfkit._analysis import replay as _replay
+from adfkit._analysis import simulate as _simulate
+from adfkit._base.collector import gc_paused
+from adfkit._base.errors import AdfError
+
+
+@pytest.fixture
+def collector_on() -> Iterator[None]:
+    """The collector on for the test (pytest or a plugin may have it otherwise), as before
+    after it."""
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    if was:
+        gc.enable()
+    else:
+        gc.disable()
+
+
+@pytest.fixture
+def young_collections() -> Iterator[list[int]]:
+    """The generation of every collection that ends while the test runs."""
+    seen: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop":
+            seen.append(info["generation"])
+
+    gc.callbacks.append(note)
+    yield seen
+    gc.callbacks.remove(note)
+
+
+def _agent() -> adfkit.AgentFile:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return adfkit.open_adf(sample("long-runner"))
+
+
+def _spy(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[bool]:
+    """Record ``gc.isenabled()`` each time ``module.name`` runs (then run it)."""
+    seen: list[bool] = []
+    real = getattr(module, name)
+
+    def spy(*a: object, **k: object) -> object:
+        seen.append(gc.isenabled())
+        return real(*a, **k)
+
+    monkeypatch.setattr(module, name, spy)
+    return seen
+
+
+def test_paused_nests_and_is_restored_on_error(collector_on):
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the inner pause leaves it as the outer one wants it
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("in the pause")
+    assert gc.isenabled()
+    gc.disable()
+    with gc_paused():
+        pass
+    assert not gc.isenabled()  # off before: off after
+
+
+def test_settle_collects_the_young_generation_once_on_leaving(collector_on, young_collections):
+    """``settle=True``: the outermost pause makes one generation-0 collection as it is left
+    (an inner one, or one entered with the collector off, makes none); a plain pause none."""
+    with gc_paused():
+        pass
+    assert young_collections == []
+    with gc_paused(settle=True):
+        with gc_paused(settle=True):
+            pass
+        assert young_collections == []
+    assert young_collections == [0]
+    gc.disable()
+    with gc_paused(settle=True):
+        pass
+    gc.enable()
+    assert young_collections == [0]
+
+
+def test_a_table_is_built_with_the_collector_paused(monkeypatch, collector_on):
+    """AgentFile's tables, and adfkit.observe()/simulate(), run with the collector off; it is
+    back on when the table is returned."""
+    agent = _agent()
+    in_replay = _spy(monkeypatch, _replay, "replay")
+    in_mind = _spy(monkeypatch, _mind, "mind_history")
+    in_simulate = _spy(monkeypatch, _simulate, "simulate")
+    assert len(agent.replay()) > 0
+    assert gc.isenabled()
+    agent.mind_history()
+    assert gc.isenabled()
+    adfkit.simulate(agent, adfkit.ThresholdPolicy())
+    assert gc.isenabled()
+    assert (in_replay, in_mind, in_simulate) == ([False], [False], [False])
+
+
+def test_the_collector_is_back_after_an_error(monkeypatch, collector_on):
+    def broken(*_a: object, **_k: object) -> None:
+        raise AdfError("broken on purpose")
+
+    monkeypatch.setattr(_replay, "replay", broken)
+    with pytest.raises(AdfError, match="broken on purpose"):
+        _agent().replay()
+    assert gc.isenabled()
+
+
+def test_inside_a_pause_of_the_callers_own(monkeypatch, collector_on):
+    """A table built inside the caller's own pause leaves the collector off until the
+    caller's pause ends."""
+    agent = _agent()
+    seen = _spy(monkeypatch, _replay, "replay")
+    with gc_paused():
+        agent.replay()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    assert seen == [False]
+
+
+def test_compaction_lab_runs_the_callers_compactor_with_the_collector_as_it_was(collector_on):
+    """compaction_lab() runs the caller's compactors (and judge): the collector is left as the
+    caller has it."""
+    seen: list[bool] = []
+
+    def compactor(inp: object) -> None:
+        seen.append(gc.isenabled())
+        return None
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _agent().compaction_lab([("probe", compactor)])
+    assert seen and all(seen)
