@@ -70,13 +70,13 @@ def test_the_calls_are_priced_once_for_the_five_tables(monkeypatch):
     """The forgetting tables share one priced call list per source (three usage frames
     were built for them before)."""
     built = []
-    real = _forgetting.usage_frame
+    real = _forgetting.history_usage
 
     def counted(*a, **k):
         built.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(_forgetting, "usage_frame", counted)
+    monkeypatch.setattr(_forgetting, "history_usage", counted)
     agent = _open(sample("long-runner"))
     for table in FIVE:
         getattr(agent, table)()
