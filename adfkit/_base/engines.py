@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import pickle
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
@@ -110,6 +109,7 @@ def _processes(func: Callable[[T], R], jobs: list[T], workers: int | None, bar: 
 def _spill(func: Callable[[T], R], folder: str, job: T) -> tuple[bool, Any]:
     """``func(job)`` pickled to a file in ``folder``: ``(True, its name)``; ``(False, the
     result)`` when the file cannot be written (it then comes back through the pipe)."""
+    import pickle
     import tempfile
 
     result = func(job)
@@ -128,6 +128,8 @@ def _spill(func: Callable[[T], R], folder: str, job: T) -> tuple[bool, Any]:
 
 def _unspill(res: tuple[bool, Any]) -> Any:
     """The result :func:`_spill` returned, read back (its file removed)."""
+    import pickle
+
     spilled, value = res
     if not spilled:
         return value
