@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import tempfile
 import warnings
 from pathlib import Path, PurePosixPath
 
@@ -185,6 +186,35 @@ def test_run_keeps_input_order_on_every_local_engine():
     assert all(w for _, w, _ in pooled) and os.getpid() not in {p for _, _, p in pooled}
     with pytest.raises(ValueError, match="engine must be one of"):
         adfkit.run(func, jobs, engine="threads")
+
+
+def test_pool_results_come_back_through_files_that_are_then_removed(monkeypatch, tmp_path):
+    """Each result of the process pool comes back pickled in a file (not through the pool's
+    one result pipe), read once and removed; no file or folder of them is left behind."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    seen: list[bool] = []
+    unspill = engines._unspill
+
+    def reading(res):
+        seen.append(res[0] and os.path.isfile(res[1]))
+        out = unspill(res)
+        assert not res[0] or not os.path.exists(res[1])
+        return out
+
+    monkeypatch.setattr(engines, "_unspill", reading)
+    func = functools.partial(_worker_facts, k=2)
+    got = adfkit.run(func, list(range(12)), engine="processes", workers=2, progress=False)
+    assert [x for x, _, _ in got] == [2 * j for j in range(12)]
+    assert seen == [True] * 12
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_result_that_cannot_be_written_comes_back_through_the_pipe(tmp_path):
+    """No room for the file (here: no folder): the result itself is returned."""
+    res = engines._spill(abs, str(tmp_path / "gone"), -4)
+    assert res == (False, 4) and engines._unspill(res) == 4
+    res = engines._spill(abs, str(tmp_path), -5)
+    assert res[0] and engines._unspill(res) == 5 and list(tmp_path.iterdir()) == []
 
 
 def test_the_dask_engine_without_dask_says_what_to_install(monkeypatch):

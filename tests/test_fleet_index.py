@@ -302,3 +302,28 @@ def test_an_export_reads_back_with_its_tuples(tmp_path):
     got = read_parquet(str(tmp_path / "forgetful" / "compactions.parquet"))
     pd.testing.assert_frame_equal(want, got, check_exact=True)
     assert _cell_types(got) == _cell_types(want)
+
+
+def test_parts_are_read_with_the_system_allocator_and_the_default_put_back(tmp_path):
+    """Reading a part allocates nothing from pyarrow's default allocator (mimalloc on Linux,
+    which faulted fresh pages in for every part: the index's second run cost more than a
+    fresh read); the default is the default again after a read, and after a failed one."""
+    import pyarrow as pa
+
+    from adfkit._facade.index import read_parquet, to_parquet
+
+    pool = pa.default_memory_pool()
+    if pool.backend_name == pa.system_memory_pool().backend_name:
+        pytest.skip("pyarrow's default allocator is already the system's here")
+    df = pd.DataFrame({"text": pd.array([f"row {i} " * 200 for i in range(2000)], dtype="string")})
+    part = str(tmp_path / "part.parquet")
+    to_parquet(df, part)
+    before = pool.bytes_allocated()
+    got = read_parquet(part)
+    assert pool.bytes_allocated() == before
+    assert pa.default_memory_pool().backend_name == pool.backend_name
+    pd.testing.assert_frame_equal(got, df, check_exact=True)
+    (tmp_path / "bad.parquet").write_bytes(b"not parquet")
+    with pytest.raises(pa.ArrowInvalid):
+        read_parquet(str(tmp_path / "bad.parquet"))
+    assert pa.default_memory_pool().backend_name == pool.backend_name

@@ -8,6 +8,7 @@ and closed for the call). Results come back in input order; what a job raises is
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
@@ -81,16 +82,61 @@ def chunk_size(n_jobs: int, n_procs: int) -> int:
 
 def _processes(func: Callable[[T], R], jobs: list[T], workers: int | None, bar: Any) -> list[R]:
     import multiprocessing
+    import tempfile
     from concurrent.futures import ProcessPoolExecutor
 
     n = min(workers or os.cpu_count() or 1, len(jobs))
     ctx = multiprocessing.get_context()
     out: list[R] = []
-    with ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_mark_worker) as pool:
-        for res in pool.map(func, jobs, chunksize=chunk_size(len(jobs), n)):
-            out.append(res)
+    with (
+        tempfile.TemporaryDirectory(prefix="adfkit-engine-", ignore_cleanup_errors=True) as tmp,
+        ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_mark_worker) as pool,
+    ):
+        spilled = functools.partial(_spill, func, tmp)
+        for res in pool.map(spilled, jobs, chunksize=chunk_size(len(jobs), n)):
+            out.append(_unspill(res))
             bar.update()
     return out
+
+
+# A worker's result comes back through a file, not the pool's pipe: a fleet's frames are
+# hundreds of MB, and through the one result pipe (under a lock, 64 KB at a time, into a buffer
+# that grows, unpickled by the pool's thread) a worker with a result waits while the parent
+# drains the other's. 200 generated agents' history (317 MB of frames), best of 4 interleaved
+# rounds on a loaded 2-core machine: serial 4.12 s CPU, the pipe 6.25 s, files 5.57 s.
+
+
+def _spill(func: Callable[[T], R], folder: str, job: T) -> tuple[bool, Any]:
+    """``func(job)`` pickled to a file in ``folder``: ``(True, its name)``; ``(False, the
+    result)`` when the file cannot be written (it then comes back through the pipe)."""
+    import pickle
+    import tempfile
+
+    result = func(job)
+    name = None
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, suffix=".pickle")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    except OSError:
+        if name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+        return False, result
+    return True, name
+
+
+def _unspill(res: tuple[bool, Any]) -> Any:
+    """The result :func:`_spill` returned, read back (its file removed)."""
+    import pickle
+
+    spilled, value = res
+    if not spilled:
+        return value
+    with open(value, "rb") as fh:
+        data = fh.read()
+    os.unlink(value)
+    return pickle.loads(data)
 
 
 def _dask(

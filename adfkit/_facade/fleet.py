@@ -273,7 +273,9 @@ def _distinct_labels(df: pd.DataFrame) -> pd.DataFrame:
     if "label" not in df.columns or not len(df):
         return df
     keys = ["agent_path", "agent"]
-    agents = df.drop_duplicates(keys)
+    # the three columns only: taking a row of every column of a large fleet frame gathers
+    # every chunk of its text columns (1.4-2.6 s of system time at 200 agents' history)
+    agents = df[[*keys, "label"]].drop_duplicates(keys)
     trio = list(
         zip(
             agents["agent_path"].tolist(),
