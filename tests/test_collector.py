@@ -151,3 +151,41 @@ def test_compaction_lab_runs_the_callers_compactor_with_the_collector_as_it_was(
         warnings.simplefilter("ignore")
         _agent().compaction_lab([("probe", compactor)])
     assert seen and all(seen)
+
+
+def test_a_table_is_built_with_pyarrow_allocating_through_malloc(monkeypatch):
+    """While a table is built pyarrow's default allocator is the C library's (mimalloc, its
+    own default, faulted fresh pages in for every large column); after the call, and after a
+    failed one, it is what it was; a process that chose its allocator keeps it."""
+    import pyarrow as pa
+
+    from adfkit._sources.adf.source import AdfSource
+
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow's default allocator here is not mimalloc")
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    seen: list[str] = []
+    fail = []
+    real = AdfSource.history
+
+    def history(self, *a, **k):
+        seen.append(pa.default_memory_pool().backend_name)
+        if fail:
+            raise RuntimeError("the build failed")
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(AdfSource, "history", history)
+    with adfkit.open(str(sample("long-runner"))) as agent:
+        agent.compactions()
+    assert seen and set(seen) == {"system"}
+    assert pa.default_memory_pool().backend_name == "mimalloc"
+    fail.append(True)
+    with adfkit.open(str(sample("long-runner"))) as agent, pytest.raises(RuntimeError):
+        agent.history()
+    assert seen[-1] == "system" and pa.default_memory_pool().backend_name == "mimalloc"
+    fail.clear()
+    seen.clear()
+    monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
+    with adfkit.open(str(sample("long-runner"))) as agent:
+        agent.history()
+    assert seen and set(seen) == {"mimalloc"}

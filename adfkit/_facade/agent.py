@@ -39,6 +39,7 @@ from adfkit._analysis.mind import Mind, read_mind
 from adfkit._analysis.observe import Observation, TaxonomyArg
 from adfkit._analysis.simulate import Policy, SimulationResult
 from adfkit._analysis.usage import PricesArg
+from adfkit._base.allocator import system_allocator
 from adfkit._base.collector import gc_paused
 from adfkit._base.errors import AdfWarning
 from adfkit._core import registry
@@ -70,7 +71,9 @@ def _at_callers_line(fn: F, *, pause: bool = True) -> F:
     garbage collector is paused while ``fn`` runs (:class:`gc_paused`, ``settle=True``): a
     table's build makes many objects and no cycle worth finding, and a full collection (a
     fifth of a second on big-runner x16, its cost growing with everything already read) would
-    otherwise land in whichever table's allocations happened to trigger it."""
+    otherwise land in whichever table's allocations happened to trigger it; and pyarrow
+    allocates with the C library's ``malloc`` (:class:`system_allocator`: mimalloc faulted
+    fresh pages in for every large column)."""
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -80,7 +83,7 @@ def _at_callers_line(fn: F, *, pause: bool = True) -> F:
                 warnings.simplefilter("always")
                 if not pause:
                     return fn(*args, **kwargs)
-                with gc_paused(settle=True):
+                with gc_paused(settle=True), system_allocator():
                     return fn(*args, **kwargs)
         finally:  # the caller's filters are back: issue each warning under them
             for w in got or ():

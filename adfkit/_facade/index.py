@@ -20,9 +20,10 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from adfkit._base.allocator import system_allocator
 from adfkit._base.errors import OutputPathError
 from adfkit._base.outputs import check_output
 from adfkit._facade.usage.days import FLOAT_COLUMNS, days_table
@@ -153,31 +154,6 @@ def _to_json(row: dict[str, Any]) -> dict[str, Any]:
 
 def _from_json(row: dict[str, Any]) -> dict[str, Any]:
     return {k: float("nan") if v is None and k in FLOAT_COLUMNS else v for k, v in row.items()}
-
-
-@contextlib.contextmanager
-def system_allocator() -> Iterator[None]:
-    """pyarrow's allocations made with the C library's ``malloc`` for the time of the block,
-    then its default allocator back (each buffer is freed by the allocator that made it).
-
-    Reading a part allocates a few large buffers per column. mimalloc, pyarrow's default on
-    Linux, hands them back to the system and faults fresh pages in for the next part: on a
-    virtual machine that made the index's second run of 40 agents' history cost 1.2 s of CPU,
-    0.7-1.0 s of it in the kernel, where a fresh read of the files took 0.9 s; with ``malloc``
-    the second run takes 0.35 s (``ARROW_DEFAULT_MEMORY_POOL=system`` for the whole process
-    does the same)."""
-    import pyarrow as pa
-
-    before = pa.default_memory_pool()
-    system = pa.system_memory_pool()
-    if before.backend_name == system.backend_name:
-        yield
-        return
-    pa.set_memory_pool(system)
-    try:
-        yield
-    finally:
-        pa.set_memory_pool(before)
 
 
 #: Key of the Arrow schema metadata that says what the object columns held (see
