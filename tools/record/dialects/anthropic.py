@@ -120,7 +120,7 @@ def _events(message: dict[str, Any]) -> list[tuple[str | None, Any]]:
     ]
     for i, block in enumerate(message["content"]):
         if block["type"] == "text":
-            first = {"type": "text", "text": ""}
+            first: dict[str, Any] = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
         else:
             first = {**block, "input": {}}

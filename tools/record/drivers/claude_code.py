@@ -11,6 +11,7 @@ prompt compacts by hand; a last prompt after ``--continue`` (a resume) runs a sh
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from ..drive import Context, Recorded, npm_install, run
 from ..script import Scenario, Step, Want
@@ -97,21 +98,14 @@ def record(ctx: Context) -> Recorded:
     scen = scenario()
     _paths(scen, str(ctx.project))
     with Recorder(scen, ctx.log) as rec:
-        env = ctx.env(
-            ANTHROPIC_BASE_URL=rec.url,
-            ANTHROPIC_API_KEY="dummy",
-            CLAUDE_CONFIG_DIR=str(config),
-            DISABLE_TELEMETRY="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_ERROR_REPORTING="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            IS_SANDBOX="1",
+        env = claude_env(
+            ctx,
+            rec,
             # the window's floor (100,000), less the output reserve (20,000), at 40%: 32,000
             CLAUDE_CODE_AUTO_COMPACT_WINDOW="100000",
             CLAUDE_AUTOCOMPACT_PCT_OVERRIDE="40",
         )
-        base = [str(bin_dir / "claude"), "--output-format", "stream-json", "--verbose"]
-        base += ["--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"]
+        base = claude_command(bin_dir)
         prompts = [
             ("turn 1", ["-p", "task-a1 Look at the project files and the data."]),
             ("turn 2", ["--continue", "-p", "task-b2 Have a helper inspect app.py."]),
@@ -129,6 +123,31 @@ def record(ctx: Context) -> Recorded:
             sid = sid or _session_id(out.stdout)
     files = sorted(p for p in (config / "projects").rglob("*") if p.is_file())
     return Recorded(VERSION, files, NOTES)
+
+
+def claude_env(ctx: Context, rec: Recorder, **extra: str) -> dict[str, str]:
+    """The environment that points Claude Code at the recorder, in the fresh HOME (its
+    config under ``.claude``), with nothing sent but the model's requests."""
+    return ctx.env(
+        ANTHROPIC_BASE_URL=rec.url,
+        ANTHROPIC_API_KEY="dummy",
+        CLAUDE_CONFIG_DIR=str(ctx.home / ".claude"),
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        IS_SANDBOX="1",
+        **extra,
+    )
+
+
+def claude_command(bin_dir: Path) -> list[str]:
+    """``claude`` in headless stream-json mode, every tool allowed, the scripted model."""
+    return [
+        str(bin_dir / "claude"),
+        *("--output-format", "stream-json", "--verbose"),
+        *("--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"),
+    ]
 
 
 def _session_id(stream: str) -> str:

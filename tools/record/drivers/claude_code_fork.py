@@ -12,7 +12,16 @@ from ..drive import Context, Recorded, npm_install, run
 from ..script import Scenario, Step, Want
 from ..server import Recorder
 from .claude_code import AGENT as AGENT  # the same agent folder: claude-code/
-from .claude_code import COMPACTION, PACKAGE, SIDE, VERSION, _paths, _session_id
+from .claude_code import (
+    COMPACTION,
+    PACKAGE,
+    SIDE,
+    VERSION,
+    _paths,
+    _session_id,
+    claude_command,
+    claude_env,
+)
 
 NOTES = [
     "a fork: turn 1 in one session, then '--resume ID --fork-session -p' starts a second "
@@ -39,18 +48,8 @@ def record(ctx: Context) -> Recorded:
     scen = scenario()
     _paths(scen, str(ctx.project))
     with Recorder(scen, ctx.log) as rec:
-        env = ctx.env(
-            ANTHROPIC_BASE_URL=rec.url,
-            ANTHROPIC_API_KEY="dummy",
-            CLAUDE_CONFIG_DIR=str(config),
-            DISABLE_TELEMETRY="1",
-            DISABLE_AUTOUPDATER="1",
-            DISABLE_ERROR_REPORTING="1",
-            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-            IS_SANDBOX="1",
-        )
-        base = [str(bin_dir / "claude"), "--output-format", "stream-json", "--verbose"]
-        base += ["--dangerously-skip-permissions", "--model", "claude-sonnet-4-5"]
+        env = claude_env(ctx, rec)
+        base = claude_command(bin_dir)
         rec.phase("turn 1")
         out = run(ctx, [*base, "-p", "task-a1 Read the notes."], env, timeout=240)
         if out.returncode != 0:
