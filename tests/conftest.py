@@ -5,7 +5,9 @@ from __future__ import annotations
 import compileall
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import pytest
@@ -33,6 +35,15 @@ def sample(name: str) -> Path:
     if not p.exists():
         pytest.fail(f"sample agent {p} is missing: run `make samples`")
     return p
+
+
+@pytest.fixture(scope="session")
+def playwright_browser() -> Iterator[Any]:
+    """Chromium for the session, one per worker, for every module that opens a page (two
+    Playwrights in one process fail; tests/test_browser.py ``start_chromium``)."""
+    import test_browser
+
+    yield from test_browser.start_chromium()
 
 
 def runtime_fixture(name: str) -> Path:

@@ -404,8 +404,10 @@ def _until_changed(read: Callable[[], Any], before: Any, what: str) -> Any:
 
 
 # --- Fixtures -----------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def playwright_browser() -> Iterator[Any]:
+def start_chromium() -> Iterator[Any]:
+    """Chromium under Playwright for the test session (``conftest.playwright_browser``: one
+    per worker, shared by every module that needs a browser, since a second Playwright started
+    while the first runs fails: "Sync API inside the asyncio loop")."""
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -10,7 +10,6 @@ import warnings
 from pathlib import Path
 
 import pytest
-import test_browser
 from conftest import ROOT, SAMPLES, fingerprint, runtime_fixture, sample
 from test_claude_code import Log, text
 
@@ -28,8 +27,6 @@ SESSION = (
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = "<img src=x onerror=alert(1)>"
-#: Chromium, started as tests/test_browser.py starts it (skipped where there is none).
-chromium = test_browser.playwright_browser
 MATH = "$$\\int_0^1 x\\,dx$$"
 CONTROLS = "\x1b[2J\x07\x00\x9b31m\u202e"
 
@@ -208,13 +205,13 @@ def test_every_format_gets_every_section(tmp_path, path):
     assert "Traceback" not in page
 
 
-def test_in_chromium_the_report_runs_nothing_and_fetches_nothing(tmp_path, chromium):
+def test_in_chromium_the_report_runs_nothing_and_fetches_nothing(tmp_path, playwright_browser):
     """The hostile session's report opened in Chromium (tests/test_browser.py's browser): no
     script runs (no dialog, no script element), no request leaves the page, every plot
     decodes, each compaction unfolds to its summary, and the TeX is text."""
     page_file = tmp_path / "r.html"
     _quiet_report(_hostile_session(tmp_path), page_file)
-    page = chromium.new_page()
+    page = playwright_browser.new_page()
     dialogs: list[str] = []
     requests: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
