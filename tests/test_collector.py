@@ -189,3 +189,32 @@ def test_a_table_is_built_with_pyarrow_allocating_through_malloc(monkeypatch):
     with adfkit.open(str(sample("long-runner"))) as agent:
         agent.history()
     assert seen and set(seen) == {"mimalloc"}
+
+
+def test_the_allocator_stays_malloc_until_the_last_thread_leaves(monkeypatch):
+    """The switch is the process's: a thread that leaves first does not put mimalloc back under
+    another thread still building a table."""
+    import threading
+
+    import pyarrow as pa
+
+    from adfkit._base.allocator import system_allocator
+
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow's default allocator here is not mimalloc")
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
+    entered, leave = threading.Event(), threading.Event()
+
+    def other() -> None:
+        with system_allocator():
+            entered.set()
+            leave.wait()
+
+    t = threading.Thread(target=other)
+    t.start()
+    entered.wait()
+    with system_allocator():
+        leave.set()
+        t.join()
+        assert pa.default_memory_pool().backend_name == "system"
+    assert pa.default_memory_pool().backend_name == "mimalloc"

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from typing import Any
 
 #: pyarrow's own default allocator on Linux, the one :class:`system_allocator` stands in for.
 _DEFAULT_BACKEND = "mimalloc"
+#: The switch is the process's, so it is counted: the first block in (of any thread) sets
+#: ``malloc``, the last one out puts the default back.
+_LOCK = threading.Lock()
+_holders = 0
+_before: Any = None
 
 
 class system_allocator:  # noqa: N801 - used as a function: ``with system_allocator():``
@@ -22,9 +28,9 @@ class system_allocator:  # noqa: N801 - used as a function: ``with system_alloca
 
     Left alone: a process that chose its allocator (``ARROW_DEFAULT_MEMORY_POOL``, or a pool
     other than mimalloc set with :func:`pyarrow.set_memory_pool`), and a process that has not
-    imported pyarrow (adfkit's fast usage path never does). Nests: an inner block finds the
-    system allocator already set and leaves it. A class, as :class:`~.collector.gc_paused`:
-    entering and leaving cost a dictionary look-up when there is nothing to do.
+    imported pyarrow (adfkit's fast usage path never does). Nests, and across threads: the
+    default comes back when the last block of any thread is left. A class, as
+    :class:`~.collector.gc_paused`.
 
     Examples
     --------
@@ -35,18 +41,30 @@ class system_allocator:  # noqa: N801 - used as a function: ``with system_alloca
     True
     """
 
-    __slots__ = ("_before",)
+    __slots__ = ("_held",)
 
     def __enter__(self) -> None:
-        self._before: Any = None
+        self._held = False
         pa = sys.modules.get("pyarrow")
         if pa is None or "ARROW_DEFAULT_MEMORY_POOL" in os.environ:
             return
-        before = pa.default_memory_pool()
-        if before.backend_name == _DEFAULT_BACKEND:
-            pa.set_memory_pool(pa.system_memory_pool())
-            self._before = before
+        global _holders, _before
+        with _LOCK:
+            if _holders == 0:
+                before = pa.default_memory_pool()
+                if before.backend_name != _DEFAULT_BACKEND:
+                    return
+                pa.set_memory_pool(pa.system_memory_pool())
+                _before = before
+            _holders += 1
+            self._held = True
 
     def __exit__(self, *exc: object) -> None:
-        if self._before is not None:
-            sys.modules["pyarrow"].set_memory_pool(self._before)
+        if not self._held:
+            return
+        global _holders, _before
+        with _LOCK:
+            _holders -= 1
+            if _holders == 0:
+                sys.modules["pyarrow"].set_memory_pool(_before)
+                _before = None
