@@ -135,6 +135,11 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
         ("Int64", [1, None, -(2**63), 2**63 - 1, 0]),
         ("Int64", [True, 2, 3.0, np.int64(4), None]),  # not all plain ints: as before
         ("Int64", []),
+        ("category", ["loop", None, "a", float("nan"), "loop", "é"]),
+        ("category", [str(i) for i in range(300)]),  # wider codes than int8
+        ("category", [None, pd.NA]),  # no text: object categories, as before
+        ("category", ["a", 3, None]),  # not all text: through astype, as before
+        ("category", []),
     ],
 )
 def test_frame_columns_equal_the_astype_construction(dtype, values):

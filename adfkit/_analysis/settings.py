@@ -87,7 +87,8 @@ def config_changes(src: AgentSource) -> pd.DataFrame:
 
 def _config_changes(src: AgentSource) -> pd.DataFrame:
     tasks = src.tasks()
-    tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
+    if len(tasks):  # none (every transcript): no mask to make
+        tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
     if tasks.empty and not _names_tool(src.history(), "sys_update_config"):
         # no change: the tool-call table (every block of the history) is not needed
         return schema.frame([], schema.CONFIG_CHANGES)
@@ -225,13 +226,17 @@ def _schedule(src: AgentSource) -> _Schedule:
             AdfWarning,
             stacklevel=4,
         )
+    changed = config_changes(src)
+    stated = _SOURCE_OF.get(settings.threshold_source or "")
+    if not len(changed):  # no change (most agents): one threshold throughout
+        return [(0, current, stated)], {}
     h = src.history()
     seqs = h["seq"].to_numpy(dtype="int64")
     present = np.sort(seqs)
     times = h["created_at"]
     # (from_seq, value, (present seq before from_seq, time in ms) for a change known by time)
     changes: list[tuple[int, int | None, tuple[int, int] | None]] = []
-    for r in config_changes(src).itertuples(index=False):
+    for r in changed.itertuples(index=False):
         if pd.isna(r.succeeded) or not bool(r.succeeded):
             continue
         if not _sets_threshold(r.path, r.value):
@@ -250,7 +255,6 @@ def _schedule(src: AgentSource) -> _Schedule:
                 else:
                     changes.append((f, val, None))
     changes.sort(key=lambda c: c[0])
-    stated = _SOURCE_OF.get(settings.threshold_source or "")
     if not changes:
         return [(0, current, stated)], {}
     first = changes[0][0]

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from adfkit import schema
 from adfkit._analysis.replay import reappended_of
 from adfkit._analysis.timeline import turn_starts
 from adfkit._base.collector import gc_paused
@@ -31,6 +32,8 @@ from adfkit._core.rows import TOKEN_COLUMNS
 from adfkit._core.source import AgentSource, Key
 
 CALL_KINDS = tuple(CALL_ROW_KINDS.values())
+#: A call row's kind -> its ``call_kind`` code (the position of its name in CALL_KINDS).
+_KIND_CODE = {k: CALL_KINDS.index(v) for k, v in CALL_ROW_KINDS.items()}
 _TOKEN_COLS = list(TOKEN_COLUMNS)
 #: The history's columns a usage frame is made of.
 _USED = ["seq", "position", "epoch", "kind", "created_at", "model", *_TOKEN_COLS]
@@ -103,8 +106,9 @@ def usage_frame(
         "epoch": (
             taken("epoch", "Int64") if "epoch" in h else pd.array([pd.NA] * len(at), dtype="Int64")
         ),
-        "call_kind": pd.Categorical(
-            [CALL_ROW_KINDS[k] for k in taken("kind").tolist()], categories=list(CALL_KINDS)
+        "call_kind": pd.Categorical.from_codes(
+            np.array([_KIND_CODE[k] for k in taken("kind").tolist()], dtype=np.int8),
+            dtype=schema.text_categories(CALL_KINDS),
         ),
         "created_at": taken("created_at"),
         "model": taken("model", "string"),

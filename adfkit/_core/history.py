@@ -316,21 +316,39 @@ def reappended_copies(history: pd.DataFrame) -> dict[int, int]:
     """
     if not len(history):
         return {}
-    kind = history["kind"].astype("string").fillna("").to_numpy(dtype=object)
-    no_ord = history["ord"].isna().to_numpy(dtype=bool)
-    if not ((kind == "compaction_summary") & no_ord).any():
+    kind = _labels(history["kind"])
+    no_ord = history["ord"].isna().to_numpy(dtype=bool).tolist()
+    if not any(k == "compaction_summary" and n for k, n in zip(kind, no_ord, strict=True)):
         return {}
-    ordv = history["ord"].astype("Int64")
+    ordv = history["ord"].astype("Int64").to_numpy(dtype="int64", na_value=0).tolist()
     content = history["content"].array
-    tok = history[list(_TOKEN_COLS)].astype("Float64").to_numpy(dtype="float64", na_value=np.nan)
+    role = history["role"].array
+    toks = [history[c].array for c in _TOKEN_COLS]
+    # a few rows per summary are compared: their role, content and tokens read then only
     return reappended_pairs(
         history["seq"].to_numpy(dtype="int64").tolist(),
-        [None if o is pd.NA else int(o) for o in ordv.astype(object).tolist()],
-        kind.tolist(),
-        history["role"].astype("string").fillna("").to_numpy(dtype=object).tolist(),
-        _OnDemand(len(history), content.__getitem__),  # a few rows per summary are read
-        _OnDemand(len(history), lambda i: tok[i].tolist()),
+        [None if n else o for o, n in zip(ordv, no_ord, strict=True)],
+        kind,
+        _OnDemand(len(history), lambda i: _label(role[i])),
+        _OnDemand(len(history), content.__getitem__),
+        _OnDemand(len(history), lambda i: [_float(a[i]) for a in toks]),
     )
+
+
+def _labels(col: pd.Series) -> list[str]:
+    """A text column's values, "" where NA (a category column's read through its codes)."""
+    if isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.categories.dtype == "str":
+        names = [*col.dtype.categories.tolist(), ""]  # code -1 (NA): ""
+        return [names[c] for c in col.array.codes.tolist()]
+    return col.astype("string").fillna("").to_numpy(dtype=object).tolist()
+
+
+def _label(v: Any) -> str:
+    return "" if pd.isna(v) else str(v)
+
+
+def _float(v: Any) -> float:
+    return np.nan if pd.isna(v) else float(v)
 
 
 class _OnDemand(Sequence[Any]):

@@ -228,13 +228,12 @@ class TranscriptSource(AgentSource):
             )
         )
         h = self._history
-        sized = h.loc[
-            (h["kind"] == "assistant").to_numpy(bool) & h["tokens_total"].notna().to_numpy(bool)
-        ]
-        calls = list(
+        total = h["tokens_total"].array
+        sized = (h["kind"] == "assistant").to_numpy(bool) & ~total.isna()
+        calls = list(  # two columns' arrays, not a frame of the sized rows
             zip(
-                sized["seq"].astype("int64").tolist(),
-                sized["tokens_total"].astype("int64").tolist(),
+                h["seq"].to_numpy(dtype="int64")[sized].tolist(),
+                total.to_numpy(dtype="int64", na_value=0)[sized].tolist(),
                 strict=True,
             )
         )
@@ -338,7 +337,7 @@ class TranscriptSource(AgentSource):
                 }
             )
         df = schema.frame(recs, schema.AUDIT)
-        df["source"] = df["source"].astype(pd.CategoricalDtype(pd.Index(["loop"], dtype="str")))
+        df["source"] = df["source"].astype(schema.text_categories(("loop",)))
         return df
 
     def archive(self, audit_id: int) -> pd.DataFrame:
