@@ -844,7 +844,9 @@ def _text_categorical(v: list[Any]) -> pd.Categorical:
     worth of time)."""
     cats = sorted({x for x in v if not _na(x)})
     code = {c: i for i, c in enumerate(cats)}
-    codes = np.array([-1 if _na(x) else code[x] for x in v], dtype=_codes_type(len(cats)))
+    codes: np.ndarray = np.array(
+        [-1 if _na(x) else code[x] for x in v], dtype=_codes_type(len(cats))
+    )
     return pd.Categorical.from_codes(codes, dtype=text_categories(tuple(cats)))
 
 

@@ -25,6 +25,7 @@ from adfkit._core.source import AgentSource, Key, WindowChange
 
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
 _REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
+_AUDIT_TIMES: Key[dict[int, Any]] = Key("compactions.audit_times")
 ITEM_KINDS = schema.ITEM_KINDS
 _NOTHING_STATED = WindowChange()
 
@@ -114,8 +115,6 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     if not len(ev):  # no event: none of the lookups below is needed
         return schema.frame({}, schema.COMPACTIONS)
     present = st.order  # ascending
-    a = src.audit()
-    a_times = dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
     h = src.history()
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
     h_created = h["created_at"].array  # a Timestamp made for each event's row only
@@ -151,7 +150,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
         ratio = stok / sum_tok if stok is not None and sum_tok else None
         k = bisect.bisect_right(calls, b)  # calls[:k] are at or before the boundary
         trig = _trigger_tokens(src, st, calls[k - 1] if k else None, b, prev_bound)
-        created = _event_time(s_seq, ev_aids[j], at, h_created, a_times)
+        created = _event_time(src, s_seq, ev_aids[j], at, h_created)
         rec = {
             "event_id": j,
             "event": ev_event[j],
@@ -200,18 +199,25 @@ def _first_known(*values: int | None) -> int | None:
 
 
 def _event_time(
+    src: AgentSource,
     summary_seq: int | None,
     audit_ids: tuple[int, ...],
     at: dict[int, int],
     h_created: Any,
-    a_times: dict[Any, Any],
 ) -> Any:
     """When an event happened: its summary row's ``created_at``, else the latest of its audit
-    rows' (NaT when neither is known)."""
+    rows' (NaT when neither is known; the audit table read only then)."""
     if summary_seq is not None and summary_seq in at:
         return h_created[at[summary_seq]]
+    a_times = src.memo.get(_AUDIT_TIMES, lambda: _audit_times(src))
     ts = [t for x in audit_ids if (t := a_times.get(x)) is not None and not pd.isna(t)]
     return max(ts) if ts else pd.NaT
+
+
+def _audit_times(src: AgentSource) -> dict[int, Any]:
+    """Audit id -> its row's ``created_at``."""
+    a = src.audit()
+    return dict(zip(a["id"].astype("int64"), a["created_at"], strict=True)) if len(a) else {}
 
 
 def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:

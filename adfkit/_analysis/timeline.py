@@ -18,7 +18,6 @@ from adfkit._core.source import AgentSource, Key
 
 _RESETS: Key[list[tuple[int, str, range]]] = Key("timeline.resets")
 _CONFIG_CALLS: Key[list[int]] = Key("timeline.config_calls")
-_GAPS: Key[tuple[list[int], list[int]]] = Key("timeline.gaps")
 _RESTARTS: Key[list[int]] = Key("timeline.restarts")
 
 
@@ -126,12 +125,7 @@ def reset_between(src: AgentSource, lo: int, hi: int, *, config: bool = False) -
 
 def gap_list(src: AgentSource) -> tuple[list[int], list[int]]:
     """The history gaps as two ascending lists: their first seqs and their last seqs."""
-
-    def build() -> tuple[list[int], list[int]]:
-        g = src.history_gaps()
-        return [int(a) for a in g["start_seq"]], [int(b) for b in g["end_seq"]]
-
-    return src.memo.get(_GAPS, build)
+    return src.gap_ranges()
 
 
 def gap_between(src: AgentSource, lo: int, hi: int) -> tuple[int, int] | None:

@@ -44,10 +44,12 @@ def _na0(a: pd.Series) -> np.ndarray:
     return out
 
 
-def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.ndarray]:
-    """``(cost_usd, rates)`` of each call of a usage frame: the one cost rule,
-    :func:`adfkit._core.prices.costs` (an absent cache count is 0)."""
-    models = [None if m is pd.NA else m for m in df["model"].astype(object).tolist()]
+def call_costs(
+    df: pd.DataFrame | Mapping[str, Any], prices: PriceTable
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(cost_usd, rates)`` of each call of a usage frame (or of its columns, by name): the
+    one cost rule, :func:`adfkit._core.prices.costs` (an absent cache count is 0)."""
+    models = _models(df["model"])
     tin = df["tokens_input"].to_numpy(dtype="float64", na_value=np.nan)
     tout = df["tokens_output"].to_numpy(dtype="float64", na_value=np.nan)
     cr, cw = _na0(df["tokens_cache_read"]), _na0(df["tokens_cache_write"])
@@ -55,7 +57,12 @@ def call_costs(df: pd.DataFrame, prices: PriceTable) -> tuple[np.ndarray, np.nda
     cost, rates = costs(
         models, tin.tolist(), tout.tolist(), cr.tolist(), cw.tolist(), w1h.tolist(), prices
     )
-    return np.array(cost, dtype="float64"), np.array(rates, dtype="float64").reshape(len(df), 5)
+    return np.array(cost, dtype="float64"), np.array(rates, dtype="float64").reshape(-1, 5)
+
+
+def _models(col: Any) -> list[str | None]:
+    """A model column's values, None where NA."""
+    return [None if m is pd.NA else m for m in col.astype(object).tolist()]
 
 
 # --- usage frame ------------------------------------------------------------------------
@@ -68,6 +75,7 @@ def usage_frame(
     *,
     untokened: bool = False,
     copies: Collection[int] | None = None,
+    branches: Mapping[int, str] | None = None,
 ) -> tuple[pd.DataFrame, dict[str, int], int]:
     """Per-call usage from a history frame. Returns ``(frame, unpriced, n_total_only)``.
 
@@ -76,6 +84,8 @@ def usage_frame(
     False), so every call row is a call, its tokens and cost NA.
     ``copies``: :func:`~adfkit._core.history.reappended_copies` of ``history`` when the caller
     has them (found once per source), else found here.
+    ``branches``: seq -> abandoned branch of the calls made on one (:func:`usage`'s
+    ``branch`` column, after ``model``; None: no such column).
     ``unpriced`` maps each model without a price (``"(none recorded)"`` for a NULL model) to
     its number of calls; ``n_total_only`` counts priced calls whose tokens are a bare total.
     """
@@ -113,6 +123,8 @@ def usage_frame(
         "created_at": taken("created_at"),
         "model": taken("model", "string"),
     }
+    if branches is not None:
+        cols["branch"] = pd.array([branches.get(q) for q in seq.tolist()], dtype="string")
     for c in _TOKEN_COLS:
         cols[c] = taken(c, "Int64")
         if c == "tokens_cache_write":
@@ -122,15 +134,19 @@ def usage_frame(
     for k in ("input", "output", "total"):
         tok = cols[f"tokens_{k}"]
         cols[f"cum_{k}"] = pd.array(np.cumsum(tok.to_numpy(dtype="int64", na_value=0)), "Int64")
-    cost, rates = call_costs(pd.DataFrame(cols, copy=False), prices)
+    cost, rates = call_costs(cols, prices)  # the columns, no frame of them first
     for i, k in enumerate(_RATES):
-        cols[f"price_{k}"] = rates[:, i]
+        cols[f"price_{k}"] = rates[:, i].copy()
     cols["cost_usd"] = cost
     cols["cum_cost_usd"] = np.array(running_cost_totals(cost.tolist()), dtype="float64")
-    df = pd.DataFrame(cols)
+    df = pd.DataFrame(cols, copy=False)  # every column is an array made here
     tokened = has_tokens[at]
     # a call with no tokens has no cost whatever its price: not a missing price
-    missing = unpriced(df.loc[tokened, "model"].fillna("").tolist(), prices)
+    models = _models(cols["model"])
+    missing = unpriced(
+        ["" if m is None else m for m, t in zip(models, tokened.tolist(), strict=True) if t],
+        prices,
+    )
     total_only = int((~np.isnan(rates[:, 0]) & np.isnan(cost) & tokened).sum())
     return df, missing, total_only
 
@@ -332,11 +348,11 @@ def _usage_of(src: AgentSource, prices: PricesArg) -> tuple[pd.DataFrame, dict[s
     copies = None if on_branch else reappended_of(src)
     with gc_paused():  # plain values per row and per call: many small acyclic objects
         df, unpriced, total_only = usage_frame(
-            rows, table, src.cache_writes_1h(), untokened=not src.usage_recorded, copies=copies
+            rows,
+            table,
+            src.cache_writes_1h(),
+            untokened=not src.usage_recorded,
+            copies=copies,
+            branches=on_branch,
         )
-    df.insert(
-        df.columns.get_loc("model") + 1,
-        "branch",
-        pd.array(df["seq"].map(on_branch).tolist(), dtype="string"),
-    )
     return df, unpriced, total_only

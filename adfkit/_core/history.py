@@ -246,16 +246,22 @@ def add_epochs(history: pd.DataFrame, ev: pd.DataFrame) -> pd.DataFrame:
     """``epoch`` = number of compactions and clears whose boundary lies before the row's seq
     (a repair empties no loop: it starts no epoch)."""
     emptied = (ev["event"] != "repair").to_numpy(dtype=bool)
-    bounds = np.sort(ev["boundary_seq"].to_numpy(dtype="int64")[emptied])
-    seqs = history["seq"].to_numpy(dtype="int64")
-    history["epoch"] = pd.array(np.searchsorted(bounds, seqs, side="left"), dtype="Int64")
+    bounds = ev["boundary_seq"].to_numpy(dtype="int64")[emptied]
+    history["epoch"] = epochs_of(history["seq"].to_numpy(dtype="int64"), bounds)
     return history
 
 
-def gaps(present: pd.Series, high: int) -> pd.DataFrame:
-    """Seq ranges in ``1..high`` missing from ``present``."""
-    have = sorted_unique(present.to_numpy(dtype="int64"))
-    have = have[(have >= 1) & (have <= high)]
+def epochs_of(seqs: np.ndarray, bounds: np.ndarray) -> pd.arrays.IntegerArray:
+    """The ``epoch`` of rows with these seqs: how many of the events' ``bounds`` (boundary
+    seqs, any order) lie before each seq."""
+    return pd.array(np.searchsorted(np.sort(bounds), seqs, side="left"), dtype="Int64")
+
+
+def gap_ranges(present: np.ndarray, high: int) -> tuple[list[int], list[int]]:
+    """The seq ranges in ``1..high`` missing from ``present`` (seqs, any order): their first
+    seqs and their last seqs, ascending (plain lists: no frame to make when there is none)."""
+    have = sorted_unique(present)
+    have = have[(have >= 1) & (have <= high)].tolist()
     starts, ends = [], []
     prev = 0
     for s in have:
@@ -266,6 +272,11 @@ def gaps(present: pd.Series, high: int) -> pd.DataFrame:
     if high > prev:
         starts.append(prev + 1)
         ends.append(high)
+    return starts, ends
+
+
+def gaps_frame(starts: list[int], ends: list[int]) -> pd.DataFrame:
+    """The :data:`schema.GAPS` frame of :func:`gap_ranges`."""
     df = pd.DataFrame(
         {"start_seq": pd.array(starts, dtype="Int64"), "end_seq": pd.array(ends, dtype="Int64")}
     )
@@ -340,7 +351,8 @@ def _labels(col: pd.Series) -> list[str]:
     if isinstance(col.dtype, pd.CategoricalDtype) and col.dtype.categories.dtype == "str":
         names = [*col.dtype.categories.tolist(), ""]  # code -1 (NA): ""
         return [names[c] for c in col.array.codes.tolist()]
-    return col.astype("string").fillna("").to_numpy(dtype=object).tolist()
+    labels: list[str] = col.astype("string").fillna("").to_numpy(dtype=object).tolist()
+    return labels
 
 
 def _label(v: Any) -> str:

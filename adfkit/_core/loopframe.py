@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -449,11 +450,20 @@ class RowBuilder:
         key[ord_na & seq_na] = 0
         return key, seq
 
-    def frame(self, rows: np.ndarray | None = None, *, consume: bool = False) -> pd.DataFrame:
+    def frame(
+        self,
+        rows: np.ndarray | None = None,
+        *,
+        consume: bool = False,
+        extra: Callable[[np.ndarray], dict[str, Any]] | None = None,
+    ) -> pd.DataFrame:
         """Typed frame of the rows at positions ``rows`` (default: all, in display order).
 
         ``consume=True`` frees each text column's Arrow chunks as soon as it is copied out, so
         the peak stays near one copy of the data; the builder is unusable afterwards.
+        ``extra``: more columns after the loop's, from the rows' seqs (int64, in the frame's
+        order): made with the frame, not inserted into it afterwards (each insertion into a
+        frame of this width costs as much as a small frame).
         """
         self.flush()
         if rows is None:
@@ -464,8 +474,8 @@ class RowBuilder:
         idx = pa.array(rows)
         for name, dtype in LOOP.items():
             if name == "position":
-                continue
-            if dtype == "Int64":
+                data[name] = pd.array(np.arange(len(rows)), dtype="Int64")
+            elif dtype == "Int64":
                 vals, mask = self.int_array(name) if name != "est_tokens" else self._est()
                 data[name] = pd.arrays.IntegerArray(vals[rows], mask[rows])
             elif dtype == "category":
@@ -473,16 +483,16 @@ class RowBuilder:
                 data[name] = pd.Categorical.from_codes(codes, dtype=_CATEGORY_DTYPES[name])
             elif dtype.startswith("datetime"):
                 ms = self._field(name)[rows]
-                data[name] = pd.Series(ms.view("datetime64[ms]")).dt.tz_localize("UTC").array
+                data[name] = pd.array(ms.view("datetime64[ms]")).tz_localize("UTC")
             elif dtype == "bool":
                 data[name] = self._field(name)[rows].astype(bool)
             else:
                 chunks = self._chunks.pop(name) if consume else self._chunks[name]
                 data[name] = pd.arrays.ArrowStringArray(_gather(chunks, rows, idx))
                 del chunks
-        df = pd.DataFrame(data, copy=False)
-        df.insert(2, "position", pd.array(np.arange(len(df)), dtype="Int64"))
-        return df
+        if extra is not None:
+            data.update(extra(self._field("seq")[rows]))
+        return pd.DataFrame(data, copy=False)
 
     def _est(self) -> tuple[np.ndarray, np.ndarray]:
         chars, _ = self.int_array("chars")

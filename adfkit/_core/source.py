@@ -23,7 +23,7 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._base.errors import AdfError
-from adfkit._core.history import gaps
+from adfkit._core.history import gap_ranges, gaps_frame
 
 T = TypeVar("T")
 
@@ -72,6 +72,7 @@ class Memo:
 
 
 _GAPS: Key[pd.DataFrame] = Key("source.history_gaps")
+_GAP_RANGES: Key[tuple[list[int], list[int]]] = Key("source.gap_ranges")
 
 
 @dataclass(frozen=True)
@@ -393,13 +394,18 @@ class AgentSource(ABC):
     def history_gaps(self) -> pd.DataFrame:
         """Seq ranges lost without a trace (columns of :data:`schema.GAPS`), found once per
         source (the timeline, integrity and mind_history read them)."""
+        return self.memo.get(_GAPS, lambda: gaps_frame(*self.gap_ranges())).copy(deep=False)
 
-        def build() -> pd.DataFrame:
-            h = self.history()
-            high = int(h["seq"].max()) if len(h) else 0
-            return gaps(h["seq"], max(high, self.highest_seq() or 0))
+    def gap_ranges(self) -> tuple[list[int], list[int]]:
+        """:meth:`history_gaps` as two ascending lists, their first seqs and their last
+        seqs (found once per source; what a walk of the seqs reads, without a frame)."""
 
-        return self.memo.get(_GAPS, build).copy(deep=False)
+        def build() -> tuple[list[int], list[int]]:
+            seqs = self.history()["seq"].to_numpy(dtype="int64")
+            high = int(seqs.max()) if len(seqs) else 0
+            return gap_ranges(seqs, max(high, self.highest_seq() or 0))
+
+        return self.memo.get(_GAP_RANGES, build)
 
     # -- archives ------------------------------------------------------------------------
     def audit(self) -> pd.DataFrame:

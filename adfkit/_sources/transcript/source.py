@@ -39,6 +39,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -47,7 +48,7 @@ import pandas as pd
 from adfkit import schema
 from adfkit._base.errors import AdfError
 from adfkit._core import registry
-from adfkit._core.history import add_epochs
+from adfkit._core.history import epochs_of
 from adfkit._core.loopframe import RowBuilder
 from adfkit._core.registry import Rule
 from adfkit._core.source import (
@@ -132,10 +133,18 @@ class TranscriptSource(AgentSource):
         self._subagents: list[AgentSource] | None = None
         with gc_paused():
             self._ev, self._changes, swept_by = _event_data(parsed)
-            h = _rows_frame(parsed.rows, swept_by, f"{self.path}: transcript rows")
-            h = add_epochs(h, self._ev[self._ev["event"] == "compaction"])
-            h["copies"] = pd.array(np.ones(len(h), dtype="int64"), dtype="Int64")
-            self._history = h
+            # a compaction starts an epoch (a clear, a microcompaction does not)
+            ev = self._ev
+            bounds = ev["boundary_seq"].to_numpy(dtype="int64")[
+                (ev["event"] == "compaction").to_numpy(dtype=bool)
+            ]
+
+            def epochs(seqs: np.ndarray) -> dict[str, Any]:  # made with the frame
+                ones = np.ones(len(seqs), dtype="int64")
+                return {"epoch": epochs_of(seqs, bounds), "copies": pd.array(ones, dtype="Int64")}
+
+            where = f"{self.path}: transcript rows"
+            self._history = _rows_frame(parsed.rows, swept_by, where, epochs)
             # none (most files, every Inspect sample): one empty frame for all (copy-on-write)
             self._branch_rows: pd.DataFrame | None = (
                 _branch_frame(parsed.other_branches, self.path) if parsed.other_branches else None
@@ -549,12 +558,18 @@ def _event_data(
     return schema.frame(recs, schema.EVENTS), changes, swept_by
 
 
-def _rows_frame(rows: list[TranscriptRow], swept_by: dict[int, int], where: str) -> pd.DataFrame:
-    """The rows as a loop frame, through the one row rule (warnings name ``where``)."""
+def _rows_frame(
+    rows: list[TranscriptRow],
+    swept_by: dict[int, int],
+    where: str,
+    extra: Callable[[np.ndarray], dict[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """The rows as a loop frame, through the one row rule (warnings name ``where``), with
+    the ``extra`` columns of :meth:`RowBuilder.frame`."""
     b = RowBuilder()
     _add_rows(b, rows, swept_by)
     b.warn(where)
-    return b.frame(consume=True)
+    return b.frame(consume=True, extra=extra)
 
 
 def _add_rows(b: RowBuilder, rows: list[TranscriptRow], swept_by: dict[int, int]) -> None:
