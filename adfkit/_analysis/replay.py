@@ -168,9 +168,11 @@ def _ints(s: pd.Series) -> list[int | None]:
     values (None where NA)."""
     if not pd.api.types.is_integer_dtype(s.dtype):
         return [as_int(v) for v in s.tolist()]
-    vals: list[int | None] = s.to_numpy(dtype="int64", na_value=0).tolist()
-    if s.hasnans:
-        for i in np.flatnonzero(s.isna().to_numpy(dtype=bool)).tolist():
+    a = s.array  # the values and the mask as arrays: no Series made on the way
+    vals: list[int | None] = a.to_numpy(dtype="int64", na_value=0).tolist()
+    na = np.asarray(a.isna(), dtype=bool)
+    if na.any():
+        for i in np.flatnonzero(na).tolist():
             vals[i] = None
     return vals
 
@@ -195,8 +197,9 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     subs = [v if isinstance(v, str) else None for v in h["subkind"].tolist()]
     contents = h["content"].array
     # the text of the context rows only (their headers and bodies)
-    at_ctx = np.flatnonzero((h["kind"] == "context").to_numpy(dtype=bool, na_value=False))
-    texts = dict(zip(at_ctx.tolist(), h["text"].iloc[at_ctx].tolist(), strict=True))
+    at_ctx = [i for i, k in enumerate(kinds) if k == "context"]
+    ctx_text = h["text"].array.take(np.array(at_ctx, dtype=np.intp)).tolist()
+    texts = dict(zip(at_ctx, ctx_text, strict=True))
     headers: dict[int, dict[str, str]] = {}
     for i, text in texts.items():
         if isinstance(text, str):
@@ -206,7 +209,8 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
         for i, hdr in headers.items()
         if hdr.get("loop_inject") == "v2" and "key" in hdr
     ]
-    calls = np.sort(h.loc[h["kind"] == "assistant", "seq"].to_numpy(dtype="int64"))
+    called = [q for q, k in zip(seqs, kinds, strict=True) if k == "assistant"]
+    calls = np.sort(np.array(called, dtype="int64"))
     gone = superseded_injects(keyed, calls) if keyed else set()
     for i, (seq, ordv, kind, sub, chars, media, tin, tout, ttot, cw, cr, aid) in enumerate(
         zip(
@@ -411,7 +415,9 @@ def _events_of(src: AgentSource, h: pd.DataFrame) -> _Events:
         aids=[tuple(a) for a in ev["audit_ids"]],
         lost=[bool(x) for x in ev["summary_lost"]],
         changes=src.window_changes(),
-        single=set(h.loc[(h["copies"] == 1).to_numpy(bool), "seq"].astype("int64").tolist()),
+        single=set(
+            h["seq"].to_numpy(dtype="int64")[(h["copies"] == 1).to_numpy(dtype=bool)].tolist()
+        ),
         swept=[[] for _ in range(n)],
         tails=[[] for _ in range(n)],
     )

@@ -388,16 +388,23 @@ def too_deep(value: Any, limit: int = MAX_DEPTH) -> str | None:
     >>> too_deep({"a": [1]}, limit=3) is None
     True
     """
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, depth = stack.pop()
+    level: list[Any] = [value]  # the containers one level down, a level at a time
+    depth = 1
+    while level:
         if depth > limit:
             return _place_of_depth(value, limit)
-        if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, dict | list))
-        elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, dict | list))
+        below: list[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                below += [v for v in node.values() if isinstance(v, _CONTAINERS)]
+            elif isinstance(node, list):
+                below += [v for v in node if isinstance(v, _CONTAINERS)]
+        level = below
+        depth += 1
     return None
+
+
+_CONTAINERS = (dict, list)
 
 
 def _place_of_depth(value: Any, limit: int) -> str:
