@@ -834,7 +834,8 @@ def _column(v: list[Any], dtype: str) -> Any:
     if dtype == "string" and all(type(x) is str or x is None for x in vals):
         return pd.array(vals, dtype="string")
     if dtype == "Float64" and all(type(x) in _REAL or x is None for x in vals):
-        return pd.array(vals, dtype="Float64")
+        data = np.array([0.0 if x is None else x for x in vals], dtype="float64")
+        return pd.arrays.FloatingArray(data, np.array([x is None for x in vals], dtype=bool))
     return pd.Series(vals, dtype=object).astype(dtype)
 
 

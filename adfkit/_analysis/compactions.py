@@ -17,7 +17,7 @@ from adfkit import schema
 from adfkit._analysis.kept import summaries, summary_text, swept_items
 from adfkit._analysis.replay import ReplayRow, ReplayState, as_int, replay_state
 from adfkit._analysis.settings import threshold_of_event
-from adfkit._analysis.tables import tool_calls
+from adfkit._analysis.tables import history_calls
 from adfkit._analysis.timeline import gap_between
 from adfkit._base.errors import AdfError
 from adfkit._core.rows import MESSAGE_OVERHEAD, estimate_tokens
@@ -26,6 +26,7 @@ from adfkit._core.source import AgentSource, Key, WindowChange
 _COMPACTIONS: Key[pd.DataFrame] = Key("compactions")
 _REFETCHES: Key[pd.DataFrame] = Key("compactions.refetches")
 _AUDIT_TIMES: Key[dict[int, Any]] = Key("compactions.audit_times")
+_REFETCH_RECORDS: Key[list[dict[str, Any]]] = Key("compactions.refetch_records")
 ITEM_KINDS = schema.ITEM_KINDS
 _NOTHING_STATED = WindowChange()
 
@@ -222,11 +223,11 @@ def _audit_times(src: AgentSource) -> dict[int, Any]:
 
 def _refetch_counts(src: AgentSource) -> dict[int, tuple[int, int]]:
     """Event id -> (refetches after it, their result tokens), from :func:`refetches`."""
-    ref = refetches(src)
     out: dict[int, tuple[int, int]] = {}
-    for j, t in zip(ref["event_id"].tolist(), ref["result_tokens"].tolist(), strict=True):
+    for r in _refetch_records(src):  # the records, not their frame
+        j, t = r["event_id"], r["result_tokens"]
         n, tok = out.get(j, (0, 0))
-        out[j] = (n + 1, tok if t is pd.NA else tok + int(t))  # a size unknown adds nothing
+        out[j] = (n + 1, tok if t is None else tok + int(t))  # a size unknown adds nothing
     return out
 
 
@@ -442,20 +443,22 @@ def refetches(src: AgentSource) -> pd.DataFrame:
 
 
 def _refetches(src: AgentSource) -> pd.DataFrame:
+    return schema.frame(_refetch_records(src), schema.REFETCHES).copy(deep=False)
+
+
+def _refetch_records(src: AgentSource) -> list[dict[str, Any]]:
+    """The rows of :func:`refetches`, one dict each (found once per source)."""
+    return src.memo.get(_REFETCH_RECORDS, lambda: _find_refetches(src))
+
+
+def _find_refetches(src: AgentSource) -> list[dict[str, Any]]:
     st = replay_state(src)
     ev = st.events
     if "compaction" not in st.kinds:  # nothing swept: no call can repeat a swept one
-        return schema.frame([], schema.REFETCHES).copy(deep=False)
-    tc = tool_calls(src, history=True)
+        return []
     sigs: list[tuple[int, str, str, int | None]] = []
     canons: dict[Any, str] = {}  # each distinct input made canonical once
-    for cs, name, inp, rs in zip(
-        tc["call_seq"].tolist(),
-        tc["tool_name"].tolist(),
-        tc["tool_input"].tolist(),
-        tc["result_seq"].tolist(),
-        strict=True,
-    ):
+    for cs, name, inp, rs in history_calls(src):  # the tool calls' columns, no frame
         if cs is pd.NA or name in ("loop_compact", "loop_clear"):
             continue
         canon = canons.get(inp)
@@ -506,8 +509,7 @@ def _refetches(src: AgentSource) -> pd.DataFrame:
                     "call_tokens_input": st.rows[cs].tin if cs in st.rows else None,
                 }
             )
-    df = schema.frame(recs, schema.REFETCHES)
-    return df.copy(deep=False)
+    return recs
 
 
 def _canonical(inp: Any) -> str:

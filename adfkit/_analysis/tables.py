@@ -19,6 +19,8 @@ _BLOCKS: Key[pd.DataFrame] = Key("blocks")
 _TOOL_CALLS: Key[pd.DataFrame] = Key("tool_calls")
 _RESULT_TEXTS: Key[Mapping[str, str]] = Key("result_texts")
 _CALL_INDEX: Key[CallIndex] = Key("tables.call_index")
+_CALL_BLOCKS: Key[_CallBlocks] = Key("tables.call_blocks")
+_CALL_TUPLES: Key[list[tuple[Any, Any, Any, Any]]] = Key("tables.call_tuples")
 
 
 def blocks(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
@@ -30,11 +32,21 @@ def blocks(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
 
 def tool_calls(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
     """Tool calls joined to their results; see ``AgentFile.tool_calls``."""
-    if history:  # the history's: what its walk keeps (:func:`history_blocks`)
-        frame = src.memo.get(_TOOL_CALLS, lambda: _walked(src, _TOOL_CALLS, True), True)
+    if history:  # the history's: from what its walk keeps (:func:`history_blocks`)
+        frame = src.memo.get(
+            _TOOL_CALLS, lambda: _walked(src, _CALL_BLOCKS).frame(src.history()), True
+        )
     else:
         frame = src.memo.get(_TOOL_CALLS, lambda: tool_calls_of(src.loop()), False)
     return frame.copy(deep=False)
+
+
+def history_calls(src: AgentSource) -> list[tuple[Any, Any, Any, Any]]:
+    """``(call_seq, tool_name, tool_input, result_seq)`` of each of the history's tool calls,
+    in the order and with the values (NA as ``pd.NA``) of those columns of
+    :func:`tool_calls` with ``history=True``, without its frame (what a walk over the calls
+    reads)."""
+    return src.memo.get(_CALL_TUPLES, lambda: _walked(src, _CALL_BLOCKS).tuples())
 
 
 def call_index(src: AgentSource) -> CallIndex:
@@ -52,7 +64,7 @@ def _walked(src: AgentSource, key: Key[T], arg: Any = None) -> T:
 
 
 def _kept_by_the_walk() -> Any:
-    raise AssertionError("history_blocks() keeps the tool calls and their index")
+    raise AssertionError("history_blocks() keeps the tool calls' blocks and their index")
 
 
 def result_texts(src: AgentSource) -> Mapping[str, str]:
@@ -169,7 +181,7 @@ def history_blocks(src: AgentSource) -> Iterator[tuple[Any, list[dict[str, Any]]
     h = src.history()
     calls = _CallBlocks()
     yield from _row_blocks(h, calls)
-    src.memo.get(_TOOL_CALLS, lambda: calls.frame(h), True)
+    src.memo.get(_CALL_BLOCKS, lambda: calls)  # their frame made when first asked for
     src.memo.get(_CALL_INDEX, lambda: calls.index)
 
 
@@ -239,6 +251,20 @@ class _CallBlocks:
         self.chars.append(None if text is None else len(text))
         self.is_error.append(err)
 
+    def tuples(self) -> list[tuple[Any, Any, Any, Any]]:
+        """``(call_seq, tool_name, tool_input, result_seq)`` of each call, as the columns of
+        :meth:`frame` hold them (NA: ``pd.NA``)."""
+        ix = self.index
+        use, res = _join(ix.type, ix.tool_use_id)
+        na = _na_to_pd
+
+        return [
+            (na(ix.seq[u]), na(self.tool_name[u]), na(self.tool_input[u]), na(ix.seq[r]))
+            if r >= 0
+            else (na(ix.seq[u]), na(self.tool_name[u]), na(self.tool_input[u]), pd.NA)
+            for u, r in zip(use.tolist(), res.tolist(), strict=True)
+        ]
+
     def frame(self, loop: pd.DataFrame) -> pd.DataFrame:
         """The tool-call frame of these blocks (``loop``: the rows they came from)."""
         ix = self.index
@@ -261,6 +287,11 @@ class _CallBlocks:
                 "matched": res >= 0,
             },
         )
+
+
+def _na_to_pd(v: Any) -> Any:
+    """A value as a frame's column gives it back: NA (None, NaN, pd.NA) as ``pd.NA``."""
+    return pd.NA if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v
 
 
 def _join(types: list[Any], ids: list[Any]) -> tuple[np.ndarray, np.ndarray]:

@@ -105,7 +105,7 @@ def usage_frame(
         """The call rows of a history column (no frame of them: the text columns are not
         copied, and a small file's frame costs more than its arithmetic)."""
         a = h[name].array.take(at)
-        return a if dtype is None else a.astype(dtype)
+        return a if dtype is None or a.dtype == dtype else a.astype(dtype)
 
     # every column built first and the frame made once
     w = writes_1h or {}

@@ -286,19 +286,19 @@ class TranscriptSource(AgentSource):
     def loop(self) -> pd.DataFrame:
         """The rows in the context window now: those no compaction swept (the last summary,
         the rows it kept, the rows after it)."""
-        return self.memo.get(_LOOP, lambda: self._subset(self.history()["origin"] == "live")).copy(
+        return self.memo.get(_LOOP, lambda: self._subset(self._history["origin"] == "live")).copy(
             deep=False
         )
 
     def _subset(self, mask: pd.Series) -> pd.DataFrame:
-        h = self.history()
+        h = self._history  # read only: no copy of it
         df = h.loc[mask.to_numpy(dtype=bool), list(schema.LOOP)].reset_index(drop=True)
         df["position"] = pd.array(np.arange(len(df)), dtype="Int64")
         return df
 
     def events(self) -> pd.DataFrame:
         """Compactions and microcompactions in order (columns of :data:`schema.EVENTS`)."""
-        return self._ev.copy()
+        return self._ev.copy(deep=False)  # copy-on-write: the caller's changes stay its own
 
     def process_starts(self) -> list[int]:
         """Seqs of the first call of each process, as the reader found them."""
@@ -320,7 +320,7 @@ class TranscriptSource(AgentSource):
         return self.memo.get(_AUDIT, self._audit).copy(deep=False)
 
     def _audit(self) -> pd.DataFrame:
-        h = self.history()
+        h = self._history  # read only: no copy of it
         events = self._compaction_events()
         at = {q: i for i, q in enumerate(h["seq"].to_numpy(dtype="int64").tolist())}
         if events:  # each row's length and time read where a sweep holds it, not for every row
