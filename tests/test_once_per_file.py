@@ -86,17 +86,18 @@ def test_the_calls_are_priced_once_for_the_five_tables(monkeypatch):
 def test_history_gaps_found_once(monkeypatch):
     """The timeline, integrity and mind_history read the gaps the source found once."""
     found = []
-    real = _source.gaps
+    real = _source.gap_ranges
 
     def counted(*a, **k):
         found.append(1)
         return real(*a, **k)
 
-    monkeypatch.setattr(_source, "gaps", counted)
+    monkeypatch.setattr(_source, "gap_ranges", counted)
     agent = _open(sample("mind-keeper"))
     agent.replay()
     agent.integrity()
     agent.mind_history()
+    agent.compactions()  # its trigger tokens read the gaps as lists: the same ones
     assert len(found) == 1
     pd.testing.assert_frame_equal(agent.source.history_gaps(), agent.source.history_gaps())
 
@@ -265,3 +266,29 @@ def test_reappended_copies_found_once(monkeypatch):
     assert len(found) == 1
     # the call at seq 118 counted once: its copy at 121 is no second call
     assert 118 in set(u["seq"]) and 121 not in set(u["seq"])
+
+
+def test_compactions_build_no_tool_call_refetch_or_audit_frame(monkeypatch):
+    """compactions() of an Inspect sample (issue 38: a cost per sample) reads the history's
+    tool calls as tuples and the refetches as records, and reads no audit table when every
+    summary row is in the history; the frames made afterwards agree with it."""
+    from adfkit._analysis import compactions as _compactions
+    from adfkit._sources.transcript.source import TranscriptSource
+
+    path = ROOT / "sample_agents" / "inspect" / "2026-06-01T08-00-00+00-00_tide-drift-summary.eval"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = adfkit.open(path)[0]
+    _forbid(monkeypatch, _tables._CallBlocks, "frame")
+    _forbid(monkeypatch, _compactions, "_refetches")
+    _forbid(monkeypatch, TranscriptSource, "_audit")
+    c = agent.compactions()
+    assert len(c) >= 1 and c["summary_seq"].notna().all()
+    monkeypatch.undo()
+    h = agent.history()
+    pd.testing.assert_frame_equal(
+        agent.tool_calls(history=True), tool_calls_frame(blocks_frame(h), h)
+    )
+    r = agent.refetches()
+    assert c["n_refetches"].sum() == len(r)
+    assert c["refetch_tokens"].sum() == r["result_tokens"].fillna(0).sum()

@@ -33,9 +33,7 @@ def blocks(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
 def tool_calls(src: AgentSource, *, history: bool = False) -> pd.DataFrame:
     """Tool calls joined to their results; see ``AgentFile.tool_calls``."""
     if history:  # the history's: from what its walk keeps (:func:`history_blocks`)
-        frame = src.memo.get(
-            _TOOL_CALLS, lambda: _walked(src, _CALL_BLOCKS).frame(src.history()), True
-        )
+        frame = src.memo.get(_TOOL_CALLS, lambda: _call_blocks(src).frame(src.history()), True)
     else:
         frame = src.memo.get(_TOOL_CALLS, lambda: tool_calls_of(src.loop()), False)
     return frame.copy(deep=False)
@@ -46,7 +44,12 @@ def history_calls(src: AgentSource) -> list[tuple[Any, Any, Any, Any]]:
     in the order and with the values (NA as ``pd.NA``) of those columns of
     :func:`tool_calls` with ``history=True``, without its frame (what a walk over the calls
     reads)."""
-    return src.memo.get(_CALL_TUPLES, lambda: _walked(src, _CALL_BLOCKS).tuples())
+    return src.memo.get(_CALL_TUPLES, lambda: _call_blocks(src).tuples())
+
+
+def _call_blocks(src: AgentSource) -> _CallBlocks:
+    """The tool calls' blocks the walk of the history kept (walked now if it has not been)."""
+    return src.memo.get(_CALL_BLOCKS, lambda: _walked(src, _CALL_BLOCKS))
 
 
 def call_index(src: AgentSource) -> CallIndex:
