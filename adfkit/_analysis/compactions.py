@@ -191,8 +191,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
             cols.setdefault(name, []).append(v)
         if ev_event[j] != "microcompaction":  # stubs left in the window: no new epoch
             prev_bound, prev_tail = b, list(tail)
-    df = schema.frame(cols, schema.COMPACTIONS)
-    return df.copy(deep=False)
+    return schema.frame(cols, schema.COMPACTIONS)  # a frame of its own: kept as it is
 
 
 def _first_known(*values: int | None) -> int | None:

@@ -408,16 +408,21 @@ class _Events:
 def _events_of(src: AgentSource, h: pd.DataFrame) -> _Events:
     ev = src.events()
     n = len(ev)
+    kinds = [str(e) for e in ev["event"].tolist()]
+    # the seqs stored once are read by a repair only (an ADF file's): found then
+    single = (
+        set(h["seq"].to_numpy(dtype="int64")[(h["copies"] == 1).to_numpy(dtype=bool)].tolist())
+        if "repair" in kinds
+        else set()
+    )
     return _Events(
-        bounds=[int(b) for b in ev["boundary_seq"]],
-        summ=[as_int(s) for s in ev["summary_seq"]],
-        kinds=[str(e) for e in ev["event"]],
-        aids=[tuple(a) for a in ev["audit_ids"]],
-        lost=[bool(x) for x in ev["summary_lost"]],
+        bounds=[int(b) for b in ev["boundary_seq"].tolist()],
+        summ=[as_int(s) for s in ev["summary_seq"].tolist()],
+        kinds=kinds,
+        aids=[tuple(a) for a in ev["audit_ids"].tolist()],
+        lost=[bool(x) for x in ev["summary_lost"].tolist()],
         changes=src.window_changes(),
-        single=set(
-            h["seq"].to_numpy(dtype="int64")[(h["copies"] == 1).to_numpy(dtype=bool)].tolist()
-        ),
+        single=single,
         swept=[[] for _ in range(n)],
         tails=[[] for _ in range(n)],
     )

@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 import orjson
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from adfkit import schema
 from adfkit._analysis.tables import result_texts, tool_calls
@@ -40,7 +42,8 @@ _THRESHOLD_PATHS = ("context.compact_threshold", "model.compact_threshold")
 def _names_tool(history: pd.DataFrame, tool: str) -> bool:
     """Whether a row of ``history`` may call ``tool``: its ``tool_names`` (the names of its
     ``tool_use`` blocks, :func:`adfkit._core.rows.row_facts`) contain the name."""
-    return bool(history["tool_names"].str.contains(tool, regex=False).any())
+    names = pa.array(history["tool_names"].array)  # Arrow's search: no Series of flags
+    return bool(pc.any(pc.match_substring(names, tool)).as_py())
 
 
 def _config_record(inp: Any) -> dict[str, Any]:

@@ -61,8 +61,9 @@ def call_costs(
 
 
 def _models(col: Any) -> list[str | None]:
-    """A model column's values, None where NA."""
-    return [None if m is pd.NA else m for m in col.astype(object).tolist()]
+    """A model column's values, None where NA (converted at once, not value by value)."""
+    models: list[str | None] = col.to_numpy(dtype=object, na_value=None).tolist()
+    return models
 
 
 # --- usage frame ------------------------------------------------------------------------
@@ -320,7 +321,8 @@ def _usage(src: AgentSource, prices: PricesArg, *, warn: bool) -> pd.DataFrame:
     else:  # a table or a file of the caller's: read afresh
         df, unpriced, total_only = _usage_of(src, prices)
     if warn and (unpriced or total_only):
-        legacy = int((df["tokens_input"].isna() & df["tokens_total"].notna()).sum())
+        tin, total = df["tokens_input"].array, df["tokens_total"].array  # arrays: no Series
+        legacy = int((np.asarray(tin.isna()) & ~np.asarray(total.isna())).sum())
         note = cost_warning(unpriced, total_only, legacy)
         warnings.warn(f"{src.path}: {note}", AdfWarning, stacklevel=2)
     return df
