@@ -784,6 +784,19 @@ def _empty(columns: tuple[tuple[str, str], ...]) -> pd.DataFrame:
     )
 
 
+def plain(col: Any) -> list[Any]:
+    """A column's (a Series' or an array's) values as a list, None where NA: converted at
+    once (``tolist()`` of an Arrow string column makes each value on its own, ~5 us a value).
+
+    Examples
+    --------
+    >>> plain(pd.Series(["a", None], dtype="string"))
+    ['a', None]
+    """
+    values: list[Any] = col.to_numpy(dtype=object, na_value=None).tolist()
+    return values
+
+
 def to_ms(ts: Any) -> int | None:
     """A timestamp as milliseconds since the epoch (None for a missing one)."""
     return None if ts is None or pd.isna(ts) else int(pd.Timestamp(ts).value // 1_000_000)

@@ -119,7 +119,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     h = src.history()
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
     h_created = h["created_at"].array  # a Timestamp made for each event's row only
-    h_model = h["model"].tolist()
+    h_model = schema.plain(h["model"])
     # the items first: their walk of the history's blocks collects the tool calls as well,
     # which the refetches read (the content parsed once for both)
     swept_items(src)

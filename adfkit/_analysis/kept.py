@@ -37,6 +37,7 @@ from typing import Any
 import orjson
 import pandas as pd
 
+from adfkit import schema
 from adfkit._analysis.items import input_items, result_items, text_items, words
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
@@ -153,7 +154,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
 
 def _strings(col: pd.Series) -> list[str]:
     """A column's values as plain strings, NA as ``""`` (it matches no kind or role)."""
-    return [x if isinstance(x, str) else "" for x in col.tolist()]
+    return [x if isinstance(x, str) else "" for x in schema.plain(col)]
 
 
 def message_items(

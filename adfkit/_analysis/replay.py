@@ -194,7 +194,7 @@ def _rows(h: pd.DataFrame, context_sent: bool = False) -> dict[int, ReplayRow]:
     ints = {c: _ints(h[c]) for c in _INT_COLUMNS}
     seqs: list[int] = h["seq"].to_numpy(dtype="int64").tolist()
     kinds = [str(k) for k in h["kind"].tolist()]
-    subs = [v if isinstance(v, str) else None for v in h["subkind"].tolist()]
+    subs = [v if isinstance(v, str) else None for v in schema.plain(h["subkind"])]
     contents = h["content"].array
     # the text of the context rows only (their headers and bodies)
     at_ctx = [i for i, k in enumerate(kinds) if k == "context"]

@@ -192,7 +192,7 @@ def _row_blocks(
     loop: pd.DataFrame, calls: _CallBlocks
 ) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
     """Each row's ``(seq, content blocks)``, its calls and results added to ``calls``."""
-    contents = loop["content"].tolist()
+    contents = schema.plain(loop["content"])
     for row, (seq, content) in enumerate(zip(loop["seq"].tolist(), contents, strict=True)):
         blocks, _ = parse_content(content if isinstance(content, str) else "[]")
         for k, blk in enumerate(blocks):

@@ -62,8 +62,7 @@ def call_costs(
 
 def _models(col: Any) -> list[str | None]:
     """A model column's values, None where NA (converted at once, not value by value)."""
-    models: list[str | None] = col.to_numpy(dtype=object, na_value=None).tolist()
-    return models
+    return schema.plain(col)
 
 
 # --- usage frame ------------------------------------------------------------------------
@@ -94,7 +93,7 @@ def usage_frame(
     has_tokens = np.zeros(len(h), dtype=bool)  # a column at a time: no frame of flags
     for c in _TOKEN_COLS:
         has_tokens |= ~np.asarray(h[c].array.isna(), dtype=bool)
-    is_call = np.array([k in CALL_ROW_KINDS for k in h["kind"].tolist()], dtype=bool)
+    is_call = np.array([k in CALL_ROW_KINDS for k in schema.plain(h["kind"])], dtype=bool)
     # A fallback compaction's re-appended copy of a call in the history is not a second call.
     copies = list(reappended_copies(h) if copies is None else copies)
     keep = (has_tokens | untokened) & is_call
