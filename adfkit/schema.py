@@ -812,6 +812,8 @@ def _column(v: list[Any], dtype: str) -> Any:
         arr = np.empty(len(v), dtype=object)
         for i, x in enumerate(v):
             arr[i] = x
+        if all(x is None or type(x) in _CELLS for x in v):
+            return arr  # no text or time the frame would infer a dtype for: the array itself
         return pd.Series(arr, dtype=object)
     if dtype.startswith("datetime"):
         # Integers are epoch milliseconds; anything else a timestamp (or NaT/None).
@@ -874,6 +876,10 @@ def text_categories(cats: tuple[str, ...], ordered: bool = False) -> pd.Categori
     validates its categories each time (a third of a millisecond)."""
     return pd.CategoricalDtype(pd.Index(list(cats), dtype="str"), ordered=ordered)
 
+
+#: The cell types an ``object`` column hands to the frame as a plain array (a Series costs
+#: an index and its alignment; text or timestamps in a plain array would be inferred).
+_CELLS = (tuple, list, dict)
 
 #: What ``pd.array(..., dtype="Int64")`` stores under a masked (NA) value.
 _MASKED = 1

@@ -140,6 +140,10 @@ def test_session_listings_have_exactly_the_schema_even_when_empty(kind, tmp_path
         ("category", [None, pd.NA]),  # no text: object categories, as before
         ("category", ["a", 3, None]),  # not all text: through astype, as before
         ("category", []),
+        ("object", [(1, 2), None, (3, 4), [5], {"a": 1}]),  # cells: a plain array
+        ("object", [None, None]),
+        ("object", ["a", None]),  # text: a Series, not inferred as strings
+        ("object", [pd.Timestamp("2026-01-01", tz="UTC"), (1,)]),  # a time: not inferred
     ],
 )
 def test_frame_columns_equal_the_astype_construction(dtype, values):
