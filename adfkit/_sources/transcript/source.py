@@ -132,12 +132,11 @@ class TranscriptSource(AgentSource):
         self._process_starts = list(parsed.process_starts)
         self._subagents: list[AgentSource] | None = None
         with gc_paused():
-            self._ev, self._changes, swept_by = _event_data(parsed)
+            self._ev, self._changes, swept_by, recs = _event_data(parsed)
             # a compaction starts an epoch (a clear, a microcompaction does not)
-            ev = self._ev
-            bounds = ev["boundary_seq"].to_numpy(dtype="int64")[
-                (ev["event"] == "compaction").to_numpy(dtype=bool)
-            ]
+            #: (event, boundary seq) of each event, as the events frame holds them
+            self._ev_bounds = [(str(r["event"]), int(r["boundary_seq"])) for r in recs]
+            bounds = np.array([b for e, b in self._ev_bounds if e == "compaction"], dtype="int64")
 
             def epochs(seqs: np.ndarray) -> dict[str, Any]:  # made with the frame
                 ones = np.ones(len(seqs), dtype="int64")
@@ -227,15 +226,7 @@ class TranscriptSource(AgentSource):
             model=model,
             provider=self._spec.provider(model),
         )
-        ev = self._ev
-        events = list(
-            zip(
-                [str(e) for e in ev["event"]],
-                [int(b) for b in ev["boundary_seq"]],
-                self._changes,
-                strict=True,
-            )
-        )
+        events = [(e, b, c) for (e, b), c in zip(self._ev_bounds, self._changes, strict=True)]
         h = self._history
         total = h["tokens_total"].array
         sized = (h["kind"] == "assistant").to_numpy(bool) & ~total.isna()
@@ -497,8 +488,9 @@ def _call_columns(parsed: ParsedTranscript) -> dict[str, list[Any]]:
 
 def _event_data(
     parsed: ParsedTranscript,
-) -> tuple[pd.DataFrame, list[WindowChange], dict[int, int]]:
-    """(events frame, window changes, swept seq -> archive id) of a parsed transcript."""
+) -> tuple[pd.DataFrame, list[WindowChange], dict[int, int], list[dict[str, Any]]]:
+    """(events frame, window changes, swept seq -> archive id, the frame's records) of a
+    parsed transcript."""
     recs: list[dict[str, Any]] = []
     changes: list[WindowChange] = []
     swept_by: dict[int, int] = {}
@@ -555,7 +547,7 @@ def _event_data(
             )
         )
 
-    return schema.frame(recs, schema.EVENTS), changes, swept_by
+    return schema.frame(recs, schema.EVENTS), changes, swept_by, recs
 
 
 def _rows_frame(
