@@ -292,3 +292,21 @@ def test_compactions_build_no_tool_call_refetch_or_audit_frame(monkeypatch):
     r = agent.refetches()
     assert c["n_refetches"].sum() == len(r)
     assert c["refetch_tokens"].sum() == r["result_tokens"].fillna(0).sum()
+
+
+def test_compactions_and_usage_read_the_history_without_copying_it(monkeypatch):
+    """An Inspect sample's compactions() and usage() read its history frame as it is held
+    (history_view(): a copy of its 28 columns cost every analysis of every sample); the
+    frame is not changed by them."""
+    from adfkit._sources.transcript.source import TranscriptSource
+
+    path = ROOT / "sample_agents" / "inspect" / "2026-06-01T08-00-00+00-00_tide-drift-summary.eval"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        agent = adfkit.open(path)[0]
+        before = agent.history()
+        _forbid(monkeypatch, TranscriptSource, "history")
+        assert len(agent.compactions()) >= 1 and len(agent.usage()) >= 1
+    monkeypatch.undo()
+    assert agent.source.history_view() is agent.source.history_view()
+    pd.testing.assert_frame_equal(agent.history(), before)

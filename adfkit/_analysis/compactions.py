@@ -116,7 +116,7 @@ def _compactions(src: AgentSource, cache_window: int) -> pd.DataFrame:
     if not len(ev):  # no event: none of the lookups below is needed
         return schema.frame({}, schema.COMPACTIONS)
     present = st.order  # ascending
-    h = src.history()
+    h = src.history_view()  # read only
     at = {q: i for i, q in enumerate(h["seq"].tolist())}
     h_created = h["created_at"].array  # a Timestamp made for each event's row only
     h_model = schema.plain(h["model"])

@@ -130,7 +130,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
     an item."""
 
     def build() -> dict[int, list[Found]]:
-        h = src.history()
+        h = src.history_view()  # read only
         out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
         seen: dict[tuple[str, bool, str], tuple[Found, ...]] = {}

@@ -485,7 +485,7 @@ def _build_replay(src: AgentSource) -> ReplayState:
     """The walk, with the cyclic collector paused: it makes a few objects per row and per
     call, none in a cycle (the collector's passes over them were a third of its time at
     big-runner x16, and grew faster than the file)."""
-    h = src.history()
+    h = src.history_view()  # read only
     with gc_paused():
         return _walk(src, h)
 
@@ -626,7 +626,7 @@ _COMPOSITION: Key[pd.DataFrame] = Key("replay.composition")
 def reappended_of(src: AgentSource) -> dict[int, int]:
     """:func:`adfkit._core.history.reappended_copies` of the source's history, found once
     per source (the replay and :func:`adfkit._analysis.observe.observe` both need it)."""
-    return src.memo.get(_COPIES, lambda: reappended_copies(src.history()))
+    return src.memo.get(_COPIES, lambda: reappended_copies(src.history_view()))
 
 
 def replay_state(src: AgentSource) -> ReplayState:

@@ -92,7 +92,7 @@ def _config_changes(src: AgentSource) -> pd.DataFrame:
     tasks = src.tasks()
     if len(tasks):  # none (every transcript): no mask to make
         tasks = tasks[tasks["tool"] == "sys_update_config"].copy()
-    if tasks.empty and not _names_tool(src.history(), "sys_update_config"):
+    if tasks.empty and not _names_tool(src.history_view(), "sys_update_config"):
         # no change: the tool-call table (every block of the history) is not needed
         return schema.frame([], schema.CONFIG_CHANGES)
     calls = tool_calls(src, history=True)

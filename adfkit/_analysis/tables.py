@@ -181,7 +181,7 @@ def history_blocks(src: AgentSource) -> Iterator[tuple[Any, list[dict[str, Any]]
     history's tool calls (:func:`tool_calls` with ``history=True``) and their
     :func:`call_index` are made on the way and kept when the walk ends, so that a table that
     reads every row's blocks and the tool calls parses the content once."""
-    h = src.history()
+    h = src.history_view()  # read only
     calls = _CallBlocks()
     yield from _row_blocks(h, calls)
     src.memo.get(_CALL_BLOCKS, lambda: calls)  # their frame made when first asked for

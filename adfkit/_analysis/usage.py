@@ -218,7 +218,7 @@ def _paid_rows(src: AgentSource) -> tuple[pd.DataFrame, dict[int, str]]:
     """The history with the rows of abandoned branches that carry a call's usage (a rewind, a
     resume that answered again: those calls were made and paid for), each placed after the
     last history row written before it; and branch row seq -> branch id."""
-    h = src.history()
+    h = src.history_view()  # read only (usage_frame reads it)
     b = src.branches()
     if b.empty:
         return h, {}

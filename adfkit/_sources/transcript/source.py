@@ -274,6 +274,10 @@ class TranscriptSource(AgentSource):
             raise ValueError(f"errors must be one of ['warn', 'raise'], got {errors!r}")
         return self._history.copy(deep=False)
 
+    def history_view(self) -> pd.DataFrame:
+        """The history frame itself, for reading only (see :meth:`AgentSource.history_view`)."""
+        return self._history
+
     def loop(self) -> pd.DataFrame:
         """The rows in the context window now: those no compaction swept (the last summary,
         the rows it kept, the rows after it)."""
