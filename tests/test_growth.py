@@ -155,5 +155,7 @@ def test_result_texts_by_hand():
         def history(self) -> pd.DataFrame:
             return history
 
+        history_view = history  # the boundary's read-only frame: the same here
+
     src = _Src()
     assert result_texts(src) == {"a": "first", "c": ""}
