@@ -14,8 +14,11 @@ on the shared 2-core machine the wall clock counts the other processes' work. Th
 a table at most 10x its floor on files over 1 MB and at most 0.3 s on smaller files; growth at
 most 4.4x per 4x of big-runner; the 10-sample Inspect log's tables under 0.5 s together;
 big-runner x16's five forgetting tables under 5 s; and the peak memory (VmHWM above the RSS
-after the imports) per MB of input. Each file is measured in a child process of its own, so
-that one file's memory does not count for the next.
+after the imports) per MB of input. With big-runner's passes, each table's minor page faults in
+the pass shown and which pass it was (the first pass of a process pays for every page it
+touches first; a later pass for what the tables before it gave back to the system). Each
+file is measured in a child process of its own, so that one file's memory does not count for
+the next.
 
 Usage: ``python benchmarks/run.py --only latency`` (``--quick``: big-runner 1x and 4x only);
 ``python benchmarks/latency.py FILE [PASSES]`` measures one file (a JSON line; the best of
@@ -28,6 +31,7 @@ import contextlib
 import gc
 import json
 import os
+import resource
 import sqlite3
 import subprocess
 import sys
@@ -268,12 +272,15 @@ def measure(path: Path, passes: int = 1) -> dict[str, Any]:
         with adfkit.open(path) as opened:  # imports of the format's modules: not counted
             agents_of(opened)
         out["floor"] = min(_timed(lambda: floor(path)) for _ in range(5))
-        out["tables"], out["all"], out["five"] = _one_pass(path, tables)
+        out["tables"], out["all"], out["five"], out["faults"] = _one_pass(path, tables)
+        out["pass"] = 1
         more = max(passes, 3 if out["all"] < 5 else 1) - 1  # three passes when they are cheap
-        for _ in range(more):
-            t, total, five = _one_pass(path, tables)
+        for i in range(more):
+            t, total, five, faults = _one_pass(path, tables)
             if total < out["all"]:
-                out["tables"], out["all"], out["five"] = t, total, five
+                out["tables"], out["all"], out["five"], out["faults"] = t, total, five, faults
+                out["pass"] = i + 2
+        out["passes"] = more + 1
     out["peak"] = max(_hwm() - base, 0)
     return out
 
@@ -285,31 +292,41 @@ def _timed(fn: Any) -> float:
     return _cpu() - t
 
 
-def _one_pass(path: Path, tables: dict[str, Any]) -> tuple[dict[str, Any], float, float]:
+def _minflt() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _one_pass(
+    path: Path, tables: dict[str, Any]
+) -> tuple[dict[str, Any], float, float, dict[str, int]]:
     """Each table's CPU seconds on one fresh handle (``open`` first: opening and the
     handle's first look at every agent), in :data:`TIMED` order, so a table's
     time is its own work on top of the tables before it; the total; the five forgetting
-    tables together (after compactions(), which they read)."""
+    tables together (after compactions(), which they read); each table's minor page faults
+    (fresh memory the kernel had to hand the process: the first pass of a process pays for
+    all it touches, a later one for what the tables before it gave back)."""
     import adfkit
     from adfkit._facade.agent import agents_of
 
     times: dict[str, Any] = {}
+    faults: dict[str, int] = {}
     t0 = _cpu()
     opened = adfkit.open(path)
     agents = agents_of(opened)
     times["open"] = _cpu() - t0
     with opened:
         for name, get in tables.items():
-            t = _cpu()
+            t, f = _cpu(), _minflt()
             try:
                 for agent in agents:
                     get(agent)
                 times[name] = _cpu() - t
+                faults[name] = _minflt() - f
             except Exception as exc:  # noqa: BLE001 - the table's error is reported
                 times[name] = f"{type(exc).__name__}: {exc}"[:120]
     total = _cpu() - t0
     five = sum(t for n, t in times.items() if n in FORGETTING and isinstance(t, float))
-    return times, total, five
+    return times, total, five, faults
 
 
 def _in_child(path: Path, passes: int = 1) -> dict[str, Any]:
@@ -362,7 +379,20 @@ def report(label: str, path: Path, m: dict[str, Any]) -> list[str]:
             missed.append(f"{label} {name}")
     for i in range(0, len(cells), 4):
         print("    " + "; ".join(cells[i : i + 4]))
+    _faults(m)
     return missed
+
+
+def _faults(m: dict[str, Any]) -> None:
+    """The minor page faults of the pass shown (which of the passes it was: the first pays for
+    every page the process touches first), of the tables that took a thousand or more."""
+    faults = m.get("faults") or {}
+    many = [f"{n} {f / 1000:.0f}k" for n, f in faults.items() if f >= 1000]
+    if many and m.get("passes", 1) > 1:
+        print(
+            f"    minor faults (pass {m['pass']} of {m['passes']}): {sum(faults.values()):,}; "
+            + "; ".join(many)
+        )
 
 
 def run(quick: bool) -> None:

@@ -543,3 +543,32 @@ def test_replay_rows_hold_the_history_values():
             assert got.part == {"assistant": 2, "tool_result": 3}[r.kind]
     # the comparison is not vacuous: calls with token counts that differ
     assert any(r.tin is not None and r.tout != r.tin for r in rows.values())
+
+
+@pytest.mark.parametrize("which", ["three", "long-runner"])
+def test_replay_state_holds_each_calls_part_sums_in_one_array(three, which):
+    """The walk keeps each call's characters and media per part in one flat int64 array (in
+    call order: the parts' chars, then their media), not a tuple of pairs per call (half a
+    million objects at big-runner x16); the sums are those of the call's window, row by row."""
+    import array
+
+    from adfkit._analysis.replay import PARTS, replay_state
+
+    agent = three if which == "three" else adfkit.open_adf(sample("long-runner"))
+    st = replay_state(agent.source)
+    assert isinstance(st.parts, array.array) and st.parts.typecode == "q"
+    p = len(PARTS)
+    assert len(st.parts) == 2 * p * len(st.calls) > 0
+    for i, c in enumerate(st.calls):
+        chars, media = [0] * p, [0] * p
+        for q in st.window(c):
+            r = st.rows[q]
+            chars[r.part] += r.chars + 16
+            media[r.part] += r.media
+        assert list(st.parts[2 * p * i : 2 * p * (i + 1)]) == chars + media
+        assert st.est[c][:2] == (sum(chars), sum(media))
+    k = PARTS.index("assistant_tokens")
+    parts = st.parts
+    assert agent.replay()["assistant_tokens"].tolist() == [
+        parts[2 * p * i + k] / 3.5 + parts[2 * p * i + p + k] / 100 for i in range(len(st.calls))
+    ]

@@ -13,6 +13,7 @@ message, ``ceil(text / 3.5) + ceil(media / 100)`` over the sums. The walk
 
 from __future__ import annotations
 
+import array
 import bisect
 import dataclasses
 import itertools
@@ -127,8 +128,9 @@ class ReplayState:
     # call seq -> its window: the conversation seqs, display order (see :meth:`window`)
     ctx: dict[int, Window]
     est: dict[int, tuple[int, int, int]]  # call seq -> (chars incl. overhead, media, n_conv)
-    # call seq -> per part (PARTS order): (chars incl. overhead, media)
-    parts: dict[int, tuple[tuple[int, int], ...]]
+    # per call, in call order: each part's chars incl. overhead, then each part's media (PARTS
+    # order): one flat array, not a tuple of pairs per call (half a million objects at x16)
+    parts: array.array[int]
     # call seq -> the estimate of the conversation rebuilt at the last event before it
     rebuilt: dict[int, int] = field(default_factory=dict)
     reappended: set[int] = field(default_factory=set)
@@ -372,13 +374,15 @@ class _Live:
         self.low = list(self.total)
         self.high = [0, 0]
 
-    def window(self) -> tuple[Window, tuple[int, int, int], tuple[tuple[int, int], ...]]:
+    def window(self, parts: array.array[int]) -> tuple[Window, tuple[int, int, int]]:
         """A model call's window: its conv seqs (the first ``n`` of ``conv``: that list is
         only ever appended to, a change elsewhere makes a new one, so the calls between two
-        events share one list), ``(chars, media, n)``, per part ``(chars, media)``."""
+        events share one list) and ``(chars, media, n)``; its chars, then media, per part
+        appended to ``parts``."""
         n = len(self.conv)
-        est = (sum(self.chars), sum(self.media), n)
-        return (self.conv, n), est, tuple(zip(self.chars, self.media, strict=True))
+        parts.extend(self.chars)
+        parts.extend(self.media)
+        return (self.conv, n), (sum(self.chars), sum(self.media), n)
 
     def rebuilt(self) -> int:
         """``chat_tokens_before`` if this call is its epoch's first."""
@@ -499,7 +503,7 @@ def _walk(src: AgentSource, h: pd.DataFrame) -> ReplayState:
     live = _Live(rows)
     ctx: dict[int, Window] = {}
     est: dict[int, tuple[int, int, int]] = {}
-    part_sums: dict[int, tuple[tuple[int, int], ...]] = {}
+    part_sums: array.array[int] = array.array("q")
     rebuilt: dict[int, int] = {}
     calls: list[int] = []
     # a fallback-path compaction's re-appended tail (§5.5): copies, not model calls
@@ -521,7 +525,7 @@ def _walk(src: AgentSource, h: pd.DataFrame) -> ReplayState:
             p += 1
         r = rows[s]
         if r.call:
-            ctx[s], est[s], part_sums[s] = live.window()
+            ctx[s], est[s] = live.window(part_sums)
             rebuilt[s] = live.rebuilt()
             calls.append(s)
         live.add(r, _ahead_of(e, event_of_summary.get(s), live) if r.kind == _SUMMARY else None)
@@ -799,9 +803,7 @@ def _replay_frame(src: AgentSource, st: ReplayState) -> pd.DataFrame:
     est = np.fromiter(flat(st.est[c] for c in st.calls), np.int64, 3 * n).reshape(n, 3)
     chars, media = est[:, 0].tolist(), est[:, 1].tolist()
     e = [estimate_tokens(ch, md) for ch, md in zip(chars, media, strict=True)]
-    parts = np.fromiter(
-        flat(flat(st.parts[c]) for c in st.calls), np.int64, 2 * len(PARTS) * n
-    ).reshape(n, len(PARTS), 2)
+    parts = np.frombuffer(st.parts, dtype=np.int64).reshape(n, 2, len(PARTS))
     sched = threshold_schedule(src)
     thresholds = [threshold_at(sched, c) for c in st.calls]
     prompt = _prompt_parts(src, st, positions)
@@ -814,7 +816,7 @@ def _replay_frame(src: AgentSource, st: ReplayState) -> pd.DataFrame:
         "system_prompt_tokens": prompt.sp_tokens,
         "dynamic_instructions_seq": prompt.di_seq,
         "dynamic_instructions_tokens": prompt.di_tokens,
-        **{name: parts[:, k, 0] / 3.5 + parts[:, k, 1] / 100 for k, name in enumerate(PARTS)},
+        **{name: parts[:, 0, k] / 3.5 + parts[:, 1, k] / 100 for k, name in enumerate(PARTS)},
         "est_chars": est[:, 0],
         "est_media_chars": est[:, 1],
         "est_tokens": e,

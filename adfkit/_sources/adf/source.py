@@ -19,7 +19,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pandas as pd
-import pyarrow as pa
 
 from adfkit import schema
 from adfkit._base.config import audit_settings, compact_threshold, threshold_rule
@@ -396,8 +395,7 @@ class AdfSource(AgentSource):
         rewritten = _history.rewritten_blobs(rows)
         positions, copies = _history.history_rows(rows)
         h = rows.frame(positions, consume=True)
-        del rows
-        pa.default_memory_pool().release_unused()
+        del rows  # its memory stays with the process for the next tables (not trimmed)
         h["copies"] = pd.array(copies, dtype="Int64")
         ev = self._events_from(h, tops, rewritten)
         h = _history.add_epochs(h, ev)
