@@ -45,25 +45,42 @@ def scenario() -> Scenario:
 
 
 def record(ctx: Context) -> Recorded:
+    first = [
+        ("turn 1", ["-p", "task-a1 Read the notes."]),
+        ("manual compact", ["--resume", "{SID}", "-p", "/compact keep the file names"]),
+    ]
+    return record_fork(ctx, scenario(), first, {}, Recorded(f"{VERSION}-fork-compacted", [], NOTES))
+
+
+def record_fork(
+    ctx: Context,
+    scen: Scenario,
+    first: list[tuple[str, list[str]]],
+    env: dict[str, str],
+    rec: Recorded,
+    files: tuple[tuple[str, str], ...] = (),
+) -> Recorded:
+    """Run the ``first`` prompts in one session (``{SID}``: its id), then fork it
+    (``task-f2``) and resume the fork (``task-g3``), in a project with ``files`` added (name,
+    text); ``rec`` with the files Claude Code wrote."""
     bin_dir = npm_install(ctx, PACKAGE, VERSION)
     ctx.fresh()
+    for name, text in files:
+        (ctx.project / name).write_text(text)
     config = ctx.home / ".claude"
-    scen = scenario()
     _paths(scen, str(ctx.project))
-    with Recorder(scen, ctx.log) as rec:
-        env = claude_env(ctx, rec)
+    with Recorder(scen, ctx.log) as server:
         base = claude_command(bin_dir)
         prompts = [
-            ("turn 1", ["-p", "task-a1 Read the notes."]),
-            ("manual compact", ["--resume", "{SID}", "-p", "/compact keep the file names"]),
+            *first,
             ("fork", ["--resume", "{SID}", "--fork-session", "-p", "task-f2 Count lines."]),
             ("fork resumed", ["--resume", "{FORK}", "-p", "task-g3 List the files."]),
         ]
         sid = fork = ""
         for phase, args in prompts:
-            rec.phase(phase)
+            server.phase(phase)
             args = [a.replace("{SID}", sid).replace("{FORK}", fork) for a in args]
-            out = run(ctx, base + args, env, timeout=240)
+            out = run(ctx, base + args, claude_env(ctx, server, **env), timeout=240)
             if out.returncode != 0:
                 raise RuntimeError(f"claude {phase}: exit {out.returncode}: {out.stderr[-500:]}")
             if phase == "turn 1":
@@ -72,5 +89,5 @@ def record(ctx: Context) -> Recorded:
                 fork = _session_id(out.stdout)
     if not fork or fork == sid:
         raise RuntimeError(f"--fork-session started no session of its own ({sid!r}, {fork!r})")
-    files = sorted(p for p in (config / "projects").rglob("*") if p.is_file())
-    return Recorded(f"{VERSION}-fork-compacted", files, NOTES)
+    rec.files = sorted(p for p in (config / "projects").rglob("*") if p.is_file())
+    return rec
