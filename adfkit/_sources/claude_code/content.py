@@ -161,3 +161,37 @@ def _paid_by(obj: dict[str, Any]) -> str | None:
     if isinstance(paid, str) and paid and paid != obj.get("sessionId"):
         return paid
     return None
+
+
+class _CopiedBoundaries:
+    """Which ``compact_boundary`` records of a forked session are copies of its parent's
+    compactions, record by record in file order. ``--fork-session`` after the parent compacted
+    copies the parent's conversation from its last boundary on (boundary, summary, what
+    followed) before the fork's own records; only the copied assistant records say they are
+    copies (:func:`_paid_by`). So a boundary met before the file's first call of its own is
+    held (:meth:`boundary`) until the next call record decides (:meth:`call`): a copied call
+    makes every held boundary a copy of that session's compaction; a call of the file's own
+    makes them its own. Once the file has made a call of its own, no boundary is held (copies
+    come first): a compaction of the session's own lands at once."""
+
+    __slots__ = ("held", "own")
+
+    def __init__(self) -> None:
+        self.held: list[Any] = []
+        self.own = False  # a call of the file's own was met
+
+    def boundary(self, item: Any) -> bool:
+        """A boundary met (``item`` stands for it); True: held until the next call."""
+        if self.own:
+            return False
+        self.held.append(item)
+        return True
+
+    def call(self, obj: dict[str, Any]) -> tuple[str | None, list[Any]]:
+        """An assistant record met: the session it copies (None: the file's own call) and
+        the boundaries held until now, which that decides."""
+        held, self.held = self.held, []
+        paid = _paid_by(obj)
+        if paid is None:
+            self.own = True
+        return paid, held

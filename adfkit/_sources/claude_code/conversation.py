@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from adfkit._sources.claude_code.active_path import _active_path, _Path, _place_off_path, _Tops
-from adfkit._sources.claude_code.events import _walk_active
+from adfkit._sources.claude_code.events import _copied_boundaries, _walk_active
 from adfkit._sources.claude_code.graph import _Graph, _Links
 from adfkit._sources.claude_code.records import _FileData, _Rec
 from adfkit._sources.claude_code.rows import _Builder, _Call, _RowB
@@ -38,13 +38,14 @@ class _Built:
 def _assemble(recs: list[_Rec], fnd: Findings, d: _FileData, side_group: bool) -> _Built:
     """The rows of one conversation (the main one, or one inline subagent's): the active path
     with what joins it from off the chain, its events, then the abandoned branches."""
-    g = _Graph(recs, fnd, _Links(d.progress, fnd))
+    copied = _copied_boundaries(recs) if d.copies else {}
+    g = _Graph(recs, fnd, _Links(d.progress, fnd), copied)
     ap = _active_path(g, fnd, side_group)
     order, branch_recs = _place_off_path(g, ap, side_group)
     calls: dict[str, _Call] = {}
     b = _Builder(fnd, calls, d.repaired)
     events: list[EventDraft] = []
-    _walk_active(order, b, fnd, events, ap.roots)
+    _walk_active(order, b, fnd, events, ap.roots, copied)
     branch_rows = _branches(ap, branch_recs, b, events)
     return _Built(b.rows, branch_rows, events, list(calls.values()), b.agent_results)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from adfkit._sources.claude_code.content import _CopiedBoundaries
 from adfkit._sources.claude_code.records import _Rec
 from adfkit._sources.claude_code.rows import _Builder, _RowB
 from adfkit._sources.transcript.kit import (
@@ -94,15 +95,39 @@ class _Window:
                 self.ids.add(id(old))
 
 
+def _copied_boundaries(recs: list[_Rec]) -> dict[int, str]:
+    """The line of each ``compact_boundary`` a fork copied from its parent -> the session it
+    copied it from (:class:`.content._CopiedBoundaries`, the records in file order)."""
+    rule = _CopiedBoundaries()
+    out: dict[int, str] = {}
+    for r in recs:
+        obj = r.obj
+        if obj is None or r.side:
+            continue
+        if r.type == "system" and obj.get("subtype") == "compact_boundary":
+            rule.boundary(r.line)
+        elif r.type == "assistant":
+            paid, held = rule.call(obj)
+            if paid is not None:
+                out.update(dict.fromkeys(held, paid))
+            if rule.own:  # no later boundary is a copy
+                break
+    return out
+
+
 def _walk_active(
     order: list[_Rec],
     b: _Builder,
     fnd: Findings,
     events: list[EventDraft],
     roots: dict[int, str],
+    copied: dict[int, str],
 ) -> None:
     """Build the active rows in order, and the events met on the way with what each swept
-    and kept of the window."""
+    and kept of the window. A boundary a fork copied (``copied``: its line -> the session it
+    was copied from) is no event of this session's: its summary is a row of the history (the
+    fork's model was sent it), the compaction is the other session's (``inherited_compaction``,
+    info), as the copied calls' usage is (:func:`.content._paid_by`)."""
     w = _Window()
     for r in order:
         obj = r.obj
@@ -110,7 +135,11 @@ def _walk_active(
             continue
         if r.type == "system":
             st = obj.get("subtype")
-            if st == "compact_boundary":
+            if st == "compact_boundary" and r.line in copied:
+                w.end_compaction()
+                w.reset([])
+                fnd.add("inherited_compaction", "info", r.line, _inherited_text(copied[r.line]))
+            elif st == "compact_boundary":
                 w.end_compaction()
                 w.comp = _compaction(r, obj, w.rows, fnd, events, len(b.rows))
                 w.reset(list(w.comp.preserved))
@@ -142,6 +171,14 @@ def _walk_active(
             continue  # merged into the previous row
         w.add(row, r)
     w.end_compaction()
+
+
+def _inherited_text(session: str) -> str:
+    return (
+        f"a copy of session {session}'s compaction (claude --fork-session copies the parent's "
+        "records): its summary is in this history, the compaction in that session's "
+        "compactions()"
+    )
 
 
 def _md(obj: dict[str, Any], camel: str, snake: str) -> dict[str, Any]:

@@ -3,6 +3,8 @@ uuids (replays dropped, re-parented copies kept), parents never written."""
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from adfkit._sources.claude_code.records import _Rec
 from adfkit._sources.transcript.kit import (
     Findings,
@@ -57,9 +59,15 @@ class _Graph:
     an earlier copy's is a replay (dropped); otherwise it is a node of its own. A parent link
     through ``progress`` records (:class:`_Links`) reaches the first record that is a node (a
     root if the links end, a missing parent if they dangle). ``missing`` maps a record whose
-    parent was never written to (that uuid, the line of the record or link that names it)."""
+    parent was never written to (that uuid, the line of the record or link that names it).
+    ``copied``: the lines of boundaries a fork copied from its parent
+    (:class:`.content._CopiedBoundaries`), each a root: its ``logicalParentUuid`` names the
+    parent's record the compaction kept, which the fork writes after the summary, under it (a
+    loop if followed)."""
 
-    def __init__(self, recs: list[_Rec], fnd: Findings, links: _Links) -> None:
+    def __init__(
+        self, recs: list[_Rec], fnd: Findings, links: _Links, copied: Container[int] = ()
+    ) -> None:
         latest: dict[str, _Rec] = {}
         copies: dict[str, list[_Rec]] = {}
         nodes: list[_Rec] = []
@@ -69,7 +77,7 @@ class _Graph:
         resolve, prog = links.resolve, links.prog
         for r in recs:
             pu = r.parent
-            if pu is None and r.type == "system":
+            if pu is None and r.type == "system" and r.line not in copied:
                 pu = _parent_uuid(r)
             if pu in prog:  # through progress links (None is never a key)
                 pu = resolve(pu)[0]

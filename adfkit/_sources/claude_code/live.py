@@ -10,11 +10,14 @@ assistant records, one per ``message.id``; the history's rows, which walk the ch
 fewer). A sidechain record (an inline subagent's) is not the session's; a record repeating an
 earlier uuid (a replay) counts once, the first, as the reader keeps it. Calls on abandoned
 branches count, as in ``usage()``; a forked session's copies of its parent's calls do not
-(:func:`.content._paid_by`). Not followed: a 1.0.x summary without a boundary (the
-tables find it as a compaction). Against a full read of the 16 real Claude Code and Codex
-fixture sessions and the 4 samples: calls, the latest prompt, compactions and cost agree on 17;
-one session's last line has no newline (its call waits for it), one sample's compaction is such
-a summary, and one session's cost differs by 0.02% ($23.9503 against $23.9548), not explained.
+(:func:`.content._paid_by`), nor its copy of the parent's compaction: a boundary met before
+the file's first call of its own lands at the next call, when that call is the file's own
+(:class:`.content._CopiedBoundaries`, as the reader decides). Not followed: a 1.0.x summary
+without a boundary (the tables find it as a compaction). Against a full read of the 16 real
+Claude Code and Codex fixture sessions and the 4 samples: calls, the latest prompt, compactions
+and cost agree on 17; one session's last line has no newline (its call waits for it), one
+sample's compaction is such a summary, and one session's cost differs by 0.02% ($23.9503
+against $23.9548), not explained.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from adfkit._core.live import Landed, LiveFigures, Spend
 from adfkit._core.prices import PriceTable, costs, default_prices
-from adfkit._sources.claude_code.content import _paid_by
+from adfkit._sources.claude_code.content import _CopiedBoundaries, _paid_by
 
 
 def _int(v: Any) -> int:
@@ -43,6 +46,7 @@ class ClaudeCodeFollower:
         self._ids: set[str] = set()  # message ids counted in _rows since then
         self._uuids: set[str] = set()  # every record's uuid, for replays
         self._side: bool | None = None  # whether the file is a subagent's (its first record)
+        self._copied = _CopiedBoundaries()  # boundaries held until a call says whose they are
 
     def feed(self, record: dict[str, Any]) -> list[Landed]:
         side = record.get("isSidechain") is True
@@ -57,11 +61,20 @@ class ClaudeCodeFollower:
             self._uuids.add(uuid)
         kind = record.get("type")
         if kind == "assistant":
+            paid, held = self._copied.call(record)
             self._assistant(record)
+            if paid is not None or not held:
+                return []  # a copied call: the boundaries held were copies too
+            self.figures.landed += held
+            return held
         elif kind == "user":
             self._rows += 1
         elif kind == "system" and record.get("subtype") == "compact_boundary":
-            return [self._compaction(record)]
+            landed = self._compaction(record)
+            if self._copied.boundary(landed):
+                return []
+            self.figures.landed.append(landed)
+            return [landed]
         elif kind == "system" and record.get("subtype") == "microcompact_boundary":
             self.figures.microcompactions += 1
         return []
@@ -112,6 +125,5 @@ class ClaudeCodeFollower:
             swept=self._rows,
             unit="records",
         )
-        self.figures.landed.append(landed)
         self._rows, self._ids = 0, set()
         return landed

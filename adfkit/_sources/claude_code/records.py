@@ -94,6 +94,9 @@ class _FileData:
     #: records of an unknown type: without a uuid (skipped), with one (kept as links)
     unknown: TypeCounts = field(default_factory=TypeCounts)
     linked: TypeCounts = field(default_factory=TypeCounts)
+    #: an assistant record carries ``requestSessionId``: the file may hold a fork's copies of
+    #: its parent's records (:class:`.content._CopiedBoundaries` is asked only then)
+    copies: bool = False
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
@@ -158,6 +161,8 @@ def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> N
             fnd.add("missing_uuid", "warning", n, f"{t} record without a uuid; kept as a root")
             u = f"line:{n}"
         d.recs.append(_Rec(n, u, obj.get("parentUuid"), t, obj, obj.get("isSidechain") is True))
+        if t == "assistant" and "requestSessionId" in obj:
+            d.copies = True
         sid = obj.get("sessionId")
         if type(sid) is str:
             d.session_ids[sid] = d.session_ids.get(sid, 0) + 1
