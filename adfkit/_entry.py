@@ -15,6 +15,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         sys.stdout.write(f"adfkit {__version__}\n")
         return 0
-    from adfkit.cli import main as cli_main
+    from adfkit._base.collector import imports_frozen
+
+    # pandas and the CLI imported frozen (not walked by every collection), when this is the
+    # program itself (its command line from sys.argv), not a caller's main([...])
+    with imports_frozen(entry=argv is None):
+        from adfkit.cli import main as cli_main
 
     return cli_main(args)

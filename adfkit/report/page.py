@@ -119,6 +119,24 @@ def render(
     return page
 
 
+def preload(plots: bool = True) -> None:
+    """Import what the plain report is made with, which it otherwise imports on first use:
+    markdown-it (the summaries) and, with ``plots``, matplotlib's Figure and Agg canvas,
+    PIL's PNG writer and :mod:`adfkit.plots`. ``adfkit report`` calls it before reading its
+    files, inside :class:`~adfkit._base.collector.imports_frozen`."""
+    import markdown_it  # noqa: F401
+
+    if not plots:
+        return
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+    from PIL import Image
+
+    import adfkit.plots  # noqa: F401
+
+    Image.preinit()  # the plugins Image.save imports on its first call
+
+
 #: The plots section of a report made without them.
 NO_PLOTS = (
     '<p class="adf-note">Left out (<code>--no-plots</code>): <code>adfkit plot FILE</code> '
