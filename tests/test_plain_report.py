@@ -403,10 +403,11 @@ def test_each_plot_is_drawn_once_and_is_what_savefig_draws(tmp_path, monkeypatch
 
 
 def test_the_report_run_as_the_program_draws_what_a_library_call_draws(tmp_path):
-    """``adfkit report FILE`` as the program (its imports frozen, matplotlib's with them): the
-    page has the four plots, each a PNG that decodes to 900 x 450 RGB pixels, and they are the
-    pixels (and the page the bytes, but for its time) of the report written by a library call
-    in a process that froze nothing."""
+    """``adfkit report FILE`` as the program (its imports frozen, matplotlib's with them and
+    without its ``set()`` docstrings, ``kwdoc`` back afterwards): the page has the four plots,
+    each a PNG that decodes to 900 x 450 RGB pixels, and they are the pixels (and the page the
+    bytes, but for its time) of the report written by a library call in a process that did
+    neither."""
     import base64
     import io
     import subprocess
@@ -421,14 +422,20 @@ def test_the_report_run_as_the_program_draws_what_a_library_call_draws(tmp_path)
         f"sys.argv = ['adfkit', 'report', {str(agent)!r}, '-o', {str(out)!r}]\n"
         "from adfkit._entry import main\n"
         "rc = main()\n"
-        "import matplotlib.lines, pandas\n"
+        "import matplotlib.artist, matplotlib.lines, pandas\n"
         "seen = {id(o) for o in gc.get_objects()}  # frozen objects are not among them\n"
-        "print(rc, id(pandas.DataFrame) in seen, id(matplotlib.lines.Line2D) in seen)\n"
+        "print(rc, id(pandas.DataFrame) in seen, id(matplotlib.lines.Line2D) in seen,\n"
+        "      matplotlib.artist.kwdoc.__name__, len(matplotlib.lines.Line2D.set.__doc__))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     )
-    assert done.stdout.split()[-3:] == ["0", "False", "False"]
+    rc, pandas_seen, line2d_seen, kwdoc, doc_chars = done.stdout.split()[-5:]
+    assert [rc, pandas_seen, line2d_seen, kwdoc] == ["0", "False", "False", "kwdoc"]
+    from matplotlib.lines import Line2D
+
+    full = len(Line2D.set.__doc__ or "")  # this process's: every property of Line2D listed
+    assert 0 < int(doc_chars) < full / 2, (doc_chars, full)
     program = out.read_text(encoding="utf-8")
     library = _quiet_report(agent, tmp_path / "library.html")
     img = r'<img class="adf-plot" alt="[^"]*" src="data:image/png;base64,([^"]+)"'

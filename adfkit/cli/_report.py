@@ -16,7 +16,7 @@ from adfkit._base.bundled import (
     sample_folder,
     skip_iri_grammar,
 )
-from adfkit._base.collector import imports_frozen
+from adfkit._base.collector import imports_frozen, own_process
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._core import registry
@@ -55,7 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from adfkit.report.page import preload
 
         with imports_frozen():  # before any file is read: modules only
-            preload(plots=not args.no_plots)
+            preload(plots=not args.no_plots, docstrings=not own_process())
     skip_iri_grammar()
     found = agent_inputs(args.paths)
     for p in found.problems:
