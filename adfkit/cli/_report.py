@@ -52,9 +52,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.notebook is not None and args.no_plots:
         raise AdfError("--no-plots is the plain report's; a --notebook draws what it draws")
     if args.notebook is None:
-        from adfkit.report.page import preload
+        with imports_frozen():  # before any file is read: modules only (pandas too)
+            from adfkit.report.page import preload
 
-        with imports_frozen():  # before any file is read: modules only
             preload(plots=not args.no_plots, docstrings=not own_process())
     skip_iri_grammar()
     found = agent_inputs(args.paths)
