@@ -236,3 +236,52 @@ def test_history_keeps_the_memory_its_build_freed_for_the_next_tables(monkeypatc
     with adfkit.open(str(sample("long-runner"))) as agent:
         assert len(agent.history()) > 0
     assert released == []
+
+
+def _in_a_fresh_process(code: str) -> list[str]:
+    """The words ``code`` prints, run in a Python of its own (a freeze is process-wide)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    return done.stdout.split()
+
+
+def test_imports_are_frozen_only_in_the_console_scripts_process():
+    """``imports_frozen()`` pauses the collector for its block everywhere, but freezes what
+    is alive only once the console script has marked the process as adfkit's own
+    (``entry=True``); the collector is back on after each block."""
+    words = _in_a_fresh_process(
+        "import gc\n"
+        "from adfkit._base.collector import imports_frozen, own_process\n"
+        "def state(): return [gc.get_freeze_count() > 0, gc.isenabled(), own_process()]\n"
+        "with imports_frozen():\n"
+        "    off = not gc.isenabled()\n"
+        "    import json\n"
+        "a = state()\n"
+        "with imports_frozen(entry=True):\n"
+        "    import csv\n"
+        "b = state()\n"
+        "gc.unfreeze()\n"
+        "with imports_frozen():\n"
+        "    import decimal\n"
+        "print(off, *a, *b, *state())\n"
+    )
+    assert words == ["True"] + ["False", "True", "False"] + ["True"] * 3 + ["True"] * 3
+
+
+def test_a_command_called_in_process_freezes_nothing(tmp_path, capsys):
+    """``adfkit.cli.main([...])`` in someone's process (here pytest's) is not the console
+    script: the report's imports freeze nothing of the caller's."""
+    from adfkit.cli import main
+
+    before = gc.get_freeze_count()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["report", str(sample("long-runner")), "-o", str(tmp_path / "r.html")]) == 0
+    assert gc.get_freeze_count() == before
+    assert gc.isenabled()

@@ -402,6 +402,55 @@ def test_each_plot_is_drawn_once_and_is_what_savefig_draws(tmp_path, monkeypatch
             assert (got == want).all(), kind
 
 
+def test_the_report_run_as_the_program_draws_what_a_library_call_draws(tmp_path):
+    """``adfkit report FILE`` as the program (its imports frozen, matplotlib's with them and
+    without its ``set()`` docstrings, ``kwdoc`` back afterwards): the page has the four plots,
+    each a PNG that decodes to 900 x 450 RGB pixels, and they are the pixels (and the page the
+    bytes, but for its time) of the report written by a library call in a process that did
+    neither."""
+    import base64
+    import io
+    import subprocess
+    import sys
+
+    import numpy as np
+    from PIL import Image
+
+    agent, out = sample("long-runner"), tmp_path / "program.html"
+    code = (
+        "import gc, sys\n"
+        f"sys.argv = ['adfkit', 'report', {str(agent)!r}, '-o', {str(out)!r}]\n"
+        "from adfkit._entry import main\n"
+        "rc = main()\n"
+        "import matplotlib.artist, matplotlib.lines, pandas\n"
+        "seen = {id(o) for o in gc.get_objects()}  # frozen objects are not among them\n"
+        "print(rc, id(pandas.DataFrame) in seen, id(matplotlib.lines.Line2D) in seen,\n"
+        "      matplotlib.artist.kwdoc.__name__, len(matplotlib.lines.Line2D.set.__doc__))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    rc, pandas_seen, line2d_seen, kwdoc, doc_chars = done.stdout.split()[-5:]
+    assert [rc, pandas_seen, line2d_seen, kwdoc] == ["0", "False", "False", "kwdoc"]
+    from matplotlib.lines import Line2D
+
+    full = len(Line2D.set.__doc__ or "")  # this process's: every property of Line2D listed
+    assert 0 < int(doc_chars) < full / 2, (doc_chars, full)
+    program = out.read_text(encoding="utf-8")
+    library = _quiet_report(agent, tmp_path / "library.html")
+    img = r'<img class="adf-plot" alt="[^"]*" src="data:image/png;base64,([^"]+)"'
+    shown = re.findall(img, program)
+    assert len(shown) == 4
+    want = re.findall(r"base64,([^\"]+)", library)
+    for got_b64, want_b64 in zip(shown, want, strict=True):
+        got = Image.open(io.BytesIO(base64.b64decode(got_b64)))
+        assert (got.format, got.mode, got.size) == ("PNG", "RGB", (900, 450))
+        ref = Image.open(io.BytesIO(base64.b64decode(want_b64)))
+        assert (np.asarray(got) == np.asarray(ref)).all()
+    made = re.compile(r"made \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+    assert made.sub("", program) == made.sub("", library)
+
+
 def test_agent_text_cannot_take_a_plots_place(tmp_path):
     """The plots' PNGs are put in after the page's text is scrubbed, each where its own
     ``<img>`` is: agent text that spells that place (as text, as a markdown link) stays text,

@@ -77,3 +77,38 @@ def test_other_commands_reach_the_cli(capsys):
 
     assert main([]) == 2  # no command: the full parser's help
     assert "usage: adfkit" in capsys.readouterr().out
+
+
+def _blas_threads(env_extra: dict[str, str], call: str) -> tuple[str, str]:
+    """OPENBLAS_NUM_THREADS and OMP_NUM_THREADS in a fresh interpreter after ``call`` (an
+    ``adfkit info`` run: numpy imported), from an environment without any BLAS thread setting
+    but ``env_extra`` (``-``: unset)."""
+    import os
+
+    from conftest import sample
+
+    from adfkit._entry import BLAS_THREADS
+
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_THREADS} | env_extra
+    code = (
+        "import os, sys\n"
+        f"sys.argv = ['adfkit', 'info', {str(sample('clean'))!r}]\n"
+        "from adfkit._entry import main\n"
+        f"{call}\n"
+        "assert 'numpy' in sys.modules\n"
+        "print(*(os.environ.get(k, '-') for k in ('OPENBLAS_NUM_THREADS', 'OMP_NUM_THREADS')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+    ).stdout.split()
+    return out[-2], out[-1]
+
+
+def test_the_console_script_runs_blas_on_one_thread_unless_told_otherwise():
+    """The program (argv from sys.argv) sets OPENBLAS_NUM_THREADS=1 before numpy is imported;
+    a user's own OPENBLAS_NUM_THREADS or OMP_NUM_THREADS is left as it is, and a caller's
+    main([...]) sets nothing."""
+    assert _blas_threads({}, "main()") == ("1", "-")
+    assert _blas_threads({"OMP_NUM_THREADS": "2"}, "main()") == ("-", "2")
+    assert _blas_threads({"OPENBLAS_NUM_THREADS": "2"}, "main()") == ("2", "-")
+    assert _blas_threads({}, "main(sys.argv[1:])") == ("-", "-")

@@ -16,6 +16,7 @@ from adfkit._base.bundled import (
     sample_folder,
     skip_iri_grammar,
 )
+from adfkit._base.collector import imports_frozen, own_process
 from adfkit._base.errors import AdfError
 from adfkit._base.outputs import check_output, unique_names
 from adfkit._core import registry
@@ -50,6 +51,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     """
     if args.notebook is not None and args.no_plots:
         raise AdfError("--no-plots is the plain report's; a --notebook draws what it draws")
+    if args.notebook is None:
+        with imports_frozen():  # before any file is read: modules only (pandas too)
+            from adfkit.report.page import preload
+
+            preload(plots=not args.no_plots, docstrings=not own_process())
     skip_iri_grammar()
     found = agent_inputs(args.paths)
     for p in found.problems:

@@ -119,6 +119,44 @@ def render(
     return page
 
 
+def preload(plots: bool = True, *, docstrings: bool = True) -> None:
+    """Import what the plain report is made with, which it otherwise imports on first use:
+    markdown-it (the summaries) and, with ``plots``, matplotlib's Figure and Agg canvas,
+    PIL's PNG writer and :mod:`adfkit.plots`. ``adfkit report`` calls it before reading its
+    files, inside :class:`~adfkit._base.collector.imports_frozen`.
+
+    ``docstrings=False`` is for a process nobody reads help in (``adfkit report`` run as the
+    program): matplotlib, as it defines each artist class, writes the docstring of its
+    ``set()`` by inspecting every setter of the class (:func:`matplotlib.artist.kwdoc`), 70-90
+    ms of the ~0.25 s its import costs; while its modules are imported here ``kwdoc`` gives
+    ``""`` (those docstrings stay short), and it is put back afterwards. Nothing drawn
+    depends on a docstring. A matplotlib imported already is left as it is."""
+    import markdown_it  # noqa: F401
+
+    if not plots:
+        return
+    import matplotlib.artist
+
+    kwdoc = matplotlib.artist.kwdoc
+    if not docstrings:
+        setattr(matplotlib.artist, "kwdoc", _no_kwdoc)  # noqa: B010 - mypy: a function
+    try:
+        import matplotlib.backends.backend_agg  # noqa: F401
+        import matplotlib.figure  # noqa: F401
+    finally:
+        setattr(matplotlib.artist, "kwdoc", kwdoc)  # noqa: B010
+    from PIL import Image
+
+    import adfkit.plots  # noqa: F401
+
+    Image.preinit()  # the plugins Image.save imports on its first call
+
+
+def _no_kwdoc(artist: Any) -> str:
+    """:func:`matplotlib.artist.kwdoc` while :func:`preload` imports matplotlib bare."""
+    return ""
+
+
 #: The plots section of a report made without them.
 NO_PLOTS = (
     '<p class="adf-note">Left out (<code>--no-plots</code>): <code>adfkit plot FILE</code> '
