@@ -13,7 +13,13 @@ round (the machine may be shared), the collector paused as ``adfkit usage`` paus
 - ``figures``: the parser and the fast path's calls, events, label texts
   (``transcript.figures.session_figures``);
 - ``session``: ``adfkit usage``'s work for the file (recognition, the figures, the days);
-- ``recognise`` alone (the format's recognition from the file's head).
+- ``recognise`` alone (the format's recognition from the file's head);
+- ``no depth`` alone: ``read`` without the check of each line's nesting (``JsonLines``' opener
+  count of every line over 400 bytes, then the walk of a line with more than 200): ``read``
+  less this row is what that check costs (about 0.3x the floor on the generated fleet).
+
+Each stage's result is dropped file by file, as ``adfkit usage`` drops it (results held for
+every file at once cost page faults the command never pays).
 
 Usage: ``python benchmarks/usage_stages.py FOLDER [--files N] [--repeat K]`` (FOLDER: a
 ``projects`` folder such as ``build/bench/fleet-real-500x520mb/projects``).
@@ -35,17 +41,30 @@ from adfkit._core.prices import load_prices
 from adfkit._facade.usage.reading import session_days
 from adfkit._sources.claude_code.parser import parse_claude_code
 from adfkit._sources.claude_code.records import _read
+from adfkit._sources.transcript import json_lines
 from adfkit._sources.transcript.figures import session_figures
 from adfkit._sources.transcript.findings import Findings
 from adfkit._sources.transcript.lines import DEFAULT_MAX_LINE_BYTES
 
 
-def cpu(fn: Callable[[], object]) -> float:
-    """The CPU time of one run of ``fn`` (seconds), the collector paused."""
+def cpu(fn: Callable[[str], object], files: list[str]) -> float:
+    """The CPU time of ``fn`` on every file (seconds), the collector paused, each result
+    dropped before the next file."""
     t = time.process_time()
     with gc_paused():
-        fn()
+        for f in files:
+            fn(f)
     return time.process_time() - t
+
+
+def _no_depth_read(path: str) -> object:
+    """:func:`_read` with ``JsonLines``' depth check off (no line is long enough for it)."""
+    deep = json_lines._DEEP_LINE
+    json_lines._DEEP_LINE = 1 << 62
+    try:
+        return _read(Path(path), DEFAULT_MAX_LINE_BYTES, Findings())
+    finally:
+        json_lines._DEEP_LINE = deep
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -62,28 +81,27 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     prices = load_prices(None)
     session_days(files[0], None)  # imports and the price table loaded before any timing
-    stages: list[tuple[str, Callable[[], object]]] = [
-        ("floor", lambda: [parse_all(f) for f in files]),
-        ("read", lambda: [_read(Path(f), DEFAULT_MAX_LINE_BYTES, Findings()) for f in files]),
-        ("parse", lambda: [parse_claude_code(f, warn=False) for f in files]),
-        (
-            "figures",
-            lambda: [session_figures(parse_claude_code(f, warn=False), prices) for f in files],
-        ),
-        ("session", lambda: [session_days(f, None) for f in files]),
-        ("recognise", lambda: [registry.recognise(f) for f in files]),
+    stages: list[tuple[str, Callable[[str], object]]] = [
+        ("floor", parse_all),
+        ("read", lambda f: _read(Path(f), DEFAULT_MAX_LINE_BYTES, Findings())),
+        ("parse", lambda f: parse_claude_code(f, warn=False)),
+        ("figures", lambda f: session_figures(parse_claude_code(f, warn=False), prices)),
+        ("session", lambda f: session_days(f, None)),
+        ("recognise", registry.recognise),
+        ("no depth", _no_depth_read),
     ]
     got = dict.fromkeys((name for name, _ in stages), float("inf"))
     for _ in range(a.repeat):
         for name, fn in stages:
-            got[name] = min(got[name], cpu(fn))
+            got[name] = min(got[name], cpu(fn, files))
     floor = got["floor"]
     print(f"{len(files)} Claude Code sessions, CPU s (best of {a.repeat}), x the floor")
     prev = floor
     for name, _ in stages:
-        own = "" if name in ("floor", "recognise") else f"   (+{got[name] - prev:.3f})"
+        alone = name in ("floor", "recognise", "no depth")
+        own = "" if alone else f"   (+{got[name] - prev:.3f})"
         print(f"  {name:10} {got[name]:7.3f}  {got[name] / floor:5.2f}x{own}")
-        if name != "recognise":
+        if not alone or name == "floor":
             prev = got[name]
     return 0
 

@@ -343,3 +343,26 @@ def test_usage_table_names_sessions_by_label_with_the_id_apart(capsys):
     assert line.startswith(f"{PurePosixPath(cwd).name} · {about}  ")
     assert line.split()[-1] == sid
     assert total.split()[-1] != sid
+
+
+@pytest.mark.parametrize(
+    ("messages", "want"),
+    [
+        ([(None, "  "), (None, "fix it"), (None, "later")], "fix it"),
+        ([(None, "context"), ("chat", " "), ("chat", "typed"), ("chat", "again")], "typed"),
+        ([(None, "context"), ("chat", "  ")], None),  # a chat message, none said anything
+        ([(None, None), ("queued", "queued one"), (None, "plain")], "queued one"),
+        ([], None),
+    ],
+)
+def test_first_prompt_prefers_chat_and_reads_no_further(messages, want):
+    from adfkit._facade.fleet import first_prompt
+
+    def no_further():  # the first chat message that says something ends the read
+        for m in messages:
+            yield m
+            if m[0] == "chat" and m[1].strip():
+                raise AssertionError("first_prompt read past the first chat prompt")
+
+    assert first_prompt(messages) == want
+    assert first_prompt(no_further()) == want

@@ -16,7 +16,7 @@ from conftest import SAMPLES, sample
 import adfkit
 import adfkit._facade.fleet as fleet_mod
 from adfkit import load_fleet
-from adfkit._base import engines
+from adfkit._base import digest, engines
 from adfkit._base.errors import OutputPathError
 from adfkit.cli import main
 
@@ -115,6 +115,51 @@ def test_version_change_invalidates(tmp_path, monkeypatch):
     monkeypatch.setattr(fleet_mod, "load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])
     load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
     assert opened == paths
+
+
+def test_code_change_invalidates(tmp_path, monkeypatch):
+    """A part made by other code (another digest of adfkit's files, same version number) is
+    made again."""
+    paths = _agents(tmp_path, 1)
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    opened = []
+    real = fleet_mod.load_one
+    monkeypatch.setattr(fleet_mod, "load_one", lambda p, *a: (opened.append(p), real(p, *a))[1])
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    assert opened == []
+    monkeypatch.setattr(digest, "code_digest", lambda: "0123456789abcdef")
+    load_fleet(paths, "usage", engine="serial", cache=tmp_path / "ix")
+    assert opened == paths
+
+
+def test_code_digest_follows_code_and_data_only(tmp_path, monkeypatch):
+    pkg = tmp_path / "adfkit"
+    for rel, body in (
+        ("__init__.py", "x = 1\n"),
+        ("_sources/reader.py", "y = 2\n"),
+        ("data/prices.json", "{}"),
+        ("notes.txt", "not code"),
+        ("__pycache__/reader.cpython-311.pyc", "bytecode"),
+    ):
+        (pkg / rel).parent.mkdir(parents=True, exist_ok=True)
+        (pkg / rel).write_text(body)
+    monkeypatch.setattr(digest, "_HERE", str(pkg))
+    assert digest.package_files() == ["__init__.py", "_sources/reader.py", "data/prices.json"]
+
+    def fresh() -> str:
+        digest.code_digest.cache_clear()
+        return digest.code_digest()
+
+    first = fresh()
+    (pkg / "notes.txt").write_text("changed")
+    (pkg / "__pycache__" / "reader.cpython-311.pyc").write_text("changed")
+    assert fresh() == first
+    (pkg / "_sources" / "reader.py").write_text("y = 3\n")
+    second = fresh()
+    assert second != first
+    (pkg / "data" / "prices.json").write_text('{"m": 1}')
+    assert fresh() not in (first, second)
+    digest.code_digest.cache_clear()
 
 
 def test_small_fleets_run_serially(tmp_path, monkeypatch):
@@ -338,3 +383,58 @@ def test_parts_are_read_with_the_system_allocator_and_the_default_put_back(tmp_p
     with pytest.raises(pa.ArrowInvalid):
         read_parquet(str(tmp_path / "bad.parquet"))
     assert pa.default_memory_pool().backend_name == pool.backend_name
+
+
+def test_part_schema_is_pandas_own_and_written_without_pandas(tmp_path):
+    """An index part of ``usage_days`` is written without importing pandas (pandas 3: its
+    schema written out), with the schema and pandas metadata pandas itself makes: read back
+    with pandas, the part is the typed frame of its rows."""
+    import subprocess
+    import sys
+
+    import pyarrow as pa
+
+    from adfkit._facade.usage import days
+
+    if int(pd.__version__.split(".")[0]) < 3:
+        pytest.skip("the part schema is written out for pandas 3 only")
+    want = pa.Schema.from_pandas(days.days_frame([]), preserve_index=False)
+    assert days.pandas3_schema(pd.__version__).equals(want, check_metadata=True)
+    part = tmp_path / "part.parquet"
+    code = (
+        "import sys\n"
+        "from adfkit._facade.index import write_rows\n"
+        "from adfkit._facade.usage.days import Call, day_rows\n"
+        "calls = [Call(86_400_000, 5, 7, 2, 3, float('nan'), 10, 'm'),"
+        " Call(90_000_000, None, 1, None, None, 0.25, None, None)]\n"
+        "rows = [{'label': 'l', 'agent': 'a', 'agent_path': 'p', **r}"
+        " for r in day_rows(calls, [('compaction', 86_400_000)])]\n"
+        f"assert write_rows(rows, {str(part)!r})\n"
+        "print('pandas' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    got = pd.read_parquet(part)
+    expect = pd.DataFrame(
+        {
+            "label": ["l"],
+            "agent": ["a"],
+            "agent_path": ["p"],
+            "day": ["1970-01-02"],
+            "calls": [2],
+            "input": [5],
+            "output": [8],
+            "cache_write": [2],
+            "cache_read": [3],
+            "cost_usd": [float("nan")],
+            "cost_known_usd": [0.25],
+            "unpriced_calls": [1],
+            "models": ["m"],
+            "compactions": [1],
+            "microcompactions": [0],
+            "max_context": [10],
+            "first_at": ["1970-01-02T00:00:00+00:00"],
+            "last_at": ["1970-01-02T01:00:00+00:00"],
+        }
+    ).astype({**dict.fromkeys(fleet_mod.FLEET_COLUMNS, "string"), **days.USAGE_DAYS})
+    pd.testing.assert_frame_equal(got, expect)

@@ -9,6 +9,7 @@ fixture of each format that has one): the calls are :meth:`AgentFile.usage`'s, t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 
@@ -30,7 +31,8 @@ class UsageCall(NamedTuple):
 
 class SessionFigures(NamedTuple):
     """One input's figures: ``name`` and ``meta`` (the source's), ``messages`` (``(subkind,
-    text)`` of each user message row in seq order: where a label finds the first prompt),
+    text)`` of each user message row in seq order: where a label finds the first prompt; an
+    iterator, read at most once and only as far as the label needs),
     ``calls`` (the session's and then each subagent's, as :meth:`AgentFile.usage` lists them),
     ``events`` (``(event, ms or None)`` of each compaction, microcompaction and clear, dated as
     ``usage_days`` dates them) and ``notes`` (the warnings ``usage()`` would give, with the
@@ -38,7 +40,7 @@ class SessionFigures(NamedTuple):
 
     name: str
     meta: dict[str, str]
-    messages: list[tuple[str | None, str]]
+    messages: Iterable[tuple[str | None, str]]
     calls: list[UsageCall]
     events: list[tuple[str, int | None]]
     notes: list[str]

@@ -186,13 +186,17 @@ def first_prompt(messages: Iterable[tuple[str | None, Any]]) -> str | None:
     """The text of the first message a person wrote, from ``(subkind, text)`` of the ``user``
     rows of kind ``message`` in seq order: one typed in the chat (subkind ``chat``) first where
     the format tells them apart; the first text that is not blank."""
-    msgs = list(messages)
-    if any(sub == "chat" for sub, _ in msgs):
-        msgs = [m for m in msgs if m[0] == "chat"]
-    for _, text in msgs:
-        if isinstance(text, str) and text.strip():
-            return text
-    return None
+    first: str | None = None  # the first text that is not blank, of any subkind
+    chat = False
+    for sub, text in messages:  # read lazily: a first chat message ends the search
+        said = isinstance(text, str) and bool(text.strip())
+        if sub == "chat":
+            if said:
+                return str(text)
+            chat = True
+        elif said and first is None:
+            first = text
+    return None if chat else first
 
 
 def _first_prompt(agent: AgentFile) -> str | None:

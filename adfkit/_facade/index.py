@@ -7,7 +7,9 @@ Layout of an index folder ``DIR`` (a plain Parquet dataset)::
                                  (``usage_days``: and the part's rows, as JSON)
 
 ``key`` is a hash of the file's absolute path, the table and its options. A part is used when
-the file's size and modification time and adfkit's version are those it was made from; else the
+the file's size and modification time and adfkit's version are those it was made from (the
+version number and a digest of adfkit's code and data, :func:`adfkit._base.digest.code_digest`:
+a part made by other code, an edited checkout of the same version, is made again); else the
 file is read again. A file that changes while it is read (size or mtime differ after reading) is
 not cached. Readers that skip names starting with ``_`` (Dask, pyarrow, DuckDB's ``*.parquet``
 glob) see only the parts: ``duckdb.sql("select * from 'DIR/usage/*.parquet'")``,
@@ -38,9 +40,11 @@ MANIFEST = "_manifest.json"
 
 
 def _version() -> str:
+    """What a part is made with: adfkit's version number and the digest of its code and data."""
     from adfkit import __version__
+    from adfkit._base.digest import code_digest
 
-    return str(__version__)
+    return f"{__version__}+{code_digest()}"
 
 
 def stamp(path: str) -> list[int] | None:

@@ -222,7 +222,7 @@ def session_figures(parsed: ParsedTranscript, prices: PriceTable) -> SessionFigu
     return SessionFigures(
         name_of(parsed),
         meta_of(parsed),
-        list(user_messages(parsed)),
+        user_messages(parsed),  # lazily: a label needs the first prompt at most
         calls,
         event_times(parsed),
         notes,
