@@ -79,8 +79,8 @@ PLEASE = "please never edit config main again"
 
 
 def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
-    """The same tool result read 40 times, the same reply written 40 times: one scan of each
-    (before: one per row), the same items on every row."""
+    """The same tool result read 40 times, the same reply written 40 times, the same call
+    made 40 times: one scan of each (before: one per row), the same items on every row."""
     out = "error: cannot open src/app/main.py (see https://example.com/help)"
     loop = []
     for i in range(40):
@@ -92,22 +92,28 @@ def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
             row(s + 3, "assistant", text("Read `load_config` in src/app/main.py: 12 ms.")),
         ]
     f = build(tmp_path / "repeats.adf", loop=loop)
-    calls = {"text": 0, "result": 0}
-    text_items, result_items = kept.text_items, kept.result_items
+    calls = {"text": 0, "result": 0, "input": 0}
+    texts_items, results_items = kept.texts_items, kept.results_items
+    input_items = kept.input_items
 
-    def counted_text(*a, **k):
-        calls["text"] += 1
-        return text_items(*a, **k)
+    def counted_texts(texts, **k):
+        calls["text"] += len(texts)
+        return texts_items(texts, **k)
 
-    def counted_result(*a, **k):
-        calls["result"] += 1
-        return result_items(*a, **k)
+    def counted_results(results):
+        calls["result"] += len(results)
+        return results_items(results)
 
-    monkeypatch.setattr(kept, "text_items", counted_text)
-    monkeypatch.setattr(kept, "result_items", counted_result)
+    def counted_input(value):
+        calls["input"] += 1
+        return input_items(value)
+
+    monkeypatch.setattr(kept, "texts_items", counted_texts)
+    monkeypatch.setattr(kept, "results_items", counted_results)
+    monkeypatch.setattr(kept, "input_items", counted_input)
     with adfkit.open_adf(f) as agent:
         found = kept.row_items(agent.source)
-    assert calls == {"text": 2, "result": 1}
+    assert calls == {"text": 2, "result": 1, "input": 1}
     assert len(found) == 160
     assert {tuple(found[4 * i + q]) for i in range(40) for q in (1, 2, 3, 4)} == {
         tuple(found[q]) for q in (1, 2, 3, 4)
@@ -119,6 +125,7 @@ def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
         (*error, "tool_result"),
         (*error, "tool_result"),
     ]
+    assert found[2] == [("path", "src/app/main.py", "src/app/main.py", "tool_input")]
     assert found[1] == [  # backquoted and snake_case: the same identifier twice
         ("identifier", "config_main", "config_main", "user"),
         ("identifier", "config_main", "config_main", "user"),
@@ -161,3 +168,35 @@ def test_a_short_summary_is_scanned_a_long_one_indexed():
     for s in (short, long):
         for value in ("src/app/main.py", "load_config", "src/app/other.py", "12 tests", "x"):
             assert s.holds(value) == (value in s.text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(texts, st.sampled_from(["user", "assistant", "summary"]))))
+def test_texts_scanned_together_give_each_text_its_own_items(batch):
+    """Texts joined by line ends for one run of each pattern (issue 38: the per-text set-up
+    cost more than the scan): each text's items are those it has scanned alone, whatever
+    its neighbours end or start with (no pattern matches across a line end)."""
+    assert items.texts_items(batch) == [items.text_items(t, how) for t, how in batch]
+    assert items.texts_items(batch, every_sentence=True) == [
+        items.text_items(t, how, every_sentence=True) for t, how in batch
+    ]
+    results = [(t, how == "user") for t, how in batch]
+    assert items.results_items(results) == [items.result_items(t, e) for t, e in results]
+
+
+def test_texts_past_one_run_are_scanned_in_several(monkeypatch):
+    """A run joins about ``RUN_CHARS`` characters at most (a bound on the copy): more texts
+    than one run holds give the same items, in as many runs as they fill."""
+    monkeypatch.setattr(items, "RUN_CHARS", 64)
+    batch = [(f"Read src/a{i}.py and `x_{i}`: {i} ms. Please stop.", "user") for i in range(9)]
+    runs = list(items._runs([t for t, _ in batch]))
+    assert len(runs) == 9 and sum(runs, []) == list(range(9))  # one text a run here
+    found = items.texts_items(batch)
+    assert found[3][:3] == [
+        ("path", "src/a3.py", "src/a3.py"),
+        ("identifier", "x_3", "x_3"),
+        ("identifier", "x_3", "x_3"),
+    ]
+    assert ("quantity", "3 ms", "3ms") in found[3] and len(found) == 9
+    monkeypatch.setattr(items, "RUN_CHARS", 1 << 16)
+    assert items.texts_items(batch) == found

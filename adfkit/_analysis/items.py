@@ -40,8 +40,10 @@ text, so extraction is linear in the text's size (paths:
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from adfkit import schema
@@ -151,31 +153,19 @@ def _add(out: list[Item], kind: str, value: str) -> None:
 
 def _paths_urls(text: str, out: list[Item]) -> str:
     """Paths and URLs of ``text``; returns the text with its URLs blanked."""
-    if "://" not in text:  # no URL: one fast look instead of a scan with the pattern
-        rest = text
-    else:
-        for m in URL.finditer(text):
-            _add(out, "url", m.group(0).rstrip(".,;:"))
-        rest = URL.sub(" ", text)
+    rest = _urls(text, out)
     for a, b in find_paths(rest):
         _add(out, "path", rest[a:b])
     return rest
 
 
-def _identifiers(text: str, out: list[Item]) -> None:
-    if "`" in text:
-        for m in _BACKTICK.finditer(text):
-            v = m.group(1).strip()
-            if "/" not in v and "://" not in v and " " not in v:
-                _add(out, "identifier", v)
-    for rx in (_SNAKE, _CAMEL) if "_" in text else (_CAMEL,):  # a snake_case name has a "_"
-        for m in rx.finditer(text):
-            _add(out, "identifier", m.group(0))
-
-
-def _quantities(text: str, out: list[Item]) -> None:
-    for m in _QUANTITY.finditer(text):
-        _add(out, "quantity", m.group(0))
+def _urls(text: str, out: list[Item]) -> str:
+    """URLs of ``text``; returns the text with them blanked."""
+    if "://" not in text:  # no URL: one fast look instead of a scan with the pattern
+        return text
+    for m in URL.finditer(text):
+        _add(out, "url", m.group(0).rstrip(".,;:"))
+    return URL.sub(" ", text)
 
 
 def _todo_lines(text: str, out: list[Item]) -> None:
@@ -206,9 +196,12 @@ def _instructions(text: str, out: list[Item], *, every: bool = False) -> None:
     # one found in its sentence)
     end = 0  # the end of the last sentence taken: the next one starts there or later
     for m in _INSTR.finditer(text):
-        if m.start() < end:  # in the sentence already taken
+        at = m.start()
+        if at < end:  # in the sentence already taken
             continue
-        start = max(end, *(text.rfind(c, end, m.start()) + 1 for c in ".!?\n"))
+        f = text.rfind  # the sentence starts after the last end before the word
+        start = max(end, f(".", end, at) + 1, f("!", end, at) + 1, f("?", end, at) + 1)
+        start = max(start, f("\n", end, at) + 1)
         stop = _SENTENCE_END.search(text, m.end())
         end = stop.end() if stop else len(text)
         _add(out, "instruction", text[start:end].rstrip(".!?\n"))
@@ -219,20 +212,91 @@ def text_items(text: str, how: str, *, every_sentence: bool = False) -> list[Ite
     (``assistant``) or a summary (``summary``). A person's sentences and a summary's are
     instructions when they hold an instruction word, every one with ``every_sentence`` (what
     a summary is checked against: it may restate an instruction in other words)."""
-    out: list[Item] = []
-    rest = _paths_urls(text, out)
-    _identifiers(rest, out)
-    _quantities(rest, out)
-    _todo_lines(text, out)
-    if how in ("user", "summary"):
-        _instructions(text, out, every=every_sentence)
-    return out
+    return texts_items([(text, how)], every_sentence=every_sentence)[0]
+
+
+def texts_items(
+    texts: Sequence[tuple[str, str]], *, every_sentence: bool = False
+) -> list[list[Item]]:
+    """:func:`text_items` of each ``(text, how)``, each pattern run over many texts at once
+    (:func:`_joined`: a short text costs a pattern's set-up, not its own scan)."""
+    outs: list[list[Item]] = [[] for _ in texts]
+    rests = [_urls(text, out) for (text, _), out in zip(texts, outs, strict=True)]
+    for run in _runs(rests):
+        joined, at = _joined(rests, run)
+        for a, b in find_paths(joined):
+            _add(outs[at(a)], "path", joined[a:b])
+        tick, at_tick = _joined(rests, [i for i in run if "`" in rests[i]])
+        for m in _BACKTICK.finditer(tick):
+            v = m.group(1).strip()
+            if "/" not in v and "://" not in v and " " not in v:
+                _add(outs[at_tick(m.start())], "identifier", v)
+        snake, at_snake = _joined(rests, [i for i in run if "_" in rests[i]])  # has a "_"
+        for rx, t, where in ((_SNAKE, snake, at_snake), (_CAMEL, joined, at)):
+            for m in rx.finditer(t):
+                _add(outs[where(m.start())], "identifier", m.group(0))
+        for m in _QUANTITY.finditer(joined):
+            _add(outs[at(m.start())], "quantity", m.group(0))
+    for (text, how), out in zip(texts, outs, strict=True):
+        _todo_lines(text, out)
+        if how in ("user", "summary"):
+            _instructions(text, out, every=every_sentence)
+    return outs
+
+
+#: Characters of text :func:`_runs` puts in one run at most (a bound on the copy
+#: :func:`_joined` makes).
+RUN_CHARS = 1 << 16
+
+
+def _runs(texts: list[str]) -> Iterator[list[int]]:
+    """The indices of ``texts``, in runs of about :data:`RUN_CHARS` characters at most."""
+    run: list[int] = []
+    size = 0
+    for i, t in enumerate(texts):
+        if run and size + len(t) >= RUN_CHARS:
+            yield run
+            run, size = [], 0
+        run.append(i)
+        size += len(t) + 1
+    if run:
+        yield run
+
+
+def _joined(texts: list[str], run: list[int]) -> tuple[str, Callable[[int], int]]:
+    """The texts of ``run`` joined by line ends, and the function that gives the index in
+    ``texts`` of the text a position of the joined text is in. No pattern here matches
+    across a line end, and none tells a line end before or after a text from the text's
+    start or end: each text's matches in the joined text are its own, at its offset."""
+    starts = list(itertools.accumulate((len(texts[i]) + 1 for i in run[:-1]), initial=0))
+
+    def at(pos: int) -> int:
+        return run[bisect.bisect_right(starts, pos) - 1]
+
+    return "\n".join([texts[i] for i in run]), at
 
 
 def result_items(text: str, is_error: bool) -> list[Item]:
     """Items of a tool result: paths, URLs and error lines."""
-    out: list[Item] = []
-    _paths_urls(text, out)
+    return results_items([(text, is_error)])[0]
+
+
+def results_items(results: Sequence[tuple[str, bool]]) -> list[list[Item]]:
+    """:func:`result_items` of each ``(text, is_error)``, the paths of many found at once
+    (:func:`_joined`)."""
+    outs: list[list[Item]] = [[] for _ in results]
+    rests = [_urls(text, out) for (text, _), out in zip(results, outs, strict=True)]
+    for run in _runs(rests):
+        joined, at = _joined(rests, run)
+        for a, b in find_paths(joined):
+            _add(outs[at(a)], "path", joined[a:b])
+    for (text, is_error), out in zip(results, outs, strict=True):
+        _errors(text, is_error, out)
+    return outs
+
+
+def _errors(text: str, is_error: bool, out: list[Item]) -> None:
+    """Error lines of a tool result."""
     n = 0
     if is_error:
         for line in text.splitlines():
@@ -247,7 +311,6 @@ def result_items(text: str, is_error: bool) -> list[Item]:
                 n += 1
                 if n >= MAX_ERRORS:
                     break
-    return out
 
 
 def _might_hold_errors(text: str) -> bool:

@@ -38,7 +38,14 @@ import orjson
 import pandas as pd
 
 from adfkit import schema
-from adfkit._analysis.items import input_items, result_items, text_items, words
+from adfkit._analysis.items import (
+    input_items,
+    result_items,
+    results_items,
+    text_items,
+    texts_items,
+    words,
+)
 from adfkit._analysis.observe import default_taxonomy
 from adfkit._analysis.replay import ReplayState, replay_state
 from adfkit._analysis.tables import history_blocks
@@ -77,51 +84,80 @@ def _result_text(c: Any) -> str:
     return ""
 
 
-def _items_of(
+#: A piece of a message that items are found in, scanned once however often the history
+#: repeats it: ``(how, is_error, text)`` (``how``: ``tool_result``, ``user``, ``assistant``,
+#: ``summary``), or ``("tool_input", False, key)`` with the input's compact JSON as ``key``.
+Piece = tuple[str, bool, Any]
+
+
+def _pieces(
     kind: str,
     role: str,
     blocks: list[dict[str, Any]],
-    seen: dict[tuple[str, bool, str], tuple[Found, ...]] | None = None,
+    inputs: dict[Piece, Any],
     tools: set[str] | None = None,
-) -> list[Found]:
-    """Items of one message's blocks; ``seen`` holds the items of each text already scanned
-    (by where it stands and the text), so that a text the history repeats (a file read
-    again, a message sent again) is scanned once; the name of each tool called is added to
-    ``tools``."""
-    out: list[Found] = []
-    seen = {} if seen is None else seen
+) -> list[Piece]:
+    """The pieces of one message's blocks, in order (each tool call's input put in
+    ``inputs`` under its piece); the name of each tool called is added to ``tools``."""
+    out: list[Piece] = []
     for b in blocks:
         t = b.get("type")
         if t == "tool_use":
             if tools is not None:
                 tools.add(str(b.get("name")))
-            out += [(k, v, key, "tool_input") for k, v, key in input_items(b.get("input"))]
+            inp = b.get("input")
+            try:  # the same arguments (JSON) give the same items: walked once
+                piece: Piece = ("tool_input", False, orjson.dumps(inp))
+            except TypeError:  # an integer past 64 bits, nested past 255: a piece of its own
+                piece = ("tool_input", False, len(inputs))
+            inputs.setdefault(piece, inp)
+            out.append(piece)
         elif t == "tool_result":
-            text = _result_text(b.get("content"))
-            err = bool(b.get("is_error"))
-            found = seen.get(("tool_result", err, text))
-            if found is None:  # a tuple: no container the garbage collector keeps watching
-                found = seen[("tool_result", err, text)] = tuple(
-                    [(k, v, key, "tool_result") for k, v, key in result_items(text, err)]
-                )
-            out += found
+            out.append(("tool_result", bool(b.get("is_error")), _result_text(b.get("content"))))
         elif t == "text" and isinstance(b.get("text"), str):
             if kind == "compaction_summary":
-                how = "summary"
-                text = strip_summary(b["text"])
+                out.append(("summary", False, strip_summary(b["text"])))
             elif kind == "assistant":
-                how, text = "assistant", b["text"]
+                out.append(("assistant", False, b["text"]))
             elif kind == "message" and role == "user":
-                how, text = "user", b["text"]
-            else:
-                continue
-            found = seen.get((how, False, text))
-            if found is None:
-                found = seen[(how, False, text)] = tuple(
-                    [(k, v, key, how) for k, v, key in text_items(text, how)]
-                )
-            out += found
+                out.append(("user", False, b["text"]))
     return out
+
+
+def _piece_items(piece: Piece, inputs: dict[Piece, Any]) -> tuple[Found, ...]:
+    """The items of one piece (a tuple: no container the garbage collector keeps watching)."""
+    how, err, text = piece
+    if how == "tool_input":
+        found = input_items(inputs[piece])
+    elif how == "tool_result":
+        found = result_items(text, err)
+    else:
+        found = text_items(text, how)
+    return tuple([(k, v, key, how) for k, v, key in found])
+
+
+def _pieces_items(pieces: list[Piece], inputs: dict[Piece, Any]) -> list[tuple[Found, ...]]:
+    """:func:`_piece_items` of each piece, the texts and the tool results each scanned
+    together (:func:`texts_items`, :func:`results_items`)."""
+    found: list[tuple[Found, ...]] = [()] * len(pieces)
+    texts = [i for i, p in enumerate(pieces) if p[0] not in ("tool_input", "tool_result")]
+    results = [i for i, p in enumerate(pieces) if p[0] == "tool_result"]
+    of_texts = texts_items([(pieces[i][2], pieces[i][0]) for i in texts])
+    of_results = results_items([(pieces[i][2], pieces[i][1]) for i in results])
+    for i, items in zip(texts, of_texts, strict=True):
+        found[i] = tuple([(k, v, key, pieces[i][0]) for k, v, key in items])
+    for i, items in zip(results, of_results, strict=True):
+        found[i] = tuple([(k, v, key, "tool_result") for k, v, key in items])
+    for i, p in enumerate(pieces):
+        if p[0] == "tool_input":
+            found[i] = _piece_items(p, inputs)
+    return found
+
+
+def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]:
+    """Items of one message's blocks."""
+    inputs: dict[Piece, Any] = {}
+    return [f for p in _pieces(kind, role, blocks, inputs) for f in _piece_items(p, inputs)]
 
 
 def row_items(src: AgentSource) -> dict[int, list[Found]]:
@@ -131,25 +167,39 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
 
     def build() -> dict[int, list[Found]]:
         h = src.history_view()  # read only
-        out: dict[int, list[Found]] = {}
         tools: set[str] = set(default_taxonomy(src.format).get("tools") or ())
-        seen: dict[tuple[str, bool, str], tuple[Found, ...]] = {}
-        # the blocks of each row, parsed once for the tool calls too
+        # first the walk: each row's pieces (a text the history repeats, a file read again or
+        # a call made again, is one piece); the blocks of each row parsed once for the tool
+        # calls too, and let go before the next row
+        rows: list[tuple[int, list[int]]] = []
+        number: dict[Piece, int] = {}
+        inputs: dict[Piece, Any] = {}
         for (q, blocks), kind, role in zip(
             history_blocks(src), _strings(h["kind"]), _strings(h["role"]), strict=True
         ):
             if kind in ("context", "unknown") or not blocks:
                 continue
-            found = _items_of(kind, role, blocks, seen, tools)
-            if found:
-                out[int(q)] = found
+            pieces = _pieces(kind, role, blocks, inputs, tools)
+            if pieces:
+                rows.append((int(q), [number.setdefault(p, len(number)) for p in pieces]))
         src.memo.get(_TOOLS, lambda: frozenset(tools))
-        for q, found in out.items():
-            if any(k == "identifier" and key in tools for k, _, key, _ in found):
-                out[q] = [f for f in found if not (f[0] == "identifier" and f[2] in tools)]
-        return {q: f for q, f in out.items() if f}
+        # then each piece scanned once, together (not between the parses of the walk)
+        found = [_without_tools(f, tools) for f in _pieces_items(list(number), inputs)]
+        out: dict[int, list[Found]] = {}
+        for q, ids in rows:
+            items = [f for i in ids for f in found[i]]
+            if items:
+                out[q] = items
+        return out
 
     return src.memo.get(_ROW_ITEMS, build)
+
+
+def _without_tools(found: tuple[Found, ...], tools: set[str]) -> tuple[Found, ...]:
+    """``found`` without the identifiers that are tools' names."""
+    if any(k == "identifier" and key in tools for k, _, key, _ in found):
+        return tuple([f for f in found if not (f[0] == "identifier" and f[2] in tools)])
+    return found
 
 
 def _strings(col: pd.Series) -> list[str]:
@@ -312,7 +362,7 @@ class SweptItems:
         """Items kept (exact or normalised); None when the summary is not known."""
         if self.summary is None:
             return None
-        return sum(1 for v in self.kept if v != "lost")
+        return len(self.kept) - self.kept.count("lost")
 
 
 def compaction_ids(st: ReplayState) -> list[int]:
