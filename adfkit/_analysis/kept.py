@@ -39,6 +39,7 @@ import pandas as pd
 
 from adfkit import schema
 from adfkit._analysis.items import (
+    Item,
     input_items,
     result_items,
     results_items,
@@ -279,9 +280,17 @@ LONG = 2000
 
 def summary_of(text: str | None) -> Summary | None:
     """The :class:`Summary` of a summary text (None for None)."""
-    if text is None:
-        return None
-    found = text_items(text, "summary", every_sentence=True)
+    return summaries_of([text])[0]
+
+
+def summaries_of(texts: list[str | None]) -> list[Summary | None]:
+    """:func:`summary_of` of each text, their items found together (:func:`texts_items`)."""
+    known = [t for t in texts if t is not None]
+    found = iter(texts_items([(t, "summary") for t in known], every_sentence=True))
+    return [None if t is None else _summary(t, next(found)) for t in texts]
+
+
+def _summary(text: str, found: list[Item]) -> Summary:
     ws = words(text)
     grams = {text[i : i + GRAM] for i in range(len(text) - GRAM + 1)} if len(text) >= LONG else None
     return Summary(text, {(k, key) for k, _, key in found}, set(ws), f" {' '.join(ws)} ", grams)
@@ -308,13 +317,20 @@ def summaries(src: AgentSource) -> dict[int, Summary | None]:
 
     def build() -> dict[int, Summary | None]:
         st = replay_state(src)
-        return {j: summary_of(summary_text(st, j)) for j in compaction_ids(st)}
+        ids = compaction_ids(st)
+        return dict(zip(ids, summaries_of([summary_text(st, j) for j in ids]), strict=True))
 
     return src.memo.get(_SUMMARIES, build)
 
 
 #: Kinds of items that are prose: kept in other words when most of their words are there.
 PROSE = frozenset(("instruction", "todo", "error"))
+
+
+def item_words(kind: str, value: str) -> list[str]:
+    """The words of an item a normalised match looks for: of a path's last part, of the
+    whole value for every other kind."""
+    return words(value.rsplit("/", 1)[-1] if kind == "path" else value)
 
 
 def kept_by(kind: str, value: str, key: str, s: Summary) -> str:
@@ -324,15 +340,23 @@ def kept_by(kind: str, value: str, key: str, s: Summary) -> str:
     for a name (a path: the words of its last part; a URL, identifier, command, quantity:
     all its words) all of them in order and next to each other, so ``harvest-70-1.md`` is
     not kept by ``harvest-70-2.md`` and ``1 test``) or ``lost``."""
-    if (kind, key) in s.keys or s.holds(value):
+    if _exact(kind, value, key, s):
         return "exact"
-    ws = words(value.rsplit("/", 1)[-1] if kind == "path" else value)
+    return _by_words(kind, item_words(kind, value), s)
+
+
+def _exact(kind: str, value: str, key: str, s: Summary) -> bool:
+    return (kind, key) in s.keys or s.holds(value)
+
+
+def _by_words(kind: str, ws: list[str], s: Summary) -> str:
+    """:func:`kept_by` of an item not kept exactly, from its :func:`item_words`."""
     if not ws:
         return "lost"
-    if kind not in PROSE:  # every word there (a set look-up) before the run is scanned
-        run = all(w in s.words for w in ws) and f" {' '.join(ws)} " in s.run
+    if kind not in PROSE:  # every word there (set look-ups) before the run is scanned
+        run = s.words.issuperset(ws) and f" {' '.join(ws)} " in s.run
         return "normalised" if run else "lost"
-    hit = sum(1 for w in ws if w in s.words)
+    hit = sum(map(s.words.__contains__, ws))
     need = len(ws) if len(ws) < 3 else math.ceil(WORD_SHARE * len(ws))
     return "normalised" if hit >= need else "lost"
 
@@ -381,32 +405,49 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
     items = row_items(src)
     summary_rows = {s for s in st.summaries if s is not None}
     summs = summaries(src)
+    words_of: dict[tuple[str, str], list[str]] = {}  # an item's words, found once per file
     out: dict[int, SweptItems] = {}
     for j in compaction_ids(st):
         if not st.audit_ids[j]:  # the swept rows were discarded: what went is unknown
             continue
         tail = set(st.tails[j])
-        found: dict[tuple[str, str], tuple[str, list[int], list[bool]]] = {}
+        # (kind, key) -> [value, the rows holding it, seen in earlier summaries only]
+        found: dict[tuple[str, str], list[Any]] = {}
         for q in sorted(q for q in st.swept[j] if q not in tail):
+            carried = q in summary_rows
             for k, v, key, _how in items.get(q, ()):
                 e = found.get((k, key))
                 if e is None:
-                    e = found[(k, key)] = (v, [], [True])
-                if not e[1] or e[1][-1] != q:
+                    found[(k, key)] = [v, [q], carried]
+                    continue
+                if e[1][-1] != q:
                     e[1].append(q)
-                if q not in summary_rows:
-                    e[2][0] = False
+                if not carried:
+                    e[2] = False
         summ = summs[j]
+        entries = list(found.values())
         out[j] = SweptItems(
             kinds=[k for k, _ in found],
-            values=[e[0] for e in found.values()],
+            values=[e[0] for e in entries],
             keys=[key for _, key in found],
-            seqs=[tuple(e[1]) for e in found.values()],
-            carried=[e[2][0] for e in found.values()],
+            seqs=[tuple(e[1]) for e in entries],
+            carried=[e[2] for e in entries],
             kept=[
-                None if summ is None else kept_by(k, e[0], key, summ)
-                for (k, key), e in found.items()
+                None if summ is None else _verdict(k, e[0], key, summ, words_of)
+                for (k, key), e in zip(found, entries, strict=True)
             ],
             summary=summ,
         )
     return out
+
+
+def _verdict(
+    kind: str, value: str, key: str, s: Summary, words_of: dict[tuple[str, str], list[str]]
+) -> str:
+    """:func:`kept_by`, the item's words found once per file (in ``words_of``)."""
+    if _exact(kind, value, key, s):
+        return "exact"
+    ws = words_of.get((kind, value))
+    if ws is None:
+        ws = words_of[(kind, value)] = item_words(kind, value)
+    return _by_words(kind, ws, s)
