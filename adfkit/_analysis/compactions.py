@@ -8,6 +8,7 @@ dropped (``summary_recall()``) and the rows the agent fetched again afterwards
 from __future__ import annotations
 
 import bisect
+from collections import Counter
 from typing import Any
 
 import orjson
@@ -263,12 +264,18 @@ def _swept_size(
         hi = boundary
         missing = _missing(present, lo, hi, prev_tail) if lo is not None else None
     n_swept = None if missing is None else len(swept) + missing
-    tail_set = set(st.tails[j])
-    conv_rows = [st.rows[q] for q in swept if q not in tail_set and st.rows[q].conv]
     if not (audited or (missing == 0 and lo is not None)):
         return lo, hi, n_swept, None, None
-    sch = sum(r.chars for r in conv_rows)
-    stok = estimate_tokens(sch + MESSAGE_OVERHEAD * len(conv_rows), sum(r.media for r in conv_rows))
+    tail_set = set(st.tails[j])
+    rows = st.rows
+    sch = media = n_conv = 0  # the swept conversation rows, tail excluded: one pass
+    for q in swept:
+        r = rows[q]
+        if r.conv and q not in tail_set:
+            sch += r.chars
+            media += r.media
+            n_conv += 1
+    stok = estimate_tokens(sch + MESSAGE_OVERHEAD * n_conv, media)
     return lo, hi, n_swept, sch, stok
 
 
@@ -323,9 +330,11 @@ def _event_kind(st: ReplayState, j: int) -> str | None:
     swept = st.swept[j]
     if not swept:
         return "auto"
-    # auto: a memory-flush nudge followed by at least one model call before the event
-    nudges = [q for q in swept if st.rows[q].sub == "memory_flush"]
-    if nudges and any(st.rows[q].call and q > nudges[-1] for q in swept):
+    # auto: a memory-flush nudge followed by at least one model call before the event (the
+    # last nudge sought from the end, where it stands)
+    rows = st.rows
+    last = next((q for q in reversed(swept) if rows[q].sub == "memory_flush"), None)
+    if last is not None and any(q > last and rows[q].call for q in reversed(swept)):
         return "auto"
     return "preflight"
 
@@ -355,13 +364,10 @@ def _recall_columns(src: AgentSource, j: int) -> dict[str, Any]:
         return rec
     rec["n_recalled"] = n_kept
     rec["recall"] = n_kept / len(sw) if len(sw) else None
-    by_kind: dict[str, list[int]] = {}
-    for k, v in zip(sw.kinds, sw.kept, strict=True):
-        counts = by_kind.setdefault(k, [0, 0])
-        counts[0] += v != "lost"
-        counts[1] += 1
-    for k, (n_kept, n_all) in by_kind.items():
-        rec[f"recall_{k}"] = n_kept / n_all
+    n_all = Counter(sw.kinds)  # counted in C: thousands of items per file
+    n_lost = Counter(k for k, v in zip(sw.kinds, sw.kept, strict=True) if v == "lost")
+    for k, n in n_all.items():
+        rec[f"recall_{k}"] = (n - n_lost[k]) / n
     return rec
 
 
