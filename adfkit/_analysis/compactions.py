@@ -478,13 +478,14 @@ def _find_refetches(src: AgentSource) -> list[dict[str, Any]]:
     for j in range(len(ev)):
         if kinds[j] == "compaction":
             tail = set(st.tails[j])
-            swept_by.update((q, j) for q in st.swept[j] if q not in tail)
+            swept_by.update(dict.fromkeys([q for q in st.swept[j] if q not in tail], j))
     last: dict[int, dict[tuple[str, str], int]] = {}  # event -> signature -> latest swept call
     for cs, name, canon, _ in sigs:
         if (e := swept_by.get(cs)) is not None:
             last.setdefault(e, {})[(name, canon)] = cs
-    by_seq = sorted(range(len(sigs)), key=lambda i: (sigs[i][0], i))
-    seqs = [sigs[i][0] for i in by_seq]
+    call_seqs = [sig[0] for sig in sigs]
+    by_seq = sorted(range(len(sigs)), key=call_seqs.__getitem__)  # stable: ties in order
+    seqs = [call_seqs[i] for i in by_seq]
     recs = []
     for j in range(len(ev)):
         if kinds[j] != "compaction":

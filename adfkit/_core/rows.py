@@ -357,7 +357,7 @@ def as_count(v: Any) -> int | None:
 def parse_content(raw: Any) -> tuple[list[dict[str, Any]], bool]:
     """``content_json`` (text or parsed) -> (list of block dicts, malformed)."""
     val = raw
-    if isinstance(raw, str | bytes):
+    if isinstance(raw, (str, bytes)):  # a tuple: ``str | bytes`` is made anew at each call
         try:
             val = parse_json(raw)
         except JSONError:
