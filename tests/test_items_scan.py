@@ -94,7 +94,7 @@ def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
     f = build(tmp_path / "repeats.adf", loop=loop)
     calls = {"text": 0, "result": 0, "input": 0}
     texts_items, results_items = kept.texts_items, kept.results_items
-    input_items = kept.input_items
+    inputs_items = kept.inputs_items
 
     def counted_texts(texts, **k):
         calls["text"] += len(texts)
@@ -104,13 +104,13 @@ def test_a_text_the_history_repeats_is_scanned_once(tmp_path, monkeypatch):
         calls["result"] += len(results)
         return results_items(results)
 
-    def counted_input(value):
-        calls["input"] += 1
-        return input_items(value)
+    def counted_inputs(values):
+        calls["input"] += len(values)
+        return inputs_items(values)
 
     monkeypatch.setattr(kept, "texts_items", counted_texts)
     monkeypatch.setattr(kept, "results_items", counted_results)
-    monkeypatch.setattr(kept, "input_items", counted_input)
+    monkeypatch.setattr(kept, "inputs_items", counted_inputs)
     with adfkit.open_adf(f) as agent:
         found = kept.row_items(agent.source)
     assert calls == {"text": 2, "result": 1, "input": 1}
@@ -182,6 +182,8 @@ def test_texts_scanned_together_give_each_text_its_own_items(batch):
     ]
     results = [(t, how == "user") for t, how in batch]
     assert items.results_items(results) == [items.result_items(t, e) for t, e in results]
+    inputs = [{"path": t, "note": t, "cmd": [t, t], "todos": [{"content": t}]} for t, _ in batch]
+    assert items.inputs_items(inputs) == [items.input_items(v) for v in inputs]
 
 
 def test_texts_past_one_run_are_scanned_in_several(monkeypatch):

@@ -151,14 +151,6 @@ def _add(out: list[Item], kind: str, value: str) -> None:
             out.append((kind, v, k))
 
 
-def _paths_urls(text: str, out: list[Item]) -> str:
-    """Paths and URLs of ``text``; returns the text with its URLs blanked."""
-    rest = _urls(text, out)
-    for a, b in find_paths(rest):
-        _add(out, "path", rest[a:b])
-    return rest
-
-
 def _urls(text: str, out: list[Item]) -> str:
     """URLs of ``text``; returns the text with them blanked."""
     if "://" not in text:  # no URL: one fast look instead of a scan with the pattern
@@ -284,14 +276,20 @@ def result_items(text: str, is_error: bool) -> list[Item]:
 def results_items(results: Sequence[tuple[str, bool]]) -> list[list[Item]]:
     """:func:`result_items` of each ``(text, is_error)``, the paths of many found at once
     (:func:`_joined`)."""
-    outs: list[list[Item]] = [[] for _ in results]
-    rests = [_urls(text, out) for (text, _), out in zip(results, outs, strict=True)]
+    outs = _paths_urls_of([text for text, _ in results])
+    for (text, is_error), out in zip(results, outs, strict=True):
+        _errors(text, is_error, out)
+    return outs
+
+
+def _paths_urls_of(texts: list[str]) -> list[list[Item]]:
+    """The paths and URLs of each text, the paths of many found at once (:func:`_joined`)."""
+    outs: list[list[Item]] = [[] for _ in texts]
+    rests = [_urls(text, out) for text, out in zip(texts, outs, strict=True)]
     for run in _runs(rests):
         joined, at = _joined(rests, run)
         for a, b in find_paths(joined):
             _add(outs[at(a)], "path", joined[a:b])
-    for (text, is_error), out in zip(results, outs, strict=True):
-        _errors(text, is_error, out)
     return outs
 
 
@@ -318,9 +316,24 @@ def _might_hold_errors(text: str) -> bool:
 
 
 def input_items(tool_input: Any) -> list[Item]:
-    """Items of a tool call's input (a parsed JSON value), in document order. The walk keeps
-    its own stack, so however deep the value is nested it cannot exhaust Python's."""
-    out: list[Item] = []
+    """Items of a tool call's input (a parsed JSON value), in document order."""
+    return inputs_items([tool_input])[0]
+
+
+def inputs_items(values: Sequence[Any]) -> list[list[Item]]:
+    """:func:`input_items` of each value, the strings that are scanned for paths and URLs
+    (a value under no key of its own) scanned together (:func:`_paths_urls_of`)."""
+    texts: list[str] = []
+    plans = [_input_plan(v, texts) for v in values]
+    found = _paths_urls_of(texts)
+    return [[x for p in plan for x in (found[p] if type(p) is int else (p,))] for plan in plans]
+
+
+def _input_plan(tool_input: Any, texts: list[str]) -> list[Any]:
+    """The items of a tool call's input in document order, each string to be scanned for
+    paths and URLs as its index in ``texts`` (where it is put). The walk keeps its own
+    stack, so however deep the value is nested it cannot exhaust Python's."""
+    out: list[Any] = []
     stack: list[tuple[Any, str | None]] = [(tool_input, None)]
     while stack:
         x, key = stack.pop()
@@ -348,7 +361,8 @@ def input_items(tool_input: Any) -> list[Item]:
             elif k in _COMMAND_KEYS:
                 _command(x, out)
             else:
-                _paths_urls(x, out)
+                out.append(len(texts))
+                texts.append(x)
     return out
 
 

@@ -40,10 +40,8 @@ import pandas as pd
 from adfkit import schema
 from adfkit._analysis.items import (
     Item,
-    input_items,
-    result_items,
+    inputs_items,
     results_items,
-    text_items,
     texts_items,
     words,
 )
@@ -125,40 +123,32 @@ def _pieces(
     return out
 
 
-def _piece_items(piece: Piece, inputs: dict[Piece, Any]) -> tuple[Found, ...]:
-    """The items of one piece (a tuple: no container the garbage collector keeps watching)."""
-    how, err, text = piece
-    if how == "tool_input":
-        found = input_items(inputs[piece])
-    elif how == "tool_result":
-        found = result_items(text, err)
-    else:
-        found = text_items(text, how)
-    return tuple([(k, v, key, how) for k, v, key in found])
-
-
 def _pieces_items(pieces: list[Piece], inputs: dict[Piece, Any]) -> list[tuple[Found, ...]]:
-    """:func:`_piece_items` of each piece, the texts and the tool results each scanned
-    together (:func:`texts_items`, :func:`results_items`)."""
+    """The items of each piece (a tuple: no container the garbage collector keeps
+    watching), the texts, the tool results and the tool inputs each scanned together
+    (:func:`texts_items`, :func:`results_items`, :func:`inputs_items`)."""
     found: list[tuple[Found, ...]] = [()] * len(pieces)
-    texts = [i for i, p in enumerate(pieces) if p[0] not in ("tool_input", "tool_result")]
-    results = [i for i, p in enumerate(pieces) if p[0] == "tool_result"]
-    of_texts = texts_items([(pieces[i][2], pieces[i][0]) for i in texts])
-    of_results = results_items([(pieces[i][2], pieces[i][1]) for i in results])
-    for i, items in zip(texts, of_texts, strict=True):
-        found[i] = tuple([(k, v, key, pieces[i][0]) for k, v, key in items])
-    for i, items in zip(results, of_results, strict=True):
-        found[i] = tuple([(k, v, key, "tool_result") for k, v, key in items])
+    by_how: dict[str, list[int]] = {"tool_input": [], "tool_result": [], "text": []}
     for i, p in enumerate(pieces):
-        if p[0] == "tool_input":
-            found[i] = _piece_items(p, inputs)
+        by_how.get(p[0], by_how["text"]).append(i)
+    texts, results, calls = by_how["text"], by_how["tool_result"], by_how["tool_input"]
+    scans = (
+        (texts, texts_items([(pieces[i][2], pieces[i][0]) for i in texts])),
+        (results, results_items([(pieces[i][2], pieces[i][1]) for i in results])),
+        (calls, inputs_items([inputs[pieces[i]] for i in calls])),
+    )
+    for at, of in scans:
+        for i, items in zip(at, of, strict=True):
+            how = pieces[i][0]
+            found[i] = tuple([(k, v, key, how) for k, v, key in items])
     return found
 
 
 def _items_of(kind: str, role: str, blocks: list[dict[str, Any]]) -> list[Found]:
     """Items of one message's blocks."""
     inputs: dict[Piece, Any] = {}
-    return [f for p in _pieces(kind, role, blocks, inputs) for f in _piece_items(p, inputs)]
+    pieces = _pieces(kind, role, blocks, inputs)
+    return [f for found in _pieces_items(pieces, inputs) for f in found]
 
 
 def row_items(src: AgentSource) -> dict[int, list[Found]]:
@@ -172,25 +162,31 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         # first the walk: each row's pieces (a text the history repeats, a file read again or
         # a call made again, is one piece); the blocks of each row parsed once for the tool
         # calls too, and let go before the next row
-        rows: list[tuple[int, list[int]]] = []
-        number: dict[Piece, int] = {}
+        number: dict[Piece, int] = {}  # each distinct piece's number
+        ids: list[int] = []  # the numbers of each row's pieces, one row after another
+        rows: list[tuple[Any, int]] = []  # each row's seq and the end of its pieces in ids
         inputs: dict[Piece, Any] = {}
         for (q, blocks), kind, role in zip(
             history_blocks(src), _strings(h["kind"]), _strings(h["role"]), strict=True
         ):
             if kind in ("context", "unknown") or not blocks:
                 continue
-            pieces = _pieces(kind, role, blocks, inputs, tools)
-            if pieces:
-                rows.append((int(q), [number.setdefault(p, len(number)) for p in pieces]))
+            for p in _pieces(kind, role, blocks, inputs, tools):
+                i = number.get(p)
+                if i is None:
+                    i = number[p] = len(number)
+                ids.append(i)
+            rows.append((q, len(ids)))
         src.memo.get(_TOOLS, lambda: frozenset(tools))
         # then each piece scanned once, together (not between the parses of the walk)
         found = [_without_tools(f, tools) for f in _pieces_items(list(number), inputs)]
         out: dict[int, list[Found]] = {}
-        for q, ids in rows:
-            items = [f for i in ids for f in found[i]]
+        start = 0
+        for q, end in rows:
+            items = [f for i in ids[start:end] for f in found[i]]
+            start = end
             if items:
-                out[q] = items
+                out[int(q)] = items
         return out
 
     return src.memo.get(_ROW_ITEMS, build)
