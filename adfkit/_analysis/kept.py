@@ -31,6 +31,7 @@ notebook, plot and widget built on them count the same things, decided here:
 from __future__ import annotations
 
 import math
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -163,8 +164,9 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         # a call made again, is one piece); the blocks of each row parsed once for the tool
         # calls too, and let go before the next row
         number: dict[Piece, int] = {}  # each distinct piece's number
-        ids: list[int] = []  # the numbers of each row's pieces, one row after another
-        rows: list[tuple[Any, int]] = []  # each row's seq and the end of its pieces in ids
+        # the numbers of each row's pieces, one row after another; each row's seq and the
+        # end of its pieces in ids (arrays: no object a number, 8 bytes each)
+        ids, ends, seqs = array("q"), array("q"), []
         inputs: dict[Piece, Any] = {}
         for (q, blocks), kind, role in zip(
             history_blocks(src), _strings(h["kind"]), _strings(h["role"]), strict=True
@@ -176,13 +178,14 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
                 if i is None:
                     i = number[p] = len(number)
                 ids.append(i)
-            rows.append((q, len(ids)))
+            seqs.append(q)
+            ends.append(len(ids))
         src.memo.get(_TOOLS, lambda: frozenset(tools))
         # then each piece scanned once, together (not between the parses of the walk)
         found = [_without_tools(f, tools) for f in _pieces_items(list(number), inputs)]
         out: dict[int, list[Found]] = {}
         start = 0
-        for q, end in rows:
+        for q, end in zip(seqs, ends, strict=True):
             items = [f for i in ids[start:end] for f in found[i]]
             start = end
             if items:

@@ -55,7 +55,7 @@ def _call_blocks(src: AgentSource) -> _CallBlocks:
 def call_index(src: AgentSource) -> CallIndex:
     """Where the history's tool calls and results are (:class:`CallIndex`), from the walk of
     :func:`history_blocks`."""
-    return src.memo.get(_CALL_INDEX, lambda: _call_blocks(src).index)
+    return src.memo.get(_CALL_INDEX, lambda: _walked(src, _CALL_INDEX))
 
 
 def _walked(src: AgentSource, key: Key[T], arg: Any = None) -> T:
@@ -184,7 +184,8 @@ def history_blocks(src: AgentSource) -> Iterator[tuple[Any, list[dict[str, Any]]
     h = src.history_view()  # read only
     calls = _CallBlocks()
     yield from _row_blocks(h, calls)
-    src.memo.get(_CALL_BLOCKS, lambda: calls)  # their frame and index made when first read
+    src.memo.get(_CALL_BLOCKS, lambda: calls)  # their frame made when first asked for
+    src.memo.get(_CALL_INDEX, lambda: calls.index)
 
 
 def _row_blocks(
@@ -218,61 +219,40 @@ class CallIndex:
 class _CallBlocks:
     """The ``tool_use`` and ``tool_result`` blocks of a frame's rows, in order: their
     :class:`CallIndex` and the columns :func:`blocks_frame` gives them (a result's text as
-    its preview and length). One tuple a block while the rows are walked, the columns made
-    when first read."""
+    its preview and length)."""
 
     def __init__(self) -> None:
-        #: (seq, type, tool_use_id, row, block, tool_name, tool_input, preview, chars, is_error)
-        self.blocks: list[tuple[Any, ...]] = []
-        self._columns: list[list[Any]] | None = None
+        self.index = CallIndex()
+        self.tool_name: list[str | None] = []
+        self.tool_input: list[str | None] = []
+        self.preview: list[str | None] = []
+        self.chars: list[int | None] = []
+        self.is_error: list[bool | None] = []
 
     def add(self, seq: Any, t: str, b: dict[str, Any], row: int, k: int) -> None:
         """Add block ``b``, the ``k``-th of row ``row`` (seq ``seq``), of type ``t``:
         ``tool_use`` or ``tool_result``."""
         if t == "tool_use":
             uid = b.get("id")
-            name, inp = str(b.get("name")), _json_str(b.get("input"))
-            block: tuple[Any, ...] = (seq, t, uid, row, k, name, inp, None, None, None)
+            name: str | None = str(b.get("name"))
+            inp = _json_str(b.get("input"))
+            text = err = None
         else:
             uid = b.get("tool_use_id")
-            text, err = block_text(b), bool(b.get("is_error"))
-            block = (seq, t, uid, row, k, None, None, text[:PREVIEW], len(text), err)
-        if uid is not None and type(uid) is not str:
-            block = (seq, t, str(uid), *block[3:])
-        self.blocks.append(block)
-
-    def _column(self, i: int) -> list[Any]:
-        if self._columns is None:
-            self._columns = [list(c) for c in zip(*self.blocks, strict=True)] or [
-                [] for _ in range(10)
-            ]
-        return self._columns[i]
-
-    @property
-    def index(self) -> CallIndex:
-        """Where the blocks are (:class:`CallIndex`)."""
-        c = self._column
-        return CallIndex(c(0), c(1), c(2), c(3), c(4))
-
-    @property
-    def tool_name(self) -> list[str | None]:
-        return self._column(5)
-
-    @property
-    def tool_input(self) -> list[str | None]:
-        return self._column(6)
-
-    @property
-    def preview(self) -> list[str | None]:
-        return self._column(7)
-
-    @property
-    def chars(self) -> list[int | None]:
-        return self._column(8)
-
-    @property
-    def is_error(self) -> list[bool | None]:
-        return self._column(9)
+            name = inp = None
+            text = block_text(b)
+            err = bool(b.get("is_error"))
+        ix = self.index
+        ix.seq.append(seq)
+        ix.type.append(t)
+        ix.tool_use_id.append(None if uid is None else str(uid))
+        ix.row.append(row)
+        ix.block.append(k)
+        self.tool_name.append(name)
+        self.tool_input.append(inp)
+        self.preview.append(None if text is None else text[:PREVIEW])
+        self.chars.append(None if text is None else len(text))
+        self.is_error.append(err)
 
     def tuples(self) -> list[tuple[Any, Any, Any, Any]]:
         """``(call_seq, tool_name, tool_input, result_seq)`` of each call, as the columns of
