@@ -182,11 +182,14 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
             ends.append(len(ids))
         src.memo.get(_TOOLS, lambda: frozenset(tools))
         # then each piece scanned once, together (not between the parses of the walk)
-        found = [_without_tools(f, tools) for f in _pieces_items(list(number), inputs)]
+        found = _without_tools(_pieces_items(list(number), inputs), tools)
         out: dict[int, list[Found]] = {}
         start = 0
         for q, end in zip(seqs, ends, strict=True):
-            items = [f for i in ids[start:end] for f in found[i]]
+            if end == start + 1:  # one piece (most rows): its items as they are
+                items = list(found[ids[start]])
+            else:
+                items = [f for i in ids[start:end] for f in found[i]]
             start = end
             if items:
                 out[int(q)] = items
@@ -195,11 +198,18 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
     return src.memo.get(_ROW_ITEMS, build)
 
 
-def _without_tools(found: tuple[Found, ...], tools: set[str]) -> tuple[Found, ...]:
-    """``found`` without the identifiers that are tools' names."""
-    if any(k == "identifier" and key in tools for k, _, key, _ in found):
-        return tuple([f for f in found if not (f[0] == "identifier" and f[2] in tools)])
-    return found
+def _without_tools(found: list[tuple[Found, ...]], tools: set[str]) -> list[tuple[Found, ...]]:
+    """The items of each piece without the identifiers that are tools' names (looked for
+    in the pieces that hold one only)."""
+    named = tools.intersection([f[2] for fs in found for f in fs if f[0] == "identifier"])
+    if not named:
+        return found
+    return [
+        tuple([f for f in fs if not (f[0] == "identifier" and f[2] in named)])
+        if any(f[0] == "identifier" and f[2] in named for f in fs)
+        else fs
+        for fs in found
+    ]
 
 
 def _strings(col: pd.Series) -> list[str]:

@@ -259,12 +259,12 @@ class _CallBlocks:
         :meth:`frame` hold them (NA: ``pd.NA``)."""
         ix = self.index
         use, res = _join(ix.type, ix.tool_use_id)
-        na = _na_to_pd
-
+        # NA as pd.NA; the common values (an int seq, a str name or input) as they are
+        seq = [v if type(v) is int else _na_to_pd(v) for v in ix.seq]
+        name = [v if type(v) is str else _na_to_pd(v) for v in self.tool_name]
+        inp = [v if type(v) is str else _na_to_pd(v) for v in self.tool_input]
         return [
-            (na(ix.seq[u]), na(self.tool_name[u]), na(self.tool_input[u]), na(ix.seq[r]))
-            if r >= 0
-            else (na(ix.seq[u]), na(self.tool_name[u]), na(self.tool_input[u]), pd.NA)
+            (seq[u], name[u], inp[u], seq[r] if r >= 0 else pd.NA)
             for u, r in zip(use.tolist(), res.tolist(), strict=True)
         ]
 
