@@ -117,13 +117,10 @@ _BLANKS = re.compile(r"\s{1,1000}")
 Item = tuple[str, str, str]  # kind, value, key
 
 
-def _cut(s: str) -> str:
-    s = s.strip()
-    return s[:MAX_CHARS]
-
-
 def key_of(kind: str, value: str) -> str:
     """The identity of an item (see the module docstring)."""
+    if kind == "path" or kind == "identifier":  # as written (most items: first)
+        return value
     if kind == "url":
         return value.rstrip("/")
     if kind == "command":
@@ -144,7 +141,7 @@ def words(value: str) -> list[str]:
 
 
 def _add(out: list[Item], kind: str, value: str) -> None:
-    v = _cut(value)
+    v = value.strip()[:MAX_CHARS]
     if v:
         k = key_of(kind, v)
         if k:
