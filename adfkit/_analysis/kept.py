@@ -349,13 +349,13 @@ def kept_by(kind: str, value: str, key: str, s: Summary) -> str:
     for a name (a path: the words of its last part; a URL, identifier, command, quantity:
     all its words) all of them in order and next to each other, so ``harvest-70-1.md`` is
     not kept by ``harvest-70-2.md`` and ``1 test``) or ``lost``."""
-    if _exact(kind, value, key, s):
+    if _exact((kind, key), value, s):
         return "exact"
     return _by_words(kind, item_words(kind, value), s)
 
 
-def _exact(kind: str, value: str, key: str, s: Summary) -> bool:
-    return (kind, key) in s.keys or s.holds(value)
+def _exact(kind_key: tuple[str, str], value: str, s: Summary) -> bool:
+    return kind_key in s.keys or s.holds(value)
 
 
 def _by_words(kind: str, ws: list[str], s: Summary) -> str:
@@ -441,21 +441,22 @@ def _swept_items(src: AgentSource) -> dict[int, SweptItems]:
             keys=[key for _, key in found],
             seqs=[tuple(e[1]) for e in entries],
             carried=[e[2] for e in entries],
-            kept=[
-                None if summ is None else _verdict(k, e[0], key, summ, words_of)
-                for (k, key), e in zip(found, entries, strict=True)
-            ],
+            kept=[None] * len(entries)
+            if summ is None
+            else [_verdict(kk, e[0], summ, words_of) for kk, e in zip(found, entries, strict=True)],
             summary=summ,
         )
     return out
 
 
 def _verdict(
-    kind: str, value: str, key: str, s: Summary, words_of: dict[tuple[str, str], list[str]]
+    kind_key: tuple[str, str], value: str, s: Summary, words_of: dict[tuple[str, str], list[str]]
 ) -> str:
-    """:func:`kept_by`, the item's words found once per file (in ``words_of``)."""
-    if _exact(kind, value, key, s):
+    """:func:`kept_by` of the item of ``(kind, key)`` and ``value``, its words found once per
+    file (in ``words_of``)."""
+    if _exact(kind_key, value, s):
         return "exact"
+    kind = kind_key[0]
     ws = words_of.get((kind, value))
     if ws is None:
         ws = words_of[(kind, value)] = item_words(kind, value)
