@@ -202,3 +202,17 @@ def test_texts_past_one_run_are_scanned_in_several(monkeypatch):
     assert ("quantity", "3 ms", "3ms") in found[3] and len(found) == 9
     monkeypatch.setattr(items, "RUN_CHARS", 1 << 16)
     assert items.texts_items(batch) == found
+
+
+def test_a_message_built_in_python_has_each_call_walked_on_its_own():
+    """Calls with the same JSON are walked once in a history (its blocks are parsed JSON);
+    a message a compactor builds may hold a tuple, which writes the JSON of a list but
+    holds no item: each of its calls is walked on its own."""
+    listed = {"type": "tool_use", "name": "Bash", "input": {"command": ["ls", "src/a.py"]}}
+    tupled = {"type": "tool_use", "name": "Bash", "input": {"command": ("ls", "src/a.py")}}
+    assert kept.message_items("assistant", "assistant", [tupled, listed]) == [
+        ("command", "ls src/a.py", "ls src/a.py", "tool_input")
+    ]
+    assert kept.message_items("assistant", "assistant", [listed, tupled]) == [
+        ("command", "ls src/a.py", "ls src/a.py", "tool_input")
+    ]

@@ -96,9 +96,13 @@ def _pieces(
     blocks: list[dict[str, Any]],
     inputs: dict[Piece, Any],
     tools: set[str] | None = None,
+    *,
+    parsed: bool = False,
 ) -> list[Piece]:
     """The pieces of one message's blocks, in order (each tool call's input put in
-    ``inputs`` under its piece); the name of each tool called is added to ``tools``."""
+    ``inputs`` under its piece); the name of each tool called is added to ``tools``. Two
+    inputs with the same JSON are one piece when the blocks were ``parsed`` from JSON (a
+    tuple and a list write the same JSON, and only the list holds items)."""
     out: list[Piece] = []
     for b in blocks:
         t = b.get("type")
@@ -106,10 +110,12 @@ def _pieces(
             if tools is not None:
                 tools.add(str(b.get("name")))
             inp = b.get("input")
-            try:  # the same arguments (JSON) give the same items: walked once
-                piece: Piece = ("tool_input", False, orjson.dumps(inp))
-            except TypeError:  # an integer past 64 bits, nested past 255: a piece of its own
-                piece = ("tool_input", False, len(inputs))
+            piece: Piece = ("tool_input", False, len(inputs))  # a piece of its own
+            try:  # the same arguments give the same items: walked once
+                if parsed:
+                    piece = ("tool_input", False, orjson.dumps(inp))
+            except TypeError:  # an integer past 64 bits, nested past 255 levels: its own
+                pass
             inputs.setdefault(piece, inp)
             out.append(piece)
         elif t == "tool_result":
@@ -140,8 +146,9 @@ def _pieces_items(pieces: list[Piece], inputs: dict[Piece, Any]) -> list[tuple[F
     )
     for at, of in scans:
         for i, items in zip(at, of, strict=True):
-            how = pieces[i][0]
-            found[i] = tuple([(k, v, key, how) for k, v, key in items])
+            if items:  # else () as it is (half the pieces of big-runner)
+                how = pieces[i][0]
+                found[i] = tuple([(k, v, key, how) for k, v, key in items])
     return found
 
 
@@ -173,7 +180,7 @@ def row_items(src: AgentSource) -> dict[int, list[Found]]:
         ):
             if kind in ("context", "unknown") or not blocks:
                 continue
-            for p in _pieces(kind, role, blocks, inputs, tools):
+            for p in _pieces(kind, role, blocks, inputs, tools, parsed=True):
                 i = number.get(p)
                 if i is None:
                     i = number[p] = len(number)
