@@ -35,7 +35,9 @@ space, with digit runs replaced by ``#`` in errors (line numbers and addresses c
 
 Every pattern has bounded repetitions and no nested quantifier, and each is run once over a
 text, so extraction is linear in the text's size (paths:
-:func:`adfkit._analysis.paths.find_paths`).
+:func:`adfkit._analysis.paths.find_paths`). Many texts are scanned together
+(:func:`texts_items`, :func:`results_items`, :func:`inputs_items`): joined by line ends, which
+no pattern matches across, each pattern runs once over a run of them.
 """
 
 from __future__ import annotations
