@@ -4,6 +4,7 @@ command that finds no plug-in skips the search (and the import) without missing 
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from importlib.metadata import distributions
 from pathlib import Path
@@ -14,6 +15,18 @@ from adfkit._base.plugins import may_have_entry_points
 from tests.test_startup import _modules
 
 GROUP = "adfkit.formats"
+
+
+@pytest.fixture(autouse=True)
+def _path_finders_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Python's own finders only (a test before may have installed one that finds
+    distributions: the check then leaves the search to importlib, whatever the paths)."""
+    kept = [
+        f
+        for f in sys.meta_path
+        if getattr(f, "__name__", "") == "PathFinder" or not hasattr(f, "find_distributions")
+    ]
+    monkeypatch.setattr(sys, "meta_path", kept)
 
 
 def _dist(root: Path, name: str, entry_points: str | None, suffix: str = ".dist-info") -> Path:
@@ -70,8 +83,23 @@ def test_what_it_cannot_read_cheaply_is_left_to_importlib(tmp_path: Path) -> Non
     assert may_have_entry_points(GROUP, [str(tmp_path)]) is True  # the egg inside a folder
 
 
+def test_another_finder_of_distributions_is_left_to_importlib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Finder:
+        def find_spec(self, *_: object) -> None:
+            return None
+
+        def find_distributions(self, *_: object) -> list[object]:
+            return []
+
+    assert may_have_entry_points(GROUP, [str(tmp_path)]) is False
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder()])
+    assert may_have_entry_points(GROUP, [str(tmp_path)]) is True
+
+
 def test_a_run_that_finds_no_plug_in_never_imports_importlib_metadata() -> None:
-    """This environment declares no adfkit plug-in: looking for them reads a few files only."""
-    assert not may_have_entry_points(GROUP)
+    """This environment declares no adfkit plug-in: looking for them reads a few files only
+    (a fresh interpreter: the test process may hold other finders)."""
     mods = _modules("from adfkit._core import registry; registry._load_plugins()")
     assert "importlib.metadata" not in mods
