@@ -419,3 +419,22 @@ def test_every_format_package_names_its_parts_by_the_template():
                 continue  # the field's default
             want = fields.get(field, field)
             assert getattr(package, want, None) is func, (name, field, func.__name__)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n",
+        b"a",
+        b"a\n",
+        b"\xef\xbb\xbf{}\r\n\n  {}\nx",
+        b"\n".join([b"{}"] * 60),
+        b"{}\n" * 60,
+    ],
+)
+def test_recognition_takes_the_first_50_complete_lines_of_the_head(data: bytes) -> None:
+    from adfkit._core.probe import _first_lines
+
+    for n in (0, 1, 2, 50):
+        assert _first_lines(data, n) == data.split(b"\n", n)[:-1]

@@ -485,3 +485,29 @@ def test_the_fast_path_is_the_one_the_format_spec_declares(monkeypatch):
     assert uf.session_days(path) is not None and called == [path]
     monkeypatch.setattr(registry, "recognise", as_spec(figures=None))
     assert uf.session_days(path) is None
+
+
+@pytest.mark.parametrize(
+    "ms",
+    [
+        0,
+        -1,
+        1,
+        86_399_999,
+        86_400_000,
+        -86_400_000,
+        -86_400_001,
+        1_772_355_612_338,
+        -62_135_596_800_000,
+        253_402_300_799_999,
+    ],
+)
+def test_a_utc_day_is_the_date_of_the_time(ms: int) -> None:
+    """day_of's whole-day shortcut gives the calendar date datetime gives (both ends of the
+    calendar, either side of midnight, before the epoch)."""
+    from datetime import UTC, datetime, timedelta
+
+    from adfkit._facade.usage.days import day_of
+
+    d = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(milliseconds=ms)
+    assert day_of(ms) == d.date().isoformat() == day_of(ms, UTC)

@@ -55,7 +55,7 @@ class Probe:
         """The JSON objects on the first 50 complete lines of the head (lines that are not
         JSON objects are skipped; a byte-order mark is no content)."""
         out: list[dict[str, Any]] = []
-        for line in self.head.split(b"\n", 50)[:-1]:  # the rest of the head stays unsplit
+        for line in _first_lines(self.head, 50):
             line = line.removeprefix(UTF8_BOM).strip()
             if not line.startswith(b"{"):
                 continue
@@ -72,3 +72,23 @@ class Probe:
         """The opening bytes (at most 4 KiB) of the first line, without a byte-order mark: what a
         spec can look at when that line is longer than the head."""
         return self.head.removeprefix(UTF8_BOM).lstrip(b" \t\r\n")[:4096]
+
+
+def _first_lines(data: bytes, n: int) -> list[bytes]:
+    """The first ``n`` complete lines of ``data`` (without their newline): what
+    ``data.split(b"\\n", n)[:-1]`` gives, without copying the rest of ``data`` (most of a head).
+
+    Examples
+    --------
+    >>> _first_lines(b"a\\nb\\nc", 5), _first_lines(b"a\\nb\\nc\\n", 2)
+    ([b'a', b'b'], [b'a', b'b'])
+    """
+    out = []
+    find, start = data.find, 0
+    for _ in range(n):
+        end = find(b"\n", start)
+        if end < 0:
+            break
+        out.append(data[start:end])
+        start = end + 1
+    return out

@@ -58,7 +58,19 @@ def day_of(ms: int | None, tz: dt.tzinfo | None = None) -> str:
     ``unknown`` for None."""
     if ms is None:
         return "unknown"
-    d = _when(ms) if tz is None else _when(ms).astimezone(tz)
+    if tz is None:  # a UTC day is whole days of ms since the epoch: one date per day made
+        return _utc_day(ms // _DAY_MS)
+    d = _when(ms).astimezone(tz)
+    return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
+
+
+_DAY_MS = 86_400_000
+
+
+@functools.lru_cache(maxsize=4096)
+def _utc_day(days: int) -> str:
+    """``YYYY-MM-DD`` of the UTC day ``days`` days after 1970-01-01."""
+    d = _EPOCH + dt.timedelta(days=days)
     return f"{d.year:04d}-{d.month:02d}-{d.day:02d}"
 
 

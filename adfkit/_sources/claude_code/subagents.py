@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -115,10 +116,10 @@ def _subagent_files(
     files: list[tuple[Path, dict[str, Any]]] = []
     sub_dir = p.with_suffix("") / "subagents"
     if sub_dir.is_dir():
-        for f in sorted(sub_dir.glob("agent-*.jsonl")):
+        for f in _agent_files(sub_dir):
             files.append((f, _sidecar(f)))
     if sid is not None:
-        for f in sorted(p.parent.glob("agent-*.jsonl")):
+        for f in _agent_files(p.parent):
             if _first_session_id(f) == sid:
                 files.append((f, _sidecar(f)))
     out = []
@@ -150,6 +151,18 @@ def _subagent_files(
         t.meta["layout"] = "subagents" if f.parent.name == "subagents" else "legacy"
         out.append(t)
     return out
+
+
+def _agent_files(folder: Path) -> list[Path]:
+    """The ``agent-*.jsonl`` entries of ``folder``, sorted by name (none when it cannot be
+    listed): what ``sorted(folder.glob("agent-*.jsonl"))`` gives, without a pattern match and a
+    path object per entry (every session lists its project's folder, which holds every other
+    session of the project)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return [folder / n for n in sorted(names) if n.startswith("agent-") and n.endswith(".jsonl")]
 
 
 def _agent_id_from_name(f: Path) -> str:
