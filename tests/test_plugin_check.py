@@ -4,12 +4,14 @@ command that finds no plug-in skips the search (and the import) without missing 
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 import zipfile
-from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from adfkit._base.plugins import may_have_entry_points
 from tests.test_startup import _modules
@@ -38,9 +40,35 @@ def _dist(root: Path, name: str, entry_points: str | None, suffix: str = ".dist-
     return root
 
 
-def _found(paths: list[str]) -> bool:
-    """What importlib.metadata finds there: an entry point of GROUP."""
-    return any(ep.group == GROUP for d in distributions(path=paths) for ep in d.entry_points)
+#: importlib.metadata's answer and the check's for the same paths, in a fresh interpreter with
+#: Python's own finders only: the test process's importlib state is shared with every test
+#: before (under xdist, whichever ran on the worker), and once made importlib find nothing here.
+_BOTH = """if True:
+    import json, sys
+    sys.meta_path[:] = [
+        f for f in sys.meta_path
+        if getattr(f, "__name__", "") == "PathFinder" or not hasattr(f, "find_distributions")
+    ]
+    from importlib.metadata import distributions
+    from adfkit._base.plugins import may_have_entry_points
+    paths = json.loads(sys.argv[1])
+    found = any(ep.group == GROUP for d in distributions(path=paths) for ep in d.entry_points)
+    print(json.dumps([found, may_have_entry_points(GROUP, paths)]))
+"""
+
+
+def _found_and_checked(paths: list[str]) -> tuple[bool, bool]:
+    """(an entry point of GROUP found by importlib.metadata, may_have_entry_points) on paths."""
+    code = _BOTH.replace("GROUP", repr(GROUP))
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(paths)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    found, checked = json.loads(out.stdout.splitlines()[-1])
+    return found, checked
 
 
 def test_no_entry_point_of_the_group_is_false(tmp_path: Path) -> None:
@@ -48,8 +76,7 @@ def test_no_entry_point_of_the_group_is_false(tmp_path: Path) -> None:
     _dist(root, "bare", None)  # no entry_points.txt at all
     (root / "module.py").write_text("")
     paths = [str(root), str(tmp_path / "missing")]
-    assert not _found(paths)
-    assert may_have_entry_points(GROUP, paths) is False
+    assert _found_and_checked(paths) == (False, False)
 
 
 @pytest.mark.parametrize(
@@ -64,8 +91,7 @@ def test_a_package_declaring_one_is_true(tmp_path: Path, text: str, suffix: str)
     root = _dist(tmp_path / "site", "toyformat", text, suffix)
     _dist(root, "other", "[console_scripts]\nx = x:m\n")
     paths = [str(tmp_path / "missing"), str(root)]
-    assert _found(paths)
-    assert may_have_entry_points(GROUP, paths) is True
+    assert _found_and_checked(paths) == (True, True)
 
 
 def test_what_it_cannot_read_cheaply_is_left_to_importlib(tmp_path: Path) -> None:
@@ -74,8 +100,7 @@ def test_what_it_cannot_read_cheaply_is_left_to_importlib(tmp_path: Path) -> Non
     with zipfile.ZipFile(z, "w") as zf:
         zf.writestr("toyformat-1.0.dist-info/METADATA", "Name: toyformat\nVersion: 1.0\n")
         zf.writestr("toyformat-1.0.dist-info/entry_points.txt", "[adfkit.formats]\ntoy = t:S\n")
-    assert _found([str(z)])
-    assert may_have_entry_points(GROUP, [str(z)]) is True
+    assert _found_and_checked([str(z)]) == (True, True)
     egg = tmp_path / "toy-1.0.egg"
     (egg / "EGG-INFO").mkdir(parents=True)
     (egg / "EGG-INFO" / "entry_points.txt").write_text("[adfkit.formats]\ntoy = t:S\n")
