@@ -113,37 +113,10 @@ _LAZY: dict[str, str] = {
 
 
 def _version() -> str:
-    """The installed version, as ``importlib.metadata.version("adfkit")`` finds it (the first
-    ``sys.path`` entry holding adfkit's metadata: a ``.dist-info`` before an ``.egg-info``),
-    read directly: importing ``importlib.metadata`` costs ~40 ms, most of a run that reads an
-    index."""
-    import io  # not ``open``: adfkit.open is this module's name once used
-    import os
-    import sys
+    """The installed version (``0.0.0`` from a source tree without an install)."""
+    from adfkit._base.installed import installed_version
 
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        found = [n for n in names if n.split("-")[0].split(".")[0].lower() == "adfkit"]
-        for suffix, meta in ((".dist-info", "METADATA"), (".egg-info", "PKG-INFO")):
-            for name in sorted(n for n in found if n.endswith(suffix)):
-                try:
-                    with io.open(os.path.join(entry or ".", name, meta), encoding="utf-8") as fh:  # noqa: UP020
-                        for line in fh:
-                            if line.startswith("Version:"):
-                                return line.split(":", 1)[1].strip()
-                            if not line.strip():
-                                break
-                except OSError:
-                    continue
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("adfkit")
-    except PackageNotFoundError:  # pragma: no cover - running from a source tree
-        return "0.0.0"
+    return installed_version("adfkit") or "0.0.0"
 
 
 def __getattr__(name: str) -> Any:

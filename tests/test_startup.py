@@ -72,6 +72,27 @@ def test_version_says_the_version(capsys):
     assert capsys.readouterr().out == f"adfkit {version('adfkit')}\n"
 
 
+@pytest.mark.parametrize("dist", ["adfkit", "pandas", "pyarrow", "orjson"])
+def test_installed_version_is_importlib_metadatas(dist):
+    """The version read from the metadata file is the one importlib.metadata finds (the same
+    first entry of sys.path), read in a fresh interpreter that never imports importlib.metadata."""
+    from importlib.metadata import version
+
+    code = (
+        "import sys\n"
+        "from adfkit._base.installed import installed_version\n"
+        f"print(installed_version({dist!r}), 'importlib.metadata' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [version(dist), "False"]
+
+
+def test_installed_version_of_what_is_not_installed_is_none():
+    from adfkit._base.installed import installed_version
+
+    assert installed_version("no_such_distribution_here") is None
+
+
 def test_other_commands_reach_the_cli(capsys):
     from adfkit._entry import main
 

@@ -308,12 +308,9 @@ def report_path(agent: Path, output: str | os.PathLike[str] | None) -> Path:
 def adfkit_version() -> str:
     """The installed adfkit's version, for a report's header (``0.0.0`` from a source tree
     without an install)."""
-    from importlib.metadata import PackageNotFoundError, version
+    from adfkit import __version__
 
-    try:
-        return version("adfkit")
-    except PackageNotFoundError:
-        return "0.0.0"
+    return __version__
 
 
 def write_notebook_report(

@@ -444,22 +444,13 @@ def _part_schema() -> Any:
     it (about 0.45 s of CPU a process); an older pandas makes it."""
     import pyarrow as pa
 
-    version = _installed_version("pandas")
+    from adfkit._base.installed import installed_version
+
+    version = installed_version("pandas")
     major = version.split(".")[0] if version else ""
     if major.isdigit() and int(major) >= 3:
         return pandas3_schema(version or "")
     return pa.Schema.from_pandas(days_frame([]), preserve_index=False)
-
-
-def _installed_version(dist: str) -> str | None:
-    """The installed version of the distribution ``dist`` (None: not installed), without
-    importing it."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version(dist)
-    except PackageNotFoundError:
-        return None
 
 
 #: How pandas 3 and pyarrow write a column of each dtype of :data:`USAGE_DAYS`: Arrow type,
