@@ -10,7 +10,7 @@ from ..drive import Context, Recorded
 from ..script import Scenario, Step, Want
 from .claude_code import AGENT as AGENT  # the same agent folder: claude-code/
 from .claude_code import BIG, COMPACTION, SIDE, VERSION
-from .claude_code_fork_compacted import record_fork
+from .claude_code_fork_compacted import fork_tasks, record_fork
 
 NOTES = [
     "a fork after an automatic compaction: turn 1 reads a file, turn 2 writes and cats a long "
@@ -25,7 +25,7 @@ NOTES = [
 def scenario() -> Scenario:
     return Scenario(
         tasks={
-            "a1": [Step("Reading the notes.", [Want("read", {"path": "{P}/notes.txt"})])],
+            **fork_tasks(),
             "c3": [
                 Step(
                     "Writing the report.",
@@ -33,8 +33,6 @@ def scenario() -> Scenario:
                 ),
                 Step("Checking it.", [Want("shell", {"command": "cat report.txt"})]),
             ],
-            "f2": [Step("Counting lines.", [Want("shell", {"command": "wc -l app.py"})])],
-            "g3": [Step("Listing the files.", [Want("shell", {"command": "ls"})])],
         },
         compaction_markers=COMPACTION,
         side_markers=SIDE,

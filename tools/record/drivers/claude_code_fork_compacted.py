@@ -32,16 +32,19 @@ NOTES = [
 ]
 
 
+def fork_tasks() -> dict[str, list[Step]]:
+    """The turns every fork-after-compaction recording runs: a read before the compaction, a
+    command in the fork, one more in the resumed fork (made afresh: a recording fills its
+    project's path into them)."""
+    return {
+        "a1": [Step("Reading the notes.", [Want("read", {"path": "{P}/notes.txt"})])],
+        "f2": [Step("Counting lines.", [Want("shell", {"command": "wc -l app.py"})])],
+        "g3": [Step("Listing the files.", [Want("shell", {"command": "ls"})])],
+    }
+
+
 def scenario() -> Scenario:
-    return Scenario(
-        tasks={
-            "a1": [Step("Reading the notes.", [Want("read", {"path": "{P}/notes.txt"})])],
-            "f2": [Step("Counting lines.", [Want("shell", {"command": "wc -l app.py"})])],
-            "g3": [Step("Listing the files.", [Want("shell", {"command": "ls"})])],
-        },
-        compaction_markers=COMPACTION,
-        side_markers=SIDE,
-    )
+    return Scenario(tasks=fork_tasks(), compaction_markers=COMPACTION, side_markers=SIDE)
 
 
 def record(ctx: Context) -> Recorded:
