@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import orjson
 
@@ -81,85 +81,85 @@ class JsonLines:
         self.repaired: dict[int, str] = {}
 
     def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        return self._objects()
-
-    def _objects(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """The iteration: one generator (a second one delegating to it costs every line a
-        resumption more)."""
         stream, raw, fh = open_lines(self.path, self.max_decompressed_bytes)
         try:
-            skip_bom(stream)
-            readline = stream.readline
-            limit = self.max_line_bytes + 1
-            cap = self.max_decompressed_bytes or 0
-            held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
-            skip = self.skip
-            loads = orjson.loads
-            decode_error = orjson.JSONDecodeError
-            checked, deep, not_openers = _CHECKED_LINE, _DEEP_LINE, _NOT_OPENERS
-            n = 0
-            while True:  # once per line of a large file: the usual case in few steps
-                data = readline(limit)
-                if not data:
-                    break
-                n += 1
-                size = len(data)
-                whole = data[-1] == 10
-                if whole or size < limit:
-                    if raw is not None and not data.isspace():
-                        held += max(LINE_CHARGE, size)
-                        if held > cap:
-                            raw.hit = True
-                            break
-                    if whole and data[0] == 123:  # a whole line opening an object: usual
-                        if skip and data.startswith(skip):
-                            self.n_skipped += 1
-                            continue
-                        if size >= checked and self._too_many(n, data):
-                            continue
-                        try:
-                            obj = loads(data)  # a line opening "{" that parses is an object
-                        except decode_error:
-                            obj = self._rare(n, data, True)
-                            if obj is None:
-                                continue
-                        else:
-                            self.n_parsed += 1
-                        if (  # as _too_deep's first test, without a call per line
-                            size > deep
-                            and len(data.translate(None, not_openers)) > MAX_DEPTH
-                            and self._too_deep(n, data, obj)
-                        ):
-                            continue
-                        yield n, obj
-                        continue
-                    if not data.isspace():  # a line not opening an object, or the last one
-                        obj = self._rare(n, data, whole)
-                        if obj is not None and not (size > deep and self._too_deep(n, data, obj)):
-                            yield n, obj
-                    if whole:
-                        continue
-                    break  # the last line, without its newline
-                while True:  # longer than the cap: drop the rest of the line
-                    chunk = readline(1 << 20)
-                    if not chunk or chunk[-1:] == b"\n":
-                        break
-                if raw is not None:
-                    held += LINE_CHARGE
-                    if held > cap:
-                        raw.hit = True
-                        break
-                self.n_huge += 1
-                self.fnd.add(
-                    "huge_line",
-                    "warning",
-                    n,
-                    f"line longer than max_line_bytes={self.max_line_bytes:,}; skipped",
-                )
+            yield from self._objects(stream, raw)
             if raw is not None:
                 self._zst_findings(raw)
         finally:
             fh.close()
+
+    def _objects(
+        self, stream: IO[bytes], raw: _RawCapped | None
+    ) -> Iterator[tuple[int, dict[str, Any]]]:
+        skip_bom(stream)
+        readline = stream.readline
+        limit = self.max_line_bytes + 1
+        cap = self.max_decompressed_bytes or 0
+        held = 0  # bytes of lines held, each counted as at least LINE_CHARGE (.zst only)
+        skip = self.skip
+        loads = orjson.loads
+        decode_error = orjson.JSONDecodeError
+        n = 0
+        while True:  # once per line of a large file: the usual case in as few steps as can be
+            data = readline(limit)
+            if not data:
+                return
+            n += 1
+            whole = data[-1] == 10
+            if whole or len(data) < limit:
+                if raw is not None and not data.isspace():
+                    held += max(LINE_CHARGE, len(data))
+                    if held > cap:
+                        raw.hit = True
+                        return
+                if whole and data[0] == 123:  # a whole line opening an object: the usual case
+                    if skip and data.startswith(skip):
+                        self.n_skipped += 1
+                        continue
+                    if len(data) >= _CHECKED_LINE and self._too_many(n, data):
+                        continue
+                    try:
+                        obj = loads(data)  # a line opening "{" that parses is an object
+                    except decode_error:
+                        obj = self._rare(n, data, True)
+                        if obj is None:
+                            continue
+                    else:
+                        self.n_parsed += 1
+                    if (  # as _too_deep's first test, without a call per line
+                        len(data) > _DEEP_LINE
+                        and len(data.translate(None, _NOT_OPENERS)) > MAX_DEPTH
+                        and self._too_deep(n, data, obj)
+                    ):
+                        continue
+                    yield n, obj
+                    continue
+                if not data.isspace():  # a line that does not open an object, or the last one
+                    obj = self._rare(n, data, whole)
+                    if obj is not None and not (
+                        len(data) > _DEEP_LINE and self._too_deep(n, data, obj)
+                    ):
+                        yield n, obj
+                if whole:
+                    continue
+                return  # the last line, without its newline
+            while True:  # longer than the cap: drop the rest of the line
+                chunk = readline(1 << 20)
+                if not chunk or chunk[-1:] == b"\n":
+                    break
+            if raw is not None:
+                held += LINE_CHARGE
+                if held > cap:
+                    raw.hit = True
+                    return
+            self.n_huge += 1
+            self.fnd.add(
+                "huge_line",
+                "warning",
+                n,
+                f"line longer than max_line_bytes={self.max_line_bytes:,}; skipped",
+            )
 
     def _too_many(self, n: int, data: bytes) -> bool:
         """Whether line ``n`` holds too many lists and objects to parse (then a finding)."""
