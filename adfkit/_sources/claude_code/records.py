@@ -7,10 +7,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from adfkit._base.errors import NotTranscriptError
 from adfkit._sources.transcript.kit import (
     Findings,
     JsonLines,
+    Narrow,
     TypeCounts,
     check_head,
 )
@@ -59,6 +62,24 @@ _SKIPPED = (
 )
 
 
+class _LinkData(msgspec.Struct):
+    type: Any = None
+
+
+class _Link(msgspec.Struct, tag_field="type", tag="progress"):
+    """What :func:`_read` takes of a ``progress`` record (most lines of a session, TRANSCRIPTS.md
+    §1.3; mostly bash output): the link, and its data's type (an ``agent_progress`` record is
+    parsed whole). A record of another shape (no uuid, a parentUuid not text, data not an
+    object) fails it and is parsed whole."""
+
+    uuid: str
+    parentUuid: str | None = None
+    data: _LinkData | None = None
+
+
+_LINK = msgspec.json.Decoder(_Link).decode
+
+
 class _Rec:
     """One record with a uuid (or a uuid-less user/assistant record), in file order."""
 
@@ -98,12 +119,25 @@ class _FileData:
     #: its parent's records (:class:`.content._CopiedBoundaries` is asked only then)
     copies: bool = False
 
+    def take_link(self, n: int, link: _Link) -> bool:
+        """Keep a ``progress`` record read narrowly (:class:`Narrow`) as :func:`_read` keeps
+        it; False for one that carries a subagent's record (parsed whole)."""
+        data = link.data
+        if data is not None and data.type == "agent_progress":
+            return False
+        if link.uuid not in self.progress:
+            self.progress[link.uuid] = (link.parentUuid, n)
+        return True
+
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     check_head(path, _WHAT)
     d = _FileData()
     progress = d.progress
-    lines = JsonLines(path, fnd, "session", max_line_bytes=max_line_bytes, skip=_SKIPPED)
+    narrow = Narrow(b'"type":"progress"', _LINK, d.take_link)
+    lines = JsonLines(
+        path, fnd, "session", max_line_bytes=max_line_bytes, skip=_SKIPPED, narrow=narrow
+    )
     for n, obj in lines:  # once per line of a large file: the usual case in as few steps
         t = obj.get("type")
         if t == "progress":  # most lines of a real file: a parent link, no node

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
@@ -33,6 +33,33 @@ _DEEP_LINE = 2 * MAX_DEPTH
 _NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
 
 
+class Narrow(NamedTuple):
+    """A format's most common lines read for the few fields it takes of them, not parsed whole.
+
+    A whole line under 1 MiB, all ASCII, holding ``marker`` is decoded by ``decode`` (a msgspec
+    decoder of a Struct naming only those fields, strictly typed: a line of another shape fails
+    it) and handed to ``take(line_number, value)``, which keeps what it needs and returns True;
+    when decoding fails, or ``take`` returns False, the line is parsed whole as any other.
+
+    The decoder validates the whole line as JSON, skipping what it does not name: such a line is
+    read as orjson would read it, except that a number beyond a double's range (valid JSON,
+    which orjson refuses) or nesting deeper than :data:`MAX_DEPTH` in a part it skips does not
+    make it unreadable (that part is never held nor walked).
+    """
+
+    marker: bytes
+    decode: Callable[[bytes], Any]
+    take: Callable[[int, Any], bool]
+
+
+#: What a narrow decoder raises on a line it cannot read (msgspec's ``DecodeError`` and
+#: ``ValidationError`` are ``ValueError``s; nesting beyond the interpreter's limit a
+#: ``RecursionError``): the line is then parsed whole.
+_NARROW_FAILS = (ValueError, RecursionError)
+#: No narrow reading (an empty marker is never looked for).
+_NO_NARROW = Narrow(b"", bytes, lambda _n, _v: False)
+
+
 class JsonLines:
     """The JSON objects of a JSONL transcript, one per line, with what every format's reader
     does about bad lines: iterating yields ``(line_number, object)``.
@@ -46,6 +73,7 @@ class JsonLines:
     - a JSON value that is not an object is skipped (``not_an_object``);
     - lines starting with one of ``skip`` (records the format never uses, written with their
       ``type`` first) are counted in :attr:`n_skipped`, not parsed;
+    - lines a :class:`Narrow` (``narrow``) takes are not yielded;
     - a ``.zst`` file (when ``max_decompressed_bytes`` is given) is read as a capped zstd
       stream: decompressed bytes and bytes of lines held (each at least :data:`LINE_CHARGE`)
       stop at the cap (``decompressed_size_cap``), a damaged or cut stream is reported
@@ -67,6 +95,7 @@ class JsonLines:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         max_decompressed_bytes: int | None = None,
         skip: tuple[bytes, ...] = (),
+        narrow: Narrow | None = None,
     ) -> None:
         self.path = path
         self.fnd = fnd
@@ -74,6 +103,7 @@ class JsonLines:
         self.max_line_bytes = max_line_bytes
         self.max_decompressed_bytes = max_decompressed_bytes
         self.skip = skip
+        self.narrow = narrow
         self.n_parsed = 0
         self.n_skipped = 0
         self.n_huge = 0
@@ -100,6 +130,7 @@ class JsonLines:
         skip = self.skip
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
+        marker, narrow, take = self.narrow or _NO_NARROW
         n = 0
         while True:  # once per line of a large file: the usual case in as few steps as can be
             data = readline(limit)
@@ -117,8 +148,18 @@ class JsonLines:
                     if skip and data.startswith(skip):
                         self.n_skipped += 1
                         continue
-                    if len(data) >= _CHECKED_LINE and self._too_many(n, data):
-                        continue
+                    if len(data) >= _CHECKED_LINE:
+                        if self._too_many(n, data):
+                            continue
+                    elif marker and marker in data and data.isascii():
+                        try:
+                            value = narrow(data)
+                        except _NARROW_FAILS:
+                            pass
+                        else:
+                            if take(n, value):
+                                self.n_parsed += 1
+                                continue
                     try:
                         obj = loads(data)  # a line opening "{" that parses is an object
                     except decode_error:

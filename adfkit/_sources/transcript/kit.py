@@ -80,6 +80,7 @@ from adfkit._sources.transcript.findings import (
 )
 from adfkit._sources.transcript.json_lines import (
     JsonLines,
+    Narrow,
 )
 from adfkit._sources.transcript.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -156,6 +157,7 @@ __all__ = [
     "Finding",
     "Findings",
     "JsonLines",
+    "Narrow",
     "KIND_HINTS",
     "LINE_CHARGE",
     "ModelCall",
