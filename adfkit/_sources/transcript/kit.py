@@ -12,7 +12,8 @@ does the same. What a parser takes from here, so that it only says what its reco
 
 - **reading**: :class:`JsonLines` yields each line's JSON object with the caps and findings
   every format needs (byte-order mark, a line over ``max_line_bytes``, bad JSON repaired or
-  skipped, a half-written last line, non-objects, a capped ``.zst`` stream);
+  skipped, a half-written last line, non-objects, a capped ``.zst`` stream), and with a
+  :class:`Narrow` reads a format's most common lines for the few fields it takes of them;
   :func:`check_head` refuses a file that cannot be a transcript before reading it;
   :class:`TypeCounts` sums the records of a skipped type into one finding;
   :func:`gc_paused` holds the garbage collector off while the many acyclic objects are made.
