@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 import orjson
 
-from adfkit._base.js import MAX_DEPTH, too_deep, too_many_containers
+from adfkit._base.js import MAX_DEPTH, openers, too_deep, too_many_containers
 
 if TYPE_CHECKING:
     pass
@@ -28,9 +28,6 @@ from adfkit._sources.transcript.zstd_stream import LINE_CHARGE, _RawCapped, open
 #: Lines longer than this are checked for nesting deeper than :data:`MAX_DEPTH` (a shorter one
 #: cannot hold that many brackets).
 _DEEP_LINE = 2 * MAX_DEPTH
-#: Every byte but the two that open a list or an object: deleting them leaves a line's openers
-#: (one pass over the line, where counting ``[`` and ``{`` apart takes two).
-_NOT_OPENERS = bytes(b for b in range(256) if b not in b"[{")
 
 
 class Narrow(NamedTuple):
@@ -168,9 +165,9 @@ class JsonLines:
                             continue
                     else:
                         self.n_parsed += 1
-                    if (  # as _too_deep's first test, without a call per line
+                    if (  # _too_deep's own first test, before a call of it
                         len(data) > _DEEP_LINE
-                        and len(data.translate(None, _NOT_OPENERS)) > MAX_DEPTH
+                        and openers(data) > MAX_DEPTH
                         and self._too_deep(n, data, obj)
                     ):
                         continue
@@ -214,7 +211,7 @@ class JsonLines:
         (then a finding naming the place, and the line is not read: serialising its content
         again, and every recursive walk after, cannot take it). Only walked when the line holds
         enough brackets to be that deep."""
-        if len(data.translate(None, _NOT_OPENERS)) <= MAX_DEPTH:
+        if openers(data) <= MAX_DEPTH:
             return False
         place = too_deep(obj)
         if place is not None:
