@@ -632,6 +632,8 @@ def stored_kind(
     """``(kind, subkind)`` of :func:`stored_facts`, without the text and the counts."""
     if bad_content and not blocks:
         return "unknown", row_facts(role, blocks, hint)[1]
+    if role == "assistant" and hint is None:  # :func:`_kind`'s answer, its blocks unread
+        return "assistant", None
     first_text: Any = None
     saw_result = False
     for b in blocks:

@@ -118,9 +118,7 @@ class _Builder:
             msg = {}
         blocks, bad = _blocks(msg.get("content"))
         key = _call_key(obj, msg)
-        model = msg.get("model")
-        synthetic = model == "<synthetic>"
-        api_error = obj.get("isApiErrorMessage") is True
+        paid_by = _paid_by(obj)
         la = self.last_assistant
         if key is not None and la is not None and la.call_key == key and self.only_results_since:
             la.content.extend(_new_blocks(la.content, blocks))
@@ -128,8 +126,11 @@ class _Builder:
             la.uuids.append(r.uuid)
             if bad:
                 la.malformed = True
-            self._usage(la, r, msg, key, merged=True)
+            self._usage(la, r, msg, key, paid_by)
             return la
+        model = msg.get("model")
+        synthetic = model == "<synthetic>"
+        api_error = obj.get("isApiErrorMessage") is True
         row = _RowB(r, "assistant", blocks)
         row.call_key = key
         row.model = model if isinstance(model, str) and not synthetic else None
@@ -142,25 +143,24 @@ class _Builder:
         if bad:
             row.malformed = True
             row.note = "message content of an unexpected shape"
-        paid_by = _paid_by(obj)
         if paid_by is not None and row.note is None:
             row.note = f"a copy of session {paid_by}'s call (requestSessionId): its usage is there"
         self._push(row, r)
         self.last_assistant = row
         self.only_results_since = True
         if not synthetic and not api_error:
-            self._usage(row, r, msg, key, merged=False)
+            self._usage(row, r, msg, key, paid_by)
         return row
 
     def _usage(
-        self, row: _RowB, r: _Rec, msg: dict[str, Any], key: str | None, merged: bool
+        self, row: _RowB, r: _Rec, msg: dict[str, Any], key: str | None, paid_by: str | None
     ) -> None:
+        """Count the usage of block record ``r`` of the call on ``row``, unless another session
+        made the call (``paid_by``: :func:`_paid_by` of the record, a copy: not paid here)."""
         usage = msg.get("usage")
-        if not isinstance(usage, dict):
+        if not isinstance(usage, dict) or paid_by is not None:
             return
         if row.kind_hint == "notice" or row.note == "model <synthetic>: no API call":
-            return
-        if _paid_by(r.obj or {}) is not None:  # another session's call, copied: not paid here
             return
         k = key if key is not None else f"line:{r.line}"
         c = self.calls.get(k)

@@ -191,6 +191,8 @@ def _first_session_id(f: Path, max_lines: int = 50) -> str | None:
 
 
 def _link_subagents(main: ParsedTranscript, agent_results: dict[str, str]) -> None:
+    if not main.subagents:  # nothing to link: the rows' tool calls are not looked through
+        return
     owner: dict[str, str | None] = {}
     for r in main.rows:
         for b in r.content:

@@ -101,12 +101,15 @@ def event_bounds(parsed: ParsedTranscript) -> list[tuple[TranscriptEvent, int]]:
 def event_times(parsed: ParsedTranscript) -> list[tuple[str, int | None]]:
     """``(event, created_at ms or None)`` of each event of :meth:`TranscriptSource.events`:
     the time of its boundary row, else of its summary row (a row of the history)."""
+    bounds = event_bounds(parsed)
+    if not bounds:  # most sessions: no row's time is needed
+        return []
     when: dict[int, int] = {}
     for r in parsed.rows:
         if r.seq not in when:
             when[r.seq] = created_ms(r.created_at, None)
     out = []
-    for e, bound in event_bounds(parsed):
+    for e, bound in bounds:
         at = when.get(bound)
         if at is None and e.kind != "microcompaction" and e.summary_seq is not None:
             at = when.get(e.summary_seq)
