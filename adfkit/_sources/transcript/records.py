@@ -113,9 +113,14 @@ class Finding:
     detail: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ModelCall:
-    """One model API call with its usage, counted once."""
+    """One model API call with its usage, counted once.
+
+    Not frozen, as :class:`TranscriptRow` (a frozen dataclass's ``__init__`` sets each field
+    through ``object.__setattr__``: a session makes one per call; its ``tokens`` dict made it
+    unhashable anyway). Treat it as read-only.
+    """
 
     key: str
     seq: int | None
