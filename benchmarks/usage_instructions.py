@@ -9,7 +9,7 @@ time: the same count for the same code and input, whatever else the machine does
 mode less ``none`` is its work; the ratio of the two is what ``fleet-real``'s "first run /
 floor" measures in seconds. Instructions are not seconds: orjson's few instructions do more
 in a cycle than the interpreter's, so the ratio in CPU seconds is higher (about 2.5x where this
-says 2.05x, issue 38).
+says 2.06x, issue 38).
 
 adfkit's modules are compiled first (``compileall``): with ``PYTHONDONTWRITEBYTECODE`` set, a
 changed module would else be compiled again in every interpreter, and counted.

@@ -119,21 +119,27 @@ class _FileData:
     #: its parent's records (:class:`.content._CopiedBoundaries` is asked only then)
     copies: bool = False
 
+    def link(self, uuid: str, parent: Any, n: int) -> bool:
+        """Keep record ``uuid`` (line ``n``) as a link of the chain to ``parent`` (None unless
+        text); the first copy wins. Whether this was the first."""
+        if uuid in self.progress:
+            return False
+        self.progress[uuid] = (parent if type(parent) is str else None, n)
+        return True
+
     def take_link(self, n: int, link: _Link) -> bool:
         """Keep a ``progress`` record read narrowly (:class:`Narrow`) as :func:`_read` keeps
         it; False for one that carries a subagent's record (parsed whole)."""
         data = link.data
         if data is not None and data.type == "agent_progress":
             return False
-        if link.uuid not in self.progress:
-            self.progress[link.uuid] = (link.parentUuid, n)
+        self.link(link.uuid, link.parentUuid, n)
         return True
 
 
 def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
     check_head(path, _WHAT)
     d = _FileData()
-    progress = d.progress
     narrow = Narrow(b'"type":"progress"', _LINK, d.take_link)
     lines = JsonLines(
         path, fnd, "session", max_line_bytes=max_line_bytes, skip=_SKIPPED, narrow=narrow
@@ -143,16 +149,14 @@ def _read(path: Path, max_line_bytes: int, fnd: Findings) -> _FileData:
         if t == "progress":  # most lines of a real file: a parent link, no node
             u = obj.get("uuid")
             if type(u) is str:
-                if u not in progress:
-                    pu = obj.get("parentUuid")
-                    progress[u] = (pu if type(pu) is str else None, n)
+                if d.link(u, obj.get("parentUuid"), n):
                     data = obj.get("data")  # a Task subagent's record (older versions)
                     if type(data) is dict and data.get("type") == "agent_progress":
                         _agent_progress(d, n, obj, data)
                 continue
         _take(d, fnd, n, obj, t)
     d.repaired = lines.repaired
-    d.n_records += lines.n_skipped + len(progress)
+    d.n_records += lines.n_skipped + len(d.progress)
     if d.n_records == 0 and lines.n_parsed:
         raise NotTranscriptError(
             f"JSON lines, but no Claude Code record (user, assistant, system, progress, "
@@ -209,9 +213,7 @@ def _take(d: _FileData, fnd: Findings, n: int, obj: dict[str, Any], t: Any) -> N
         return
     u = obj.get("uuid")
     if type(u) is str:  # unknown, but a link other records may point through
-        if u not in d.progress:
-            pu = obj.get("parentUuid")
-            d.progress[u] = (pu if type(pu) is str else None, n)
+        d.link(u, obj.get("parentUuid"), n)
         d.linked.add(t, n)
         return
     d.unknown.add(t, n)
